@@ -1,0 +1,28 @@
+# Helpers that give every Arbiter target the same warnings and include root.
+set(ARBITER_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
+    -Woverloaded-virtual -Wimplicit-fallthrough)
+if(ARBITER_WERROR)
+  list(APPEND ARBITER_WARNINGS -Werror)
+endif()
+
+# arbiter_library(NAME SRCS ... DEPS ...): a static library `arbiter_<NAME>` with alias
+# `arbiter::<NAME>`, whose include root is src/ ("arbiter/model/quantity.h").
+function(arbiter_library NAME)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_library(arbiter_${NAME} STATIC ${ARG_SRCS})
+  add_library(arbiter::${NAME} ALIAS arbiter_${NAME})
+  target_include_directories(arbiter_${NAME} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(arbiter_${NAME} PRIVATE ${ARBITER_WARNINGS})
+  target_link_libraries(arbiter_${NAME} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# arbiter_test(NAME SRCS ... DEPS ...): a GoogleTest binary registered with CTest.
+function(arbiter_test NAME)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_executable(${NAME} ${ARG_SRCS})
+  target_compile_options(${NAME} PRIVATE ${ARBITER_WARNINGS})
+  target_link_libraries(${NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  set_target_properties(${NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  gtest_discover_tests(${NAME} DISCOVERY_TIMEOUT 60
+    PROPERTIES ENVIRONMENT "ARBITER_SOURCE_DIR=${PROJECT_SOURCE_DIR};ARBITER_BINARY=${CMAKE_BINARY_DIR}/bin/arbiter")
+endfunction()

@@ -1,0 +1,20 @@
+// `arbiter bench`: in-process scheduling benchmarks that print one JSON object per run.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+namespace arbiter::cmd {
+
+struct BenchFlags {
+  std::string scenario = "SchedulingBasic";
+  size_t nodes = 5000;
+  size_t initial_pods = 1000;
+  size_t measured_pods = 10000;
+  int runs = 1;
+  uint64_t seed = 0;
+};
+
+int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& err);
+
+}  // namespace arbiter::cmd

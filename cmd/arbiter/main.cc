@@ -1,0 +1,47 @@
+// The `arbiter` binary: parses flags and dispatches to a subcommand. No logic lives here.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "bench_command.h"
+#include "plan_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Arbiter: a cluster scheduler whose heart is priority and preemption"};
+  app.require_subcommand(1);
+
+  arbiter::cmd::PlanFlags plan;
+  CLI::App* plan_cmd = app.add_subcommand("plan", "Dry-run the scheduler over Kubernetes manifests");
+  plan_cmd->add_option("-f,--filename", plan.files, "Manifest file (YAML stream, JSON, or - for stdin)")
+      ->required();
+  plan_cmd->add_option("-o,--output", plan.output, "Output format")
+      ->check(CLI::IsMember({"table", "json", "yaml"}));
+  plan_cmd->add_option("--seed", plan.seed, "Seed of the random source (tie-breaks, sampling)");
+  plan_cmd->add_flag("--explain", plan.explain, "Show every filter verdict and score of every cycle");
+  plan_cmd->add_flag("--nomad", plan.nomad, "Read Nomad cluster and job files");
+
+  arbiter::cmd::BenchFlags bench;
+  CLI::App* bench_cmd = app.add_subcommand("bench", "Run an in-process scheduling benchmark");
+  bench_cmd->add_option("--scenario", bench.scenario, "Scenario name");
+  bench_cmd->add_option("--nodes", bench.nodes, "Number of nodes")->check(CLI::Range(1, 1000000));
+  bench_cmd->add_option("--initial-pods", bench.initial_pods, "Pods scheduled before measuring");
+  bench_cmd->add_option("--pods", bench.measured_pods, "Measured pods")->check(CLI::Range(1, 10000000));
+  bench_cmd->add_option("--runs", bench.runs, "Repetitions (a median is printed)")->check(CLI::Range(1, 100));
+  bench_cmd->add_option("--seed", bench.seed, "Seed of the random source");
+
+  CLI::App* version_cmd = app.add_subcommand("version", "Print the version");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  if (plan_cmd->parsed()) return arbiter::cmd::RunPlanCommand(plan, std::cout, std::cerr);
+  if (bench_cmd->parsed()) return arbiter::cmd::RunBenchCommand(bench, std::cout, std::cerr);
+  if (version_cmd->parsed()) {
+    std::cout << "arbiter 0.1.0\n";
+    return 0;
+  }
+  return 2;
+}

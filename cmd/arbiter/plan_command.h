@@ -1,0 +1,21 @@
+// `arbiter plan`: load manifests, admit, simulate, render. Exit 0 on a computed plan, 2 on
+// invalid input (one line per problem on stderr, nothing on stdout), 1 on an internal error.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace arbiter::cmd {
+
+struct PlanFlags {
+  std::vector<std::string> files;
+  std::string output = "table";
+  uint64_t seed = 0;
+  bool explain = false;
+  bool nomad = false;
+};
+
+int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err);
+
+}  // namespace arbiter::cmd

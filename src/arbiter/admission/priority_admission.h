@@ -1,0 +1,31 @@
+// Priority admission, as the API server's Priority admission plugin and PriorityClass
+// validation do it:
+//   1. the built-in classes system-cluster-critical (2000000000) and system-node-critical
+//      (2000001000) always exist;
+//   2. a user class has a DNS subdomain name that does not start with "system-" and a value of at
+//      most 1000000000 (HighestUserDefinablePriority); at most one class is globalDefault;
+//   3. a pod's priorityClassName resolves into its priority and preemptionPolicy; a pod without a
+//      class takes the global default's (or priority 0, PreemptLowerPriority); an unknown class
+//      is rejected, and so is an explicit spec.priority or spec.preemptionPolicy that disagrees
+//      with what the class resolves to.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "arbiter/manifest/loader.h"
+#include "arbiter/model/objects.h"
+
+namespace arbiter::admission {
+
+inline constexpr int32_t kHighestUserDefinablePriority = 1000000000;
+inline constexpr int32_t kSystemCriticalPriority = 2000000000;
+
+std::vector<model::PriorityClass> BuiltinPriorityClasses();
+
+// Validates the input's classes, adds the built-in ones, and resolves every pod's priority.
+// Returns one error line per problem, in the loader's format; `objects` is only changed where
+// the input is valid.
+std::vector<std::string> AdmitPriorities(manifest::ClusterObjects& objects);
+
+}  // namespace arbiter::admission

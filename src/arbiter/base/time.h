@@ -1,0 +1,51 @@
+// Time as Arbiter sees it: integer microseconds since the Unix epoch, an injected Clock, and
+// RFC 3339 conversion for the timestamps that Kubernetes objects carry.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "arbiter/base/status.h"
+
+namespace arbiter {
+
+// Microseconds since 1970-01-01T00:00:00Z.
+using Timestamp = int64_t;
+// A span of time in microseconds.
+using Duration = int64_t;
+
+constexpr Duration kMicrosecond = 1;
+constexpr Duration kMillisecond = 1000;
+constexpr Duration kSecond = 1000 * kMillisecond;
+constexpr Duration kMinute = 60 * kSecond;
+
+// Parses "2024-01-02T03:04:05Z", "2024-01-02T03:04:05.123Z" and numeric offsets ("+02:00").
+StatusOr<Timestamp> ParseRfc3339(std::string_view text);
+// Formats as "2024-01-02T03:04:05Z" (fractional seconds are printed only when non-zero).
+std::string FormatRfc3339(Timestamp t);
+
+// The source of "now" for everything that schedules. Production code and the simulator inject a
+// VirtualClock so that runs are reproducible; nothing under sched/ reads the system clock.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual Timestamp Now() const = 0;
+};
+
+// A clock that moves only when told to. Not thread-safe.
+class VirtualClock final : public Clock {
+ public:
+  explicit VirtualClock(Timestamp start) : now_(start) {}
+  Timestamp Now() const override { return now_; }
+  // REQUIRES: `t >= Now()`; time never goes backwards.
+  void AdvanceTo(Timestamp t) {
+    if (t > now_) now_ = t;
+  }
+  void Advance(Duration d) { AdvanceTo(now_ + d); }
+
+ private:
+  Timestamp now_;
+};
+
+}  // namespace arbiter

@@ -1,0 +1,1181 @@
+// Manifest loading: split files into documents, parse YAML or JSON, and decode each object kind
+// into the model with field-level validation.
+#include "arbiter/manifest/loader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "arbiter/manifest/decoder.h"
+
+namespace arbiter::manifest {
+
+using model::Quantity;
+
+std::string Origin::ToString() const {
+  std::string s = file + ": document " + std::to_string(document);
+  if (item > 0) s += ", item " + std::to_string(item);
+  if (!kind.empty()) s += ": " + kind;
+  if (!object.empty()) s += " " + object;
+  return s;
+}
+
+StatusOr<InputFile> ReadInputFile(const std::string& path) {
+  if (path == "-") {
+    std::string content((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    return InputFile{"<stdin>", std::move(content)};
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return InvalidArgument(path + ": read error");
+  return InputFile{path, ss.str()};
+}
+
+namespace {
+
+constexpr int kMaxJsonDepth = 64;
+constexpr int64_t kInt32Min = INT32_MIN;
+constexpr int64_t kInt32Max = INT32_MAX;
+
+YAML::Node JsonToYaml(const nlohmann::json& j, int depth, bool& too_deep) {
+  if (depth > kMaxJsonDepth) {
+    too_deep = true;
+    return YAML::Node();
+  }
+  switch (j.type()) {
+    case nlohmann::json::value_t::object: {
+      YAML::Node n(YAML::NodeType::Map);
+      for (const auto& [k, v] : j.items()) n[k] = JsonToYaml(v, depth + 1, too_deep);
+      return n;
+    }
+    case nlohmann::json::value_t::array: {
+      YAML::Node n(YAML::NodeType::Sequence);
+      for (const auto& v : j) n.push_back(JsonToYaml(v, depth + 1, too_deep));
+      return n;
+    }
+    case nlohmann::json::value_t::string: {
+      YAML::Node n(j.get<std::string>());
+      n.SetTag("!");  // a JSON string is a quoted scalar
+      return n;
+    }
+    case nlohmann::json::value_t::null:
+      return YAML::Node(YAML::NodeType::Null);
+    case nlohmann::json::value_t::boolean:
+      return YAML::Node(j.get<bool>() ? "true" : "false");
+    default:
+      return YAML::Node(j.dump());  // numbers keep their JSON text
+  }
+}
+
+struct Document {
+  YAML::Node root;
+  int index = 0;  // 1-based
+};
+
+// Splits a YAML stream at `---` lines so that each document is parsed (and its errors reported)
+// on its own, with line numbers relative to the file.
+std::vector<Document> ParseYamlStream(const InputFile& file, std::vector<std::string>& errors) {
+  std::vector<Document> docs;
+  std::vector<std::pair<int, std::string>> chunks;  // first line (0-based), text
+  std::string current;
+  int current_start = 0;
+  int line_no = 0;
+  std::istringstream in(file.content);
+  std::string line;
+  auto flush = [&](int next_start) {
+    chunks.emplace_back(current_start, std::move(current));
+    current.clear();
+    current_start = next_start;
+  };
+  while (std::getline(in, line)) {
+    if (line.rfind("---", 0) == 0 &&
+        (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r')) {
+      flush(line_no + 1);
+      // Content after "--- " on the same line belongs to the new document.
+      std::string rest = line.substr(3);
+      current += rest + "\n";
+    } else if (line.rfind("...", 0) == 0 &&
+               (line.size() == 3 || line[3] == ' ' || line[3] == '\r')) {
+      flush(line_no + 1);
+      current += "\n";
+    } else {
+      current += line + "\n";
+    }
+    ++line_no;
+  }
+  flush(line_no);
+  int index = 0;
+  for (auto& [start, text] : chunks) {
+    bool blank = std::all_of(text.begin(), text.end(),
+                             [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
+    if (blank) continue;
+    ++index;
+    try {
+      YAML::Node root = YAML::Load(text);
+      if (!root.IsDefined() || root.IsNull()) {
+        --index;  // a document of only comments is no document
+        continue;
+      }
+      docs.push_back({root, index});
+    } catch (const YAML::Exception& e) {
+      errors.push_back(file.name + ": document " + std::to_string(index) + ": line " +
+                       std::to_string(start + e.mark.line + 1) + ", column " +
+                       std::to_string(e.mark.column + 1) + ": invalid YAML: " + e.msg);
+    } catch (const std::exception& e) {
+      errors.push_back(file.name + ": document " + std::to_string(index) + ": invalid YAML: " +
+                       e.what());
+    }
+  }
+  return docs;
+}
+
+std::vector<Document> ParseFile(const InputFile& file, std::vector<std::string>& errors) {
+  auto first = file.content.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) {
+    errors.push_back(file.name + ": the file holds no objects");
+    return {};
+  }
+  if (file.content[first] == '{' || file.content[first] == '[') {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(file.content);
+    } catch (const nlohmann::json::exception& e) {
+      errors.push_back(file.name + ": document 1: invalid JSON: " + e.what());
+      return {};
+    }
+    bool too_deep = false;
+    YAML::Node root = JsonToYaml(j, 0, too_deep);
+    if (too_deep) {
+      errors.push_back(file.name + ": document 1: JSON nesting is deeper than " +
+                       std::to_string(kMaxJsonDepth) + " levels");
+      return {};
+    }
+    return {{root, 1}};
+  }
+  return ParseYamlStream(file, errors);
+}
+
+// Decodes one object document into `out`.
+class ObjectDecoder {
+ public:
+  ObjectDecoder(ClusterObjects& out, std::vector<std::string>& errors)
+      : out_(out), errors_(errors), d_("", &errors) {}
+
+  void Decode(const YAML::Node& root, Origin origin);
+
+ private:
+  struct Meta {
+    std::string ns;
+    std::string name;
+    std::string uid;
+    model::LabelMap labels;
+    std::optional<Timestamp> creation;
+    std::optional<Timestamp> deletion;
+  };
+
+  Meta DecodeMeta(const YAML::Node& root, bool namespaced);
+  void DecodeNode(const YAML::Node& root, Origin origin);
+  void DecodePod(const YAML::Node& root, Origin origin);
+  void DecodePriorityClass(const YAML::Node& root, Origin origin);
+  void DecodePdb(const YAML::Node& root, Origin origin);
+  void DecodeNamespace(const YAML::Node& root, Origin origin);
+  void DecodeGroup(const YAML::Node& root, Origin origin);
+  void DecodeConfig(const YAML::Node& root, Origin origin);
+
+  model::Resources DecodeResourceList(const YAML::Node& n, const std::string& path,
+                                      bool allow_zero_pods);
+  std::optional<model::LabelSelector> DecodeLabelSelector(const YAML::Node& n,
+                                                          const std::string& path);
+  std::vector<model::Requirement> DecodeRequirements(const YAML::Node& n, const std::string& path,
+                                                     bool node_selector, bool fields);
+  std::optional<model::NodeSelectorTerm> DecodeNodeSelectorTerm(const YAML::Node& n,
+                                                                 const std::string& path);
+  model::PodAffinityTerm DecodePodAffinityTerm(const YAML::Node& n, const std::string& path);
+  model::PodAffinityRules DecodePodAffinityRules(const YAML::Node& n, const std::string& path);
+  void DecodeAffinity(const YAML::Node& n, const std::string& path, model::Affinity& a);
+  std::vector<model::Toleration> DecodeTolerations(const YAML::Node& n, const std::string& path);
+  std::vector<model::TopologySpreadConstraint> DecodeSpread(const YAML::Node& n,
+                                                            const std::string& path);
+  std::optional<model::IntOrPercent> DecodeIntOrPercent(const YAML::Node& n,
+                                                        const std::string& path);
+  void CheckLabels(const model::LabelMap& labels, const std::string& path);
+
+  ClusterObjects& out_;
+  std::vector<std::string>& errors_;
+  Decoder d_;
+};
+
+using D = Decoder;
+
+std::string Idx(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+void ObjectDecoder::CheckLabels(const model::LabelMap& labels, const std::string& path) {
+  for (const auto& [k, v] : labels) {
+    std::string err = ValidateLabelKey(k);
+    if (!err.empty()) d_.Error(path, "invalid label key \"" + k + "\": " + err);
+    err = ValidateLabelValue(v);
+    if (!err.empty()) d_.Error(path + "." + k, "invalid label value \"" + v + "\": " + err);
+  }
+}
+
+ObjectDecoder::Meta ObjectDecoder::DecodeMeta(const YAML::Node& root, bool namespaced) {
+  Meta m;
+  YAML::Node md = D::Child(root, "metadata");
+  if (!D::Present(md)) {
+    d_.Error("metadata.name", "is required");
+    return m;
+  }
+  if (!d_.ExpectMap(md, "metadata")) return m;
+  if (auto name = d_.String(D::Child(md, "name"), "metadata.name")) {
+    m.name = *name;
+    std::string err = ValidateDnsSubdomain(m.name);
+    if (!err.empty()) d_.Error("metadata.name", "invalid name \"" + m.name + "\": " + err);
+  } else if (!D::Present(D::Child(md, "name"))) {
+    d_.Error("metadata.name", "is required");
+  }
+  if (namespaced) {
+    m.ns = d_.String(D::Child(md, "namespace"), "metadata.namespace").value_or("default");
+    std::string err = ValidateDnsLabel(m.ns);
+    if (!err.empty()) d_.Error("metadata.namespace", "invalid namespace \"" + m.ns + "\": " + err);
+  }
+  m.uid = d_.String(D::Child(md, "uid"), "metadata.uid").value_or("");
+  m.labels = model::LabelMap(d_.StringMap(D::Child(md, "labels"), "metadata.labels"));
+  CheckLabels(m.labels, "metadata.labels");
+  m.creation = d_.Timestamp(D::Child(md, "creationTimestamp"), "metadata.creationTimestamp");
+  m.deletion = d_.Timestamp(D::Child(md, "deletionTimestamp"), "metadata.deletionTimestamp");
+  return m;
+}
+
+model::Resources ObjectDecoder::DecodeResourceList(const YAML::Node& n, const std::string& path,
+                                                   bool allow_zero_pods) {
+  (void)allow_zero_pods;
+  model::Resources r;
+  if (!D::Present(n) || !d_.ExpectMap(n, path)) return r;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    if (!it->first.IsScalar()) {
+      d_.Error(path, "resource names must be strings");
+      continue;
+    }
+    const std::string name = it->first.Scalar();
+    const std::string field = path + "." + name;
+    std::string err = ValidateLabelKey(name);
+    if (!err.empty()) {
+      d_.Error(field, "invalid resource name: " + err);
+      continue;
+    }
+    auto q = d_.Quantity(it->second, field);
+    if (!q) {
+      if (!D::Present(it->second)) d_.Error(field, "must be a quantity, not null");
+      continue;
+    }
+    if (q->milli() < 0) {
+      d_.Error(field, "must be greater than or equal to 0, not " + q->ToString());
+      continue;
+    }
+    if (name == model::kResourceCpu) {
+      r.milli_cpu = q->milli();
+    } else {
+      if (name != model::kResourceMemory && name != model::kResourceEphemeralStorage &&
+          name != model::kResourcePods && q->milli() % 1000 != 0) {
+        d_.Error(field, "extended resources must be whole numbers, not " + q->ToString());
+        continue;
+      }
+      r.Set(name, q->value());
+    }
+  }
+  return r;
+}
+
+std::vector<model::Requirement> ObjectDecoder::DecodeRequirements(const YAML::Node& n,
+                                                                  const std::string& path,
+                                                                  bool node_selector,
+                                                                  bool fields) {
+  std::vector<model::Requirement> out;
+  if (!D::Present(n) || !d_.ExpectSeq(n, path)) return out;
+  size_t i = 0;
+  for (const auto& e : n) {
+    const std::string p = Idx(path, i++);
+    if (!d_.ExpectMap(e, p)) continue;
+    model::Requirement r;
+    auto key = d_.String(D::Child(e, "key"), p + ".key");
+    if (!key) {
+      if (!D::Present(D::Child(e, "key"))) d_.Error(p + ".key", "is required");
+      continue;
+    }
+    r.key = *key;
+    if (fields) {
+      if (r.key != "metadata.name") {
+        d_.Error(p + ".key", "unsupported field \"" + r.key + "\" (only metadata.name)");
+        continue;
+      }
+    } else if (std::string err = ValidateLabelKey(r.key); !err.empty()) {
+      d_.Error(p + ".key", "invalid label key \"" + r.key + "\": " + err);
+      continue;
+    }
+    auto op_name = d_.String(D::Child(e, "operator"), p + ".operator");
+    if (!op_name) {
+      if (!D::Present(D::Child(e, "operator"))) d_.Error(p + ".operator", "is required");
+      continue;
+    }
+    auto op = model::ParseSelectorOp(*op_name);
+    if (!op || (!node_selector && (*op == model::SelectorOp::kGt || *op == model::SelectorOp::kLt))) {
+      d_.Error(p + ".operator", "unsupported operator \"" + *op_name + "\" (want " +
+                                    (node_selector ? "In, NotIn, Exists, DoesNotExist, Gt or Lt"
+                                                   : "In, NotIn, Exists or DoesNotExist") + ")");
+      continue;
+    }
+    r.op = *op;
+    r.values = d_.StringList(D::Child(e, "values"), p + ".values");
+    switch (r.op) {
+      case model::SelectorOp::kIn:
+      case model::SelectorOp::kNotIn:
+        if (r.values.empty()) {
+          d_.Error(p + ".values", "must be non-empty for operator " + *op_name);
+          continue;
+        }
+        break;
+      case model::SelectorOp::kExists:
+      case model::SelectorOp::kDoesNotExist:
+        if (!r.values.empty()) {
+          d_.Error(p + ".values", "must be empty for operator " + *op_name);
+          continue;
+        }
+        break;
+      case model::SelectorOp::kGt:
+      case model::SelectorOp::kLt: {
+        bool ok = r.values.size() == 1 && !r.values[0].empty();
+        if (ok) {
+          const std::string& v = r.values[0];
+          size_t start = (v[0] == '-' || v[0] == '+') ? 1 : 0;
+          ok = start < v.size() && std::all_of(v.begin() + static_cast<long>(start), v.end(),
+                                               [](char c) { return c >= '0' && c <= '9'; });
+        }
+        if (!ok) {
+          d_.Error(p + ".values", "must hold exactly one integer for operator " + *op_name);
+          continue;
+        }
+        break;
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<model::LabelSelector> ObjectDecoder::DecodeLabelSelector(const YAML::Node& n,
+                                                                       const std::string& path) {
+  if (!D::Present(n)) return std::nullopt;
+  if (!d_.ExpectMap(n, path)) return std::nullopt;
+  model::LabelSelector s;
+  model::LabelMap ml(d_.StringMap(D::Child(n, "matchLabels"), path + ".matchLabels"));
+  CheckLabels(ml, path + ".matchLabels");
+  for (const auto& [k, v] : ml) s.requirements.push_back({k, model::SelectorOp::kIn, {v}});
+  auto exprs = DecodeRequirements(D::Child(n, "matchExpressions"), path + ".matchExpressions",
+                                  /*node_selector=*/false, /*fields=*/false);
+  s.requirements.insert(s.requirements.end(), exprs.begin(), exprs.end());
+  return s;
+}
+
+std::optional<model::NodeSelectorTerm> ObjectDecoder::DecodeNodeSelectorTerm(
+    const YAML::Node& n, const std::string& path) {
+  if (!d_.ExpectMap(n, path)) return std::nullopt;
+  model::NodeSelectorTerm t;
+  t.match_expressions = DecodeRequirements(D::Child(n, "matchExpressions"),
+                                           path + ".matchExpressions", true, false);
+  t.match_fields = DecodeRequirements(D::Child(n, "matchFields"), path + ".matchFields", true, true);
+  return t;
+}
+
+model::PodAffinityTerm ObjectDecoder::DecodePodAffinityTerm(const YAML::Node& n,
+                                                            const std::string& path) {
+  model::PodAffinityTerm t;
+  if (!d_.ExpectMap(n, path)) return t;
+  t.label_selector = DecodeLabelSelector(D::Child(n, "labelSelector"), path + ".labelSelector");
+  t.namespaces = d_.StringList(D::Child(n, "namespaces"), path + ".namespaces");
+  t.namespace_selector =
+      DecodeLabelSelector(D::Child(n, "namespaceSelector"), path + ".namespaceSelector");
+  auto tk = d_.String(D::Child(n, "topologyKey"), path + ".topologyKey");
+  if (!tk || tk->empty()) {
+    d_.Error(path + ".topologyKey", "is required");
+  } else if (std::string err = ValidateLabelKey(*tk); !err.empty()) {
+    d_.Error(path + ".topologyKey", "invalid label key \"" + *tk + "\": " + err);
+  } else {
+    t.topology_key = *tk;
+  }
+  t.match_label_keys = d_.StringList(D::Child(n, "matchLabelKeys"), path + ".matchLabelKeys");
+  t.mismatch_label_keys =
+      d_.StringList(D::Child(n, "mismatchLabelKeys"), path + ".mismatchLabelKeys");
+  return t;
+}
+
+model::PodAffinityRules ObjectDecoder::DecodePodAffinityRules(const YAML::Node& n,
+                                                              const std::string& path) {
+  model::PodAffinityRules rules;
+  if (!D::Present(n) || !d_.ExpectMap(n, path)) return rules;
+  const std::string req = path + ".requiredDuringSchedulingIgnoredDuringExecution";
+  YAML::Node rn = D::Child(n, "requiredDuringSchedulingIgnoredDuringExecution");
+  if (D::Present(rn) && d_.ExpectSeq(rn, req)) {
+    size_t i = 0;
+    for (const auto& e : rn) rules.required.push_back(DecodePodAffinityTerm(e, Idx(req, i++)));
+  }
+  const std::string pref = path + ".preferredDuringSchedulingIgnoredDuringExecution";
+  YAML::Node pn = D::Child(n, "preferredDuringSchedulingIgnoredDuringExecution");
+  if (D::Present(pn) && d_.ExpectSeq(pn, pref)) {
+    size_t i = 0;
+    for (const auto& e : pn) {
+      const std::string p = Idx(pref, i++);
+      if (!d_.ExpectMap(e, p)) continue;
+      model::WeightedPodAffinityTerm w;
+      auto weight = d_.Int(D::Child(e, "weight"), p + ".weight", 1, 100);
+      if (!weight) {
+        if (!D::Present(D::Child(e, "weight"))) d_.Error(p + ".weight", "is required");
+        continue;
+      }
+      w.weight = static_cast<int32_t>(*weight);
+      w.term = DecodePodAffinityTerm(D::Child(e, "podAffinityTerm"), p + ".podAffinityTerm");
+      rules.preferred.push_back(std::move(w));
+    }
+  }
+  return rules;
+}
+
+void ObjectDecoder::DecodeAffinity(const YAML::Node& n, const std::string& path,
+                                   model::Affinity& a) {
+  if (!D::Present(n) || !d_.ExpectMap(n, path)) return;
+  YAML::Node na = D::Child(n, "nodeAffinity");
+  const std::string nap = path + ".nodeAffinity";
+  if (D::Present(na) && d_.ExpectMap(na, nap)) {
+    YAML::Node req = D::Child(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    const std::string reqp = nap + ".requiredDuringSchedulingIgnoredDuringExecution";
+    if (D::Present(req) && d_.ExpectMap(req, reqp)) {
+      model::NodeSelector sel;
+      YAML::Node terms = D::Child(req, "nodeSelectorTerms");
+      const std::string tp = reqp + ".nodeSelectorTerms";
+      if (!D::Present(terms) || (terms.IsSequence() && terms.size() == 0)) {
+        d_.Error(tp, "must have at least one term");
+      } else if (d_.ExpectSeq(terms, tp)) {
+        size_t i = 0;
+        for (const auto& t : terms) {
+          if (auto term = DecodeNodeSelectorTerm(t, Idx(tp, i))) sel.terms.push_back(*term);
+          ++i;
+        }
+      }
+      a.node_affinity.required = std::move(sel);
+    }
+    YAML::Node pref = D::Child(na, "preferredDuringSchedulingIgnoredDuringExecution");
+    const std::string pp = nap + ".preferredDuringSchedulingIgnoredDuringExecution";
+    if (D::Present(pref) && d_.ExpectSeq(pref, pp)) {
+      size_t i = 0;
+      for (const auto& e : pref) {
+        const std::string p = Idx(pp, i++);
+        if (!d_.ExpectMap(e, p)) continue;
+        auto weight = d_.Int(D::Child(e, "weight"), p + ".weight", 1, 100);
+        if (!weight) {
+          if (!D::Present(D::Child(e, "weight"))) d_.Error(p + ".weight", "is required");
+          continue;
+        }
+        YAML::Node pe = D::Child(e, "preference");
+        if (!D::Present(pe)) {
+          d_.Error(p + ".preference", "is required");
+          continue;
+        }
+        if (auto term = DecodeNodeSelectorTerm(pe, p + ".preference")) {
+          a.node_affinity.preferred.push_back({static_cast<int32_t>(*weight), *term});
+        }
+      }
+    }
+  }
+  a.pod_affinity = DecodePodAffinityRules(D::Child(n, "podAffinity"), path + ".podAffinity");
+  a.pod_anti_affinity =
+      DecodePodAffinityRules(D::Child(n, "podAntiAffinity"), path + ".podAntiAffinity");
+}
+
+std::vector<model::Toleration> ObjectDecoder::DecodeTolerations(const YAML::Node& n,
+                                                                const std::string& path) {
+  std::vector<model::Toleration> out;
+  if (!D::Present(n) || !d_.ExpectSeq(n, path)) return out;
+  size_t i = 0;
+  for (const auto& e : n) {
+    const std::string p = Idx(path, i++);
+    if (!d_.ExpectMap(e, p)) continue;
+    model::Toleration t;
+    t.key = d_.String(D::Child(e, "key"), p + ".key").value_or("");
+    std::string op = d_.String(D::Child(e, "operator"), p + ".operator").value_or("Equal");
+    if (op == "Exists") {
+      t.op = model::Toleration::Op::kExists;
+    } else if (op == "Equal") {
+      t.op = model::Toleration::Op::kEqual;
+    } else {
+      d_.Error(p + ".operator", "unsupported operator \"" + op + "\" (want Equal or Exists)");
+      continue;
+    }
+    t.value = d_.String(D::Child(e, "value"), p + ".value").value_or("");
+    if (t.op == model::Toleration::Op::kExists && !t.value.empty()) {
+      d_.Error(p + ".value", "must be empty when operator is Exists");
+      continue;
+    }
+    if (t.key.empty() && t.op != model::Toleration::Op::kExists) {
+      d_.Error(p + ".operator", "must be Exists when key is empty");
+      continue;
+    }
+    if (auto eff = d_.String(D::Child(e, "effect"), p + ".effect"); eff && !eff->empty()) {
+      t.effect = model::ParseTaintEffect(*eff);
+      if (!t.effect) {
+        d_.Error(p + ".effect", "unsupported effect \"" + *eff +
+                                    "\" (want NoSchedule, PreferNoSchedule or NoExecute)");
+        continue;
+      }
+    }
+    t.toleration_seconds = d_.Int(D::Child(e, "tolerationSeconds"), p + ".tolerationSeconds",
+                                  INT64_MIN, INT64_MAX);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<model::TopologySpreadConstraint> ObjectDecoder::DecodeSpread(const YAML::Node& n,
+                                                                         const std::string& path) {
+  std::vector<model::TopologySpreadConstraint> out;
+  if (!D::Present(n) || !d_.ExpectSeq(n, path)) return out;
+  size_t i = 0;
+  for (const auto& e : n) {
+    const std::string p = Idx(path, i++);
+    if (!d_.ExpectMap(e, p)) continue;
+    model::TopologySpreadConstraint c;
+    const size_t errors_before = d_.error_count();
+    auto skew = d_.Int(D::Child(e, "maxSkew"), p + ".maxSkew", 1, kInt32Max);
+    if (!skew && !D::Present(D::Child(e, "maxSkew"))) d_.Error(p + ".maxSkew", "is required");
+    if (skew) c.max_skew = static_cast<int32_t>(*skew);
+    auto tk = d_.String(D::Child(e, "topologyKey"), p + ".topologyKey");
+    if (!tk || tk->empty()) {
+      d_.Error(p + ".topologyKey", "is required");
+    } else {
+      c.topology_key = *tk;
+    }
+    auto wu = d_.String(D::Child(e, "whenUnsatisfiable"), p + ".whenUnsatisfiable");
+    if (!wu) {
+      d_.Error(p + ".whenUnsatisfiable", "is required (DoNotSchedule or ScheduleAnyway)");
+    } else if (*wu == "DoNotSchedule") {
+      c.when_unsatisfiable = model::UnsatisfiableAction::kDoNotSchedule;
+    } else if (*wu == "ScheduleAnyway") {
+      c.when_unsatisfiable = model::UnsatisfiableAction::kScheduleAnyway;
+    } else {
+      d_.Error(p + ".whenUnsatisfiable",
+               "unsupported value \"" + *wu + "\" (want DoNotSchedule or ScheduleAnyway)");
+    }
+    c.label_selector = DecodeLabelSelector(D::Child(e, "labelSelector"), p + ".labelSelector");
+    if (auto md = d_.Int(D::Child(e, "minDomains"), p + ".minDomains", 1, kInt32Max)) {
+      c.min_domains = static_cast<int32_t>(*md);
+      if (c.when_unsatisfiable != model::UnsatisfiableAction::kDoNotSchedule) {
+        d_.Error(p + ".minDomains", "may only be set when whenUnsatisfiable is DoNotSchedule");
+      }
+    }
+    auto policy = [&](std::string_view field, model::NodeInclusionPolicy& out_policy) {
+      auto v = d_.String(D::Child(e, field), p + "." + std::string(field));
+      if (!v) return;
+      if (*v == "Honor") {
+        out_policy = model::NodeInclusionPolicy::kHonor;
+      } else if (*v == "Ignore") {
+        out_policy = model::NodeInclusionPolicy::kIgnore;
+      } else {
+        d_.Error(p + "." + std::string(field),
+                 "unsupported value \"" + *v + "\" (want Honor or Ignore)");
+      }
+    };
+    policy("nodeAffinityPolicy", c.node_affinity_policy);
+    policy("nodeTaintsPolicy", c.node_taints_policy);
+    c.match_label_keys = d_.StringList(D::Child(e, "matchLabelKeys"), p + ".matchLabelKeys");
+    if (d_.error_count() == errors_before) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void ObjectDecoder::DecodeNode(const YAML::Node& root, Origin origin) {
+  Meta m = DecodeMeta(root, /*namespaced=*/false);
+  model::Node node;
+  node.name = m.name;
+  node.labels = m.labels;
+  YAML::Node spec = D::Child(root, "spec");
+  if (d_.ExpectMap(spec, "spec")) {
+    node.unschedulable = d_.Bool(D::Child(spec, "unschedulable"), "spec.unschedulable").value_or(false);
+    YAML::Node taints = D::Child(spec, "taints");
+    if (D::Present(taints) && d_.ExpectSeq(taints, "spec.taints")) {
+      size_t i = 0;
+      for (const auto& t : taints) {
+        const std::string p = Idx("spec.taints", i++);
+        if (!d_.ExpectMap(t, p)) continue;
+        model::Taint taint;
+        auto key = d_.String(D::Child(t, "key"), p + ".key");
+        if (!key || key->empty()) {
+          d_.Error(p + ".key", "is required");
+          continue;
+        }
+        if (std::string err = ValidateLabelKey(*key); !err.empty()) {
+          d_.Error(p + ".key", "invalid taint key \"" + *key + "\": " + err);
+          continue;
+        }
+        taint.key = *key;
+        taint.value = d_.String(D::Child(t, "value"), p + ".value").value_or("");
+        auto eff = d_.String(D::Child(t, "effect"), p + ".effect");
+        auto parsed = eff ? model::ParseTaintEffect(*eff) : std::nullopt;
+        if (!parsed) {
+          d_.Error(p + ".effect", eff ? "unsupported effect \"" + *eff +
+                                            "\" (want NoSchedule, PreferNoSchedule or NoExecute)"
+                                      : std::string("is required"));
+          continue;
+        }
+        taint.effect = *parsed;
+        node.taints.push_back(std::move(taint));
+      }
+    }
+  }
+  YAML::Node status = D::Child(root, "status");
+  if (d_.ExpectMap(status, "status")) {
+    YAML::Node alloc = D::Child(status, "allocatable");
+    if (D::Present(alloc)) {
+      node.allocatable = DecodeResourceList(alloc, "status.allocatable", true);
+    } else {
+      node.allocatable = DecodeResourceList(D::Child(status, "capacity"), "status.capacity", true);
+    }
+  }
+  out_.nodes.push_back({std::move(node), std::move(origin)});
+}
+
+void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
+  Meta m = DecodeMeta(root, /*namespaced=*/true);
+  model::Pod pod;
+  pod.ns = m.ns;
+  pod.name = m.name;
+  pod.uid = m.uid;
+  pod.labels = m.labels;
+  pod.creation_timestamp = m.creation;
+  pod.deletion_timestamp = m.deletion;
+  YAML::Node spec = D::Child(root, "spec");
+  if (!D::Present(spec)) {
+    d_.Error("spec.containers", "is required");
+  } else if (d_.ExpectMap(spec, "spec")) {
+    pod.node_name = d_.String(D::Child(spec, "nodeName"), "spec.nodeName").value_or("");
+    pod.scheduler_name =
+        d_.String(D::Child(spec, "schedulerName"), "spec.schedulerName").value_or("default-scheduler");
+    pod.priority_class_name =
+        d_.String(D::Child(spec, "priorityClassName"), "spec.priorityClassName").value_or("");
+    if (auto p = d_.Int(D::Child(spec, "priority"), "spec.priority", kInt32Min, kInt32Max)) {
+      pod.spec_priority = static_cast<int32_t>(*p);
+    }
+    if (auto pp = d_.String(D::Child(spec, "preemptionPolicy"), "spec.preemptionPolicy")) {
+      if (*pp == "Never") {
+        pod.spec_preemption_policy = model::PreemptionPolicy::kNever;
+      } else if (*pp == "PreemptLowerPriority") {
+        pod.spec_preemption_policy = model::PreemptionPolicy::kPreemptLowerPriority;
+      } else {
+        d_.Error("spec.preemptionPolicy",
+                 "unsupported value \"" + *pp + "\" (want PreemptLowerPriority or Never)");
+      }
+    }
+    // Containers, init containers and overhead make the effective request.
+    std::vector<model::ContainerRequests> containers;
+    std::vector<model::ContainerRequests> non_zero;  // with the scoring defaults filled in
+    auto decode_containers = [&](std::string_view field, bool init) {
+      YAML::Node list = D::Child(spec, field);
+      const std::string path = "spec." + std::string(field);
+      if (!init && (!D::Present(list) || (list.IsSequence() && list.size() == 0))) {
+        d_.Error(path, "must have at least one container");
+        return;
+      }
+      if (!D::Present(list) || !d_.ExpectSeq(list, path)) return;
+      size_t i = 0;
+      for (const auto& c : list) {
+        const std::string p = Idx(path, i++);
+        if (!d_.ExpectMap(c, p)) continue;
+        model::ContainerRequests cr;
+        cr.init = init;
+        YAML::Node res = D::Child(c, "resources");
+        if (D::Present(res) && d_.ExpectMap(res, p + ".resources")) {
+          cr.requests = DecodeResourceList(D::Child(res, "requests"), p + ".resources.requests", false);
+          model::Resources limits =
+              DecodeResourceList(D::Child(res, "limits"), p + ".resources.limits", false);
+          // A limit without a request makes the request equal to the limit (API defaulting).
+          YAML::Node req_node = D::Child(res, "requests");
+          YAML::Node lim_node = D::Child(res, "limits");
+          if (lim_node.IsMap()) {
+            for (auto it = lim_node.begin(); it != lim_node.end(); ++it) {
+              if (!it->first.IsScalar()) continue;
+              const std::string name = it->first.Scalar();
+              if (!D::Present(D::Child(req_node, name))) cr.requests.Set(name, limits.Get(name));
+              else if (cr.requests.Get(name) > limits.Get(name)) {
+                d_.Error(p + ".resources.requests." + name, "must be less than or equal to the " + name + " limit");
+              }
+            }
+          }
+        }
+        if (init) {
+          if (auto rp = d_.String(D::Child(c, "restartPolicy"), p + ".restartPolicy")) {
+            if (*rp != "Always") {
+              d_.Error(p + ".restartPolicy", "unsupported value \"" + *rp + "\" (only Always)");
+            }
+            cr.restartable = true;
+          }
+        }
+        YAML::Node ports = D::Child(c, "ports");
+        if (D::Present(ports) && d_.ExpectSeq(ports, p + ".ports")) {
+          size_t j = 0;
+          for (const auto& port : ports) {
+            const std::string pp = Idx(p + ".ports", j++);
+            if (!d_.ExpectMap(port, pp)) continue;
+            auto hp = d_.Int(D::Child(port, "hostPort"), pp + ".hostPort", 0, 65535);
+            d_.Int(D::Child(port, "containerPort"), pp + ".containerPort", 1, 65535);
+            std::string proto = d_.String(D::Child(port, "protocol"), pp + ".protocol").value_or("TCP");
+            if (proto != "TCP" && proto != "UDP" && proto != "SCTP") {
+              d_.Error(pp + ".protocol", "unsupported value \"" + proto + "\" (want TCP, UDP or SCTP)");
+              continue;
+            }
+            if (hp && *hp > 0) {
+              model::HostPort h;
+              h.port = static_cast<int32_t>(*hp);
+              h.protocol = proto;
+              h.host_ip = d_.String(D::Child(port, "hostIP"), pp + ".hostIP").value_or("0.0.0.0");
+              if (h.host_ip.empty()) h.host_ip = "0.0.0.0";
+              pod.host_ports.push_back(std::move(h));
+            }
+          }
+        }
+        model::ContainerRequests nz = cr;
+        YAML::Node req_node = D::Child(res, "requests");
+        YAML::Node lim_node = D::Child(res, "limits");
+        auto stated = [&](std::string_view name) {
+          return D::Present(D::Child(req_node, name)) || D::Present(D::Child(lim_node, name));
+        };
+        if (!stated(model::kResourceCpu)) nz.requests.milli_cpu = model::kDefaultMilliCpuRequest;
+        if (!stated(model::kResourceMemory)) nz.requests.memory = model::kDefaultMemoryRequest;
+        non_zero.push_back(std::move(nz));
+        containers.push_back(std::move(cr));
+      }
+    };
+    decode_containers("initContainers", true);
+    decode_containers("containers", false);
+    model::Resources overhead = DecodeResourceList(D::Child(spec, "overhead"), "spec.overhead", false);
+    pod.requests = model::EffectivePodRequests(containers, overhead);
+    const model::Resources nz = model::EffectivePodRequests(non_zero, overhead);
+    pod.non_zero_milli_cpu = nz.milli_cpu;
+    pod.non_zero_memory = nz.memory;
+    pod.node_selector = model::LabelMap(d_.StringMap(D::Child(spec, "nodeSelector"), "spec.nodeSelector"));
+    DecodeAffinity(D::Child(spec, "affinity"), "spec.affinity", pod.affinity);
+    pod.tolerations = DecodeTolerations(D::Child(spec, "tolerations"), "spec.tolerations");
+    pod.topology_spread_constraints =
+        DecodeSpread(D::Child(spec, "topologySpreadConstraints"), "spec.topologySpreadConstraints");
+    if (auto g = d_.Int(D::Child(spec, "terminationGracePeriodSeconds"),
+                        "spec.terminationGracePeriodSeconds", 0, INT64_MAX / kSecond)) {
+      pod.termination_grace_period_seconds = *g;
+    }
+    YAML::Node sg = D::Child(spec, "schedulingGroup");
+    if (D::Present(sg) && d_.ExpectMap(sg, "spec.schedulingGroup")) {
+      pod.pod_group_name = d_.String(D::Child(sg, "podGroupName"), "spec.schedulingGroup.podGroupName")
+                               .value_or("");
+    }
+  }
+  YAML::Node status = D::Child(root, "status");
+  if (d_.ExpectMap(status, "status")) {
+    pod.start_time = d_.Timestamp(D::Child(status, "startTime"), "status.startTime");
+    pod.nominated_node_name =
+        d_.String(D::Child(status, "nominatedNodeName"), "status.nominatedNodeName").value_or("");
+  }
+  if (pod.uid.empty()) pod.uid = pod.ns + "/" + pod.name;  // stable, unique within the input
+  out_.pods.push_back({std::move(pod), std::move(origin)});
+}
+
+void ObjectDecoder::DecodePriorityClass(const YAML::Node& root, Origin origin) {
+  Meta m = DecodeMeta(root, /*namespaced=*/false);
+  model::PriorityClass pc;
+  pc.name = m.name;
+  YAML::Node v = D::Child(root, "value");
+  if (!D::Present(v)) {
+    d_.Error("value", "is required");
+  } else if (auto value = d_.Int(v, "value", kInt32Min, kInt32Max)) {
+    pc.value = static_cast<int32_t>(*value);
+  }
+  pc.global_default = d_.Bool(D::Child(root, "globalDefault"), "globalDefault").value_or(false);
+  if (auto pp = d_.String(D::Child(root, "preemptionPolicy"), "preemptionPolicy")) {
+    if (*pp == "Never") {
+      pc.preemption_policy = model::PreemptionPolicy::kNever;
+    } else if (*pp != "PreemptLowerPriority") {
+      d_.Error("preemptionPolicy",
+               "unsupported value \"" + *pp + "\" (want PreemptLowerPriority or Never)");
+    }
+  }
+  pc.description = d_.String(D::Child(root, "description"), "description").value_or("");
+  out_.priority_classes.push_back({std::move(pc), std::move(origin)});
+}
+
+std::optional<model::IntOrPercent> ObjectDecoder::DecodeIntOrPercent(const YAML::Node& n,
+                                                                     const std::string& path) {
+  if (!D::Present(n)) return std::nullopt;
+  if (!n.IsScalar()) {
+    d_.Error(path, "must be an integer or a percentage such as \"50%\"");
+    return std::nullopt;
+  }
+  std::string s = n.Scalar();
+  model::IntOrPercent v;
+  if (!s.empty() && s.back() == '%') {
+    v.percent = true;
+    s.pop_back();
+  }
+  bool digits = !s.empty() && s.size() <= 9 &&
+                std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || (v.percent && std::stoi(s) > 100)) {
+    d_.Error(path, "must be a non-negative integer or a percentage between 0% and 100%, not \"" +
+                       n.Scalar() + "\"");
+    return std::nullopt;
+  }
+  v.value = std::stoi(s);
+  return v;
+}
+
+void ObjectDecoder::DecodePdb(const YAML::Node& root, Origin origin) {
+  Meta m = DecodeMeta(root, /*namespaced=*/true);
+  model::PodDisruptionBudget pdb;
+  pdb.ns = m.ns;
+  pdb.name = m.name;
+  YAML::Node spec = D::Child(root, "spec");
+  if (d_.ExpectMap(spec, "spec")) {
+    auto sel = DecodeLabelSelector(D::Child(spec, "selector"), "spec.selector");
+    if (sel) pdb.selector = *sel;
+    pdb.min_available = DecodeIntOrPercent(D::Child(spec, "minAvailable"), "spec.minAvailable");
+    pdb.max_unavailable = DecodeIntOrPercent(D::Child(spec, "maxUnavailable"), "spec.maxUnavailable");
+    if (pdb.min_available && pdb.max_unavailable) {
+      d_.Error("spec.maxUnavailable", "may not be set together with spec.minAvailable");
+    }
+  }
+  YAML::Node status = D::Child(root, "status");
+  if (d_.ExpectMap(status, "status")) {
+    if (auto da = d_.Int(D::Child(status, "disruptionsAllowed"), "status.disruptionsAllowed", 0,
+                         kInt32Max)) {
+      pdb.disruptions_allowed = static_cast<int32_t>(*da);
+    }
+    YAML::Node dp = D::Child(status, "disruptedPods");
+    if (D::Present(dp) && d_.ExpectMap(dp, "status.disruptedPods")) {
+      for (auto it = dp.begin(); it != dp.end(); ++it) {
+        if (it->first.IsScalar()) pdb.disrupted_pods.push_back(pdb.ns + "/" + it->first.Scalar());
+      }
+    }
+  }
+  out_.pdbs.push_back({std::move(pdb), std::move(origin)});
+}
+
+void ObjectDecoder::DecodeNamespace(const YAML::Node& root, Origin origin) {
+  Meta m = DecodeMeta(root, /*namespaced=*/false);
+  if (std::string err = ValidateDnsLabel(m.name); !m.name.empty() && !err.empty()) {
+    d_.Error("metadata.name", "invalid namespace name \"" + m.name + "\": " + err);
+  }
+  out_.namespaces.push_back({model::Namespace{m.name, m.labels}, std::move(origin)});
+}
+
+void ObjectDecoder::DecodeGroup(const YAML::Node& root, Origin origin) {
+  Meta m = DecodeMeta(root, /*namespaced=*/true);
+  d_.ExpectMap(D::Child(root, "spec"), "spec");
+  out_.groups.push_back({GroupObject{origin.kind, m.ns, m.name}, std::move(origin)});
+}
+
+void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
+  model::SchedulerConfig cfg;
+  if (auto p = d_.Int(D::Child(root, "percentageOfNodesToScore"), "percentageOfNodesToScore", 0, 100)) {
+    cfg.percentage_of_nodes_to_score = static_cast<int32_t>(*p);
+  }
+  if (auto b = d_.Int(D::Child(root, "podInitialBackoffSeconds"), "podInitialBackoffSeconds", 1, 3600)) {
+    cfg.pod_initial_backoff_seconds = *b;
+  }
+  if (auto b = d_.Int(D::Child(root, "podMaxBackoffSeconds"), "podMaxBackoffSeconds", 1, 3600)) {
+    cfg.pod_max_backoff_seconds = *b;
+  }
+  if (cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds) {
+    d_.Error("podMaxBackoffSeconds", "must be at least podInitialBackoffSeconds");
+  }
+  YAML::Node gates = D::Child(root, "featureGates");
+  if (D::Present(gates) && d_.ExpectMap(gates, "featureGates")) {
+    for (auto it = gates.begin(); it != gates.end(); ++it) {
+      if (!it->first.IsScalar()) continue;
+      const std::string name = it->first.Scalar();
+      if (auto v = d_.Bool(it->second, "featureGates." + name)) cfg.feature_gates[name] = *v;
+    }
+  }
+  YAML::Node profiles = D::Child(root, "profiles");
+  if (D::Present(profiles) && d_.ExpectSeq(profiles, "profiles")) {
+    if (profiles.size() > 1) d_.Error("profiles", "only one profile is supported");
+    size_t i = 0;
+    for (const auto& prof : profiles) {
+      const std::string p = Idx("profiles", i++);
+      if (!d_.ExpectMap(prof, p)) continue;
+      cfg.scheduler_name =
+          d_.String(D::Child(prof, "schedulerName"), p + ".schedulerName").value_or(cfg.scheduler_name);
+      YAML::Node plugins = D::Child(prof, "plugins");
+      if (D::Present(plugins) && d_.ExpectMap(plugins, p + ".plugins")) {
+        for (auto it = plugins.begin(); it != plugins.end(); ++it) {
+          if (!it->first.IsScalar()) continue;
+          const std::string point = it->first.Scalar();
+          const std::string pp = p + ".plugins." + point;
+          if (!d_.ExpectMap(it->second, pp)) continue;
+          YAML::Node enabled = D::Child(it->second, "enabled");
+          if (D::Present(enabled) && d_.ExpectSeq(enabled, pp + ".enabled")) {
+            size_t j = 0;
+            for (const auto& e : enabled) {
+              const std::string ep = Idx(pp + ".enabled", j++);
+              auto name = d_.String(D::Child(e, "name"), ep + ".name");
+              auto weight = d_.Int(D::Child(e, "weight"), ep + ".weight", 0, 100);
+              if (name && weight && point == "score") cfg.score_weights[*name] = static_cast<int32_t>(*weight);
+            }
+          }
+          YAML::Node disabled = D::Child(it->second, "disabled");
+          if (D::Present(disabled) && d_.ExpectSeq(disabled, pp + ".disabled")) {
+            size_t j = 0;
+            for (const auto& e : disabled) {
+              auto name = d_.String(D::Child(e, "name"), Idx(pp + ".disabled", j++) + ".name");
+              if (name && (point == "multiPoint" || point == "filter" || point == "score")) {
+                cfg.disabled_plugins.push_back(*name + (point == "score" ? "/score" : ""));
+              }
+            }
+          }
+        }
+      }
+      YAML::Node pcs = D::Child(prof, "pluginConfig");
+      if (!D::Present(pcs) || !d_.ExpectSeq(pcs, p + ".pluginConfig")) continue;
+      size_t j = 0;
+      for (const auto& pc : pcs) {
+        const std::string cp = Idx(p + ".pluginConfig", j++);
+        if (!d_.ExpectMap(pc, cp)) continue;
+        std::string name = d_.String(D::Child(pc, "name"), cp + ".name").value_or("");
+        YAML::Node args = D::Child(pc, "args");
+        if (!d_.ExpectMap(args, cp + ".args")) continue;
+        const std::string ap = cp + ".args";
+        if (name == "DefaultPreemption") {
+          if (auto v = d_.Int(D::Child(args, "minCandidateNodesPercentage"),
+                              ap + ".minCandidateNodesPercentage", 0, 100)) {
+            cfg.min_candidate_nodes_percentage = static_cast<int32_t>(*v);
+          }
+          if (auto v = d_.Int(D::Child(args, "minCandidateNodesAbsolute"),
+                              ap + ".minCandidateNodesAbsolute", 0, kInt32Max)) {
+            cfg.min_candidate_nodes_absolute = static_cast<int32_t>(*v);
+          }
+          if (cfg.min_candidate_nodes_percentage == 0 && cfg.min_candidate_nodes_absolute == 0) {
+            d_.Error(ap, "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero");
+          }
+        } else if (name == "NodeResourcesFit") {
+          YAML::Node ss = D::Child(args, "scoringStrategy");
+          if (!D::Present(ss) || !d_.ExpectMap(ss, ap + ".scoringStrategy")) continue;
+          const std::string sp = ap + ".scoringStrategy";
+          if (auto t = d_.String(D::Child(ss, "type"), sp + ".type")) {
+            if (*t == "LeastAllocated") {
+              cfg.scoring_strategy = model::ScoringStrategy::kLeastAllocated;
+            } else if (*t == "MostAllocated") {
+              cfg.scoring_strategy = model::ScoringStrategy::kMostAllocated;
+            } else if (*t == "RequestedToCapacityRatio") {
+              cfg.scoring_strategy = model::ScoringStrategy::kRequestedToCapacityRatio;
+            } else {
+              d_.Error(sp + ".type", "unsupported value \"" + *t +
+                                         "\" (want LeastAllocated, MostAllocated or "
+                                         "RequestedToCapacityRatio)");
+            }
+          }
+          YAML::Node res = D::Child(ss, "resources");
+          if (D::Present(res) && d_.ExpectSeq(res, sp + ".resources")) {
+            cfg.scoring_resources.clear();
+            size_t k = 0;
+            for (const auto& r : res) {
+              const std::string rp = Idx(sp + ".resources", k++);
+              auto rn = d_.String(D::Child(r, "name"), rp + ".name");
+              auto w = d_.Int(D::Child(r, "weight"), rp + ".weight", 1, 100);
+              if (rn) cfg.scoring_resources.push_back({*rn, w.value_or(1)});
+            }
+          }
+          YAML::Node rtc = D::Child(ss, "requestedToCapacityRatio");
+          if (D::Present(rtc) && d_.ExpectMap(rtc, sp + ".requestedToCapacityRatio")) {
+            YAML::Node shape = D::Child(rtc, "shape");
+            const std::string shp = sp + ".requestedToCapacityRatio.shape";
+            if (D::Present(shape) && d_.ExpectSeq(shape, shp)) {
+              cfg.requested_to_capacity_shape.clear();
+              size_t k = 0;
+              for (const auto& pt : shape) {
+                const std::string pp = Idx(shp, k++);
+                auto u = d_.Int(D::Child(pt, "utilization"), pp + ".utilization", 0, 100);
+                auto s = d_.Int(D::Child(pt, "score"), pp + ".score", 0, 10);
+                if (u && s) {
+                  if (!cfg.requested_to_capacity_shape.empty() &&
+                      *u <= cfg.requested_to_capacity_shape.back().utilization) {
+                    d_.Error(pp + ".utilization", "must be strictly increasing");
+                  }
+                  cfg.requested_to_capacity_shape.push_back({*u, *s});
+                }
+              }
+              if (cfg.requested_to_capacity_shape.empty()) d_.Error(shp, "must not be empty");
+            }
+          }
+        } else if (name == "InterPodAffinity") {
+          if (auto v = d_.Int(D::Child(args, "hardPodAffinityWeight"), ap + ".hardPodAffinityWeight", 0, 100)) {
+            cfg.hard_pod_affinity_weight = static_cast<int32_t>(*v);
+          }
+        }
+      }
+    }
+  }
+  if (out_.config) {
+    d_.Error("", "a second KubeSchedulerConfiguration (the first is at " +
+                     out_.config->origin.ToString() + ")");
+    return;
+  }
+  out_.config = Sourced<model::SchedulerConfig>{std::move(cfg), std::move(origin)};
+}
+
+struct KindInfo {
+  std::string_view kind;
+  std::string_view api_version;
+};
+constexpr KindInfo kKinds[] = {
+    {"Node", "v1"},
+    {"Pod", "v1"},
+    {"Namespace", "v1"},
+    {"PriorityClass", "scheduling.k8s.io/v1"},
+    {"PodDisruptionBudget", "policy/v1"},
+    {"Workload", "scheduling.k8s.io/v1beta1"},
+    {"PodGroup", "scheduling.k8s.io/v1beta1"},
+    {"CompositePodGroup", "scheduling.k8s.io/v1alpha3"},
+    {"KubeSchedulerConfiguration", "kubescheduler.config.k8s.io/v1"},
+};
+
+void ObjectDecoder::Decode(const YAML::Node& root, Origin origin) {
+  d_.set_prefix(origin.ToString());
+  if (!root.IsMap()) {
+    d_.Error("", "a document must be an object with apiVersion and kind");
+    return;
+  }
+  auto kind = d_.String(D::Child(root, "kind"), "kind");
+  auto api = d_.String(D::Child(root, "apiVersion"), "apiVersion");
+  if (!kind) {
+    if (!D::Present(D::Child(root, "kind"))) d_.Error("kind", "is required");
+    return;
+  }
+  if (*kind == "List") {
+    YAML::Node items = D::Child(root, "items");
+    if (!d_.ExpectSeq(items, "items")) return;
+    if (!D::Present(items)) return;
+    int i = 0;
+    for (const auto& item : items) {
+      Origin o = origin;
+      o.item = ++i;
+      Decode(item, o);
+    }
+    return;
+  }
+  const KindInfo* info = nullptr;
+  for (const auto& k : kKinds) {
+    if (k.kind == *kind) info = &k;
+  }
+  if (info == nullptr) {
+    std::string known;
+    for (const auto& k : kKinds) known += (known.empty() ? "" : ", ") + std::string(k.kind);
+    d_.Error("kind", "unknown kind \"" + *kind + "\" (Arbiter reads " + known + " and List)");
+    return;
+  }
+  origin.kind = *kind;
+  // Name the object in every later error.
+  YAML::Node md = D::Child(root, "metadata");
+  YAML::Node name = D::Child(md, "name");
+  if (name.IsScalar()) {
+    const bool namespaced = *kind == "Pod" || *kind == "PodDisruptionBudget" ||
+                            *kind == "Workload" || *kind == "PodGroup" || *kind == "CompositePodGroup";
+    std::string ns = "default";
+    if (YAML::Node nsn = D::Child(md, "namespace"); nsn.IsScalar()) ns = nsn.Scalar();
+    origin.object = namespaced ? ns + "/" + name.Scalar() : name.Scalar();
+  }
+  d_.set_prefix(origin.ToString());
+  if (!api) {
+    if (!D::Present(D::Child(root, "apiVersion"))) d_.Error("apiVersion", "is required");
+    return;
+  }
+  if (*api != info->api_version) {
+    d_.Error("apiVersion", "unsupported apiVersion \"" + *api + "\" for kind " + *kind + " (want " +
+                               std::string(info->api_version) + ")");
+    return;
+  }
+  if (*kind == "Node") {
+    DecodeNode(root, origin);
+  } else if (*kind == "Pod") {
+    DecodePod(root, origin);
+  } else if (*kind == "Namespace") {
+    DecodeNamespace(root, origin);
+  } else if (*kind == "PriorityClass") {
+    DecodePriorityClass(root, origin);
+  } else if (*kind == "PodDisruptionBudget") {
+    DecodePdb(root, origin);
+  } else if (*kind == "KubeSchedulerConfiguration") {
+    DecodeConfig(root, origin);
+  } else {
+    DecodeGroup(root, origin);
+  }
+}
+
+// Reports objects defined twice, and pods bound or nominated to nodes not in the input.
+void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& errors) {
+  std::map<std::string, const Origin*> seen;
+  auto check = [&](const std::string& key, const Origin& o) {
+    auto [it, inserted] = seen.emplace(key, &o);
+    if (!inserted) {
+      errors.push_back(o.ToString() + ": metadata.name: duplicate object (first defined at " +
+                       it->second->ToString() + ")");
+    }
+  };
+  for (const auto& n : objs.nodes) check("Node " + n.object.name, n.origin);
+  for (const auto& p : objs.pods) check("Pod " + p.object.Key(), p.origin);
+  for (const auto& p : objs.priority_classes) check("PriorityClass " + p.object.name, p.origin);
+  for (const auto& p : objs.pdbs) check("PodDisruptionBudget " + p.object.ns + "/" + p.object.name, p.origin);
+  for (const auto& n : objs.namespaces) check("Namespace " + n.object.name, n.origin);
+  for (const auto& g : objs.groups) check(g.object.kind + " " + g.object.ns + "/" + g.object.name, g.origin);
+  std::map<std::string, const Origin*> uids;
+  for (const auto& p : objs.pods) {
+    auto [it, inserted] = uids.emplace(p.object.uid, &p.origin);
+    if (!inserted) {
+      errors.push_back(p.origin.ToString() + ": metadata.uid: duplicate uid \"" + p.object.uid +
+                       "\" (also used at " + it->second->ToString() + ")");
+    }
+  }
+  std::map<std::string, bool> node_names;
+  for (const auto& n : objs.nodes) node_names[n.object.name] = true;
+  for (const auto& p : objs.pods) {
+    if (!p.object.node_name.empty() && !node_names.count(p.object.node_name)) {
+      errors.push_back(p.origin.ToString() + ": spec.nodeName: node \"" + p.object.node_name +
+                       "\" is not in the input");
+    }
+    if (!p.object.nominated_node_name.empty() && !node_names.count(p.object.nominated_node_name)) {
+      errors.push_back(p.origin.ToString() + ": status.nominatedNodeName: node \"" +
+                       p.object.nominated_node_name + "\" is not in the input");
+    }
+  }
+}
+
+}  // namespace
+
+LoadResult Load(const std::vector<InputFile>& files) {
+  LoadResult result;
+  ObjectDecoder decoder(result.objects, result.errors);
+  for (const auto& file : files) {
+    for (const auto& doc : ParseFile(file, result.errors)) {
+      Origin origin;
+      origin.file = file.name;
+      origin.document = doc.index;
+      try {
+        decoder.Decode(doc.root, origin);
+      } catch (const std::exception& e) {
+        // yaml-cpp may throw on exotic trees; the document is reported, never the process lost.
+        result.errors.push_back(origin.ToString() + ": cannot decode: " + e.what());
+      }
+    }
+  }
+  if (result.errors.empty()) CheckWholeInput(result.objects, result.errors);
+  return result;
+}
+
+}  // namespace arbiter::manifest

@@ -1,0 +1,70 @@
+// Loading Kubernetes manifests into model objects, as `arbiter plan` reads them
+// (../shared/spec/plan.md): YAML streams of documents separated by `---`, JSON objects, and
+// `kind: List` objects with `items`, from several files or standard input. Every problem becomes
+// one line naming the file, the document index, the object and the field; nothing throws.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arbiter/base/status.h"
+#include "arbiter/model/objects.h"
+
+namespace arbiter::manifest {
+
+struct InputFile {
+  std::string name;     // shown in errors; "-" or "<stdin>" for standard input
+  std::string content;
+};
+
+// Reads a file, or standard input for "-".
+StatusOr<InputFile> ReadInputFile(const std::string& path);
+
+// Where an object came from, for error messages.
+struct Origin {
+  std::string file;
+  int document = 0;  // 1-based index of the document in its file
+  int item = 0;      // 1-based index within a List, 0 if not in a List
+  std::string kind;
+  std::string object;  // "namespace/name" or "name"
+
+  // "FILE: document N[, item M]: KIND OBJECT"
+  std::string ToString() const;
+};
+
+template <typename T>
+struct Sourced {
+  T object;
+  Origin origin;
+};
+
+// Objects of the scheduling.k8s.io Workload API, kept as loaded until the gang scheduler
+// consumes them.
+struct GroupObject {
+  std::string kind;
+  std::string ns;
+  std::string name;
+};
+
+struct ClusterObjects {
+  std::vector<Sourced<model::Node>> nodes;
+  std::vector<Sourced<model::Pod>> pods;
+  std::vector<Sourced<model::PriorityClass>> priority_classes;
+  std::vector<Sourced<model::PodDisruptionBudget>> pdbs;
+  std::vector<Sourced<model::Namespace>> namespaces;
+  std::vector<Sourced<GroupObject>> groups;
+  std::optional<Sourced<model::SchedulerConfig>> config;
+};
+
+struct LoadResult {
+  ClusterObjects objects;
+  std::vector<std::string> errors;  // one line per problem; empty on success
+  bool ok() const { return errors.empty(); }
+};
+
+// Decodes every document of every file, in order. Also checks what needs the whole input:
+// duplicate objects and pods bound to nodes that are not in the input.
+LoadResult Load(const std::vector<InputFile>& files);
+
+}  // namespace arbiter::manifest

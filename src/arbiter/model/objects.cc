@@ -1,0 +1,38 @@
+// Derived values of the model objects.
+#include "arbiter/model/objects.h"
+
+namespace arbiter::model {
+
+std::string_view PreemptionPolicyName(PreemptionPolicy p) {
+  return p == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
+}
+
+Resources EffectivePodRequests(const std::vector<ContainerRequests>& containers,
+                               const Resources& overhead) {
+  Resources app;
+  for (const auto& c : containers) {
+    if (!c.init) app.Add(c.requests);
+  }
+  // Init containers run in order; each one-shot init container runs next to the sidecars
+  // (restartable init containers) started before it. Sidecars keep running with the app.
+  Resources sidecars;
+  Resources init_peak;
+  for (const auto& c : containers) {
+    if (!c.init) continue;
+    if (c.restartable) {
+      sidecars.Add(c.requests);
+      init_peak.Max(sidecars);
+    } else {
+      Resources during = sidecars;
+      during.Add(c.requests);
+      init_peak.Max(during);
+    }
+  }
+  Resources total = app;
+  total.Add(sidecars);
+  total.Max(init_peak);
+  total.Add(overhead);
+  return total;
+}
+
+}  // namespace arbiter::model

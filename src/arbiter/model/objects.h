@@ -1,0 +1,204 @@
+// The cluster objects Arbiter schedules with, as plain values: Node, Pod, PriorityClass,
+// PodDisruptionBudget, Namespace and the scheduler configuration. These are the model, not the
+// wire format: manifest/ converts Kubernetes manifests into them at the edge, and every field
+// here is already validated and defaulted.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arbiter/base/time.h"
+#include "arbiter/model/labels.h"
+#include "arbiter/model/resources.h"
+#include "arbiter/model/taints.h"
+
+namespace arbiter::model {
+
+struct Node {
+  std::string name;
+  LabelMap labels;
+  std::vector<Taint> taints;
+  bool unschedulable = false;
+  Resources allocatable;
+};
+
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;  // null matches no pod
+  std::vector<std::string> namespaces;
+  std::optional<LabelSelector> namespace_selector;  // {} = all namespaces
+  std::string topology_key;
+  std::vector<std::string> match_label_keys;
+  std::vector<std::string> mismatch_label_keys;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm term;
+};
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm preference;
+};
+
+struct NodeAffinity {
+  std::optional<NodeSelector> required;
+  std::vector<PreferredSchedulingTerm> preferred;
+};
+
+struct PodAffinityRules {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+  bool empty() const { return required.empty() && preferred.empty(); }
+};
+
+struct Affinity {
+  NodeAffinity node_affinity;
+  PodAffinityRules pod_affinity;
+  PodAffinityRules pod_anti_affinity;
+};
+
+enum class UnsatisfiableAction { kDoNotSchedule, kScheduleAnyway };
+enum class NodeInclusionPolicy { kHonor, kIgnore };
+
+struct TopologySpreadConstraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  UnsatisfiableAction when_unsatisfiable = UnsatisfiableAction::kDoNotSchedule;
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  NodeInclusionPolicy node_affinity_policy = NodeInclusionPolicy::kHonor;
+  NodeInclusionPolicy node_taints_policy = NodeInclusionPolicy::kIgnore;
+  std::vector<std::string> match_label_keys;
+};
+
+struct HostPort {
+  int32_t port = 0;
+  std::string protocol = "TCP";
+  std::string host_ip = "0.0.0.0";
+};
+
+enum class PreemptionPolicy { kPreemptLowerPriority, kNever };
+std::string_view PreemptionPolicyName(PreemptionPolicy p);
+
+inline constexpr int64_t kDefaultTerminationGracePeriodSeconds = 30;
+
+struct Pod {
+  // metadata
+  std::string ns = "default";
+  std::string name;
+  std::string uid;
+  LabelMap labels;
+  std::optional<Timestamp> creation_timestamp;
+  std::optional<Timestamp> deletion_timestamp;
+  // spec
+  std::string node_name;  // set: bound and running
+  std::string scheduler_name = "default-scheduler";
+  std::string priority_class_name;
+  std::optional<int32_t> spec_priority;                  // as written; admission fills `priority`
+  std::optional<PreemptionPolicy> spec_preemption_policy;  // as written
+  Resources requests;  // effective requests (containers, init containers, overhead)
+  // The CPU and memory requests that scoring counts: the same sum with 100m / 200Mi put in for
+  // each container that states no CPU / memory request (schedutil's non-zero defaults).
+  int64_t non_zero_milli_cpu = model::kDefaultMilliCpuRequest;
+  int64_t non_zero_memory = model::kDefaultMemoryRequest;
+  LabelMap node_selector;
+  Affinity affinity;
+  std::vector<Toleration> tolerations;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
+  std::vector<HostPort> host_ports;
+  int64_t termination_grace_period_seconds = kDefaultTerminationGracePeriodSeconds;
+  std::string pod_group_name;  // spec.schedulingGroup.podGroupName
+  // status
+  std::optional<Timestamp> start_time;
+  std::string nominated_node_name;
+
+  // Filled by admission.
+  int32_t priority = 0;
+  PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+
+  std::string Key() const { return ns + "/" + name; }
+};
+
+// How a container's requests combine into the pod's, as Kubernetes computes it
+// (resourcehelper.PodRequests): the sum over app containers and restartable ("sidecar") init
+// containers, at least the largest one-shot init container plus the sidecars started before it,
+// plus the pod overhead.
+struct ContainerRequests {
+  Resources requests;
+  bool init = false;
+  bool restartable = false;  // an init container with restartPolicy: Always
+};
+Resources EffectivePodRequests(const std::vector<ContainerRequests>& containers,
+                               const Resources& overhead);
+
+struct PriorityClass {
+  std::string name;
+  int32_t value = 0;
+  bool global_default = false;
+  PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+  std::string description;
+};
+
+// An IntOrString such as `minAvailable: 2` or `maxUnavailable: "50%"`.
+struct IntOrPercent {
+  int32_t value = 0;
+  bool percent = false;
+};
+
+struct PodDisruptionBudget {
+  std::string ns = "default";
+  std::string name;
+  LabelSelector selector;
+  std::optional<IntOrPercent> min_available;
+  std::optional<IntOrPercent> max_unavailable;
+  std::optional<int32_t> disruptions_allowed;  // status, when the input gives it
+  std::vector<std::string> disrupted_pods;      // status.disruptedPods keys
+};
+
+struct Namespace {
+  std::string name;
+  LabelMap labels;
+};
+
+enum class ScoringStrategy { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
+
+struct ResourceWeight {
+  std::string name;
+  int64_t weight = 1;
+};
+
+struct UtilizationShapePoint {
+  int64_t utilization = 0;  // 0..100
+  int64_t score = 0;        // 0..10
+};
+
+// The parts of kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration that Arbiter honours.
+struct SchedulerConfig {
+  std::string scheduler_name = "default-scheduler";
+  // 0 = adaptive, as upstream.
+  int32_t percentage_of_nodes_to_score = 0;
+  int64_t pod_initial_backoff_seconds = 1;
+  int64_t pod_max_backoff_seconds = 10;
+  // DefaultPreemptionArgs.
+  int32_t min_candidate_nodes_percentage = 10;
+  int32_t min_candidate_nodes_absolute = 100;
+  // NodeResourcesFitArgs.scoringStrategy.
+  ScoringStrategy scoring_strategy = ScoringStrategy::kLeastAllocated;
+  std::vector<ResourceWeight> scoring_resources = {{"cpu", 1}, {"memory", 1}};
+  std::vector<UtilizationShapePoint> requested_to_capacity_shape = {{0, 0}, {100, 10}};
+  // InterPodAffinityArgs.
+  int32_t hard_pod_affinity_weight = 1;
+  // Score plugin weights by plugin name; plugins absent here keep their default weight.
+  std::map<std::string, int32_t> score_weights;
+  // Plugins switched off in the profile (plugins.*.disabled).
+  std::vector<std::string> disabled_plugins;
+  // featureGates.
+  std::map<std::string, bool> feature_gates = {{"GenericWorkload", true},
+                                               {"CompositePodGroup", true}};
+};
+
+}  // namespace arbiter::model

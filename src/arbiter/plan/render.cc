@@ -1,0 +1,247 @@
+// Table, JSON and YAML renderings of a plan.
+#include "arbiter/plan/render.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+namespace arbiter::plan {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json CycleJson(const sched::CycleOutcome& c) {
+  Json j;
+  j["pod"] = c.pod->pod.Key();
+  j["attempt"] = c.attempt;
+  j["time"] = FormatRfc3339(c.time);
+  j["result"] = c.scheduled ? "Scheduled" : "Unschedulable";
+  if (c.scheduled) j["node"] = c.node;
+  else j["message"] = c.message;
+  if (c.explain) {
+    const auto& e = *c.explain;
+    j["nominatedNodeFirst"] = e.nominated_node_first;
+    Json nodes = Json::array();
+    for (const auto& v : e.nodes) {
+      Json n;
+      n["node"] = v.node;
+      n["feasible"] = v.feasible;
+      Json filters = Json::array();
+      for (const auto& f : v.filters) {
+        Json fj;
+        fj["plugin"] = f.plugin();
+        fj["code"] = std::string(sched::CodeName(f.code()));
+        if (!f.reasons().empty()) fj["reason"] = f.Message();
+        filters.push_back(std::move(fj));
+      }
+      n["filters"] = std::move(filters);
+      nodes.push_back(std::move(n));
+    }
+    j["filter"] = std::move(nodes);
+    if (e.scores) {
+      const auto& t = *e.scores;
+      Json scores = Json::array();
+      for (size_t i = 0; i < t.nodes.size(); ++i) {
+        Json s;
+        s["node"] = t.nodes[i]->name();
+        Json per = Json::object();
+        for (size_t k = 0; k < t.plugins.size(); ++k) per[std::string(t.plugins[k])] = t.score(i, k);
+        s["plugins"] = std::move(per);
+        s["total"] = t.totals[i];
+        scores.push_back(std::move(s));
+      }
+      j["scores"] = std::move(scores);
+      Json weights = Json::object();
+      for (size_t k = 0; k < t.plugins.size(); ++k) weights[std::string(t.plugins[k])] = t.weights[k];
+      j["weights"] = std::move(weights);
+    }
+    if (!e.chosen.empty()) {
+      j["chosen"] = e.chosen;
+      j["why"] = e.why;
+    }
+  }
+  return j;
+}
+
+Json PlanJson(const sim::PlanResult& r, bool explain) {
+  Json j;
+  j["kind"] = "Plan";
+  Json pods = Json::array();
+  for (const auto& p : r.pods) {
+    Json pj;
+    pj["name"] = p.name;
+    pj["podGroup"] = p.pod_group.empty() ? Json(nullptr) : Json(p.pod_group);
+    pj["status"] = p.scheduled ? "Scheduled" : "Pending";
+    pj["node"] = p.scheduled ? Json(p.node) : Json(nullptr);
+    pj["nominatedNode"] = p.nominated_node && !p.nominated_node->empty() ? Json(*p.nominated_node) : Json(nullptr);
+    pj["message"] = p.message;
+    pj["priority"] = p.priority;
+    pj["attempts"] = p.attempts;
+    pods.push_back(std::move(pj));
+  }
+  j["pods"] = std::move(pods);
+  Json pre = Json::array();
+  for (const auto& p : r.preemptions) {
+    Json pj;
+    pj["preemptor"] = p.preemptor;
+    pj["preemptorKind"] = p.preemptor_kind;
+    pj["node"] = p.node ? Json(*p.node) : Json(nullptr);
+    Json victims = Json::array();
+    for (const auto& v : p.victims) {
+      victims.push_back({{"name", v.name}, {"node", v.node}, {"priority", v.priority}, {"violatesPDB", v.violates_pdb}});
+    }
+    pj["victims"] = std::move(victims);
+    pre.push_back(std::move(pj));
+  }
+  j["preemptions"] = std::move(pre);
+  j["startTime"] = FormatRfc3339(r.start);
+  j["endTime"] = FormatRfc3339(r.end);
+  if (explain) {
+    Json cycles = Json::array();
+    for (const auto& c : r.cycles) cycles.push_back(CycleJson(c));
+    j["cycles"] = std::move(cycles);
+  }
+  return j;
+}
+
+void EmitYaml(YAML::Emitter& out, const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::object:
+      out << YAML::BeginMap;
+      for (const auto& [k, v] : j.items()) {
+        out << YAML::Key << k << YAML::Value;
+        EmitYaml(out, v);
+      }
+      out << YAML::EndMap;
+      break;
+    case Json::value_t::array:
+      out << YAML::BeginSeq;
+      for (const auto& v : j) EmitYaml(out, v);
+      out << YAML::EndSeq;
+      break;
+    case Json::value_t::string: {
+      // Quote strings that would read back as another type.
+      const std::string s = j.get<std::string>();
+      bool quote = s.empty() || s == "true" || s == "false" || s == "null" || s == "~" ||
+                   s.find_first_not_of("0123456789.-+eE") == std::string::npos;
+      if (quote) out << YAML::DoubleQuoted;
+      out << s;
+      break;
+    }
+    case Json::value_t::null:
+      out << YAML::Null;
+      break;
+    case Json::value_t::boolean:
+      out << j.get<bool>();
+      break;
+    default:
+      out << j.dump();
+      break;
+  }
+}
+
+// Columns padded to the widest cell plus three spaces, as kubectl's tabwriter does.
+std::string Table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    if (width.size() < r.size()) width.resize(r.size(), 0);
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 3, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string ExplainText(const sim::PlanResult& r) {
+  std::ostringstream o;
+  size_t n = 0;
+  for (const auto& c : r.cycles) {
+    o << "\nCycle " << ++n << " at " << FormatRfc3339(c.time) << ": " << c.pod->pod.Key() << " (attempt "
+      << c.attempt << ", priority " << c.pod->pod.priority << ")\n";
+    if (!c.explain) continue;
+    const auto& e = *c.explain;
+    if (e.nominated_node_first) o << "  nominated node tried first\n";
+    if (e.nodes.empty()) o << "  no node was filtered (PreFilter rejected the pod)\n";
+    for (const auto& v : e.nodes) {
+      o << "  " << v.node << ": " << (v.feasible ? "feasible" : "infeasible") << "\n";
+      for (const auto& f : v.filters) {
+        o << "    " << f.plugin() << ": " << sched::CodeName(f.code());
+        if (!f.reasons().empty()) o << " (" << f.Message() << ")";
+        o << "\n";
+      }
+    }
+    if (e.scores) {
+      const auto& t = *e.scores;
+      std::vector<std::vector<std::string>> rows;
+      std::vector<std::string> header{"NODE"};
+      for (size_t k = 0; k < t.plugins.size(); ++k) {
+        header.push_back(std::string(t.plugins[k]) + "x" + std::to_string(t.weights[k]));
+      }
+      header.push_back("TOTAL");
+      rows.push_back(header);
+      for (size_t i = 0; i < t.nodes.size(); ++i) {
+        std::vector<std::string> row{t.nodes[i]->name()};
+        for (size_t k = 0; k < t.plugins.size(); ++k) row.push_back(std::to_string(t.score(i, k)));
+        row.push_back(std::to_string(t.totals[i]));
+        rows.push_back(std::move(row));
+      }
+      o << "  scores:\n";
+      std::istringstream lines(Table(rows));
+      for (std::string line; std::getline(lines, line);) o << "    " << line << "\n";
+    }
+    if (c.scheduled) {
+      o << "  chosen: " << c.node << (e.why.empty() ? "" : " (" + e.why + ")") << "\n";
+    } else {
+      o << "  unschedulable: " << c.message << "\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace
+
+std::string Render(const sim::PlanResult& r, Format format, bool explain) {
+  switch (format) {
+    case Format::kJson:
+      return PlanJson(r, explain).dump(2) + "\n";
+    case Format::kYaml: {
+      YAML::Emitter out;
+      EmitYaml(out, PlanJson(r, explain));
+      return std::string(out.c_str()) + "\n";
+    }
+    case Format::kTable:
+      break;
+  }
+  std::vector<std::vector<std::string>> rows{{"NAME", "STATUS", "NODE", "NOMINATED NODE", "MESSAGE"}};
+  for (const auto& p : r.pods) {
+    rows.push_back({p.name, p.scheduled ? "Scheduled" : "Pending", p.scheduled ? p.node : "<none>",
+                    p.nominated_node && !p.nominated_node->empty() ? *p.nominated_node : "<none>",
+                    p.message.empty() ? "" : p.message});
+  }
+  std::string out = Table(rows);
+  if (r.pods.empty()) out = "No pending pods.\n";
+  if (!r.preemptions.empty()) {
+    std::vector<std::vector<std::string>> pre{{"VICTIM", "NODE", "PRIORITY", "PREEMPTOR"}};
+    for (const auto& p : r.preemptions) {
+      for (const auto& v : p.victims) {
+        pre.push_back({v.name, v.node, std::to_string(v.priority), p.preemptor});
+      }
+    }
+    out += "\nPreemptions:\n" + Table(pre);
+  }
+  if (explain) out += ExplainText(r);
+  return out;
+}
+
+}  // namespace arbiter::plan

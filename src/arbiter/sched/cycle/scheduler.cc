@@ -1,0 +1,258 @@
+// The scheduling cycle.
+#include "arbiter/sched/cycle/scheduler.h"
+
+#include <algorithm>
+
+#include "arbiter/sched/plugins/in_tree_registry.h"
+
+namespace arbiter::sched {
+
+namespace {
+constexpr size_t kMinFeasibleNodesToFind = 100;
+constexpr int64_t kMinFeasibleNodesPercentageToFind = 5;
+}  // namespace
+
+Scheduler::Scheduler(model::SchedulerConfig config, const Clock* clock, SchedulerOptions options)
+    : config_(std::move(config)), clock_(clock), options_(options), rng_(options.seed) {}
+
+arbiter::Status Scheduler::Init(std::vector<std::shared_ptr<Plugin>> post_filter) {
+  plugins::ProfileDeps deps;
+  deps.handle = this;
+  deps.config = &config_;
+  deps.bind = [this](const PodInfo& pod, const std::string& node) -> Status {
+    arbiter::Status s = Bind(pod, node);
+    return s.ok() ? Status() : Status(Code::kError, s.message());
+  };
+  deps.post_filter = std::move(post_filter);
+  auto profile = plugins::BuildDefaultProfile(deps);
+  if (!profile.ok()) return profile.status();
+  framework_ = std::make_unique<Framework>(std::move(*profile), &nominator_);
+  QueueOptions q;
+  q.initial_backoff = config_.pod_initial_backoff_seconds * kSecond;
+  q.max_backoff = config_.pod_max_backoff_seconds * kSecond;
+  queue_ = std::make_unique<SchedulingQueue>(framework_.get(), clock_, q);
+  return arbiter::Status::Ok();
+}
+
+void Scheduler::AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_time) {
+  if (!pod->pod.nominated_node_name.empty()) nominator_.AddNominatedPod(pod, pod->pod.nominated_node_name);
+  queue_->Add(std::move(pod), enqueue_time);
+}
+
+arbiter::Status Scheduler::AddBoundPod(PodInfoPtr pod) {
+  ARBITER_RETURN_IF_ERROR(cache_.AddPod(std::move(pod)));
+  queue_->MoveOnEvent(ClusterEvent::kAssignedPodAdd);
+  return arbiter::Status::Ok();
+}
+
+arbiter::Status Scheduler::DeleteBoundPod(const std::string& uid) {
+  ARBITER_RETURN_IF_ERROR(cache_.RemovePod(uid));
+  queue_->MoveOnEvent(ClusterEvent::kAssignedPodDelete);
+  return arbiter::Status::Ok();
+}
+
+arbiter::Status Scheduler::Bind(const PodInfo& pod, const std::string& node) {
+  model::Pod bound = pod.pod;
+  bound.node_name = node;
+  bound.nominated_node_name.clear();
+  if (!bound.start_time) bound.start_time = clock_->Now();
+  nominator_.DeleteNominatedPod(pod.uid());
+  queue_->Delete(pod.uid());
+  return AddBoundPod(state::MakePodInfo(std::move(bound)));
+}
+
+size_t Scheduler::NumFeasibleNodesToFind(size_t n) const {
+  if (n < kMinFeasibleNodesToFind) return n;
+  int64_t pct = config_.percentage_of_nodes_to_score;
+  if (pct <= 0) {
+    pct = 50 - static_cast<int64_t>(n) / 125;
+    if (pct < kMinFeasibleNodesPercentageToFind) pct = kMinFeasibleNodesPercentageToFind;
+  }
+  size_t num = n * static_cast<size_t>(pct) / 100;
+  return num < kMinFeasibleNodesToFind ? kMinFeasibleNodesToFind : num;
+}
+
+Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodInfo& pod,
+                                                  Explanation* explain) {
+  FindResult r;
+  const auto& all = snapshot_.nodes();
+  PreFilterResult pre = framework_->RunPreFilterPlugins(state, pod, all);
+  if (!pre.status.IsSuccess()) {
+    // PreFilter rejected the pod everywhere: every node takes its status.
+    r.diagnosis.node_to_status.absent = pre.status;
+    r.diagnosis.pre_filter_message = pre.status.Message();
+    if (!pre.status.plugin().empty()) r.diagnosis.unschedulable_plugins.insert(pre.status.plugin());
+    return r;
+  }
+  auto record = [&](const NodeInfo& n, const Status& s) {
+    if (explain == nullptr) return;
+    Explanation::NodeVerdict v;
+    v.node = n.name();
+    v.filters = framework_->RunAllFilterPlugins(state, pod, n);
+    v.feasible = s.IsSuccess();
+    explain->nodes.push_back(std::move(v));
+  };
+  // 1) The nominated node alone, first: if it passes, no other node is looked at.
+  const std::string nominated = nominator_.NominatedNode(pod.uid());
+  if (!nominated.empty()) {
+    if (const NodeInfo* n = snapshot_.Get(nominated)) {
+      Status s = framework_->RunFilterPluginsWithNominatedPods(state, pod, *n);
+      if (explain != nullptr) explain->nominated_node_first = true;
+      record(*n, s);
+      if (s.IsSuccess()) {
+        r.feasible.push_back(n);
+        return r;
+      }
+    }
+  }
+  // 2) All nodes (or PreFilter's subset), from the rotating start index.
+  std::vector<const NodeInfo*> subset;
+  std::span<const NodeInfo* const> nodes = all;
+  if (pre.node_names) {
+    for (const auto& name : *pre.node_names) {
+      if (const NodeInfo* n = snapshot_.Get(name)) subset.push_back(n);
+    }
+    nodes = subset;
+    r.diagnosis.node_to_status.absent =
+        Status(Code::kUnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) [NodeAffinity]");
+  }
+  const size_t want = NumFeasibleNodesToFind(nodes.size());
+  size_t processed = 0;
+  for (size_t i = 0; i < nodes.size() && r.feasible.size() < want; ++i) {
+    const NodeInfo* n = nodes[(next_start_node_index_ + i) % nodes.size()];
+    ++processed;
+    Status s = framework_->RunFilterPluginsWithNominatedPods(state, pod, *n);
+    record(*n, s);
+    if (s.IsSuccess()) {
+      r.feasible.push_back(n);
+    } else {
+      if (s.IsRejected() && !s.plugin().empty()) r.diagnosis.unschedulable_plugins.insert(s.plugin());
+      r.diagnosis.node_to_status.statuses.emplace_back(n->name(), std::move(s));
+    }
+  }
+  if (!all.empty()) next_start_node_index_ = (next_start_node_index_ + processed) % all.size();
+  return r;
+}
+
+const NodeInfo* Scheduler::SelectHost(const ScoreTable& t) {
+  // The highest total wins; ties are broken uniformly at random (reservoir sampling) with the
+  // seeded generator, so a run is reproducible.
+  size_t best = 0;
+  size_t ties = 1;
+  for (size_t i = 1; i < t.nodes.size(); ++i) {
+    if (t.totals[i] > t.totals[best]) {
+      best = i;
+      ties = 1;
+    } else if (t.totals[i] == t.totals[best]) {
+      ++ties;
+      if (rng_.Uniform(ties) == 0) best = i;
+    }
+  }
+  return t.nodes[best];
+}
+
+std::optional<CycleOutcome> Scheduler::ScheduleOne() {
+  queue_->Flush();
+  std::optional<QueuedPodInfo> qpi = queue_->Pop();
+  if (!qpi) return std::nullopt;
+  const PodInfoPtr pod = qpi->pod;
+  CycleOutcome out;
+  out.pod = pod;
+  out.attempt = qpi->attempts;
+  out.time = clock_->Now();
+  Explanation* explain = nullptr;
+  if (options_.explain) explain = &out.explain.emplace();
+
+  cache_.UpdateSnapshot(snapshot_);
+  auto fail = [&](Diagnosis& d, CycleState& state, bool run_post_filter) {
+    if (run_post_filter && framework_->HasPostFilterPlugins()) {
+      PostFilterResult pf = framework_->RunPostFilterPlugins(state, *pod, d.node_to_status);
+      if (!pf.status.IsSuccess()) d.post_filter_message = pf.status.Message();
+      if (pf.nominated_node_name) {
+        out.nominated_node = pf.nominated_node_name;
+        nominator_.AddNominatedPod(pod, *pf.nominated_node_name);
+      }
+    }
+    out.message = FitErrorMessage(snapshot_.size(), d);
+    qpi->unschedulable_plugins = d.unschedulable_plugins;
+    if (qpi->unschedulable_plugins.empty() && snapshot_.size() > 0) {
+      // Rejected, but by no plugin in particular: wait for any event.
+      qpi->unschedulable_plugins.insert("");
+    }
+    queue_->AddUnschedulable(std::move(*qpi));
+    return out;
+  };
+
+  CycleState state;
+  if (snapshot_.size() == 0) {
+    out.message = "no nodes available to schedule pods";
+    qpi->unschedulable_plugins.insert("");
+    queue_->AddUnschedulable(std::move(*qpi));
+    return out;
+  }
+  FindResult found = FindNodesThatFit(state, *pod, explain);
+  if (found.feasible.empty()) return fail(found.diagnosis, state, true);
+
+  const NodeInfo* chosen = nullptr;
+  if (found.feasible.size() == 1) {
+    chosen = found.feasible[0];
+    if (explain) explain->why = "the only feasible node";
+  } else {
+    Status ps = framework_->RunPreScorePlugins(state, *pod, found.feasible);
+    if (!ps.IsSuccess()) {
+      Diagnosis d;
+      d.pre_filter_message = ps.Message();
+      return fail(d, state, false);
+    }
+    auto table = framework_->RunScorePlugins(state, *pod, found.feasible);
+    if (!table.ok()) {
+      Diagnosis d;
+      d.pre_filter_message = table.status().message();
+      return fail(d, state, false);
+    }
+    chosen = SelectHost(*table);
+    if (explain) {
+      size_t ties = 0;
+      int64_t best = 0;
+      for (size_t i = 0; i < table->nodes.size(); ++i) {
+        if (table->nodes[i] == chosen) best = table->totals[i];
+      }
+      for (int64_t t : table->totals) ties += t == best ? 1 : 0;
+      explain->why = "highest total score " + std::to_string(best) +
+                     (ties > 1 ? " (tied with " + std::to_string(ties - 1) +
+                                     " other node(s); tie broken by the seeded random source)"
+                               : "");
+      explain->scores = std::move(*table);
+    }
+  }
+  const std::string node = chosen->name();
+  if (explain) explain->chosen = node;
+
+  // Reserve, Permit, Bind. Binding updates the cache, which invalidates `chosen`.
+  Status rs = framework_->RunReservePlugins(state, *pod, node);
+  if (!rs.IsSuccess()) {
+    framework_->RunUnreservePlugins(state, *pod, node);
+    Diagnosis d;
+    d.pre_filter_message = rs.Message();
+    return fail(d, state, false);
+  }
+  PermitResult pr = framework_->RunPermitPlugins(state, *pod, node);
+  if (!pr.status.IsSuccess() && pr.status.code() != Code::kWait) {
+    framework_->RunUnreservePlugins(state, *pod, node);
+    Diagnosis d;
+    d.pre_filter_message = pr.status.Message();
+    return fail(d, state, false);
+  }
+  Status bs = framework_->RunBindPlugins(state, *pod, node);
+  if (!bs.IsSuccess()) {
+    framework_->RunUnreservePlugins(state, *pod, node);
+    Diagnosis d;
+    d.pre_filter_message = "binding rejected: " + bs.Message();
+    return fail(d, state, false);
+  }
+  out.scheduled = true;
+  out.node = node;
+  return out;
+}
+
+}  // namespace arbiter::sched

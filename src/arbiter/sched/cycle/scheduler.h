@@ -1,0 +1,106 @@
+// The Scheduler owns the cache, the queue, the nominator and the framework of one profile, and
+// runs scheduling cycles: ScheduleOne pops a pod and goes through PreFilter, Filter (the
+// nominated node first, then the nodes from a rotating start index until enough feasible nodes
+// are found), PostFilter on failure, PreScore/Score and host selection, then Reserve, Permit and
+// Bind. Everything it decides depends only on its inputs, the injected clock and its seeded Rng.
+//
+// Not thread-safe: one thread drives a Scheduler.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arbiter/base/rng.h"
+#include "arbiter/sched/cycle/fit_error.h"
+#include "arbiter/sched/framework/framework.h"
+#include "arbiter/sched/queue/scheduling_queue.h"
+
+namespace arbiter::sched {
+
+// What --explain shows for one cycle.
+struct Explanation {
+  struct NodeVerdict {
+    std::string node;
+    std::vector<Status> filters;  // every filter plugin's verdict (Skip when PreFilter skipped it)
+    bool feasible = false;
+  };
+  bool nominated_node_first = false;  // the pod's nominated node was tried alone first
+  std::vector<NodeVerdict> nodes;     // evaluated nodes, in evaluation order
+  std::optional<ScoreTable> scores;
+  std::string chosen;
+  std::string why;
+};
+
+struct CycleOutcome {
+  PodInfoPtr pod;
+  int attempt = 0;
+  Timestamp time = 0;
+  bool scheduled = false;
+  std::string node;     // where it was bound
+  std::string message;  // FailedScheduling message when not scheduled
+  // The node PostFilter nominated ("" = cleared); nullopt = unchanged.
+  std::optional<std::string> nominated_node;
+  std::optional<Explanation> explain;
+};
+
+struct SchedulerOptions {
+  uint64_t seed = 0;
+  bool explain = false;
+};
+
+class Scheduler final : public Handle {
+ public:
+  Scheduler(model::SchedulerConfig config, const Clock* clock, SchedulerOptions options);
+
+  // Builds the profile. `post_filter` plugins (preemption) are added where upstream puts them.
+  arbiter::Status Init(std::vector<std::shared_ptr<Plugin>> post_filter = {});
+
+  // Handle.
+  const state::Snapshot& snapshot() const override { return snapshot_; }
+  const model::SchedulerConfig& config() const override { return config_; }
+  const Clock& clock() const override { return *clock_; }
+
+  state::ClusterCache& cache() { return cache_; }
+  SchedulingQueue& queue() { return *queue_; }
+  Nominator& nominator() { return nominator_; }
+  const Framework& framework() const { return *framework_; }
+  Rng& rng() { return rng_; }
+
+  // Adds a pending pod to the queue (and to the nominator if it carries a nominated node).
+  void AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_time = std::nullopt);
+  // Adds a bound pod to the cache and tells the queue.
+  arbiter::Status AddBoundPod(PodInfoPtr pod);
+  // Removes a bound pod from the cache and tells the queue.
+  arbiter::Status DeleteBoundPod(const std::string& uid);
+
+  // One scheduling cycle; nullopt if no pod is ready.
+  std::optional<CycleOutcome> ScheduleOne();
+
+  // How many feasible nodes a cycle looks for among `num_all_nodes` (percentageOfNodesToScore).
+  size_t NumFeasibleNodesToFind(size_t num_all_nodes) const;
+
+ private:
+  struct FindResult {
+    std::vector<const NodeInfo*> feasible;
+    Diagnosis diagnosis;
+  };
+  FindResult FindNodesThatFit(CycleState& state, const PodInfo& pod, Explanation* explain);
+  const NodeInfo* SelectHost(const ScoreTable& table);
+  arbiter::Status Bind(const PodInfo& pod, const std::string& node);
+
+  model::SchedulerConfig config_;
+  const Clock* clock_;
+  SchedulerOptions options_;
+  Rng rng_;
+  state::ClusterCache cache_;
+  state::Snapshot snapshot_;
+  Nominator nominator_;
+  std::unique_ptr<Framework> framework_;
+  std::unique_ptr<SchedulingQueue> queue_;
+  size_t next_start_node_index_ = 0;
+};
+
+}  // namespace arbiter::sched

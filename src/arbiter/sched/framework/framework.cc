@@ -1,0 +1,296 @@
+// Running plugins at each extension point.
+#include "arbiter/sched/framework/framework.h"
+
+#include <algorithm>
+
+namespace arbiter::sched {
+
+const Status& NodeToStatus::Get(std::string_view node) const {
+  for (const auto& [n, s] : statuses) {
+    if (n == node) return s;
+  }
+  return absent;
+}
+
+void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::span<NodeScore> scores) {
+  int64_t max = 0;
+  for (const auto& s : scores) max = std::max(max, s.score);
+  if (max == 0) {
+    if (reverse) {
+      for (auto& s : scores) s.score = max_priority;
+    }
+    return;
+  }
+  for (auto& s : scores) {
+    s.score = max_priority * s.score / max;
+    if (reverse) s.score = max_priority - s.score;
+  }
+}
+
+Framework::Framework(std::vector<PluginEntry> plugins, const Nominator* nominator)
+    : plugins_(std::move(plugins)), nominator_(nominator) {
+  for (const auto& e : plugins_) {
+    Plugin* p = e.plugin.get();
+    if (auto* q = dynamic_cast<QueueSortPlugin*>(p); q && queue_sort_ == nullptr) queue_sort_ = q;
+    if (auto* x = dynamic_cast<PreEnqueuePlugin*>(p)) pre_enqueue_.push_back(x);
+    if (auto* x = dynamic_cast<PreFilterPlugin*>(p)) pre_filter_.push_back(x);
+    if (auto* x = dynamic_cast<FilterPlugin*>(p)) filter_.push_back(x);
+    if (auto* x = dynamic_cast<PostFilterPlugin*>(p)) post_filter_.push_back(x);
+    if (auto* x = dynamic_cast<PreScorePlugin*>(p)) pre_score_.push_back(x);
+    if (auto* x = dynamic_cast<ScorePlugin*>(p); x && e.score_weight > 0) {
+      score_.emplace_back(x, e.score_weight);
+    }
+    if (auto* x = dynamic_cast<ReservePlugin*>(p)) reserve_.push_back(x);
+    if (auto* x = dynamic_cast<PermitPlugin*>(p)) permit_.push_back(x);
+    if (auto* x = dynamic_cast<BindPlugin*>(p)) bind_.push_back(x);
+  }
+}
+
+Status Framework::RunPreEnqueuePlugins(const PodInfo& pod) const {
+  for (const auto* p : pre_enqueue_) {
+    Status s = p->PreEnqueue(pod);
+    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+  }
+  return {};
+}
+
+PreFilterResult Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
+                                               std::span<const NodeInfo* const> nodes) const {
+  PreFilterResult out;
+  Status unschedulable;
+  std::vector<std::string> narrowing_plugins;
+  for (const auto* p : pre_filter_) {
+    PreFilterResult r = p->PreFilter(state, pod, nodes);
+    if (r.status.IsSkip()) {
+      state.SkipFilter(p->Name());
+      continue;
+    }
+    if (r.status.code() == Code::kUnschedulableAndUnresolvable || r.status.code() == Code::kError) {
+      out.status = std::move(r.status.WithPlugin(p->Name()));
+      return out;
+    }
+    if (r.status.code() == Code::kUnschedulable) {
+      // Remembered; the remaining PreFilters still run.
+      if (unschedulable.IsSuccess()) unschedulable = std::move(r.status.WithPlugin(p->Name()));
+      continue;
+    }
+    if (r.node_names) {
+      narrowing_plugins.emplace_back(p->Name());
+      if (!out.node_names) {
+        out.node_names = std::move(r.node_names);
+      } else {
+        std::set<std::string> both;
+        std::set_intersection(out.node_names->begin(), out.node_names->end(), r.node_names->begin(),
+                              r.node_names->end(), std::inserter(both, both.begin()));
+        out.node_names = std::move(both);
+      }
+      if (out.node_names->empty()) {
+        std::sort(narrowing_plugins.begin(), narrowing_plugins.end());
+        std::string msg;
+        if (narrowing_plugins.size() == 1) {
+          msg = "node(s) didn't satisfy plugin " + narrowing_plugins[0];
+        } else {
+          msg = "node(s) didn't satisfy plugin(s) [";
+          for (size_t i = 0; i < narrowing_plugins.size(); ++i) {
+            msg += (i ? " " : "") + narrowing_plugins[i];
+          }
+          msg += "] simultaneously";
+        }
+        out.status = Status(Code::kUnschedulableAndUnresolvable, msg);
+        return out;
+      }
+    }
+  }
+  if (!unschedulable.IsSuccess()) out.status = std::move(unschedulable);
+  return out;
+}
+
+Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod,
+                                              const PodInfo& to_add, const NodeInfo& node) const {
+  for (const auto* p : pre_filter_) {
+    if (state.FilterSkipped(p->Name()) || p->Extensions() == nullptr) continue;
+    Status s = p->Extensions()->AddPod(state, pod, to_add, node);
+    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+  }
+  return {};
+}
+
+Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod,
+                                                 const PodInfo& to_remove,
+                                                 const NodeInfo& node) const {
+  for (const auto* p : pre_filter_) {
+    if (state.FilterSkipped(p->Name()) || p->Extensions() == nullptr) continue;
+    Status s = p->Extensions()->RemovePod(state, pod, to_remove, node);
+    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+  }
+  return {};
+}
+
+Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
+                                   const NodeInfo& node) const {
+  for (const auto* p : filter_) {
+    if (state.FilterSkipped(p->Name())) continue;
+    Status s = p->Filter(state, pod, node);
+    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+  }
+  return {};
+}
+
+std::vector<Status> Framework::RunAllFilterPlugins(const CycleState& state, const PodInfo& pod,
+                                                   const NodeInfo& node) const {
+  std::vector<Status> out;
+  for (const auto* p : filter_) {
+    if (state.FilterSkipped(p->Name())) {
+      out.push_back(Status(Code::kSkip).WithPlugin(p->Name()));
+      continue;
+    }
+    out.push_back(p->Filter(state, pod, node).WithPlugin(p->Name()));
+  }
+  return out;
+}
+
+Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                                    const NodeInfo& node) const {
+  // Pods nominated to this node with priority >= the pod's, other than the pod itself.
+  std::vector<const PodInfo*> nominated;
+  if (nominator_ != nullptr) {
+    for (const auto& np : nominator_->NominatedPodsForNode(node.name())) {
+      if (np->pod.priority >= pod.pod.priority && np->uid() != pod.uid()) nominated.push_back(np.get());
+    }
+  }
+  if (nominated.empty()) return RunFilterPlugins(state, pod, node);
+  NodeInfo with = node;
+  CycleState state_with = state.Clone();
+  for (const PodInfo* np : nominated) {
+    // The copy is what the filters see: the nominated pod as if it ran there.
+    model::Pod placed = np->pod;
+    placed.node_name = node.name();
+    auto info = state::MakePodInfo(std::move(placed));
+    with.AddPod(info);
+    Status s = RunPreFilterExtensionAddPod(state_with, pod, *info, with);
+    if (!s.IsSuccess()) return s;
+  }
+  Status s = RunFilterPlugins(state_with, pod, with);
+  if (!s.IsSuccess()) return s;
+  return RunFilterPlugins(state, pod, node);
+}
+
+PostFilterResult Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                                                 const NodeToStatus& filtered) const {
+  PostFilterResult out;
+  out.status = Status(Code::kUnschedulable);
+  std::vector<std::string> reasons;
+  for (auto* p : post_filter_) {
+    PostFilterResult r = p->PostFilter(state, pod, filtered);
+    if (r.status.IsSuccess() || r.status.code() == Code::kUnschedulableAndUnresolvable ||
+        r.status.code() == Code::kError) {
+      r.status.WithPlugin(p->Name());
+      return r;
+    }
+    for (const auto& reason : r.status.reasons()) reasons.push_back(reason);
+    if (r.nominated_node_name) out.nominated_node_name = r.nominated_node_name;
+  }
+  out.status = Status(Code::kUnschedulable, std::move(reasons));
+  return out;
+}
+
+Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
+                                     std::span<const NodeInfo* const> feasible) const {
+  state.ClearScoreSkips();
+  for (const auto* p : pre_score_) {
+    Status s = p->PreScore(state, pod, feasible);
+    if (s.IsSkip()) {
+      state.SkipScore(p->Name());
+      continue;
+    }
+    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+  }
+  return {};
+}
+
+StatusOr<ScoreTable> Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                                                std::span<const NodeInfo* const> feasible) const {
+  ScoreTable t;
+  t.nodes.assign(feasible.begin(), feasible.end());
+  std::vector<std::pair<const ScorePlugin*, int32_t>> active;
+  for (const auto& [p, w] : score_) {
+    if (!state.ScoreSkipped(p->Name())) active.emplace_back(p, w);
+  }
+  for (const auto& [p, w] : active) {
+    t.plugins.push_back(p->Name());
+    t.weights.push_back(w);
+  }
+  const size_t np = active.size();
+  t.scores.assign(feasible.size() * np, 0);
+  t.totals.assign(feasible.size(), 0);
+  std::vector<NodeScore> column(feasible.size());
+  for (size_t j = 0; j < np; ++j) {
+    const ScorePlugin* p = active[j].first;
+    for (size_t i = 0; i < feasible.size(); ++i) {
+      ScoreResult r = p->Score(state, pod, *feasible[i]);
+      if (!r.status.IsSuccess()) {
+        return arbiter::Status(StatusCode::kInternal, "plugin " + std::string(p->Name()) +
+                                                          " failed to score node " +
+                                                          feasible[i]->name() + ": " + r.status.Message());
+      }
+      column[i] = {feasible[i], r.score};
+    }
+    Status ns = p->NormalizeScore(state, pod, column);
+    if (!ns.IsSuccess()) {
+      return arbiter::Status(StatusCode::kInternal,
+                             "plugin " + std::string(p->Name()) + " failed to normalise: " + ns.Message());
+    }
+    for (size_t i = 0; i < feasible.size(); ++i) {
+      const int64_t s = column[i].score;
+      if (s < kMinNodeScore || s > kMaxNodeScore) {
+        return arbiter::Status(StatusCode::kInternal,
+                               "plugin " + std::string(p->Name()) + " returned an invalid score " +
+                                   std::to_string(s) + " for node " + feasible[i]->name());
+      }
+      t.scores[i * np + j] = s;
+      t.totals[i] += s * active[j].second;
+    }
+  }
+  return t;
+}
+
+Status Framework::RunReservePlugins(CycleState& state, const PodInfo& pod, const std::string& node) const {
+  for (auto* p : reserve_) {
+    Status s = p->Reserve(state, pod, node);
+    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+  }
+  return {};
+}
+
+void Framework::RunUnreservePlugins(CycleState& state, const PodInfo& pod, const std::string& node) const {
+  // In reverse order, as upstream.
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
+}
+
+PermitResult Framework::RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node) const {
+  PermitResult out;
+  for (auto* p : permit_) {
+    PermitResult r = p->Permit(state, pod, node);
+    if (r.status.code() == Code::kWait) {
+      out.status = Status(Code::kWait);
+      out.timeout = std::max(out.timeout, r.timeout);
+      continue;
+    }
+    if (!r.status.IsSuccess()) {
+      r.status.WithPlugin(p->Name());
+      return r;
+    }
+  }
+  return out;
+}
+
+Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) const {
+  for (auto* p : bind_) {
+    Status s = p->Bind(state, pod, node);
+    if (s.IsSkip()) continue;
+    return s.WithPlugin(p->Name());
+  }
+  return Status(Code::kError, "no bind plugin bound the pod");
+}
+
+}  // namespace arbiter::sched

@@ -1,0 +1,90 @@
+// The Framework runs a profile's plugins at each extension point, in the profile's order, and
+// applies the framework-level rules that kube-scheduler's runtime applies:
+//   * PreFilter: Skip removes the plugin's Filter for the cycle; UnschedulableAndUnresolvable
+//     stops at once; Unschedulable is remembered while later PreFilters still run; node sets
+//     returned by plugins are intersected.
+//   * Filter stops at the first plugin that does not succeed, and that status is the node's.
+//   * Filter with nominated pods: pods nominated to the node with priority >= the pod's are added
+//     to a copy of the node (and to a cloned CycleState through the PreFilter extensions); the
+//     node must pass both with them and, if any were added, without them.
+//   * Score: PreScore's Skip drops the plugin's Score; each plugin's scores are normalised, then
+//     weighted and summed.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arbiter/base/status.h"
+#include "arbiter/sched/framework/interfaces.h"
+#include "arbiter/sched/framework/nominator.h"
+
+namespace arbiter::sched {
+
+// A plugin instance with the extension points it takes part in.
+struct PluginEntry {
+  std::shared_ptr<Plugin> plugin;
+  int32_t score_weight = 0;
+};
+
+// Scores of the feasible nodes: one row per node (in the order given), one column per score
+// plugin that ran (normalised, before weighting), and each node's weighted total.
+struct ScoreTable {
+  std::vector<std::string_view> plugins;
+  std::vector<int32_t> weights;
+  std::vector<const NodeInfo*> nodes;
+  std::vector<int64_t> scores;  // nodes.size() x plugins.size(), row-major
+  std::vector<int64_t> totals;
+  int64_t score(size_t node, size_t plugin) const { return scores[node * plugins.size() + plugin]; }
+};
+
+class Framework {
+ public:
+  // Plugins in profile order; each is registered at every extension point it implements.
+  Framework(std::vector<PluginEntry> plugins, const Nominator* nominator);
+
+  const QueueSortPlugin* queue_sort() const { return queue_sort_; }
+  bool HasScorePlugins() const { return !score_.empty(); }
+  bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
+  const std::vector<const FilterPlugin*>& filter_plugins() const { return filter_; }
+
+  Status RunPreEnqueuePlugins(const PodInfo& pod) const;
+  PreFilterResult RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
+                                      std::span<const NodeInfo* const> nodes) const;
+  Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod, const PodInfo& to_add,
+                                     const NodeInfo& node) const;
+  Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod,
+                                        const PodInfo& to_remove, const NodeInfo& node) const;
+  Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const;
+  // Every filter plugin's verdict on the node (for --explain); does not stop at a failure.
+  std::vector<Status> RunAllFilterPlugins(const CycleState& state, const PodInfo& pod,
+                                          const NodeInfo& node) const;
+  Status RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                           const NodeInfo& node) const;
+  PostFilterResult RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                                        const NodeToStatus& filtered) const;
+  Status RunPreScorePlugins(CycleState& state, const PodInfo& pod,
+                            std::span<const NodeInfo* const> feasible) const;
+  StatusOr<ScoreTable> RunScorePlugins(
+      const CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> feasible) const;
+  Status RunReservePlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
+  void RunUnreservePlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
+  PermitResult RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
+  Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
+
+ private:
+  std::vector<PluginEntry> plugins_;  // owns the instances
+  const Nominator* nominator_;
+  const QueueSortPlugin* queue_sort_ = nullptr;
+  std::vector<const PreEnqueuePlugin*> pre_enqueue_;
+  std::vector<const PreFilterPlugin*> pre_filter_;
+  std::vector<const FilterPlugin*> filter_;
+  std::vector<PostFilterPlugin*> post_filter_;
+  std::vector<const PreScorePlugin*> pre_score_;
+  std::vector<std::pair<const ScorePlugin*, int32_t>> score_;
+  std::vector<ReservePlugin*> reserve_;
+  std::vector<PermitPlugin*> permit_;
+  std::vector<BindPlugin*> bind_;
+};
+
+}  // namespace arbiter::sched

@@ -1,0 +1,179 @@
+// The plugin SDK: one small interface per extension point, as kube-scheduler's framework
+// defines them. A plugin implements the interfaces of the points it takes part in. Contracts:
+//
+// * Plugins are created once per profile and called from the single scheduling thread.
+// * Filter and Score are const and side-effect free: they read the CycleState, the pod and the
+//   NodeInfo they are given — never the global snapshot — because preemption calls them with
+//   pruned copies of nodes.
+// * PreFilter computes per-cycle state; its AddPod/RemovePod extensions keep that state right
+//   when preemption adds or removes pods on a copied node.
+// * Unreserve must be idempotent.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arbiter/base/rng.h"
+#include "arbiter/base/time.h"
+#include "arbiter/model/objects.h"
+#include "arbiter/sched/framework/cycle_state.h"
+#include "arbiter/sched/framework/status.h"
+#include "arbiter/state/cluster_cache.h"
+
+namespace arbiter::sched {
+
+using state::NodeInfo;
+using state::PodInfo;
+using state::PodInfoPtr;
+
+inline constexpr int64_t kMaxNodeScore = 100;
+inline constexpr int64_t kMinNodeScore = 0;
+
+class Nominator;
+
+// What plugins may reach beyond their arguments: the current snapshot (for PreFilter and
+// PreScore, which look across nodes), the configuration, and the injected clock.
+class Handle {
+ public:
+  virtual ~Handle() = default;
+  virtual const state::Snapshot& snapshot() const = 0;
+  virtual const model::SchedulerConfig& config() const = 0;
+  virtual const Clock& clock() const = 0;
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual std::string_view Name() const = 0;
+};
+
+// Gate before a pod enters activeQ. Non-success parks the pod until a later event.
+class PreEnqueuePlugin : public virtual Plugin {
+ public:
+  virtual Status PreEnqueue(const PodInfo& pod) const = 0;
+};
+
+// Information the queue keeps per pod, which QueueSort orders.
+struct QueuedPodInfo {
+  PodInfoPtr pod;
+  Timestamp timestamp = 0;          // when the pod was (re)added to the queue
+  Timestamp initial_attempt = 0;    // first time it was popped
+  int attempts = 0;
+  std::set<std::string> unschedulable_plugins;  // plugins that rejected it in its last attempt
+  uint64_t sequence = 0;            // monotonic insertion counter, the final tie-break
+};
+
+class QueueSortPlugin : public virtual Plugin {
+ public:
+  // A strict weak order that is total over distinct pods.
+  virtual bool Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const = 0;
+};
+
+class PreFilterExtensions {
+ public:
+  virtual ~PreFilterExtensions() = default;
+  virtual Status AddPod(CycleState& state, const PodInfo& to_schedule, const PodInfo& to_add,
+                        const NodeInfo& node) const = 0;
+  virtual Status RemovePod(CycleState& state, const PodInfo& to_schedule, const PodInfo& to_remove,
+                           const NodeInfo& node) const = 0;
+};
+
+// A PreFilter may narrow the nodes worth filtering (nullopt = all nodes).
+struct PreFilterResult {
+  Status status;
+  std::optional<std::set<std::string>> node_names;
+};
+
+class PreFilterPlugin : public virtual Plugin {
+ public:
+  // Returns Skip to have this plugin's Filter not run for this pod; Unschedulable* rejects the
+  // pod on every node.
+  virtual PreFilterResult PreFilter(CycleState& state, const PodInfo& pod,
+                                    std::span<const NodeInfo* const> nodes) const = 0;
+  virtual const PreFilterExtensions* Extensions() const { return nullptr; }
+};
+
+class FilterPlugin : public virtual Plugin {
+ public:
+  virtual Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const = 0;
+};
+
+// Per-node outcome of filtering, for PostFilter and messages. Nodes without an entry take
+// `absent` (UnschedulableAndUnresolvable unless PreFilter rejected the pod outright).
+struct NodeToStatus {
+  std::vector<std::pair<std::string, Status>> statuses;  // in filtering order
+  Status absent{Code::kUnschedulableAndUnresolvable};
+  const Status& Get(std::string_view node) const;
+};
+
+struct PostFilterResult {
+  Status status;
+  std::optional<std::string> nominated_node_name;  // "" clears the nomination
+};
+
+class PostFilterPlugin : public virtual Plugin {
+ public:
+  virtual PostFilterResult PostFilter(CycleState& state, const PodInfo& pod,
+                                      const NodeToStatus& filtered) = 0;
+};
+
+class PreScorePlugin : public virtual Plugin {
+ public:
+  virtual Status PreScore(CycleState& state, const PodInfo& pod,
+                          std::span<const NodeInfo* const> feasible) const = 0;
+};
+
+struct NodeScore {
+  const NodeInfo* node = nullptr;
+  int64_t score = 0;
+};
+
+struct ScoreResult {
+  int64_t score = 0;
+  Status status;
+};
+
+class ScorePlugin : public virtual Plugin {
+ public:
+  virtual ScoreResult Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const = 0;
+  // Brings raw scores into [kMinNodeScore, kMaxNodeScore]; plugins whose raw scores already are
+  // keep the default (no-op).
+  virtual Status NormalizeScore(const CycleState& state, const PodInfo& pod,
+                                std::span<NodeScore> scores) const {
+    (void)state, (void)pod, (void)scores;
+    return {};
+  }
+};
+
+class ReservePlugin : public virtual Plugin {
+ public:
+  virtual Status Reserve(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
+  virtual void Unreserve(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
+};
+
+struct PermitResult {
+  Status status;  // Success, Wait (with timeout) or a rejection
+  Duration timeout = 0;
+};
+
+class PermitPlugin : public virtual Plugin {
+ public:
+  virtual PermitResult Permit(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
+};
+
+class BindPlugin : public virtual Plugin {
+ public:
+  // Returns Skip to let the next bind plugin handle the pod.
+  virtual Status Bind(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
+};
+
+// Default upstream helper: scale raw scores to [0, 100] by the maximum (reverse: 100 - that).
+void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::span<NodeScore> scores);
+
+}  // namespace arbiter::sched

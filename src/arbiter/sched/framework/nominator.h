@@ -1,0 +1,30 @@
+// The Nominator remembers which pending pods were nominated to which node (by preemption, or by
+// `status.nominatedNodeName` in the input), so that filtering can count them against pods of
+// equal or lower priority. Per node, pods are kept in nomination order; lookups by node return
+// them in that order, so results never depend on hash order.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "arbiter/state/node_info.h"
+
+namespace arbiter::sched {
+
+class Nominator {
+ public:
+  // Records (or moves) the nomination of `pod` to `node`; an empty node removes it.
+  void AddNominatedPod(const state::PodInfoPtr& pod, const std::string& node);
+  void DeleteNominatedPod(const std::string& uid);
+  // Pods nominated to `node`, in nomination order.
+  const std::vector<state::PodInfoPtr>& NominatedPodsForNode(const std::string& node) const;
+  // The node `uid` is nominated to, or "".
+  std::string NominatedNode(const std::string& uid) const;
+
+ private:
+  std::map<std::string, std::vector<state::PodInfoPtr>> by_node_;
+  std::map<std::string, std::string> node_of_;
+};
+
+}  // namespace arbiter::sched

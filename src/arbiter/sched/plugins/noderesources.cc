@@ -1,0 +1,135 @@
+// Resource fit filtering and the resource-based scores.
+#include "arbiter/sched/plugins/noderesources.h"
+
+#include <cmath>
+
+namespace arbiter::sched::plugins {
+
+NodeResourcesFit::NodeResourcesFit(const model::SchedulerConfig& config)
+    : strategy_(config.scoring_strategy), resources_(config.scoring_resources) {
+  for (const auto& p : config.requested_to_capacity_shape) shape_.push_back({p.utilization, p.score * 10});
+}
+
+Status NodeResourcesFit::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
+  const model::Resources& req = pod.pod.requests;
+  const model::Resources& alloc = node.node().allocatable;
+  const model::Resources& used = node.requested();
+  std::vector<std::string> reasons;
+  bool unresolvable = false;
+  if (static_cast<int64_t>(node.pods().size()) + 1 > alloc.pods) reasons.emplace_back("Too many pods");
+  auto check = [&](int64_t want, int64_t have, int64_t in_use, std::string_view name) {
+    if (want > 0 && want > have - in_use) {
+      reasons.push_back("Insufficient " + std::string(name));
+      if (want > have) unresolvable = true;
+    }
+  };
+  check(req.milli_cpu, alloc.milli_cpu, used.milli_cpu, model::kResourceCpu);
+  check(req.memory, alloc.memory, used.memory, model::kResourceMemory);
+  check(req.ephemeral_storage, alloc.ephemeral_storage, used.ephemeral_storage,
+        model::kResourceEphemeralStorage);
+  for (const auto& [name, want] : req.scalars) {  // sorted by name: deterministic reasons
+    check(want, alloc.Scalar(name), used.Scalar(name), name);
+  }
+  if (reasons.empty()) return {};
+  return Status(unresolvable ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable,
+                std::move(reasons));
+}
+
+namespace {
+
+// Requested amount (node + pod) and allocatable for a scored resource.
+struct Amount {
+  int64_t requested = 0;
+  int64_t allocatable = 0;
+};
+
+Amount ScoringAmount(const PodInfo& pod, const NodeInfo& node, std::string_view name, bool non_zero) {
+  const model::Resources& alloc = node.node().allocatable;
+  if (name == model::kResourceCpu) {
+    return {(non_zero ? node.non_zero_cpu() + pod.non_zero_cpu
+                      : node.requested().milli_cpu + pod.pod.requests.milli_cpu),
+            alloc.milli_cpu};
+  }
+  if (name == model::kResourceMemory) {
+    return {(non_zero ? node.non_zero_memory() + pod.non_zero_memory
+                      : node.requested().memory + pod.pod.requests.memory),
+            alloc.memory};
+  }
+  return {node.requested().Get(name) + pod.pod.requests.Get(name), alloc.Get(name)};
+}
+
+bool IsScalar(std::string_view name) {
+  return name != model::kResourceCpu && name != model::kResourceMemory &&
+         name != model::kResourceEphemeralStorage && name != model::kResourcePods;
+}
+
+int64_t BrokenLinear(const std::vector<model::UtilizationShapePoint>& shape, int64_t p) {
+  if (shape.empty()) return 0;
+  if (p <= shape.front().utilization) return shape.front().score;
+  for (size_t i = 1; i < shape.size(); ++i) {
+    if (p <= shape[i].utilization) {
+      const auto& a = shape[i - 1];
+      const auto& b = shape[i];
+      return a.score + (b.score - a.score) * (p - a.utilization) / (b.utilization - a.utilization);
+    }
+  }
+  return shape.back().score;
+}
+
+}  // namespace
+
+ScoreResult NodeResourcesFit::Score(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
+  int64_t sum = 0;
+  int64_t weight_sum = 0;
+  for (const auto& r : resources_) {
+    if (IsScalar(r.name) && pod.pod.requests.Scalar(r.name) == 0) continue;  // unrequested scalar
+    const Amount a = ScoringAmount(pod, node, r.name, /*non_zero=*/true);
+    if (a.allocatable == 0) continue;
+    int64_t s = 0;
+    switch (strategy_) {
+      case model::ScoringStrategy::kLeastAllocated:
+        s = a.requested > a.allocatable ? 0 : (a.allocatable - a.requested) * kMaxNodeScore / a.allocatable;
+        break;
+      case model::ScoringStrategy::kMostAllocated:
+        s = std::min(a.requested, a.allocatable) * kMaxNodeScore / a.allocatable;
+        break;
+      case model::ScoringStrategy::kRequestedToCapacityRatio: {
+        const int64_t util = a.requested > a.allocatable ? 100 : a.requested * 100 / a.allocatable;
+        s = BrokenLinear(shape_, util);
+        if (s <= 0) continue;  // only positive scores count, weights included
+        break;
+      }
+    }
+    sum += s * r.weight;
+    weight_sum += r.weight;
+  }
+  if (weight_sum == 0) return {0, {}};
+  if (strategy_ == model::ScoringStrategy::kRequestedToCapacityRatio) {
+    return {static_cast<int64_t>(std::llround(static_cast<double>(sum) / static_cast<double>(weight_sum))), {}};
+  }
+  return {sum / weight_sum, {}};
+}
+
+Status NodeResourcesBalancedAllocation::PreScore(CycleState&, const PodInfo& pod,
+                                                 std::span<const NodeInfo* const>) const {
+  // A pod that requests neither CPU nor memory changes no balance (kube-scheduler >= 1.33).
+  if (pod.pod.requests.milli_cpu == 0 && pod.pod.requests.memory == 0) return Status(Code::kSkip);
+  return {};
+}
+
+ScoreResult NodeResourcesBalancedAllocation::Score(const CycleState&, const PodInfo& pod,
+                                                   const NodeInfo& node) const {
+  double fractions[2];
+  int n = 0;
+  for (std::string_view name : {model::kResourceCpu, model::kResourceMemory}) {
+    const Amount a = ScoringAmount(pod, node, name, /*non_zero=*/false);
+    if (a.allocatable == 0) continue;
+    double f = static_cast<double>(a.requested) / static_cast<double>(a.allocatable);
+    fractions[n++] = f > 1 ? 1 : f;
+  }
+  double std_dev = 0;
+  if (n == 2) std_dev = std::fabs((fractions[0] - fractions[1]) / 2);
+  return {static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore)), {}};
+}
+
+}  // namespace arbiter::sched::plugins

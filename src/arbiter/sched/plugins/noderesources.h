@@ -1,0 +1,41 @@
+// NodeResourcesFit and NodeResourcesBalancedAllocation.
+//
+// Fit filters on requested + pod request <= allocatable for every resource the pod asks for
+// and on the node's pod count; its reasons are "Too many pods" and "Insufficient <resource>".
+// A request larger than the node's whole allocatable can never fit there, so that node is
+// UnschedulableAndUnresolvable (kube-scheduler >= 1.34); otherwise Unschedulable.
+// Fit scores with LeastAllocated (default), MostAllocated or RequestedToCapacityRatio over the
+// configured resources, counting 100m / 200Mi for containers that state no CPU / memory request.
+// BalancedAllocation scores 100 * (1 - std-dev of the requested/allocatable fractions), with
+// actual requests, and skips pods that request none of its resources.
+#pragma once
+
+#include "arbiter/model/objects.h"
+#include "arbiter/sched/framework/interfaces.h"
+
+namespace arbiter::sched::plugins {
+
+class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
+ public:
+  static constexpr std::string_view kName = "NodeResourcesFit";
+  explicit NodeResourcesFit(const model::SchedulerConfig& config);
+  std::string_view Name() const override { return kName; }
+  Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+  ScoreResult Score(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+
+ private:
+  model::ScoringStrategy strategy_;
+  std::vector<model::ResourceWeight> resources_;
+  std::vector<model::UtilizationShapePoint> shape_;  // scores scaled to 0..100
+};
+
+class NodeResourcesBalancedAllocation final : public PreScorePlugin, public ScorePlugin {
+ public:
+  static constexpr std::string_view kName = "NodeResourcesBalancedAllocation";
+  std::string_view Name() const override { return kName; }
+  Status PreScore(CycleState& state, const PodInfo& pod,
+                  std::span<const NodeInfo* const> feasible) const override;
+  ScoreResult Score(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+};
+
+}  // namespace arbiter::sched::plugins

@@ -1,0 +1,87 @@
+// The in-tree plugins whose logic fits in a few lines each: PrioritySort (QueueSort),
+// NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts and DefaultBinder.
+// Reasons and codes are kube-scheduler's, word for word, because users grep for them.
+#pragma once
+
+#include <functional>
+
+#include "arbiter/sched/framework/interfaces.h"
+
+namespace arbiter::sched::plugins {
+
+// Higher priority first, then earlier queue timestamp, then insertion order (a total order).
+class PrioritySort final : public QueueSortPlugin {
+ public:
+  static constexpr std::string_view kName = "PrioritySort";
+  std::string_view Name() const override { return kName; }
+  bool Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const override;
+};
+
+class NodeUnschedulable final : public FilterPlugin {
+ public:
+  static constexpr std::string_view kName = "NodeUnschedulable";
+  static constexpr std::string_view kReason = "node(s) were unschedulable";
+  std::string_view Name() const override { return kName; }
+  Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+};
+
+class NodeName final : public FilterPlugin {
+ public:
+  static constexpr std::string_view kName = "NodeName";
+  static constexpr std::string_view kReason = "node(s) didn't match the requested node name";
+  std::string_view Name() const override { return kName; }
+  Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+};
+
+class TaintToleration final : public FilterPlugin, public PreScorePlugin, public ScorePlugin {
+ public:
+  static constexpr std::string_view kName = "TaintToleration";
+  std::string_view Name() const override { return kName; }
+  Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+  Status PreScore(CycleState& state, const PodInfo& pod,
+                  std::span<const NodeInfo* const> feasible) const override;
+  ScoreResult Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  Status NormalizeScore(const CycleState&, const PodInfo&, std::span<NodeScore> scores) const override;
+};
+
+class NodeAffinity final : public PreFilterPlugin,
+                           public FilterPlugin,
+                           public PreScorePlugin,
+                           public ScorePlugin {
+ public:
+  static constexpr std::string_view kName = "NodeAffinity";
+  static constexpr std::string_view kReason = "node(s) didn't match Pod's node affinity/selector";
+  std::string_view Name() const override { return kName; }
+  PreFilterResult PreFilter(CycleState& state, const PodInfo& pod,
+                            std::span<const NodeInfo* const> nodes) const override;
+  Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+  Status PreScore(CycleState& state, const PodInfo& pod,
+                  std::span<const NodeInfo* const> feasible) const override;
+  ScoreResult Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  Status NormalizeScore(const CycleState&, const PodInfo&, std::span<NodeScore> scores) const override;
+};
+
+class NodePorts final : public PreFilterPlugin, public FilterPlugin {
+ public:
+  static constexpr std::string_view kName = "NodePorts";
+  static constexpr std::string_view kReason = "node(s) didn't have free ports for the requested pod ports";
+  std::string_view Name() const override { return kName; }
+  PreFilterResult PreFilter(CycleState& state, const PodInfo& pod,
+                            std::span<const NodeInfo* const> nodes) const override;
+  Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+};
+
+// Binds through the function the scheduler gives it (the cache in `plan`, the API in `serve`).
+class DefaultBinder final : public BindPlugin {
+ public:
+  using BindFn = std::function<Status(const PodInfo&, const std::string&)>;
+  static constexpr std::string_view kName = "DefaultBinder";
+  explicit DefaultBinder(BindFn bind) : bind_(std::move(bind)) {}
+  std::string_view Name() const override { return kName; }
+  Status Bind(CycleState&, const PodInfo& pod, const std::string& node) override { return bind_(pod, node); }
+
+ private:
+  BindFn bind_;
+};
+
+}  // namespace arbiter::sched::plugins

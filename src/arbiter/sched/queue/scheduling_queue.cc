@@ -1,0 +1,196 @@
+// The three sub-queues and the moves between them.
+#include "arbiter/sched/queue/scheduling_queue.h"
+
+namespace arbiter::sched {
+
+bool PluginCaresAbout(std::string_view plugin, ClusterEvent event) {
+  using E = ClusterEvent;
+  const bool node_event = event == E::kNodeAdd || event == E::kNodeUpdate;
+  if (plugin == "NodeResourcesFit" || plugin == "NodePorts") {
+    return node_event || event == E::kAssignedPodDelete || event == E::kAssignedPodUpdate;
+  }
+  if (plugin == "InterPodAffinity" || plugin == "PodTopologySpread") {
+    return node_event || event == E::kAssignedPodAdd || event == E::kAssignedPodDelete ||
+           event == E::kAssignedPodUpdate;
+  }
+  if (plugin == "NodeAffinity" || plugin == "TaintToleration" || plugin == "NodeUnschedulable" ||
+      plugin == "NodeName") {
+    return node_event;
+  }
+  // Plugins without a known interest (and PreEnqueue gates) react to everything.
+  return true;
+}
+
+SchedulingQueue::SchedulingQueue(const Framework* framework, const Clock* clock, QueueOptions options)
+    : framework_(framework),
+      clock_(clock),
+      options_(options),
+      active_(ActiveLess{this}),
+      backoff_(BackoffLess{this}),
+      unschedulable_(ActiveLess{this}) {}
+
+bool SchedulingQueue::ActiveLess::operator()(const Entry* a, const Entry* b) const {
+  const QueueSortPlugin* sort = q->framework_->queue_sort();
+  if (sort != nullptr) {
+    if (sort->Less(a->info, b->info)) return true;
+    if (sort->Less(b->info, a->info)) return false;
+  }
+  return a->info.sequence < b->info.sequence;
+}
+
+bool SchedulingQueue::BackoffLess::operator()(const Entry* a, const Entry* b) const {
+  if (a->backoff_expiry != b->backoff_expiry) return a->backoff_expiry < b->backoff_expiry;
+  return ActiveLess{q}(a, b);
+}
+
+Timestamp SchedulingQueue::BackoffExpiry(const QueuedPodInfo& info) const {
+  if (info.attempts == 0) return info.timestamp;
+  Duration d = options_.initial_backoff;
+  for (int i = 1; i < info.attempts && d < options_.max_backoff; ++i) d *= 2;
+  if (d > options_.max_backoff) d = options_.max_backoff;
+  return info.timestamp + d;
+}
+
+void SchedulingQueue::PushActive(Entry* e) {
+  if (!framework_->RunPreEnqueuePlugins(*e->info.pod).IsSuccess()) {
+    e->where = Entry::Where::kUnschedulable;
+    e->unschedulable_since = clock_->Now();
+    unschedulable_.insert(e);
+    return;
+  }
+  e->where = Entry::Where::kActive;
+  active_.insert(e);
+}
+
+void SchedulingQueue::Add(PodInfoPtr pod, std::optional<Timestamp> enqueue_time) {
+  const std::string uid = pod->uid();
+  if (entries_.count(uid)) {
+    Update(std::move(pod));
+    return;
+  }
+  auto e = std::make_unique<Entry>();
+  e->info.pod = std::move(pod);
+  e->info.timestamp = enqueue_time.value_or(clock_->Now());
+  e->info.sequence = next_sequence_++;
+  Entry* raw = e.get();
+  entries_[uid] = std::move(e);
+  PushActive(raw);
+}
+
+std::optional<QueuedPodInfo> SchedulingQueue::Pop() {
+  Entry* e = nullptr;
+  if (!active_.empty()) {
+    e = *active_.begin();
+    active_.erase(active_.begin());
+  } else if (!backoff_.empty()) {
+    e = *backoff_.begin();
+    backoff_.erase(backoff_.begin());
+  } else {
+    return std::nullopt;
+  }
+  e->where = Entry::Where::kInFlight;
+  e->info.attempts++;
+  if (e->info.attempts == 1) e->info.initial_attempt = clock_->Now();
+  return e->info;
+}
+
+void SchedulingQueue::AddUnschedulable(QueuedPodInfo info) {
+  auto it = entries_.find(info.pod->uid());
+  if (it == entries_.end()) return;  // deleted while in flight
+  Entry* e = it->second.get();
+  Detach(e);
+  e->info = std::move(info);
+  e->info.timestamp = clock_->Now();  // re-adding refreshes the queue timestamp
+  e->backoff_expiry = BackoffExpiry(e->info);
+  if (e->info.unschedulable_plugins.empty()) {
+    e->where = Entry::Where::kBackoff;
+    backoff_.insert(e);
+  } else {
+    e->where = Entry::Where::kUnschedulable;
+    e->unschedulable_since = clock_->Now();
+    unschedulable_.insert(e);
+  }
+}
+
+void SchedulingQueue::Detach(Entry* e) {
+  switch (e->where) {
+    case Entry::Where::kActive: active_.erase(e); break;
+    case Entry::Where::kBackoff: backoff_.erase(e); break;
+    case Entry::Where::kUnschedulable: unschedulable_.erase(e); break;
+    case Entry::Where::kInFlight: break;
+  }
+  e->where = Entry::Where::kInFlight;
+}
+
+void SchedulingQueue::Update(PodInfoPtr pod) {
+  auto it = entries_.find(pod->uid());
+  if (it == entries_.end()) return;
+  Entry* e = it->second.get();
+  const auto where = e->where;
+  Detach(e);  // ordering keys may change
+  e->info.pod = std::move(pod);
+  switch (where) {
+    case Entry::Where::kActive: PushActive(e); break;
+    case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
+    case Entry::Where::kUnschedulable: e->where = where; unschedulable_.insert(e); break;
+    case Entry::Where::kInFlight: break;
+  }
+}
+
+void SchedulingQueue::Delete(const std::string& uid) {
+  auto it = entries_.find(uid);
+  if (it == entries_.end()) return;
+  Detach(it->second.get());
+  entries_.erase(it);
+}
+
+void SchedulingQueue::ToActiveOrBackoff(Entry* e) {
+  if (e->backoff_expiry > clock_->Now()) {
+    e->where = Entry::Where::kBackoff;
+    backoff_.insert(e);
+  } else {
+    PushActive(e);
+  }
+}
+
+void SchedulingQueue::MoveOnEvent(ClusterEvent event) {
+  std::vector<Entry*> moving;
+  for (Entry* e : unschedulable_) {
+    bool cares = e->info.unschedulable_plugins.empty();
+    for (const auto& p : e->info.unschedulable_plugins) cares = cares || PluginCaresAbout(p, event);
+    if (cares) moving.push_back(e);
+  }
+  for (Entry* e : moving) {
+    unschedulable_.erase(e);
+    ToActiveOrBackoff(e);
+  }
+}
+
+void SchedulingQueue::Flush() {
+  const Timestamp now = clock_->Now();
+  while (!backoff_.empty() && (*backoff_.begin())->backoff_expiry <= now) {
+    Entry* e = *backoff_.begin();
+    backoff_.erase(backoff_.begin());
+    PushActive(e);
+  }
+  std::vector<Entry*> leftover;
+  for (Entry* e : unschedulable_) {
+    if (now - e->unschedulable_since >= options_.max_in_unschedulable) leftover.push_back(e);
+  }
+  for (Entry* e : leftover) {
+    unschedulable_.erase(e);
+    ToActiveOrBackoff(e);
+  }
+}
+
+std::optional<Timestamp> SchedulingQueue::NextWakeup() const {
+  std::optional<Timestamp> t;
+  if (!backoff_.empty()) t = (*backoff_.begin())->backoff_expiry;
+  for (const Entry* e : unschedulable_) {
+    const Timestamp due = e->unschedulable_since + options_.max_in_unschedulable;
+    if (!t || due < *t) t = due;
+  }
+  return t;
+}
+
+}  // namespace arbiter::sched

@@ -1,0 +1,187 @@
+// The scheduler cache, NodeTree ordering and incremental snapshots.
+#include "arbiter/state/cluster_cache.h"
+
+#include <algorithm>
+
+namespace arbiter::state {
+
+std::string ZoneKey(const model::Node& node) {
+  const std::string* zone = node.labels.Find("topology.kubernetes.io/zone");
+  if (zone == nullptr) zone = node.labels.Find("failure-domain.beta.kubernetes.io/zone");
+  const std::string* region = node.labels.Find("topology.kubernetes.io/region");
+  if (region == nullptr) region = node.labels.Find("failure-domain.beta.kubernetes.io/region");
+  if (zone == nullptr && region == nullptr) return "";
+  return (region ? *region : "") + ":\x00:" + (zone ? *zone : "");
+}
+
+const NodeInfo* Snapshot::Get(std::string_view name) const {
+  auto it = index_.find(std::string(name));
+  return it == index_.end() ? nullptr : infos_[it->second].get();
+}
+
+const model::LabelMap* Snapshot::NamespaceLabels(std::string_view ns) const {
+  auto it = namespace_labels_.find(ns);
+  return it == namespace_labels_.end() ? nullptr : &it->second;
+}
+
+void Snapshot::RebuildAffinityLists() {
+  with_affinity_.clear();
+  with_required_anti_affinity_.clear();
+  for (const NodeInfo* n : list_) {
+    if (!n->pods_with_affinity().empty()) with_affinity_.push_back(n);
+    if (!n->pods_with_required_anti_affinity().empty()) with_required_anti_affinity_.push_back(n);
+  }
+}
+
+NodeInfo* ClusterCache::Mutable(std::string_view name) {
+  auto it = index_.find(std::string(name));
+  return it == index_.end() ? nullptr : infos_[it->second].get();
+}
+
+const NodeInfo* ClusterCache::GetNode(std::string_view name) const {
+  auto it = index_.find(std::string(name));
+  return it == index_.end() ? nullptr : infos_[it->second].get();
+}
+
+std::vector<const NodeInfo*> ClusterCache::Nodes() const {
+  std::vector<const NodeInfo*> out;
+  out.reserve(order_.size());
+  for (size_t i : order_) out.push_back(infos_[i].get());
+  return out;
+}
+
+void ClusterCache::MarkDirty(size_t index) {
+  if (!is_dirty_[index]) {
+    is_dirty_[index] = true;
+    dirty_.push_back(index);
+  }
+}
+
+void ClusterCache::RebuildOrder() {
+  // NodeTree: zones in order of first appearance; list() takes the i-th node of every zone in
+  // turn (round-robin), skipping zones that have run out.
+  std::vector<std::string> zones;
+  std::map<std::string, std::vector<size_t>> by_zone;
+  for (size_t i = 0; i < infos_.size(); ++i) {
+    std::string z = ZoneKey(infos_[i]->node());
+    auto& v = by_zone[z];
+    if (v.empty()) zones.push_back(z);
+    v.push_back(i);
+  }
+  order_.clear();
+  order_.reserve(infos_.size());
+  for (size_t round = 0; order_.size() < infos_.size(); ++round) {
+    for (const auto& z : zones) {
+      const auto& v = by_zone[z];
+      if (round < v.size()) order_.push_back(v[round]);
+    }
+  }
+  ++structure_version_;
+}
+
+Status ClusterCache::AddNode(model::Node node) {
+  if (index_.count(node.name)) return AlreadyExists("node \"" + node.name + "\" already exists");
+  const std::string name = node.name;
+  index_[name] = infos_.size();
+  infos_.push_back(std::make_unique<NodeInfo>(std::make_shared<const model::Node>(std::move(node))));
+  is_dirty_.push_back(false);
+  RebuildOrder();
+  return Status::Ok();
+}
+
+Status ClusterCache::UpdateNode(model::Node node) {
+  auto it = index_.find(node.name);
+  if (it == index_.end()) return NotFound("node \"" + node.name + "\" not found");
+  const bool zone_changed = ZoneKey(infos_[it->second]->node()) != ZoneKey(node);
+  infos_[it->second]->set_node(std::make_shared<const model::Node>(std::move(node)));
+  MarkDirty(it->second);
+  if (zone_changed) RebuildOrder();
+  return Status::Ok();
+}
+
+Status ClusterCache::RemoveNode(const std::string& name) {
+  auto it = index_.find(name);
+  if (it == index_.end()) return NotFound("node \"" + name + "\" not found");
+  const size_t idx = it->second;
+  for (const auto& p : infos_[idx]->pods()) pods_.erase(p->uid());
+  infos_.erase(infos_.begin() + static_cast<long>(idx));
+  is_dirty_.erase(is_dirty_.begin() + static_cast<long>(idx));
+  index_.clear();
+  for (size_t i = 0; i < infos_.size(); ++i) index_[infos_[i]->name()] = i;
+  dirty_.clear();
+  std::fill(is_dirty_.begin(), is_dirty_.end(), false);
+  RebuildOrder();
+  return Status::Ok();
+}
+
+Status ClusterCache::AddPod(PodInfoPtr pod) {
+  const std::string& node_name = pod->pod.node_name;
+  auto it = index_.find(node_name);
+  if (it == index_.end()) {
+    return NotFound("pod " + pod->pod.Key() + " is bound to node \"" + node_name +
+                    "\", which does not exist");
+  }
+  if (pods_.count(pod->uid())) return AlreadyExists("pod " + pod->pod.Key() + " is already bound");
+  pods_[pod->uid()] = pod;
+  infos_[it->second]->AddPod(std::move(pod));
+  MarkDirty(it->second);
+  return Status::Ok();
+}
+
+Status ClusterCache::UpdatePod(PodInfoPtr pod) {
+  auto old = pods_.find(pod->uid());
+  if (old == pods_.end()) return NotFound("pod " + pod->pod.Key() + " is not bound");
+  if (old->second->pod.node_name != pod->pod.node_name) {
+    return FailedPrecondition("pod " + pod->pod.Key() + " cannot move between nodes");
+  }
+  const size_t idx = index_.at(pod->pod.node_name);
+  infos_[idx]->RemovePod(pod->uid());
+  infos_[idx]->AddPod(pod);
+  old->second = std::move(pod);
+  MarkDirty(idx);
+  return Status::Ok();
+}
+
+Status ClusterCache::RemovePod(const std::string& uid) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return NotFound("pod with uid " + uid + " is not bound");
+  const size_t idx = index_.at(it->second->pod.node_name);
+  infos_[idx]->RemovePod(uid);
+  pods_.erase(it);
+  MarkDirty(idx);
+  return Status::Ok();
+}
+
+PodInfoPtr ClusterCache::FindPod(const std::string& uid) const {
+  auto it = pods_.find(uid);
+  return it == pods_.end() ? nullptr : it->second;
+}
+
+void ClusterCache::UpdateSnapshot(Snapshot& s) {
+  s.namespace_labels_ = namespace_labels_;
+  if (s.structure_version_ != structure_version_) {
+    s.infos_.clear();
+    s.list_.clear();
+    s.index_.clear();
+    for (size_t i : order_) {
+      s.index_[infos_[i]->name()] = s.infos_.size();
+      s.infos_.push_back(std::make_unique<NodeInfo>(*infos_[i]));
+      s.list_.push_back(s.infos_.back().get());
+    }
+    s.structure_version_ = structure_version_;
+    s.RebuildAffinityLists();
+  } else {
+    bool affinity_changed = false;
+    for (size_t i : dirty_) {
+      NodeInfo& dst = *s.infos_[s.index_.at(infos_[i]->name())];
+      affinity_changed |= !dst.pods_with_affinity().empty() ||
+                          !infos_[i]->pods_with_affinity().empty();
+      dst = *infos_[i];
+    }
+    if (affinity_changed) s.RebuildAffinityLists();
+  }
+  for (size_t i : dirty_) is_dirty_[i] = false;
+  dirty_.clear();
+}
+
+}  // namespace arbiter::state

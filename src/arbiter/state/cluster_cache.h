@@ -1,0 +1,93 @@
+// ClusterCache holds the scheduler's view of the cluster (nodes and the pods bound or assumed on
+// them), and Snapshot is the frozen copy one scheduling cycle reads.
+//
+// Node order matters for faithfulness: kube-scheduler's snapshot lists nodes by its NodeTree,
+// which interleaves zones round-robin (zone = region + zone labels) and keeps insertion order
+// within a zone; filtering starts from a rotating index into that list. Both are reproduced here.
+//
+// UpdateSnapshot copies only the nodes that changed since the previous update (the cache keeps a
+// dirty list, as upstream keeps its generation-ordered list), so a cycle after one bind copies one
+// NodeInfo. Not thread-safe: the scheduling loop owns both.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "arbiter/base/status.h"
+#include "arbiter/state/node_info.h"
+
+namespace arbiter::state {
+
+class Snapshot {
+ public:
+  // Nodes in NodeTree order.
+  const std::vector<const NodeInfo*>& nodes() const { return list_; }
+  size_t size() const { return list_.size(); }
+  const NodeInfo* Get(std::string_view name) const;
+  const std::vector<const NodeInfo*>& have_pods_with_affinity() const { return with_affinity_; }
+  const std::vector<const NodeInfo*>& have_pods_with_required_anti_affinity() const {
+    return with_required_anti_affinity_;
+  }
+  // Labels of a namespace; nullptr if the input declared no such Namespace.
+  const model::LabelMap* NamespaceLabels(std::string_view ns) const;
+
+ private:
+  friend class ClusterCache;
+  void RebuildAffinityLists();
+
+  std::vector<std::unique_ptr<NodeInfo>> infos_;  // in NodeTree order
+  std::vector<const NodeInfo*> list_;
+  std::unordered_map<std::string, size_t> index_;  // lookup only; never iterated
+  std::vector<const NodeInfo*> with_affinity_;
+  std::vector<const NodeInfo*> with_required_anti_affinity_;
+  std::map<std::string, model::LabelMap, std::less<>> namespace_labels_;
+  uint64_t structure_version_ = 0;
+};
+
+class ClusterCache {
+ public:
+  Status AddNode(model::Node node);
+  Status UpdateNode(model::Node node);
+  Status RemoveNode(const std::string& name);
+
+  // Adds a pod bound (or assumed) to `pod->pod.node_name`.
+  Status AddPod(PodInfoPtr pod);
+  // Replaces the stored pod with the same UID (same node).
+  Status UpdatePod(PodInfoPtr pod);
+  Status RemovePod(const std::string& uid);
+  // The bound pod with this UID, or nullptr.
+  PodInfoPtr FindPod(const std::string& uid) const;
+
+  void SetNamespace(const model::Namespace& ns) { namespace_labels_[ns.name] = ns.labels; }
+
+  size_t node_count() const { return infos_.size(); }
+  const NodeInfo* GetNode(std::string_view name) const;
+  // Nodes in NodeTree order.
+  std::vector<const NodeInfo*> Nodes() const;
+
+  // Brings `snapshot` up to date, copying only what changed since its last update.
+  void UpdateSnapshot(Snapshot& snapshot);
+
+ private:
+  NodeInfo* Mutable(std::string_view name);
+  void MarkDirty(size_t index);
+  void RebuildOrder();
+
+  std::vector<std::unique_ptr<NodeInfo>> infos_;  // in insertion order
+  std::unordered_map<std::string, size_t> index_;  // lookup only
+  std::vector<size_t> order_;                      // NodeTree order, as indices into infos_
+  std::unordered_map<std::string, PodInfoPtr> pods_;  // bound pods by UID; lookup only
+  std::map<std::string, model::LabelMap, std::less<>> namespace_labels_;
+  std::vector<size_t> dirty_;
+  std::vector<bool> is_dirty_;
+  uint64_t structure_version_ = 1;
+};
+
+// The NodeTree zone key of a node: region and zone labels joined, as utilnode.GetZoneKey.
+std::string ZoneKey(const model::Node& node);
+
+}  // namespace arbiter::state

@@ -1,0 +1,64 @@
+// Incremental maintenance of NodeInfo aggregates.
+#include "arbiter/state/node_info.h"
+
+#include <algorithm>
+
+namespace arbiter::state {
+
+PodInfo::PodInfo(model::Pod p) : pod(std::move(p)) {
+  non_zero_cpu = pod.non_zero_milli_cpu;
+  non_zero_memory = pod.non_zero_memory;
+  const auto& a = pod.affinity;
+  has_pod_affinity_terms = !a.pod_affinity.empty() || !a.pod_anti_affinity.empty();
+  has_required_anti_affinity = !a.pod_anti_affinity.required.empty();
+}
+
+void NodeInfo::AddPod(PodInfoPtr pod) {
+  requested_.Add(pod->pod.requests);
+  non_zero_cpu_ += pod->non_zero_cpu;
+  non_zero_memory_ += pod->non_zero_memory;
+  for (const auto& hp : pod->pod.host_ports) used_ports_.push_back(hp);
+  if (pod->has_pod_affinity_terms) pods_with_affinity_.push_back(pod);
+  if (pod->has_required_anti_affinity) pods_with_required_anti_affinity_.push_back(pod);
+  pods_.push_back(std::move(pod));
+  ++generation_;
+}
+
+namespace {
+bool EraseByUid(std::vector<PodInfoPtr>& v, const std::string& uid) {
+  auto it = std::find_if(v.begin(), v.end(), [&](const PodInfoPtr& p) { return p->uid() == uid; });
+  if (it == v.end()) return false;
+  v.erase(it);
+  return true;
+}
+}  // namespace
+
+bool NodeInfo::RemovePod(const std::string& uid) {
+  auto it = std::find_if(pods_.begin(), pods_.end(), [&](const PodInfoPtr& p) { return p->uid() == uid; });
+  if (it == pods_.end()) return false;
+  const PodInfoPtr pod = *it;
+  pods_.erase(it);
+  EraseByUid(pods_with_affinity_, uid);
+  EraseByUid(pods_with_required_anti_affinity_, uid);
+  requested_.Sub(pod->pod.requests);
+  non_zero_cpu_ -= pod->non_zero_cpu;
+  non_zero_memory_ -= pod->non_zero_memory;
+  for (const auto& hp : pod->pod.host_ports) {
+    auto p = std::find_if(used_ports_.begin(), used_ports_.end(), [&](const model::HostPort& u) {
+      return u.port == hp.port && u.protocol == hp.protocol && u.host_ip == hp.host_ip;
+    });
+    if (p != used_ports_.end()) used_ports_.erase(p);
+  }
+  ++generation_;
+  return true;
+}
+
+bool HostPortConflicts(const std::vector<model::HostPort>& used, const model::HostPort& want) {
+  for (const auto& u : used) {
+    if (u.port != want.port || u.protocol != want.protocol) continue;
+    if (u.host_ip == want.host_ip || u.host_ip == "0.0.0.0" || want.host_ip == "0.0.0.0") return true;
+  }
+  return false;
+}
+
+}  // namespace arbiter::state

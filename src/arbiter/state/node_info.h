@@ -1,0 +1,85 @@
+// PodInfo and NodeInfo: the per-pod and per-node aggregates the scheduling framework reads.
+//
+// A PodInfo is immutable once built and shared by pointer between the cache, snapshots and
+// preemption dry runs; a change to a pod (a nomination, a deletion timestamp) makes a new one.
+// A NodeInfo is a value: copying it is how snapshots and dry runs get a private view, and its
+// aggregates are kept up to date incrementally by AddPod and RemovePod.
+//
+// Invariants of NodeInfo:
+//   1. `requested` is the sum of `requests` of `pods`; `non_zero_*` the same with the
+//      scheduler's defaults for pods that request no CPU or memory.
+//   2. `pods_with_affinity` ⊆ `pods` holds the pods with any pod affinity or anti-affinity term;
+//      `pods_with_required_anti_affinity` ⊆ that, those with a required anti-affinity term.
+//   3. `used_ports` holds the host ports of `pods`, one entry per pod and port.
+//   4. `generation` increases on every change.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arbiter/model/objects.h"
+
+namespace arbiter::state {
+
+struct PodInfo {
+  model::Pod pod;
+  // Requests that scoring uses: a pod without a CPU or memory request counts the defaults.
+  int64_t non_zero_cpu = 0;
+  int64_t non_zero_memory = 0;
+  bool has_pod_affinity_terms = false;
+  bool has_required_anti_affinity = false;
+
+  explicit PodInfo(model::Pod p);
+  const std::string& uid() const { return pod.uid; }
+};
+using PodInfoPtr = std::shared_ptr<const PodInfo>;
+
+inline PodInfoPtr MakePodInfo(model::Pod pod) { return std::make_shared<const PodInfo>(std::move(pod)); }
+
+class NodeInfo {
+ public:
+  NodeInfo() = default;
+  explicit NodeInfo(std::shared_ptr<const model::Node> node) : node_(std::move(node)) {}
+
+  const model::Node& node() const { return *node_; }
+  const std::shared_ptr<const model::Node>& node_ptr() const { return node_; }
+  void set_node(std::shared_ptr<const model::Node> node) {
+    node_ = std::move(node);
+    ++generation_;
+  }
+  const std::string& name() const { return node_->name; }
+
+  const std::vector<PodInfoPtr>& pods() const { return pods_; }
+  const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
+  const std::vector<PodInfoPtr>& pods_with_required_anti_affinity() const {
+    return pods_with_required_anti_affinity_;
+  }
+  const model::Resources& requested() const { return requested_; }
+  int64_t non_zero_cpu() const { return non_zero_cpu_; }
+  int64_t non_zero_memory() const { return non_zero_memory_; }
+  const std::vector<model::HostPort>& used_ports() const { return used_ports_; }
+  uint64_t generation() const { return generation_; }
+
+  void AddPod(PodInfoPtr pod);
+  // Removes the pod with this UID; returns false if it is not on the node.
+  bool RemovePod(const std::string& uid);
+
+ private:
+  std::shared_ptr<const model::Node> node_;
+  std::vector<PodInfoPtr> pods_;
+  std::vector<PodInfoPtr> pods_with_affinity_;
+  std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
+  model::Resources requested_;
+  int64_t non_zero_cpu_ = 0;
+  int64_t non_zero_memory_ = 0;
+  std::vector<model::HostPort> used_ports_;
+  uint64_t generation_ = 0;
+};
+
+// True if `want` conflicts with a port in `used` (same protocol and port, and the same host IP
+// or either one is the wildcard 0.0.0.0), as NodePorts checks.
+bool HostPortConflicts(const std::vector<model::HostPort>& used, const model::HostPort& want);
+
+}  // namespace arbiter::state
