@@ -44,6 +44,7 @@ const NodeInfo* ClusterCache::GetNode(std::string_view name) const {
 }
 
 std::vector<const NodeInfo*> ClusterCache::Nodes() const {
+  EnsureOrder();
   std::vector<const NodeInfo*> out;
   out.reserve(order_.size());
   for (size_t i : order_) out.push_back(infos_[i].get());
@@ -57,26 +58,32 @@ void ClusterCache::MarkDirty(size_t index) {
   }
 }
 
-void ClusterCache::RebuildOrder() {
-  // NodeTree: zones in order of first appearance; list() takes the i-th node of every zone in
-  // turn (round-robin), skipping zones that have run out.
-  std::vector<std::string> zones;
-  std::map<std::string, std::vector<size_t>> by_zone;
+void ClusterCache::RebuildZones() {
+  zones_.clear();
+  by_zone_.clear();
   for (size_t i = 0; i < infos_.size(); ++i) {
     std::string z = ZoneKey(infos_[i]->node());
-    auto& v = by_zone[z];
-    if (v.empty()) zones.push_back(z);
+    auto& v = by_zone_[z];
+    if (v.empty()) zones_.push_back(z);
     v.push_back(i);
   }
+  order_stale_ = true;
+  ++structure_version_;
+}
+
+void ClusterCache::EnsureOrder() const {
+  if (!order_stale_) return;
+  // NodeTree.list(): the i-th node of every zone in turn (round-robin), skipping zones that have
+  // run out.
   order_.clear();
   order_.reserve(infos_.size());
   for (size_t round = 0; order_.size() < infos_.size(); ++round) {
-    for (const auto& z : zones) {
-      const auto& v = by_zone[z];
+    for (const auto& z : zones_) {
+      const auto& v = by_zone_.at(z);
       if (round < v.size()) order_.push_back(v[round]);
     }
   }
-  ++structure_version_;
+  order_stale_ = false;
 }
 
 Status ClusterCache::AddNode(model::Node node) {
@@ -85,7 +92,12 @@ Status ClusterCache::AddNode(model::Node node) {
   index_[name] = infos_.size();
   infos_.push_back(std::make_unique<NodeInfo>(std::make_shared<const model::Node>(std::move(node))));
   is_dirty_.push_back(false);
-  RebuildOrder();
+  const std::string z = ZoneKey(infos_.back()->node());
+  auto& members = by_zone_[z];
+  if (members.empty()) zones_.push_back(z);
+  members.push_back(infos_.size() - 1);
+  order_stale_ = true;
+  ++structure_version_;
   return Status::Ok();
 }
 
@@ -95,7 +107,7 @@ Status ClusterCache::UpdateNode(model::Node node) {
   const bool zone_changed = ZoneKey(infos_[it->second]->node()) != ZoneKey(node);
   infos_[it->second]->set_node(std::make_shared<const model::Node>(std::move(node)));
   MarkDirty(it->second);
-  if (zone_changed) RebuildOrder();
+  if (zone_changed) RebuildZones();
   return Status::Ok();
 }
 
@@ -110,7 +122,7 @@ Status ClusterCache::RemoveNode(const std::string& name) {
   for (size_t i = 0; i < infos_.size(); ++i) index_[infos_[i]->name()] = i;
   dirty_.clear();
   std::fill(is_dirty_.begin(), is_dirty_.end(), false);
-  RebuildOrder();
+  RebuildZones();
   return Status::Ok();
 }
 
@@ -158,8 +170,9 @@ PodInfoPtr ClusterCache::FindPod(const std::string& uid) const {
 }
 
 void ClusterCache::UpdateSnapshot(Snapshot& s) {
-  s.namespace_labels_ = namespace_labels_;
+  if (s.namespace_labels_ != namespace_labels_) s.namespace_labels_ = namespace_labels_;
   if (s.structure_version_ != structure_version_) {
+    EnsureOrder();
     s.infos_.clear();
     s.list_.clear();
     s.index_.clear();

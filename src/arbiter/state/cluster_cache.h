@@ -75,11 +75,17 @@ class ClusterCache {
  private:
   NodeInfo* Mutable(std::string_view name);
   void MarkDirty(size_t index);
-  void RebuildOrder();
+  // Recomputes zones from scratch (after a removal or a zone change).
+  void RebuildZones();
+  // Brings `order_` up to date with the zones, if a node was added or removed since.
+  void EnsureOrder() const;
 
   std::vector<std::unique_ptr<NodeInfo>> infos_;  // in insertion order
   std::unordered_map<std::string, size_t> index_;  // lookup only
-  std::vector<size_t> order_;                      // NodeTree order, as indices into infos_
+  std::vector<std::string> zones_;                 // in order of first appearance
+  std::map<std::string, std::vector<size_t>> by_zone_;  // zone -> indices into infos_
+  mutable std::vector<size_t> order_;              // NodeTree order, as indices into infos_
+  mutable bool order_stale_ = false;
   std::unordered_map<std::string, PodInfoPtr> pods_;  // bound pods by UID; lookup only
   std::map<std::string, model::LabelMap, std::less<>> namespace_labels_;
   std::vector<size_t> dirty_;

@@ -1,8 +1,6 @@
 // CycleState storage and cloning.
 #include "arbiter/sched/framework/cycle_state.h"
 
-#include <algorithm>
-
 namespace arbiter::sched {
 
 CycleState CycleState::Clone() const {
@@ -29,14 +27,6 @@ StateData* CycleState::ReadRaw(std::string_view key) const {
     if (k == key) return v.get();
   }
   return nullptr;
-}
-
-bool CycleState::FilterSkipped(std::string_view plugin) const {
-  return std::find(skip_filter_.begin(), skip_filter_.end(), plugin) != skip_filter_.end();
-}
-
-bool CycleState::ScoreSkipped(std::string_view plugin) const {
-  return std::find(skip_score_.begin(), skip_score_.end(), plugin) != skip_score_.end();
 }
 
 }  // namespace arbiter::sched

@@ -5,6 +5,7 @@
 // Keys are plugin-owned string constants; a cycle holds a handful, so lookups are linear.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,17 +37,18 @@ class CycleState {
     return static_cast<T*>(ReadRaw(key));
   }
 
-  // Plugins whose PreFilter / PreScore returned Skip in this cycle.
-  void SkipFilter(std::string_view plugin) { skip_filter_.emplace_back(plugin); }
-  void SkipScore(std::string_view plugin) { skip_score_.emplace_back(plugin); }
-  bool FilterSkipped(std::string_view plugin) const;
-  bool ScoreSkipped(std::string_view plugin) const;
-  void ClearScoreSkips() { skip_score_.clear(); }
+  // Plugins whose PreFilter / PreScore returned Skip in this cycle, as bits indexed by the
+  // plugin's position in the profile (set and read by the Framework only).
+  void SkipFilter(size_t plugin_index) { skip_filter_ |= uint64_t{1} << plugin_index; }
+  void SkipScore(size_t plugin_index) { skip_score_ |= uint64_t{1} << plugin_index; }
+  bool FilterSkipped(size_t plugin_index) const { return (skip_filter_ >> plugin_index) & 1; }
+  bool ScoreSkipped(size_t plugin_index) const { return (skip_score_ >> plugin_index) & 1; }
+  void ClearScoreSkips() { skip_score_ = 0; }
 
  private:
   std::vector<std::pair<std::string, std::unique_ptr<StateData>>> data_;
-  std::vector<std::string> skip_filter_;
-  std::vector<std::string> skip_score_;
+  uint64_t skip_filter_ = 0;
+  uint64_t skip_score_ = 0;
 };
 
 }  // namespace arbiter::sched

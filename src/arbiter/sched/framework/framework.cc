@@ -29,16 +29,20 @@ void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::span<NodeSco
 
 Framework::Framework(std::vector<PluginEntry> plugins, const Nominator* nominator)
     : plugins_(std::move(plugins)), nominator_(nominator) {
-  for (const auto& e : plugins_) {
+  for (size_t i = 0; i < plugins_.size(); ++i) {
+    const PluginEntry& e = plugins_[i];
     Plugin* p = e.plugin.get();
     if (auto* q = dynamic_cast<QueueSortPlugin*>(p); q && queue_sort_ == nullptr) queue_sort_ = q;
     if (auto* x = dynamic_cast<PreEnqueuePlugin*>(p)) pre_enqueue_.push_back(x);
-    if (auto* x = dynamic_cast<PreFilterPlugin*>(p)) pre_filter_.push_back(x);
-    if (auto* x = dynamic_cast<FilterPlugin*>(p)) filter_.push_back(x);
+    if (auto* x = dynamic_cast<PreFilterPlugin*>(p)) pre_filter_.emplace_back(x, i);
+    if (auto* x = dynamic_cast<FilterPlugin*>(p)) {
+      filter_.emplace_back(x, i);
+      filter_list_.push_back(x);
+    }
     if (auto* x = dynamic_cast<PostFilterPlugin*>(p)) post_filter_.push_back(x);
-    if (auto* x = dynamic_cast<PreScorePlugin*>(p)) pre_score_.push_back(x);
+    if (auto* x = dynamic_cast<PreScorePlugin*>(p)) pre_score_.emplace_back(x, i);
     if (auto* x = dynamic_cast<ScorePlugin*>(p); x && e.score_weight > 0) {
-      score_.emplace_back(x, e.score_weight);
+      score_.push_back({x, i, e.score_weight});
     }
     if (auto* x = dynamic_cast<ReservePlugin*>(p)) reserve_.push_back(x);
     if (auto* x = dynamic_cast<PermitPlugin*>(p)) permit_.push_back(x);
@@ -59,10 +63,10 @@ PreFilterResult Framework::RunPreFilterPlugins(CycleState& state, const PodInfo&
   PreFilterResult out;
   Status unschedulable;
   std::vector<std::string> narrowing_plugins;
-  for (const auto* p : pre_filter_) {
+  for (const auto& [p, index] : pre_filter_) {
     PreFilterResult r = p->PreFilter(state, pod, nodes);
     if (r.status.IsSkip()) {
-      state.SkipFilter(p->Name());
+      state.SkipFilter(index);
       continue;
     }
     if (r.status.code() == Code::kUnschedulableAndUnresolvable || r.status.code() == Code::kError) {
@@ -107,8 +111,8 @@ PreFilterResult Framework::RunPreFilterPlugins(CycleState& state, const PodInfo&
 
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod,
                                               const PodInfo& to_add, const NodeInfo& node) const {
-  for (const auto* p : pre_filter_) {
-    if (state.FilterSkipped(p->Name()) || p->Extensions() == nullptr) continue;
+  for (const auto& [p, index] : pre_filter_) {
+    if (state.FilterSkipped(index) || p->Extensions() == nullptr) continue;
     Status s = p->Extensions()->AddPod(state, pod, to_add, node);
     if (!s.IsSuccess()) return s.WithPlugin(p->Name());
   }
@@ -118,8 +122,8 @@ Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& 
 Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod,
                                                  const PodInfo& to_remove,
                                                  const NodeInfo& node) const {
-  for (const auto* p : pre_filter_) {
-    if (state.FilterSkipped(p->Name()) || p->Extensions() == nullptr) continue;
+  for (const auto& [p, index] : pre_filter_) {
+    if (state.FilterSkipped(index) || p->Extensions() == nullptr) continue;
     Status s = p->Extensions()->RemovePod(state, pod, to_remove, node);
     if (!s.IsSuccess()) return s.WithPlugin(p->Name());
   }
@@ -128,8 +132,8 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInf
 
 Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
                                    const NodeInfo& node) const {
-  for (const auto* p : filter_) {
-    if (state.FilterSkipped(p->Name())) continue;
+  for (const auto& [p, index] : filter_) {
+    if (state.FilterSkipped(index)) continue;
     Status s = p->Filter(state, pod, node);
     if (!s.IsSuccess()) return s.WithPlugin(p->Name());
   }
@@ -139,8 +143,8 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
 std::vector<Status> Framework::RunAllFilterPlugins(const CycleState& state, const PodInfo& pod,
                                                    const NodeInfo& node) const {
   std::vector<Status> out;
-  for (const auto* p : filter_) {
-    if (state.FilterSkipped(p->Name())) {
+  for (const auto& [p, index] : filter_) {
+    if (state.FilterSkipped(index)) {
       out.push_back(Status(Code::kSkip).WithPlugin(p->Name()));
       continue;
     }
@@ -153,7 +157,7 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
                                                     const NodeInfo& node) const {
   // Pods nominated to this node with priority >= the pod's, other than the pod itself.
   std::vector<const PodInfo*> nominated;
-  if (nominator_ != nullptr) {
+  if (nominator_ != nullptr && !nominator_->empty()) {
     for (const auto& np : nominator_->NominatedPodsForNode(node.name())) {
       if (np->pod.priority >= pod.pod.priority && np->uid() != pod.uid()) nominated.push_back(np.get());
     }
@@ -197,10 +201,10 @@ PostFilterResult Framework::RunPostFilterPlugins(CycleState& state, const PodInf
 Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
                                      std::span<const NodeInfo* const> feasible) const {
   state.ClearScoreSkips();
-  for (const auto* p : pre_score_) {
+  for (const auto& [p, index] : pre_score_) {
     Status s = p->PreScore(state, pod, feasible);
     if (s.IsSkip()) {
-      state.SkipScore(p->Name());
+      state.SkipScore(index);
       continue;
     }
     if (!s.IsSuccess()) return s.WithPlugin(p->Name());
@@ -213,8 +217,8 @@ StatusOr<ScoreTable> Framework::RunScorePlugins(const CycleState& state, const P
   ScoreTable t;
   t.nodes.assign(feasible.begin(), feasible.end());
   std::vector<std::pair<const ScorePlugin*, int32_t>> active;
-  for (const auto& [p, w] : score_) {
-    if (!state.ScoreSkipped(p->Name())) active.emplace_back(p, w);
+  for (const auto& s : score_) {
+    if (!state.ScoreSkipped(s.index)) active.emplace_back(s.plugin, s.weight);
   }
   for (const auto& [p, w] : active) {
     t.plugins.push_back(p->Name());

@@ -46,7 +46,7 @@ class Framework {
   const QueueSortPlugin* queue_sort() const { return queue_sort_; }
   bool HasScorePlugins() const { return !score_.empty(); }
   bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
-  const std::vector<const FilterPlugin*>& filter_plugins() const { return filter_; }
+  const std::vector<const FilterPlugin*>& filter_plugins() const { return filter_list_; }
 
   Status RunPreEnqueuePlugins(const PodInfo& pod) const;
   PreFilterResult RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
@@ -76,12 +76,22 @@ class Framework {
   std::vector<PluginEntry> plugins_;  // owns the instances
   const Nominator* nominator_;
   const QueueSortPlugin* queue_sort_ = nullptr;
+  // Each extension point's plugins paired with the plugin's index in the profile, which keys
+  // the CycleState skip bits.
+  template <typename T>
+  using Indexed = std::vector<std::pair<T*, size_t>>;
   std::vector<const PreEnqueuePlugin*> pre_enqueue_;
-  std::vector<const PreFilterPlugin*> pre_filter_;
-  std::vector<const FilterPlugin*> filter_;
+  Indexed<const PreFilterPlugin> pre_filter_;
+  Indexed<const FilterPlugin> filter_;
+  std::vector<const FilterPlugin*> filter_list_;
   std::vector<PostFilterPlugin*> post_filter_;
-  std::vector<const PreScorePlugin*> pre_score_;
-  std::vector<std::pair<const ScorePlugin*, int32_t>> score_;
+  Indexed<const PreScorePlugin> pre_score_;
+  struct WeightedScore {
+    const ScorePlugin* plugin;
+    size_t index;
+    int32_t weight;
+  };
+  std::vector<WeightedScore> score_;
   std::vector<ReservePlugin*> reserve_;
   std::vector<PermitPlugin*> permit_;
   std::vector<BindPlugin*> bind_;

@@ -19,6 +19,7 @@ class Nominator {
   void DeleteNominatedPod(const std::string& uid);
   // Pods nominated to `node`, in nomination order.
   const std::vector<state::PodInfoPtr>& NominatedPodsForNode(const std::string& node) const;
+  bool empty() const { return node_of_.empty(); }
   // The node `uid` is nominated to, or "".
   std::string NominatedNode(const std::string& uid) const;
 

@@ -6,7 +6,15 @@
 namespace arbiter::sched::plugins {
 
 NodeResourcesFit::NodeResourcesFit(const model::SchedulerConfig& config)
-    : strategy_(config.scoring_strategy), resources_(config.scoring_resources) {
+    : strategy_(config.scoring_strategy) {
+  for (const auto& r : config.scoring_resources) {
+    using K = ScoredResource::Kind;
+    K kind = r.name == model::kResourceCpu      ? K::kCpu
+             : r.name == model::kResourceMemory ? K::kMemory
+             : (r.name == model::kResourceEphemeralStorage || r.name == model::kResourcePods) ? K::kOther
+                                                                                              : K::kScalar;
+    resources_.push_back({kind, r.name, r.weight});
+  }
   for (const auto& p : config.requested_to_capacity_shape) shape_.push_back({p.utilization, p.score * 10});
 }
 
@@ -43,24 +51,18 @@ struct Amount {
   int64_t allocatable = 0;
 };
 
-Amount ScoringAmount(const PodInfo& pod, const NodeInfo& node, std::string_view name, bool non_zero) {
+// Fit scores with the scheduler's non-zero defaults for CPU and memory.
+Amount ScoringAmount(const PodInfo& pod, const NodeInfo& node,
+                     const NodeResourcesFit::ScoredResource& r) {
   const model::Resources& alloc = node.node().allocatable;
-  if (name == model::kResourceCpu) {
-    return {(non_zero ? node.non_zero_cpu() + pod.non_zero_cpu
-                      : node.requested().milli_cpu + pod.pod.requests.milli_cpu),
-            alloc.milli_cpu};
+  using K = NodeResourcesFit::ScoredResource::Kind;
+  switch (r.kind) {
+    case K::kCpu: return {node.non_zero_cpu() + pod.non_zero_cpu, alloc.milli_cpu};
+    case K::kMemory: return {node.non_zero_memory() + pod.non_zero_memory, alloc.memory};
+    case K::kOther:
+    case K::kScalar: break;
   }
-  if (name == model::kResourceMemory) {
-    return {(non_zero ? node.non_zero_memory() + pod.non_zero_memory
-                      : node.requested().memory + pod.pod.requests.memory),
-            alloc.memory};
-  }
-  return {node.requested().Get(name) + pod.pod.requests.Get(name), alloc.Get(name)};
-}
-
-bool IsScalar(std::string_view name) {
-  return name != model::kResourceCpu && name != model::kResourceMemory &&
-         name != model::kResourceEphemeralStorage && name != model::kResourcePods;
+  return {node.requested().Get(r.name) + pod.pod.requests.Get(r.name), alloc.Get(r.name)};
 }
 
 int64_t BrokenLinear(const std::vector<model::UtilizationShapePoint>& shape, int64_t p) {
@@ -82,8 +84,10 @@ ScoreResult NodeResourcesFit::Score(const CycleState&, const PodInfo& pod, const
   int64_t sum = 0;
   int64_t weight_sum = 0;
   for (const auto& r : resources_) {
-    if (IsScalar(r.name) && pod.pod.requests.Scalar(r.name) == 0) continue;  // unrequested scalar
-    const Amount a = ScoringAmount(pod, node, r.name, /*non_zero=*/true);
+    if (r.kind == ScoredResource::Kind::kScalar && pod.pod.requests.Scalar(r.name) == 0) {
+      continue;  // unrequested scalar
+    }
+    const Amount a = ScoringAmount(pod, node, r);
     if (a.allocatable == 0) continue;
     int64_t s = 0;
     switch (strategy_) {
@@ -119,10 +123,13 @@ Status NodeResourcesBalancedAllocation::PreScore(CycleState&, const PodInfo& pod
 
 ScoreResult NodeResourcesBalancedAllocation::Score(const CycleState&, const PodInfo& pod,
                                                    const NodeInfo& node) const {
+  // Actual requests (no non-zero defaults), CPU and memory.
+  const model::Resources& alloc = node.node().allocatable;
+  const Amount amounts[2] = {{node.requested().milli_cpu + pod.pod.requests.milli_cpu, alloc.milli_cpu},
+                             {node.requested().memory + pod.pod.requests.memory, alloc.memory}};
   double fractions[2];
   int n = 0;
-  for (std::string_view name : {model::kResourceCpu, model::kResourceMemory}) {
-    const Amount a = ScoringAmount(pod, node, name, /*non_zero=*/false);
+  for (const Amount& a : amounts) {
     if (a.allocatable == 0) continue;
     double f = static_cast<double>(a.requested) / static_cast<double>(a.allocatable);
     fractions[n++] = f > 1 ? 1 : f;

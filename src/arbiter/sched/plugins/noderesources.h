@@ -23,9 +23,16 @@ class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
   ScoreResult Score(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
 
+  // A scored resource, with its kind resolved once so scoring compares no strings.
+  struct ScoredResource {
+    enum class Kind { kCpu, kMemory, kOther, kScalar } kind;
+    std::string name;
+    int64_t weight;
+  };
+
  private:
   model::ScoringStrategy strategy_;
-  std::vector<model::ResourceWeight> resources_;
+  std::vector<ScoredResource> resources_;
   std::vector<model::UtilizationShapePoint> shape_;  // scores scaled to 0..100
 };
 

@@ -55,6 +55,7 @@ Status TaintToleration::PreScore(CycleState& state, const PodInfo& pod,
 }
 
 ScoreResult TaintToleration::Score(const CycleState& state, const PodInfo&, const NodeInfo& node) const {
+  if (node.node().taints.empty()) return {0, {}};
   const auto* s = state.Read<PreferTolerations>(kTaintStateKey);
   int64_t count = 0;
   for (const auto& t : node.node().taints) {
