@@ -165,8 +165,7 @@ std::vector<Document> ParseFile(const InputFile& file, std::vector<std::string>&
 // Decodes one object document into `out`.
 class ObjectDecoder {
  public:
-  ObjectDecoder(ClusterObjects& out, std::vector<std::string>& errors)
-      : out_(out), errors_(errors), d_("", &errors) {}
+  ObjectDecoder(ClusterObjects& out, std::vector<std::string>& errors) : out_(out), d_("", &errors) {}
 
   void Decode(const YAML::Node& root, Origin origin);
 
@@ -208,7 +207,6 @@ class ObjectDecoder {
   void CheckLabels(const model::LabelMap& labels, const std::string& path);
 
   ClusterObjects& out_;
-  std::vector<std::string>& errors_;
   Decoder d_;
 };
 

@@ -44,9 +44,9 @@ Json CycleJson(const sched::CycleOutcome& c) {
     if (e.scores) {
       const auto& t = *e.scores;
       Json scores = Json::array();
-      for (size_t i = 0; i < t.nodes.size(); ++i) {
+      for (size_t i = 0; i < e.score_nodes.size(); ++i) {
         Json s;
-        s["node"] = t.nodes[i]->name();
+        s["node"] = e.score_nodes[i];
         Json per = Json::object();
         for (size_t k = 0; k < t.plugins.size(); ++k) per[std::string(t.plugins[k])] = t.score(i, k);
         s["plugins"] = std::move(per);
@@ -190,8 +190,8 @@ std::string ExplainText(const sim::PlanResult& r) {
       }
       header.push_back("TOTAL");
       rows.push_back(header);
-      for (size_t i = 0; i < t.nodes.size(); ++i) {
-        std::vector<std::string> row{t.nodes[i]->name()};
+      for (size_t i = 0; i < e.score_nodes.size(); ++i) {
+        std::vector<std::string> row{e.score_nodes[i]};
         for (size_t k = 0; k < t.plugins.size(); ++k) row.push_back(std::to_string(t.score(i, k)));
         row.push_back(std::to_string(t.totals[i]));
         rows.push_back(std::move(row));

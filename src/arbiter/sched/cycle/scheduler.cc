@@ -222,6 +222,8 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
                      (ties > 1 ? " (tied with " + std::to_string(ties - 1) +
                                      " other node(s); tie broken by the seeded random source)"
                                : "");
+      for (const NodeInfo* n : table->nodes) explain->score_nodes.push_back(n->name());
+      table->nodes.clear();
       explain->scores = std::move(*table);
     }
   }

@@ -29,7 +29,10 @@ struct Explanation {
   };
   bool nominated_node_first = false;  // the pod's nominated node was tried alone first
   std::vector<NodeVerdict> nodes;     // evaluated nodes, in evaluation order
+  // Scores; `scores->nodes` points into the cycle's snapshot and is cleared once the cycle
+  // ends, so the rows are named by `score_nodes`.
   std::optional<ScoreTable> scores;
+  std::vector<std::string> score_nodes;
   std::string chosen;
   std::string why;
 };
