@@ -1,1 +1,128 @@
-// Placeholder: tests are being written.
+// `arbiter plan` as a user runs it: exit codes, stdout/stderr discipline, stdin, several files.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+CliRun Arbiter(const std::string& args, const std::string& stdin_text = "") {
+  const char* bin = std::getenv("ARBITER_BINARY");
+  const std::string dir = ::testing::TempDir();
+  const std::string in = dir + "/cli_stdin", out = dir + "/cli_stdout", err = dir + "/cli_stderr";
+  std::ofstream(in) << stdin_text;
+  const std::string cmd = std::string(bin ? bin : "arbiter") + " " + args + " <" + in + " >" + out + " 2>" + err;
+  const int status = std::system(cmd.c_str());
+  CliRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  return r;
+}
+
+std::string Example() {
+  const char* d = std::getenv("ARBITER_SOURCE_DIR");
+  return std::string(d ? d : ".") + "/examples/basic/cluster.yaml";
+}
+
+const char* kNode =
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '2', memory: 4Gi, pods: '10'}}\n";
+const char* kPod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n";
+
+TEST(PlanCli, PrintsJsonAndExitsZero) {
+  CliRun r = Arbiter("plan -f " + Example() + " -o json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kind"], "Plan");
+  EXPECT_EQ(j["pods"].size(), 4u);
+}
+
+TEST(PlanCli, YamlOutputCarriesTheSameContentAsJson) {
+  CliRun json = Arbiter("plan -f " + Example() + " -o json");
+  CliRun yaml = Arbiter("plan -f " + Example() + " -o yaml");
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  YAML::Node y = YAML::Load(yaml.out);
+  auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(y["pods"].size(), j["pods"].size());
+  for (size_t i = 0; i < j["pods"].size(); ++i) {
+    EXPECT_EQ(y["pods"][i]["name"].as<std::string>(), j["pods"][i]["name"].get<std::string>());
+    EXPECT_EQ(y["pods"][i]["message"].as<std::string>(), j["pods"][i]["message"].get<std::string>());
+  }
+}
+
+TEST(PlanCli, TableOutputShowsTheColumns) {
+  CliRun r = Arbiter("plan -f " + Example());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("NAME", 0), 0u);
+  EXPECT_NE(r.out.find("NOMINATED NODE"), std::string::npos);
+  EXPECT_NE(r.out.find("shop/web-2"), std::string::npos);
+}
+
+TEST(PlanCli, ExplainShowsFilterVerdictsAndScores) {
+  CliRun r = Arbiter("plan -f " + Example() + " --explain");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("TaintToleration: UnschedulableAndUnresolvable (node(s) had untolerated taint {dedicated: gpu})"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("chosen: "), std::string::npos);
+}
+
+TEST(PlanCli, ReadsStandardInputAndConcatenatesFilesInOrder) {
+  const std::string node_file = ::testing::TempDir() + "/node.yaml";
+  std::ofstream(node_file) << kNode;
+  CliRun r = Arbiter("plan -f " + node_file + " -f - -o json", kPod);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["pods"][0]["node"], "n1");
+}
+
+TEST(PlanCli, InvalidInputExitsTwoWithOneLinePerProblemAndNothingOnStdout) {
+  const std::string bad = std::string(kNode) + "---\n" +
+                          "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+                          "    resources: {requests: {cpu: 1.2.3, memory: -5}}\n";
+  CliRun r = Arbiter("plan -f - -o json", bad);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("<stdin>: document 2: Pod default/p: spec.containers[0].resources.requests.cpu: invalid "
+                       "quantity \"1.2.3\""),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("spec.containers[0].resources.requests.memory: must be greater than or equal to 0"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(PlanCli, MissingFileExitsTwo) {
+  CliRun r = Arbiter("plan -f /nonexistent/cluster.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/cluster.yaml: cannot open file"), std::string::npos);
+}
+
+TEST(PlanCli, BadFlagsExitTwo) {
+  EXPECT_EQ(Arbiter("plan -f " + Example() + " -o xml").exit_code, 2);
+  EXPECT_EQ(Arbiter("plan").exit_code, 2);
+}
+
+TEST(PlanCli, OutputIsByteIdenticalAcrossRuns) {
+  CliRun a = Arbiter("plan -f " + Example() + " -o json --explain --seed 3");
+  CliRun b = Arbiter("plan -f " + Example() + " -o json --explain --seed 3");
+  EXPECT_EQ(a.out, b.out);
+}
+
+}  // namespace

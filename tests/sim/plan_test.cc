@@ -1,1 +1,142 @@
-// Placeholder: tests are being written.
+// The plan simulation end to end: the shipped example, determinism, pod order, and the
+// conformance examples' inputs.
+#include "arbiter/sim/plan_simulation.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "arbiter/plan/render.h"
+#include "testing/plan_harness.h"
+
+namespace arbiter::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using arbiter::testing::PodOf;
+
+std::string SourceDir() {
+  const char* d = std::getenv("ARBITER_SOURCE_DIR");
+  return d ? d : ".";
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Plan, ShippedExamplePlacesPodsAsKubeSchedulerWould) {
+  auto r = arbiter::testing::Plan(ReadFile(SourceDir() + "/examples/basic/cluster.yaml"));
+  ASSERT_EQ(r.pods.size(), 4u);
+  // Popped by priority first (web-high), then by creation time.
+  EXPECT_EQ(r.pods[0].name, "shop/web-2");
+  EXPECT_EQ(r.pods[1].name, "jobs/train-1");
+  EXPECT_EQ(r.pods[2].name, "jobs/analytics-1");
+  EXPECT_EQ(r.pods[3].name, "shop/cache-1");
+  // Anti-affinity keeps web-2 off node-a2 (web-1) and the taint keeps it off node-b1.
+  EXPECT_EQ(PodOf(r, "shop/web-2").node, "node-a1");
+  // The only node with a GPU, whose taint it tolerates.
+  EXPECT_EQ(PodOf(r, "jobs/train-1").node, "node-b1");
+  // Spread over zones: zone-b's node is tainted, so only zone-a counts; node-a2 has more room.
+  EXPECT_EQ(PodOf(r, "shop/cache-1").node, "node-a2");
+  auto big = PodOf(r, "jobs/analytics-1");
+  EXPECT_FALSE(big.scheduled);
+  EXPECT_EQ(big.message,
+            "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu.");
+}
+
+TEST(Plan, SameInputAndSeedGiveByteIdenticalOutput) {
+  std::string yaml;
+  for (int i = 0; i < 30; ++i) yaml += arbiter::testing::Node("n" + std::to_string(i));
+  for (int i = 0; i < 60; ++i) yaml += arbiter::testing::Pod("p" + std::to_string(i), "300m");
+  for (plan::Format f : {plan::Format::kJson, plan::Format::kTable, plan::Format::kYaml}) {
+    auto a = plan::Render(arbiter::testing::Plan(yaml, 7, true), f, true);
+    auto b = plan::Render(arbiter::testing::Plan(yaml, 7, true), f, true);
+    EXPECT_EQ(a, b);
+  }
+}
+
+TEST(Plan, SeedOnlyChangesTiesBetweenEquallyScoredNodes) {
+  std::string yaml;
+  for (int i = 0; i < 8; ++i) yaml += arbiter::testing::Node("n" + std::to_string(i));
+  yaml += arbiter::testing::Pod("p");
+  std::set<std::string> chosen;
+  for (uint64_t seed = 0; seed < 16; ++seed) chosen.insert(PodOf(arbiter::testing::Plan(yaml, seed), "default/p").node);
+  EXPECT_GT(chosen.size(), 1u);  // eight identical nodes: the seed picks among them
+}
+
+TEST(Plan, JsonOutputHasTheSpecifiedShape) {
+  auto r = arbiter::testing::Plan(arbiter::testing::Node("n1", "1") + arbiter::testing::Pod("fits", "500m") +
+                                  arbiter::testing::Pod("too-big", "2"));
+  auto j = nlohmann::json::parse(plan::Render(r, plan::Format::kJson, false));
+  EXPECT_EQ(j["kind"], "Plan");
+  ASSERT_EQ(j["pods"].size(), 2u);
+  EXPECT_EQ(j["pods"][0]["name"], "default/fits");
+  EXPECT_TRUE(j["pods"][0]["podGroup"].is_null());
+  EXPECT_EQ(j["pods"][0]["status"], "Scheduled");
+  EXPECT_EQ(j["pods"][0]["node"], "n1");
+  EXPECT_TRUE(j["pods"][0]["nominatedNode"].is_null());
+  EXPECT_EQ(j["pods"][0]["message"], "");
+  EXPECT_EQ(j["pods"][1]["status"], "Pending");
+  EXPECT_TRUE(j["pods"][1]["node"].is_null());
+  EXPECT_EQ(j["pods"][1]["message"], "0/1 nodes are available: 1 Insufficient cpu.");
+  EXPECT_TRUE(j["preemptions"].is_array());
+}
+
+TEST(Plan, RunningPodsWithoutStartTimeStartInInputOrder) {
+  std::string yaml = arbiter::testing::Node("n1") + arbiter::testing::Pod("first", "100m", "n1") +
+                     arbiter::testing::Pod("second", "100m", "n1") + arbiter::testing::Pod("pending");
+  auto r = arbiter::testing::Plan(yaml);
+  EXPECT_EQ(r.pods.size(), 1u);  // only pending pods are planned
+  EXPECT_TRUE(PodOf(r, "default/pending").scheduled);
+}
+
+// Every shipped conformance example is valid input: it loads and admits, and the facts its
+// expected.json states (running pods' nodes and priorities, pending pods) hold.
+TEST(Plan, ConformanceExampleInputsLoadWithTheirStatedFacts) {
+  const fs::path dir = fs::path(SourceDir()) / ".." / "shared" / "spec" / "examples";
+  if (!fs::exists(dir)) GTEST_SKIP() << "no shared/spec/examples beside the checkout";
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const fs::path expected = entry.path() / "expected.json";
+    if (!fs::exists(expected)) continue;
+    auto e = nlohmann::json::parse(ReadFile(expected));
+    if (e.value("mode", "") != "kubernetes") continue;
+    std::vector<manifest::InputFile> files;
+    for (const auto& in : e["inputs"]) {
+      files.push_back({in.get<std::string>(), ReadFile(entry.path() / in.get<std::string>())});
+    }
+    manifest::LoadResult loaded = manifest::Load(files);
+    ASSERT_TRUE(loaded.ok()) << entry.path() << ": " << loaded.errors[0];
+    auto errors = admission::AdmitPriorities(loaded.objects);
+    ASSERT_TRUE(errors.empty()) << entry.path() << ": " << errors[0];
+    for (const auto& [name, fact] : e["facts"]["running"].items()) {
+      bool found = false;
+      for (const auto& p : loaded.objects.pods) {
+        if (p.object.Key() != name) continue;
+        found = true;
+        EXPECT_EQ(p.object.node_name, fact["node"].get<std::string>()) << name;
+        EXPECT_EQ(p.object.priority, fact["priority"].get<int>()) << name;
+      }
+      EXPECT_TRUE(found) << name;
+    }
+    for (const auto& [name, fact] : e["facts"]["pending"].items()) {
+      for (const auto& p : loaded.objects.pods) {
+        if (p.object.Key() != name) continue;
+        EXPECT_TRUE(p.object.node_name.empty()) << name;
+        EXPECT_EQ(p.object.priority, fact["priority"].get<int>()) << name;
+      }
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+}  // namespace
+}  // namespace arbiter::sim
