@@ -7,6 +7,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -44,40 +45,143 @@ constexpr int kMaxJsonDepth = 64;
 constexpr int64_t kInt32Min = INT32_MIN;
 constexpr int64_t kInt32Max = INT32_MAX;
 
-YAML::Node JsonToYaml(const nlohmann::json& j, int depth, bool& too_deep) {
-  if (depth > kMaxJsonDepth) {
-    too_deep = true;
-    return YAML::Node();
+// Builds a YAML tree from JSON while it is parsed (nlohmann's SAX interface), so that numbers keep
+// the text the user wrote, nesting is bounded before anything deep is built, and a key given
+// twice in one object is reported instead of silently keeping one value.
+class JsonToYaml {
+ public:
+  using json = nlohmann::json;
+
+  YAML::Node root() const { return root_; }
+  // Why parsing stopped early; empty if the input was parsed or failed on syntax alone.
+  const std::string& problem() const { return problem_; }
+  const std::string& syntax_error() const { return syntax_error_; }
+
+  bool null() { return Add(YAML::Node(YAML::NodeType::Null)); }
+  bool boolean(bool v) { return Add(YAML::Node(v ? "true" : "false")); }
+  bool number_integer(json::number_integer_t v) { return Add(YAML::Node(std::to_string(v))); }
+  bool number_unsigned(json::number_unsigned_t v) { return Add(YAML::Node(std::to_string(v))); }
+  bool number_float(json::number_float_t /*v*/, const std::string& text) {
+    return Add(YAML::Node(text));
   }
-  switch (j.type()) {
-    case nlohmann::json::value_t::object: {
-      YAML::Node n(YAML::NodeType::Map);
-      for (const auto& [k, v] : j.items()) n[k] = JsonToYaml(v, depth + 1, too_deep);
-      return n;
-    }
-    case nlohmann::json::value_t::array: {
-      YAML::Node n(YAML::NodeType::Sequence);
-      for (const auto& v : j) n.push_back(JsonToYaml(v, depth + 1, too_deep));
-      return n;
-    }
-    case nlohmann::json::value_t::string: {
-      YAML::Node n(j.get<std::string>());
-      n.SetTag("!");  // a JSON string is a quoted scalar
-      return n;
-    }
-    case nlohmann::json::value_t::null:
-      return YAML::Node(YAML::NodeType::Null);
-    case nlohmann::json::value_t::boolean:
-      return YAML::Node(j.get<bool>() ? "true" : "false");
-    default:
-      return YAML::Node(j.dump());  // numbers keep their JSON text
+  bool string(std::string& v) {
+    YAML::Node n(v);
+    n.SetTag("!");  // a JSON string is a quoted scalar
+    return Add(n);
   }
-}
+  bool binary(json::binary_t& /*v*/) { return false; }  // not produced by the JSON parser
+  bool start_object(std::size_t /*n*/) { return Open(YAML::NodeType::Map); }
+  bool start_array(std::size_t /*n*/) { return Open(YAML::NodeType::Sequence); }
+  bool key(std::string& k) {
+    Frame& f = stack_.back();
+    if (!f.keys.insert(k).second) {
+      const std::string where = Path();
+      problem_ = "invalid JSON: duplicate key \"" + k + "\" in " +
+                 (where.empty() ? std::string("the top-level object") : where);
+      return false;
+    }
+    f.key = k;
+    return true;
+  }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool parse_error(std::size_t /*pos*/, const std::string& /*token*/,
+                   const nlohmann::detail::exception& e) {
+    syntax_error_ = e.what();
+    return false;
+  }
+
+ private:
+  struct Frame {
+    YAML::Node node;
+    std::string label;  // where the node goes in its parent: ".key" or "[i]"
+    std::string key;    // the key whose value comes next (objects)
+    std::set<std::string> keys;
+  };
+
+  // The path of the innermost open container, e.g. "items[1].metadata.labels".
+  std::string Path() const {
+    std::string p;
+    for (const auto& f : stack_) p += f.label;
+    if (!p.empty() && p[0] == '.') p.erase(0, 1);
+    return p;
+  }
+  std::string ChildLabel() const {
+    if (stack_.empty()) return "";
+    const Frame& f = stack_.back();
+    return f.node.IsMap() ? "." + f.key : "[" + std::to_string(f.node.size()) + "]";
+  }
+  bool Open(YAML::NodeType::value type) {
+    if (stack_.size() >= static_cast<size_t>(kMaxJsonDepth)) {
+      problem_ = "JSON nesting is deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+      return false;
+    }
+    stack_.push_back({YAML::Node(type), ChildLabel(), "", {}});
+    return true;
+  }
+  bool Close() {
+    YAML::Node n = stack_.back().node;
+    stack_.pop_back();
+    return Add(n);
+  }
+  bool Add(const YAML::Node& n) {
+    if (stack_.empty()) {
+      root_ = n;
+    } else if (Frame& f = stack_.back(); f.node.IsMap()) {
+      f.node[f.key] = n;
+    } else {
+      f.node.push_back(n);
+    }
+    return true;
+  }
+
+  std::vector<Frame> stack_;
+  YAML::Node root_;
+  std::string problem_;
+  std::string syntax_error_;
+};
 
 struct Document {
   YAML::Node root;
   int index = 0;  // 1-based
 };
+
+// yaml-cpp keeps both entries of a key given twice in one mapping; YAML forbids it, and the
+// decoder would silently read the first. Returns the first and the repeated key node. Nodes
+// reached again through an alias (same position) are not walked twice.
+std::optional<std::pair<YAML::Node, YAML::Node>> FindDuplicateKey(
+    const YAML::Node& n, std::set<std::pair<int, int>>& visited) {
+  if (!n.IsMap() && !n.IsSequence()) return std::nullopt;
+  if (!visited.insert({n.Mark().line, n.Mark().column}).second) return std::nullopt;
+  if (n.IsSequence()) {
+    for (const auto& e : n) {
+      if (auto d = FindDuplicateKey(e, visited)) return d;
+    }
+    return std::nullopt;
+  }
+  std::map<std::string, YAML::Node> keys;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    if (it->first.IsScalar()) {
+      auto [k, inserted] = keys.emplace(it->first.Scalar(), it->first);
+      if (!inserted) return std::make_pair(k->second, it->first);
+    }
+    if (auto d = FindDuplicateKey(it->second, visited)) return d;
+  }
+  return std::nullopt;
+}
+
+// yaml-cpp's messages for tab indentation do not mention the tab; names the first such line.
+std::string TabHint(const std::string& text, int first_line) {
+  std::istringstream in(text);
+  std::string line;
+  for (int n = first_line + 1; std::getline(in, line); ++n) {
+    const size_t indent = line.find_first_not_of(" \t");
+    if (indent != std::string::npos && line.find('\t') < indent) {
+      return " (line " + std::to_string(n) + " is indented with a tab; YAML indentation must use spaces)";
+    }
+  }
+  return "";
+}
 
 // Splits a YAML stream at `---` lines so that each document is parsed (and its errors reported)
 // on its own, with line numbers relative to the file.
@@ -97,13 +201,13 @@ std::vector<Document> ParseYamlStream(const InputFile& file, std::vector<std::st
   while (std::getline(in, line)) {
     if (line.rfind("---", 0) == 0 &&
         (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r')) {
-      flush(line_no + 1);
+      flush(line_no);  // the rest of this line is the first line of the next chunk
       // Content after "--- " on the same line belongs to the new document.
       std::string rest = line.substr(3);
       current += rest + "\n";
     } else if (line.rfind("...", 0) == 0 &&
                (line.size() == 3 || line[3] == ' ' || line[3] == '\r')) {
-      flush(line_no + 1);
+      flush(line_no);  // the "..." line stays as a blank line, keeping line numbers
       current += "\n";
     } else {
       current += line + "\n";
@@ -117,47 +221,62 @@ std::vector<Document> ParseYamlStream(const InputFile& file, std::vector<std::st
                              [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
     if (blank) continue;
     ++index;
+    const std::string where = file.name + ": document " + std::to_string(index) + ": ";
+    auto at = [&](const YAML::Mark& m) {
+      return "line " + std::to_string(start + m.line + 1) + ", column " + std::to_string(m.column + 1);
+    };
     try {
       YAML::Node root = YAML::Load(text);
       if (!root.IsDefined() || root.IsNull()) {
         --index;  // a document of only comments is no document
         continue;
       }
+      std::set<std::pair<int, int>> visited;
+      if (auto dup = FindDuplicateKey(root, visited)) {
+        errors.push_back(where + at(dup->second.Mark()) + ": invalid YAML: mapping key \"" +
+                         dup->second.Scalar() + "\" already defined at line " +
+                         std::to_string(start + dup->first.Mark().line + 1));
+        continue;
+      }
       docs.push_back({root, index});
     } catch (const YAML::Exception& e) {
-      errors.push_back(file.name + ": document " + std::to_string(index) + ": line " +
-                       std::to_string(start + e.mark.line + 1) + ", column " +
-                       std::to_string(e.mark.column + 1) + ": invalid YAML: " + e.msg);
+      // yaml-cpp's nesting limit reports only "bad file".
+      std::string msg = e.msg == YAML::ErrorMsg::BAD_FILE ? "nesting is too deep" : e.msg;
+      errors.push_back(where + at(e.mark) + ": invalid YAML: " + msg + TabHint(text, start));
     } catch (const std::exception& e) {
-      errors.push_back(file.name + ": document " + std::to_string(index) + ": invalid YAML: " +
-                       e.what());
+      errors.push_back(where + "invalid YAML: " + e.what());
     }
   }
+  if (docs.empty() && index == 0) errors.push_back(file.name + ": the file holds no objects");
   return docs;
 }
 
 std::vector<Document> ParseFile(const InputFile& file, std::vector<std::string>& errors) {
+  // Neither YAML nor JSON text holds NUL bytes; UTF-16 text (as some Windows editors and shells
+  // write) and binary files do.
+  if (auto nul = file.content.find('\0'); nul != std::string::npos) {
+    const bool utf16 = file.content.size() >= 2 &&
+                       ((file.content[0] == '\xff' && file.content[1] == '\xfe') ||
+                        (file.content[0] == '\xfe' && file.content[1] == '\xff'));
+    errors.push_back(file.name + (utf16 ? ": the file is UTF-16 text; save it as UTF-8"
+                                        : ": the file is not YAML or JSON text (it holds a NUL byte at "
+                                          "offset " + std::to_string(nul) + ")"));
+    return {};
+  }
   auto first = file.content.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) {
     errors.push_back(file.name + ": the file holds no objects");
     return {};
   }
   if (file.content[first] == '{' || file.content[first] == '[') {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(file.content);
-    } catch (const nlohmann::json::exception& e) {
-      errors.push_back(file.name + ": document 1: invalid JSON: " + e.what());
+    JsonToYaml builder;
+    if (!nlohmann::json::sax_parse(file.content, &builder)) {
+      const std::string& why = !builder.problem().empty() ? builder.problem()
+                                                           : "invalid JSON: " + builder.syntax_error();
+      errors.push_back(file.name + ": document 1: " + why);
       return {};
     }
-    bool too_deep = false;
-    YAML::Node root = JsonToYaml(j, 0, too_deep);
-    if (too_deep) {
-      errors.push_back(file.name + ": document 1: JSON nesting is deeper than " +
-                       std::to_string(kMaxJsonDepth) + " levels");
-      return {};
-    }
-    return {{root, 1}};
+    return {{builder.root(), 1}};
   }
   return ParseYamlStream(file, errors);
 }
@@ -923,7 +1042,9 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
             size_t j = 0;
             for (const auto& e : enabled) {
               const std::string ep = Idx(pp + ".enabled", j++);
+              if (!d_.ExpectMap(e, ep)) continue;
               auto name = d_.String(D::Child(e, "name"), ep + ".name");
+              if (!D::Present(D::Child(e, "name"))) d_.Error(ep + ".name", "is required");
               auto weight = d_.Int(D::Child(e, "weight"), ep + ".weight", 0, 100);
               if (name && weight && point == "score") cfg.score_weights[*name] = static_cast<int32_t>(*weight);
             }
@@ -932,7 +1053,10 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
           if (D::Present(disabled) && d_.ExpectSeq(disabled, pp + ".disabled")) {
             size_t j = 0;
             for (const auto& e : disabled) {
-              auto name = d_.String(D::Child(e, "name"), Idx(pp + ".disabled", j++) + ".name");
+              const std::string dp = Idx(pp + ".disabled", j++);
+              if (!d_.ExpectMap(e, dp)) continue;
+              auto name = d_.String(D::Child(e, "name"), dp + ".name");
+              if (!D::Present(D::Child(e, "name"))) d_.Error(dp + ".name", "is required");
               if (name && (point == "multiPoint" || point == "filter" || point == "score")) {
                 cfg.disabled_plugins.push_back(*name + (point == "score" ? "/score" : ""));
               }
@@ -947,6 +1071,7 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
         const std::string cp = Idx(p + ".pluginConfig", j++);
         if (!d_.ExpectMap(pc, cp)) continue;
         std::string name = d_.String(D::Child(pc, "name"), cp + ".name").value_or("");
+        if (!D::Present(D::Child(pc, "name"))) d_.Error(cp + ".name", "is required");
         YAML::Node args = D::Child(pc, "args");
         if (!d_.ExpectMap(args, cp + ".args")) continue;
         const std::string ap = cp + ".args";
@@ -985,7 +1110,9 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
             size_t k = 0;
             for (const auto& r : res) {
               const std::string rp = Idx(sp + ".resources", k++);
+              if (!d_.ExpectMap(r, rp)) continue;
               auto rn = d_.String(D::Child(r, "name"), rp + ".name");
+              if (!D::Present(D::Child(r, "name"))) d_.Error(rp + ".name", "is required");
               auto w = d_.Int(D::Child(r, "weight"), rp + ".weight", 1, 100);
               if (rn) cfg.scoring_resources.push_back({*rn, w.value_or(1)});
             }
@@ -999,6 +1126,7 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
               size_t k = 0;
               for (const auto& pt : shape) {
                 const std::string pp = Idx(shp, k++);
+                if (!d_.ExpectMap(pt, pp)) continue;
                 auto u = d_.Int(D::Child(pt, "utilization"), pp + ".utilization", 0, 100);
                 auto s = d_.Int(D::Child(pt, "score"), pp + ".score", 0, 10);
                 if (u && s) {
@@ -1119,9 +1247,11 @@ void ObjectDecoder::Decode(const YAML::Node& root, Origin origin) {
 // Reports objects defined twice, and pods bound or nominated to nodes not in the input.
 void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& errors) {
   std::map<std::string, const Origin*> seen;
+  std::set<const Origin*> duplicates;
   auto check = [&](const std::string& key, const Origin& o) {
     auto [it, inserted] = seen.emplace(key, &o);
     if (!inserted) {
+      duplicates.insert(&o);
       errors.push_back(o.ToString() + ": metadata.name: duplicate object (first defined at " +
                        it->second->ToString() + ")");
     }
@@ -1134,6 +1264,7 @@ void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& error
   for (const auto& g : objs.groups) check(g.object.kind + " " + g.object.ns + "/" + g.object.name, g.origin);
   std::map<std::string, const Origin*> uids;
   for (const auto& p : objs.pods) {
+    if (duplicates.count(&p.origin)) continue;  // reported above (a missing uid is namespace/name)
     auto [it, inserted] = uids.emplace(p.object.uid, &p.origin);
     if (!inserted) {
       errors.push_back(p.origin.ToString() + ": metadata.uid: duplicate uid \"" + p.object.uid +

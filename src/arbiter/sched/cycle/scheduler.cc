@@ -135,20 +135,24 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
 }
 
 const NodeInfo* Scheduler::SelectHost(const ScoreTable& t) {
-  // The highest total wins; ties are broken uniformly at random (reservoir sampling) with the
-  // seeded generator, so a run is reproducible.
-  size_t best = 0;
-  size_t ties = 1;
-  for (size_t i = 1; i < t.nodes.size(); ++i) {
-    if (t.totals[i] > t.totals[best]) {
-      best = i;
+  // The highest total wins; ties are broken uniformly at random with the seeded generator (one
+  // draw per cycle, the same distribution as upstream's reservoir sampling), so a run is
+  // reproducible.
+  int64_t best = t.totals[0];
+  size_t ties = 0;
+  for (int64_t total : t.totals) {
+    if (total > best) {
+      best = total;
       ties = 1;
-    } else if (t.totals[i] == t.totals[best]) {
+    } else if (total == best) {
       ++ties;
-      if (rng_.Uniform(ties) == 0) best = i;
     }
   }
-  return t.nodes[best];
+  size_t pick = ties > 1 ? rng_.Uniform(ties) : 0;
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    if (t.totals[i] == best && pick-- == 0) return t.nodes[i];
+  }
+  return t.nodes[0];
 }
 
 std::optional<CycleOutcome> Scheduler::ScheduleOne() {
