@@ -97,6 +97,17 @@ TEST(Plan, RunningPodsWithoutStartTimeStartInInputOrder) {
   EXPECT_TRUE(PodOf(r, "default/pending").scheduled);
 }
 
+TEST(Plan, PodsForAnotherSchedulerAreLeftAlone) {
+  std::string yaml = arbiter::testing::Node("n1") + arbiter::testing::Pod("mine") +
+                     arbiter::testing::Pod("theirs", "100m", "", "{}", "  schedulerName: volcano\n");
+  auto r = arbiter::testing::Plan(yaml);
+  ASSERT_EQ(r.pods.size(), 2u);
+  EXPECT_EQ(r.pods[0].name, "default/mine");
+  EXPECT_TRUE(r.pods[0].scheduled);
+  EXPECT_FALSE(PodOf(r, "default/theirs").scheduled);
+  EXPECT_NE(PodOf(r, "default/theirs").message.find("volcano"), std::string::npos);
+}
+
 // Every shipped conformance example is valid input: it loads and admits, and the facts its
 // expected.json states (running pods' nodes and priorities, pending pods) hold.
 TEST(Plan, ConformanceExampleInputsLoadWithTheirStatedFacts) {

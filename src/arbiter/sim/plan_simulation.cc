@@ -55,7 +55,14 @@ StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const Plan
     if (!running.start_time) running.start_time = input_order_time;
     ARBITER_RETURN_IF_ERROR(scheduler.AddBoundPod(state::MakePodInfo(std::move(running))));
   }
+  // Pods for another scheduler are never queued here, as kube-scheduler ignores pods whose
+  // schedulerName matches none of its profiles; they are reported after the rest.
+  std::vector<const model::Pod*> foreign;
   for (const model::Pod* pod : pending) {
+    if (pod->scheduler_name != config.scheduler_name) {
+      foreign.push_back(pod);
+      continue;
+    }
     // Pods joined the queue when they were created; those without a creation time, now.
     scheduler.AddPendingPod(state::MakePodInfo(*pod), pod->creation_timestamp);
   }
@@ -105,6 +112,15 @@ StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const Plan
     if (!stale || !wake) break;
     clock.AdvanceTo(*wake);
     for (auto& [uid, version] : attempted_at) version = cluster_version;  // one retry per change
+  }
+  for (const model::Pod* pod : foreign) {
+    PodPlan p;
+    p.name = pod->Key();
+    p.pod_group = pod->pod_group_name.empty() ? "" : pod->ns + "/" + pod->pod_group_name;
+    p.priority = pod->priority;
+    p.message = "not scheduled: spec.schedulerName \"" + pod->scheduler_name +
+                "\" is not a profile of this scheduler (\"" + config.scheduler_name + "\")";
+    result.pods.push_back(std::move(p));
   }
   result.end = clock.Now();
   return result;
