@@ -287,11 +287,8 @@ Status InterPodAffinity::PreScore(CycleState& state, const PodInfo& pod,
       for (const auto& p : n->pods_with_affinity()) process(*n, *p);
     }
   }
-  // Drop domains whose contributions cancelled out, then skip if nothing is left.
-  for (auto it = s->scores.begin(); it != s->scores.end();) {
-    std::erase_if(it->second, [](const auto& e) { return e.second == 0; });
-    it = it->second.empty() ? s->scores.erase(it) : std::next(it);
-  }
+  // Skip only if no term matched anywhere. A domain whose contributions cancel out keeps its
+  // (zero) entry, so the plugin still scores, as upstream's PreScore does.
   if (s->scores.empty()) return Status(Code::kSkip);
   state.Write(kPreScoreKey, std::move(s));
   return {};

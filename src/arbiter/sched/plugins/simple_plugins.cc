@@ -1,6 +1,9 @@
 // PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity and NodePorts.
 #include "arbiter/sched/plugins/simple_plugins.h"
 
+#include <optional>
+#include <set>
+
 #include "arbiter/sched/plugins/helpers.h"
 
 namespace arbiter::sched::plugins {
@@ -77,18 +80,22 @@ PreFilterResult NodeAffinity::PreFilter(CycleState&, const PodInfo& pod,
   PreFilterResult r;
   if (!required.has_value()) return r;
   // Terms that pin metadata.name narrow the nodes worth filtering; one term without such a pin
-  // leaves every node possible.
+  // leaves every node possible. Within a term the pins are ANDed (their name sets intersect);
+  // the terms are ORed (their sets unite).
   std::set<std::string> names;
   for (const auto& term : required->terms) {
-    bool pinned = false;
+    std::optional<std::set<std::string>> term_names;
     for (const auto& f : term.match_fields) {
-      if (f.key == "metadata.name" && f.op == model::SelectorOp::kIn) {
-        names.insert(f.values.begin(), f.values.end());
-        pinned = true;
-        break;
+      if (f.key != "metadata.name" || f.op != model::SelectorOp::kIn) continue;
+      std::set<std::string> values(f.values.begin(), f.values.end());
+      if (!term_names) {
+        term_names = std::move(values);
+      } else {
+        std::erase_if(*term_names, [&](const std::string& n) { return !values.contains(n); });
       }
     }
-    if (!pinned) return r;
+    if (!term_names) return r;
+    names.insert(term_names->begin(), term_names->end());
   }
   if (names.empty()) {
     r.status = Status(Code::kUnschedulableAndUnresolvable, "pod affinity terms conflict");
