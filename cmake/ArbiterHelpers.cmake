@@ -23,6 +23,8 @@ function(arbiter_test NAME)
   target_compile_options(${NAME} PRIVATE ${ARBITER_WARNINGS})
   target_link_libraries(${NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   set_target_properties(${NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  gtest_discover_tests(${NAME} DISCOVERY_TIMEOUT 60
-    PROPERTIES ENVIRONMENT "ARBITER_SOURCE_DIR=${PROJECT_SOURCE_DIR};ARBITER_BINARY=${CMAKE_BINARY_DIR}/bin/arbiter")
+  target_compile_definitions(${NAME} PRIVATE
+    ARBITER_SOURCE_DIR_DEFAULT="${PROJECT_SOURCE_DIR}"
+    ARBITER_BINARY_DEFAULT="${CMAKE_BINARY_DIR}/bin/arbiter")
+  gtest_discover_tests(${NAME} TEST_PREFIX "${NAME}." DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "testing/paths.h"
+
 namespace {
 
 struct CliRun {
@@ -24,11 +26,11 @@ std::string Slurp(const std::string& path) {
 }
 
 CliRun Arbiter(const std::string& args, const std::string& stdin_text = "") {
-  const char* bin = std::getenv("ARBITER_BINARY");
+  const std::string bin = arbiter::testing::ArbiterBinary();
   const std::string dir = ::testing::TempDir();
   const std::string in = dir + "/cli_stdin", out = dir + "/cli_stdout", err = dir + "/cli_stderr";
   std::ofstream(in) << stdin_text;
-  const std::string cmd = std::string(bin ? bin : "arbiter") + " " + args + " <" + in + " >" + out + " 2>" + err;
+  const std::string cmd = bin + " " + args + " <" + in + " >" + out + " 2>" + err;
   const int status = std::system(cmd.c_str());
   CliRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -38,8 +40,7 @@ CliRun Arbiter(const std::string& args, const std::string& stdin_text = "") {
 }
 
 std::string Example() {
-  const char* d = std::getenv("ARBITER_SOURCE_DIR");
-  return std::string(d ? d : ".") + "/examples/basic/cluster.yaml";
+  return arbiter::testing::SourceDir() + "/examples/basic/cluster.yaml";
 }
 
 const char* kNode =

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arbiter/plan/render.h"
+#include "testing/paths.h"
 #include "testing/plan_harness.h"
 
 namespace arbiter::sim {
@@ -19,10 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using arbiter::testing::PodOf;
 
-std::string SourceDir() {
-  const char* d = std::getenv("ARBITER_SOURCE_DIR");
-  return d ? d : ".";
-}
+using arbiter::testing::SourceDir;
 
 std::string ReadFile(const fs::path& p) {
   std::ifstream in(p);

@@ -42,6 +42,7 @@ StatusOr<InputFile> ReadInputFile(const std::string& path) {
 namespace {
 
 constexpr int kMaxJsonDepth = 64;
+constexpr int kMaxListDepth = 8;
 constexpr int64_t kInt32Min = INT32_MIN;
 constexpr int64_t kInt32Max = INT32_MAX;
 
@@ -216,13 +217,15 @@ std::vector<Document> ParseYamlStream(const InputFile& file, std::vector<std::st
   }
   flush(line_no);
   int index = 0;
-  for (auto& [start, text] : chunks) {
+  for (auto& chunk : chunks) {
+    const int start = chunk.first;
+    const std::string& text = chunk.second;
     bool blank = std::all_of(text.begin(), text.end(),
                              [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
     if (blank) continue;
     ++index;
     const std::string where = file.name + ": document " + std::to_string(index) + ": ";
-    auto at = [&](const YAML::Mark& m) {
+    auto at = [start](const YAML::Mark& m) {
       return "line " + std::to_string(start + m.line + 1) + ", column " + std::to_string(m.column + 1);
     };
     try {
@@ -286,7 +289,8 @@ class ObjectDecoder {
  public:
   ObjectDecoder(ClusterObjects& out, std::vector<std::string>& errors) : out_(out), d_("", &errors) {}
 
-  void Decode(const YAML::Node& root, Origin origin);
+  // `list_depth` counts the Lists around `root`.
+  void Decode(const YAML::Node& root, Origin origin, int list_depth = 0);
 
  private:
   struct Meta {
@@ -327,6 +331,7 @@ class ObjectDecoder {
 
   ClusterObjects& out_;
   Decoder d_;
+  std::set<std::pair<int, int>> lists_seen_;  // positions of the List items read in this document
 };
 
 using D = Decoder;
@@ -853,7 +858,9 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
               d_.Error(pp + ".protocol", "unsupported value \"" + proto + "\" (want TCP, UDP or SCTP)");
               continue;
             }
-            if (hp && *hp > 0) {
+            // Only app containers and restartable (sidecar) init containers hold host ports
+            // while the pod runs; a one-shot init container's ports are not reserved.
+            if (hp && *hp > 0 && (!init || cr.restartable)) {
               model::HostPort h;
               h.port = static_cast<int32_t>(*hp);
               h.protocol = proto;
@@ -900,6 +907,20 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
   YAML::Node status = D::Child(root, "status");
   if (d_.ExpectMap(status, "status")) {
     pod.start_time = d_.Timestamp(D::Child(status, "startTime"), "status.startTime");
+    YAML::Node conditions = D::Child(status, "conditions");
+    if (D::Present(conditions) && d_.ExpectSeq(conditions, "status.conditions")) {
+      size_t i = 0;
+      for (const auto& c : conditions) {
+        const std::string cp = Idx("status.conditions", i++);
+        if (!d_.ExpectMap(c, cp)) continue;
+        const std::string type = d_.String(D::Child(c, "type"), cp + ".type").value_or("");
+        const std::string st = d_.String(D::Child(c, "status"), cp + ".status").value_or("");
+        const std::string reason = d_.String(D::Child(c, "reason"), cp + ".reason").value_or("");
+        if (type == "DisruptionTarget" && st == "True" && reason == "PreemptionByScheduler") {
+          pod.preempted_by_scheduler = true;
+        }
+      }
+    }
     pod.nominated_node_name =
         d_.String(D::Child(status, "nominatedNodeName"), "status.nominatedNodeName").value_or("");
   }
@@ -1172,7 +1193,7 @@ constexpr KindInfo kKinds[] = {
     {"KubeSchedulerConfiguration", "kubescheduler.config.k8s.io/v1"},
 };
 
-void ObjectDecoder::Decode(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::Decode(const YAML::Node& root, Origin origin, int list_depth) {
   d_.set_prefix(origin.ToString());
   if (!root.IsMap()) {
     d_.Error("", "a document must be an object with apiVersion and kind");
@@ -1188,11 +1209,22 @@ void ObjectDecoder::Decode(const YAML::Node& root, Origin origin) {
     YAML::Node items = D::Child(root, "items");
     if (!d_.ExpectSeq(items, "items")) return;
     if (!D::Present(items)) return;
+    // Lists may hold Lists. YAML aliases could repeat a List many times or make it hold
+    // itself: each List is read once.
+    if (list_depth == 0) lists_seen_.clear();
+    if (const YAML::Mark m = items.Mark(); !m.is_null() && !lists_seen_.insert({m.line, m.column}).second) {
+      d_.Error("items", "this List is already included (through a YAML alias)");
+      return;
+    }
+    if (list_depth >= kMaxListDepth) {
+      d_.Error("items", "Lists are nested more than " + std::to_string(kMaxListDepth) + " deep");
+      return;
+    }
     int i = 0;
     for (const auto& item : items) {
       Origin o = origin;
       o.item = ++i;
-      Decode(item, o);
+      Decode(item, o, list_depth + 1);
     }
     return;
   }

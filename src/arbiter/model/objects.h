@@ -115,6 +115,9 @@ struct Pod {
   // status
   std::optional<Timestamp> start_time;
   std::string nominated_node_name;
+  // The condition DisruptionTarget=True with reason PreemptionByScheduler: the pod is being
+  // evicted to make room for a higher-priority pod.
+  bool preempted_by_scheduler = false;
 
   // Filled by admission.
   int32_t priority = 0;

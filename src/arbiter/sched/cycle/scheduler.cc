@@ -172,6 +172,7 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
     if (run_post_filter && framework_->HasPostFilterPlugins()) {
       PostFilterResult pf = framework_->RunPostFilterPlugins(state, *pod, d.node_to_status);
       if (!pf.status.IsSuccess()) d.post_filter_message = pf.status.Message();
+      if (explain) out.post_filter_explanation = std::move(pf.explanation);
       if (pf.nominated_node_name) {
         out.nominated_node = pf.nominated_node_name;
         nominator_.AddNominatedPod(pod, *pf.nominated_node_name);

@@ -47,6 +47,8 @@ struct CycleOutcome {
   // The node PostFilter nominated ("" = cleared); nullopt = unchanged.
   std::optional<std::string> nominated_node;
   std::optional<Explanation> explain;
+  // PostFilter's account of its decision (preemption candidates, victims, the choice).
+  std::vector<std::string> post_filter_explanation;
 };
 
 struct SchedulerOptions {
@@ -65,12 +67,12 @@ class Scheduler final : public Handle {
   const state::Snapshot& snapshot() const override { return snapshot_; }
   const model::SchedulerConfig& config() const override { return config_; }
   const Clock& clock() const override { return *clock_; }
+  const Framework& framework() const override { return *framework_; }
+  Nominator& nominator() override { return nominator_; }
+  Rng& rng() override { return rng_; }
 
   state::ClusterCache& cache() { return cache_; }
   SchedulingQueue& queue() { return *queue_; }
-  Nominator& nominator() { return nominator_; }
-  const Framework& framework() const { return *framework_; }
-  Rng& rng() { return rng_; }
 
   // Adds a pending pod to the queue (and to the nominator if it carries a nominated node).
   void AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_time = std::nullopt);

@@ -193,6 +193,7 @@ PostFilterResult Framework::RunPostFilterPlugins(CycleState& state, const PodInf
     }
     for (const auto& reason : r.status.reasons()) reasons.push_back(reason);
     if (r.nominated_node_name) out.nominated_node_name = r.nominated_node_name;
+    for (auto& line : r.explanation) out.explanation.push_back(std::move(line));
   }
   out.status = Status(Code::kUnschedulable, std::move(reasons));
   return out;

@@ -35,16 +35,22 @@ using state::PodInfoPtr;
 inline constexpr int64_t kMaxNodeScore = 100;
 inline constexpr int64_t kMinNodeScore = 0;
 
+class Framework;
 class Nominator;
 
 // What plugins may reach beyond their arguments: the current snapshot (for PreFilter and
-// PreScore, which look across nodes), the configuration, and the injected clock.
+// PreScore, which look across nodes), the configuration, and the injected clock. PostFilter
+// plugins (preemption) also run the profile's filters on copied nodes, update nominations and
+// draw from the seeded random source.
 class Handle {
  public:
   virtual ~Handle() = default;
   virtual const state::Snapshot& snapshot() const = 0;
   virtual const model::SchedulerConfig& config() const = 0;
   virtual const Clock& clock() const = 0;
+  virtual const Framework& framework() const = 0;
+  virtual Nominator& nominator() = 0;
+  virtual Rng& rng() = 0;
 };
 
 class Plugin {
@@ -115,6 +121,8 @@ struct NodeToStatus {
 struct PostFilterResult {
   Status status;
   std::optional<std::string> nominated_node_name;  // "" clears the nomination
+  // What the plugin considered and why it decided as it did, line by line (for --explain).
+  std::vector<std::string> explanation;
 };
 
 class PostFilterPlugin : public virtual Plugin {

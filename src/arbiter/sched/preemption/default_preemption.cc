@@ -1,0 +1,274 @@
+// Per-pod default preemption.
+#include "arbiter/sched/preemption/default_preemption.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "arbiter/sched/cycle/fit_error.h"
+#include "arbiter/sched/framework/nominator.h"
+
+namespace arbiter::sched::preemption {
+
+bool MoreImportantPod(const model::Pod& a, const model::Pod& b, Timestamp now) {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  const Timestamp sa = a.start_time.value_or(now);
+  const Timestamp sb = b.start_time.value_or(now);
+  if (sa != sb) return sa < sb;
+  return a.uid < b.uid;
+}
+
+namespace {
+
+constexpr int64_t kPriorityOffset = int64_t{std::numeric_limits<int32_t>::max()} + 1;  // 2^31
+
+// Keeps the candidates with the best value of `key` (lower is better).
+template <typename Key>
+std::vector<size_t> KeepBest(const std::vector<Candidate>& c, const std::vector<size_t>& in, Key key) {
+  std::vector<size_t> out;
+  auto best = key(c[in[0]]);
+  for (size_t i : in) {
+    auto k = key(c[i]);
+    if (k < best) {
+      best = k;
+      out.clear();
+    }
+    if (k == best) out.push_back(i);
+  }
+  return out;
+}
+
+std::string Describe(const Candidate& c) {
+  std::string s = "candidate " + c.node->name() + ": " + std::to_string(c.victims.size()) + " victim(s) [";
+  for (size_t i = 0; i < c.victims.size(); ++i) {
+    const auto& v = c.victims[i]->pod;
+    s += (i ? ", " : "") + v.Key() + " (priority " + std::to_string(v.priority) +
+         (c.violates_pdb[i] ? ", violates PDB" : "") + ")";
+  }
+  return s + "], " + std::to_string(c.num_pdb_violations) + " PDB violation(s)";
+}
+
+}  // namespace
+
+std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<Candidate>& c, Timestamp now) {
+  std::vector<size_t> left(c.size());
+  for (size_t i = 0; i < c.size(); ++i) left[i] = i;
+  if (left.size() == 1) return {0, "the only candidate"};
+  // 1) Fewest PDB violations.
+  left = KeepBest(c, left, [](const Candidate& x) { return x.num_pdb_violations; });
+  if (left.size() == 1) return {left[0], "fewest PDB violations"};
+  // 2) Lowest priority of the most important victim.
+  left = KeepBest(c, left, [](const Candidate& x) { return x.victims.front()->pod.priority; });
+  if (left.size() == 1) return {left[0], "lowest priority among the most important victims"};
+  // 3) Smallest sum of (priority + 2^31): one more victim always costs more.
+  left = KeepBest(c, left, [](const Candidate& x) {
+    int64_t sum = 0;
+    for (const auto& v : x.victims) sum += int64_t{v->pod.priority} + kPriorityOffset;
+    return sum;
+  });
+  if (left.size() == 1) return {left[0], "smallest sum of victim priorities"};
+  // 4) Fewest victims.
+  left = KeepBest(c, left, [](const Candidate& x) { return x.victims.size(); });
+  if (left.size() == 1) return {left[0], "fewest victims"};
+  // 5) Latest earliest start time among the highest-priority victims (the youngest).
+  left = KeepBest(c, left, [now](const Candidate& x) {
+    const int32_t top = x.victims.front()->pod.priority;
+    Timestamp earliest = std::numeric_limits<Timestamp>::max();
+    for (const auto& v : x.victims) {
+      if (v->pod.priority == top) earliest = std::min(earliest, v->pod.start_time.value_or(now));
+    }
+    return -earliest;  // later is better
+  });
+  if (left.size() == 1) return {left[0], "latest start among the highest-priority victims"};
+  // 6) The first in scan order.
+  return {left[0], "first in scan order among exact ties"};
+}
+
+DefaultPreemption::DefaultPreemption(Handle* handle, PreemptionActuator* actuator)
+    : handle_(handle), actuator_(actuator) {}
+
+size_t DefaultPreemption::NumCandidates(size_t potential) const {
+  const auto& cfg = handle_->config();
+  size_t n = potential * static_cast<size_t>(cfg.min_candidate_nodes_percentage) / 100;
+  n = std::max(n, static_cast<size_t>(cfg.min_candidate_nodes_absolute));
+  return std::min(n, potential);
+}
+
+bool DefaultPreemption::PodEligibleToPreemptOthers(const PodInfo& pod, const NodeToStatus& filtered,
+                                                   std::string* reason) const {
+  if (pod.pod.preemption_policy == model::PreemptionPolicy::kNever) {
+    *reason = "not eligible due to preemptionPolicy=Never.";
+    return false;
+  }
+  const std::string nominated = handle_->nominator().NominatedNode(pod.uid());
+  if (nominated.empty()) return true;
+  // The nominated node can no longer help: the pod may look elsewhere.
+  if (filtered.Get(nominated).code() == Code::kUnschedulableAndUnresolvable) return true;
+  if (const NodeInfo* n = handle_->snapshot().Get(nominated)) {
+    for (const auto& p : n->pods()) {
+      if (p->pod.priority < pod.pod.priority && p->pod.deletion_timestamp && p->pod.preempted_by_scheduler) {
+        *reason = "not eligible due to a terminating pod on the nominated node.";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+std::pair<std::optional<Candidate>, Status> DefaultPreemption::SelectVictimsOnNode(
+    const CycleState& cycle_state, const PodInfo& pod, const NodeInfo& original,
+    const std::vector<PdbView>& pdbs) const {
+  const Framework& fw = handle_->framework();
+  const Timestamp now = handle_->clock().Now();
+  // 1) Potential victims: strictly lower priority.
+  std::vector<PodInfoPtr> potential;
+  for (const auto& p : original.pods()) {
+    if (p->pod.priority < pod.pod.priority) potential.push_back(p);
+  }
+  if (potential.empty()) {
+    return {std::nullopt, Status(Code::kUnschedulableAndUnresolvable, std::string(kNoVictims))};
+  }
+  // 2) Remove them all from a copy of the node, keeping plugin state consistent.
+  NodeInfo node = original;
+  CycleState state = cycle_state.Clone();
+  for (const auto& v : potential) {
+    node.RemovePod(v->uid());
+    Status s = fw.RunPreFilterExtensionRemovePod(state, pod, *v, node);
+    if (!s.IsSuccess()) return {std::nullopt, s};
+  }
+  // 3) If the pod does not fit even then, this node cannot help.
+  Status fits = fw.RunFilterPluginsWithNominatedPods(state, pod, node);
+  if (!fits.IsSuccess()) return {std::nullopt, fits};
+  // 4) Importance order, then PDB classification (stable), then greedy reprieve.
+  std::sort(potential.begin(), potential.end(),
+            [now](const PodInfoPtr& a, const PodInfoPtr& b) { return MoreImportantPod(a->pod, b->pod, now); });
+  PdbSplit split = SplitByPdb(potential, pdbs);
+  Candidate c;
+  c.node = &original;
+  auto reprieve = [&](const PodInfoPtr& v, bool violating) -> Status {
+    node.AddPod(v);
+    Status s = fw.RunPreFilterExtensionAddPod(state, pod, *v, node);
+    if (!s.IsSuccess()) return s;
+    if (fw.RunFilterPluginsWithNominatedPods(state, pod, node).IsSuccess()) return {};  // stays
+    node.RemovePod(v->uid());
+    s = fw.RunPreFilterExtensionRemovePod(state, pod, *v, node);
+    if (!s.IsSuccess()) return s;
+    c.victims.push_back(v);
+    c.violates_pdb.push_back(violating);
+    if (violating) ++c.num_pdb_violations;
+    return {};
+  };
+  for (const auto& v : split.violating) {
+    if (Status s = reprieve(v, true); !s.IsSuccess()) return {std::nullopt, s};
+  }
+  for (const auto& v : split.non_violating) {
+    if (Status s = reprieve(v, false); !s.IsSuccess()) return {std::nullopt, s};
+  }
+  if (c.victims.empty()) {
+    return {std::nullopt, Status(Code::kError, "expected at least one victim pod on node " + original.name())};
+  }
+  // 5) Victims from both groups are re-sorted so victims[0] is the most important.
+  if (!split.violating.empty() && !split.non_violating.empty()) {
+    std::vector<size_t> order(c.victims.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return MoreImportantPod(c.victims[a]->pod, c.victims[b]->pod, now);
+    });
+    Candidate sorted;
+    sorted.node = c.node;
+    sorted.num_pdb_violations = c.num_pdb_violations;
+    for (size_t i : order) {
+      sorted.victims.push_back(c.victims[i]);
+      sorted.violates_pdb.push_back(c.violates_pdb[i]);
+    }
+    c = std::move(sorted);
+  }
+  return {std::move(c), {}};
+}
+
+PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
+                                               const NodeToStatus& filtered) {
+  ++metrics_.attempts;
+  PostFilterResult out;
+  auto unschedulable = [](std::string msg) { return Status(Code::kUnschedulable, "preemption: " + std::move(msg)); };
+
+  // 1) Eligibility. Not eligible: the nomination stays as it is.
+  std::string why;
+  if (!PodEligibleToPreemptOthers(pod, filtered, &why)) {
+    out.status = unschedulable(why);
+    out.explanation.push_back("preemption: " + why);
+    return out;
+  }
+  // 2) Potential nodes: those that failed filtering with Unschedulable, in filtering order.
+  const state::Snapshot& snap = handle_->snapshot();
+  std::vector<const NodeInfo*> potential;
+  if (filtered.absent.code() == Code::kUnschedulable) {
+    for (const NodeInfo* n : snap.nodes()) {
+      if (filtered.Get(n->name()).code() == Code::kUnschedulable) potential.push_back(n);
+    }
+  } else {
+    for (const auto& [name, status] : filtered.statuses) {
+      if (status.code() != Code::kUnschedulable) continue;
+      if (const NodeInfo* n = snap.Get(name)) potential.push_back(n);
+    }
+  }
+  Diagnosis diagnosis;
+  diagnosis.node_to_status.absent = Status(Code::kUnschedulableAndUnresolvable, std::string(kNotHelpful));
+  std::vector<Candidate> candidates;
+  if (!potential.empty()) {
+    // 3) Sampling from a seeded random offset.
+    const size_t want = NumCandidates(potential.size());
+    const size_t offset = static_cast<size_t>(handle_->rng().Uniform(potential.size()));
+    out.explanation.push_back("preemption: " + std::to_string(potential.size()) +
+                              " potential node(s); looking for " + std::to_string(want) +
+                              " candidate(s) from offset " + std::to_string(offset));
+    const std::vector<PdbView> pdbs = actuator_ != nullptr ? actuator_->Pdbs() : std::vector<PdbView>{};
+    std::vector<Candidate> violating;
+    std::vector<Candidate> non_violating;
+    for (size_t i = 0; i < potential.size(); ++i) {
+      const NodeInfo& node = *potential[(offset + i) % potential.size()];
+      auto [candidate, status] = SelectVictimsOnNode(state, pod, node, pdbs);
+      if (candidate) {
+        auto& list = candidate->num_pdb_violations == 0 ? non_violating : violating;
+        if (list.size() < want) list.push_back(std::move(*candidate));
+      } else {
+        out.explanation.push_back("node " + node.name() + ": " + status.Message());
+        diagnosis.node_to_status.statuses.emplace_back(node.name(), std::move(status));
+      }
+      if (!non_violating.empty() && non_violating.size() + violating.size() >= want) break;
+    }
+    candidates = std::move(non_violating);
+    for (auto& c : violating) candidates.push_back(std::move(c));
+  }
+  if (candidates.empty()) {
+    // No node can help: the nomination is cleared.
+    out.status = unschedulable(FitErrorMessage(snap.size(), diagnosis));
+    out.nominated_node_name = "";
+    out.explanation.push_back("preemption: no candidate node");
+    return out;
+  }
+  for (const auto& c : candidates) out.explanation.push_back(Describe(c));
+  // 4) Choose.
+  const Timestamp now = handle_->clock().Now();
+  auto [best, rule] = PickOneNodeForPreemption(candidates, now);
+  const Candidate& chosen = candidates[best];
+  const std::string node = chosen.node->name();
+  out.explanation.push_back("preemption: chose " + node + " (" + rule + ")");
+  // 5) Carry it out: evict, then clear lower-priority nominations to that node.
+  std::vector<Eviction> evictions;
+  for (size_t i = 0; i < chosen.victims.size(); ++i) evictions.push_back({chosen.victims[i], chosen.violates_pdb[i]});
+  metrics_.victims += evictions.size();
+  ++metrics_.preemptions;
+  if (actuator_ != nullptr) {
+    actuator_->Preempt(pod, node, evictions);
+    std::vector<PodInfoPtr> lower;
+    for (const auto& p : handle_->nominator().NominatedPodsForNode(node)) {
+      if (p->pod.priority < pod.pod.priority && p->uid() != pod.uid()) lower.push_back(p);
+    }
+    for (const auto& p : lower) actuator_->ClearNomination(p);
+  }
+  out.status = Status();
+  out.nominated_node_name = node;
+  return out;
+}
+
+}  // namespace arbiter::sched::preemption

@@ -1,0 +1,80 @@
+// DefaultPreemption: kube-scheduler's per-pod preemption, as a PostFilter plugin
+// (../shared/reference/k8s-default-preemption.md describes the upstream algorithm; section
+// numbers below refer to it).
+//
+//   1. Eligibility (§2): preemptionPolicy Never never preempts; a pod whose nominated node
+//      still holds a lower-priority pod terminating because of preemption waits, unless the
+//      nominated node is now UnschedulableAndUnresolvable.
+//   2. Potential nodes (§3): only nodes whose filter status was Unschedulable.
+//   3. Candidates (§4): at most max(10% of them, 100) are needed; the scan starts at a seeded
+//      random offset and stops once it has one candidate without PDB violations and enough in
+//      all.
+//   4. Dry run per node (§5, SelectVictimsOnNode): on a copy of the node and a clone of the
+//      CycleState, remove every strictly-lower-priority pod, check the filters (with nominated
+//      pods), then reprieve greedily — PDB-violating pods first, then the rest, each in
+//      importance order — keeping every pod whose return still lets the preemptor fit.
+//   5. Choice (§7): fewest PDB violations; lowest highest-victim priority; smallest sum of
+//      (priority + 2^31); fewest victims; latest start among the highest-priority victims;
+//      then the first in scan order.
+//   6. Actuation (§8): the actuator evicts the victims; lower-priority pods nominated to the
+//      node lose their nomination; the preemptor is nominated to the node but not bound.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arbiter/sched/framework/framework.h"
+#include "arbiter/sched/preemption/disruption.h"
+
+namespace arbiter::sched::preemption {
+
+struct Candidate {
+  const NodeInfo* node = nullptr;
+  std::vector<PodInfoPtr> victims;   // most important first
+  std::vector<bool> violates_pdb;    // per victim
+  int num_pdb_violations = 0;
+};
+
+struct PreemptionMetrics {
+  uint64_t attempts = 0;       // preemption_attempts_total
+  uint64_t victims = 0;        // sum of preemption_victims
+  uint64_t preemptions = 0;    // decisions carried out
+};
+
+// True if `a` is more important than `b`: higher priority, then earlier start (a pod without
+// a start time counts as starting `now`), then UID as the final tie-break.
+bool MoreImportantPod(const model::Pod& a, const model::Pod& b, Timestamp now);
+
+// The choice of §7 among `candidates` (non-empty). Returns the index and the deciding rule.
+std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<Candidate>& candidates, Timestamp now);
+
+class DefaultPreemption final : public PostFilterPlugin {
+ public:
+  static constexpr std::string_view kName = "DefaultPreemption";
+  static constexpr std::string_view kNoVictims = "No preemption victims found for incoming pod";
+  static constexpr std::string_view kNotHelpful = "Preemption is not helpful for scheduling";
+
+  DefaultPreemption(Handle* handle, PreemptionActuator* actuator);
+  std::string_view Name() const override { return kName; }
+  PostFilterResult PostFilter(CycleState& state, const PodInfo& pod, const NodeToStatus& filtered) override;
+
+  // §2. On false, `reason` holds the message (without the "preemption: " prefix).
+  bool PodEligibleToPreemptOthers(const PodInfo& pod, const NodeToStatus& filtered, std::string* reason) const;
+  // §5 on one node. Returns the candidate, or the status explaining why the node cannot help.
+  std::pair<std::optional<Candidate>, Status> SelectVictimsOnNode(const CycleState& state, const PodInfo& pod,
+                                                                   const NodeInfo& node,
+                                                                   const std::vector<PdbView>& pdbs) const;
+  // §4: how many candidates the scan looks for among `potential` nodes.
+  size_t NumCandidates(size_t potential) const;
+
+  const PreemptionMetrics& metrics() const { return metrics_; }
+
+ private:
+  Handle* handle_;
+  PreemptionActuator* actuator_;
+  PreemptionMetrics metrics_;
+};
+
+}  // namespace arbiter::sched::preemption

@@ -1,0 +1,59 @@
+// What preemption needs to know about PodDisruptionBudgets and how it asks for evictions.
+//
+// PdbView is a budget as the disruption controller would report it now: its selector and
+// namespace, how many more disruptions it allows, and the pods already counted as disrupted.
+// SplitByPdb is kube-scheduler's filterPodsWithPDBViolation: one pass over victims in
+// importance order, consuming each matching budget; a pod that takes any matching budget
+// below zero is violating. Unlabelled pods and empty selectors match nothing; namespaces must
+// match; a pod already in a budget's disruptedPods does not consume it.
+//
+// PreemptionActuator is the environment that carries decisions out (the simulator in `plan`,
+// the API in `serve`).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "arbiter/model/objects.h"
+#include "arbiter/state/node_info.h"
+
+namespace arbiter::sched::preemption {
+
+struct PdbView {
+  std::string ns;
+  std::string name;
+  model::LabelSelector selector;
+  int32_t disruptions_allowed = 0;
+  std::set<std::string> disrupted_pods;  // "namespace/name"
+};
+
+struct PdbSplit {
+  std::vector<state::PodInfoPtr> violating;
+  std::vector<state::PodInfoPtr> non_violating;
+};
+
+// REQUIRES: `pods` sorted by importance, most important first. Both groups keep that order.
+PdbSplit SplitByPdb(const std::vector<state::PodInfoPtr>& pods, const std::vector<PdbView>& pdbs);
+
+struct Eviction {
+  state::PodInfoPtr victim;
+  bool violates_pdb = false;
+};
+
+class PreemptionActuator {
+ public:
+  virtual ~PreemptionActuator() = default;
+  // The budgets as they stand now.
+  virtual std::vector<PdbView> Pdbs() const = 0;
+  // Carries out a decision for `preemptor` on `node`: each victim not already terminating gets
+  // the DisruptionTarget condition (reason PreemptionByScheduler), a Preempted event and a
+  // graceful deletion lasting its terminationGracePeriodSeconds. `victims` lists them all,
+  // terminating ones included, in importance order.
+  virtual void Preempt(const state::PodInfo& preemptor, const std::string& node,
+                       const std::vector<Eviction>& victims) = 0;
+  // Clears the nomination of a pending pod (a lower-priority pod nominated to the chosen node).
+  virtual void ClearNomination(const state::PodInfoPtr& pod) = 0;
+};
+
+}  // namespace arbiter::sched::preemption
