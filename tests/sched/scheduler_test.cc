@@ -125,7 +125,10 @@ TEST(Scheduler, NominatedPodOfLowerPriorityDoesNotBlock) {
   auto r = Plan(yaml);
   EXPECT_EQ(PodOf(r, "default/urgent").node, "n1");
   EXPECT_FALSE(PodOf(r, "default/nominee").scheduled);
-  EXPECT_EQ(PodOf(r, "default/nominee").message, "0/1 nodes are available: 1 Insufficient cpu.");
+  // `urgent` is bound and holds the node; `nominee` is of lower priority than no one there.
+  EXPECT_EQ(PodOf(r, "default/nominee").message,
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption "
+            "victims found for incoming pod.");
 }
 
 TEST(Scheduler, PodWaitingOnAffinityIsRetriedWhenItsPartnerBinds) {
@@ -152,7 +155,8 @@ TEST(Scheduler, PendingPodStaysPendingWithTheLastMessage) {
   auto p = PodOf(r, "default/big");
   EXPECT_FALSE(p.scheduled);
   EXPECT_EQ(p.message,
-            "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: infra}.");
+            "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: infra}. "
+            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.");
   EXPECT_EQ(p.attempts, 1);
 }
 

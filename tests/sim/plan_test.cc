@@ -46,7 +46,8 @@ TEST(Plan, ShippedExamplePlacesPodsAsKubeSchedulerWould) {
   auto big = PodOf(r, "jobs/analytics-1");
   EXPECT_FALSE(big.scheduled);
   EXPECT_EQ(big.message,
-            "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu.");
+            "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu. "
+            "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
 }
 
 TEST(Plan, SameInputAndSeedGiveByteIdenticalOutput) {
@@ -83,7 +84,9 @@ TEST(Plan, JsonOutputHasTheSpecifiedShape) {
   EXPECT_EQ(j["pods"][0]["message"], "");
   EXPECT_EQ(j["pods"][1]["status"], "Pending");
   EXPECT_TRUE(j["pods"][1]["node"].is_null());
-  EXPECT_EQ(j["pods"][1]["message"], "0/1 nodes are available: 1 Insufficient cpu.");
+  EXPECT_EQ(j["pods"][1]["message"],
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not "
+            "helpful for scheduling.");
   EXPECT_TRUE(j["preemptions"].is_array());
 }
 

@@ -63,6 +63,7 @@ Json CycleJson(const sched::CycleOutcome& c) {
       j["why"] = e.why;
     }
   }
+  if (!c.post_filter_explanation.empty()) j["postFilter"] = c.post_filter_explanation;
   return j;
 }
 
@@ -97,6 +98,12 @@ Json PlanJson(const sim::PlanResult& r, bool explain) {
     pre.push_back(std::move(pj));
   }
   j["preemptions"] = std::move(pre);
+  Json events = Json::array();
+  for (const auto& e : r.events) {
+    events.push_back({{"time", FormatRfc3339(e.time)}, {"type", e.type}, {"reason", e.reason},
+                      {"object", e.object}, {"message", e.message}});
+  }
+  j["events"] = std::move(events);
   j["startTime"] = FormatRfc3339(r.start);
   j["endTime"] = FormatRfc3339(r.end);
   if (explain) {
@@ -200,6 +207,7 @@ std::string ExplainText(const sim::PlanResult& r) {
       std::istringstream lines(Table(rows));
       for (std::string line; std::getline(lines, line);) o << "    " << line << "\n";
     }
+    for (const auto& line : c.post_filter_explanation) o << "  " << line << "\n";
     if (c.scheduled) {
       o << "  chosen: " << c.node << (e.why.empty() ? "" : " (" + e.why + ")") << "\n";
     } else {

@@ -46,13 +46,24 @@ struct Preemption {
   std::vector<Victim> victims;
 };
 
+// An event as the Kubernetes API would record it.
+struct Event {
+  Timestamp time = 0;
+  std::string type;    // Normal or Warning
+  std::string reason;  // Scheduled, FailedScheduling, Preempted, Killing
+  std::string object;  // "Pod namespace/name"
+  std::string message;
+};
+
 struct PlanResult {
   Timestamp start = 0;
   Timestamp end = 0;
   std::vector<PodPlan> pods;  // in first-pop order
   std::vector<Preemption> preemptions;
   std::vector<sched::CycleOutcome> cycles;  // every cycle, when explaining
+  std::vector<Event> events;
   size_t node_count = 0;
+  sched::preemption::PreemptionMetrics preemption_metrics;
 };
 
 // REQUIRES: `objects` passed loading and admission without errors.

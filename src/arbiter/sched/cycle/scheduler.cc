@@ -15,7 +15,12 @@ constexpr int64_t kMinFeasibleNodesPercentageToFind = 5;
 Scheduler::Scheduler(model::SchedulerConfig config, const Clock* clock, SchedulerOptions options)
     : config_(std::move(config)), clock_(clock), options_(options), rng_(options.seed) {}
 
-arbiter::Status Scheduler::Init(std::vector<std::shared_ptr<Plugin>> post_filter) {
+arbiter::Status Scheduler::Init(preemption::PreemptionActuator* actuator) {
+  std::vector<std::shared_ptr<Plugin>> post_filter;
+  if (actuator != nullptr) {
+    preemption_ = std::make_shared<preemption::DefaultPreemption>(this, actuator);
+    post_filter.push_back(preemption_);
+  }
   plugins::ProfileDeps deps;
   deps.handle = this;
   deps.config = &config_;
@@ -32,6 +37,10 @@ arbiter::Status Scheduler::Init(std::vector<std::shared_ptr<Plugin>> post_filter
   q.max_backoff = config_.pod_max_backoff_seconds * kSecond;
   queue_ = std::make_unique<SchedulingQueue>(framework_.get(), clock_, q);
   return arbiter::Status::Ok();
+}
+
+const preemption::PreemptionMetrics* Scheduler::preemption_metrics() const {
+  return preemption_ ? &preemption_->metrics() : nullptr;
 }
 
 void Scheduler::AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_time) {

@@ -16,6 +16,7 @@
 #include "arbiter/base/rng.h"
 #include "arbiter/sched/cycle/fit_error.h"
 #include "arbiter/sched/framework/framework.h"
+#include "arbiter/sched/preemption/default_preemption.h"
 #include "arbiter/sched/queue/scheduling_queue.h"
 
 namespace arbiter::sched {
@@ -60,8 +61,12 @@ class Scheduler final : public Handle {
  public:
   Scheduler(model::SchedulerConfig config, const Clock* clock, SchedulerOptions options);
 
-  // Builds the profile. `post_filter` plugins (preemption) are added where upstream puts them.
-  arbiter::Status Init(std::vector<std::shared_ptr<Plugin>> post_filter = {});
+  // Builds the profile. With an actuator, DefaultPreemption is the profile's PostFilter and
+  // carries its decisions out through it; without one, the scheduler never preempts.
+  arbiter::Status Init(preemption::PreemptionActuator* actuator = nullptr);
+
+  // DefaultPreemption's counters; nullptr when preemption is off.
+  const preemption::PreemptionMetrics* preemption_metrics() const;
 
   // Handle.
   const state::Snapshot& snapshot() const override { return snapshot_; }
@@ -72,6 +77,7 @@ class Scheduler final : public Handle {
   Rng& rng() override { return rng_; }
 
   state::ClusterCache& cache() { return cache_; }
+  const state::ClusterCache& cache() const { return cache_; }
   SchedulingQueue& queue() { return *queue_; }
 
   // Adds a pending pod to the queue (and to the nominator if it carries a nominated node).
@@ -105,6 +111,7 @@ class Scheduler final : public Handle {
   Nominator nominator_;
   std::unique_ptr<Framework> framework_;
   std::unique_ptr<SchedulingQueue> queue_;
+  std::shared_ptr<preemption::DefaultPreemption> preemption_;
   size_t next_start_node_index_ = 0;
 };
 

@@ -35,15 +35,6 @@ std::vector<Entry> DefaultEntries(const ProfileDeps& d) {
 }
 }  // namespace
 
-std::vector<std::string> DefaultPluginNames() {
-  model::SchedulerConfig cfg;
-  ProfileDeps d;
-  d.config = &cfg;
-  std::vector<std::string> names;
-  for (const auto& e : DefaultEntries(d)) names.emplace_back(e.plugin->Name());
-  return names;
-}
-
 StatusOr<std::vector<PluginEntry>> BuildDefaultProfile(const ProfileDeps& deps) {
   const model::SchedulerConfig& cfg = *deps.config;
   std::vector<Entry> entries = DefaultEntries(deps);
@@ -54,6 +45,7 @@ StatusOr<std::vector<PluginEntry>> BuildDefaultProfile(const ProfileDeps& deps) 
     const bool score_only = d.size() > 6 && d.ends_with("/score");
     const std::string name = score_only ? d.substr(0, d.size() - 6) : d;
     auto it = find(name);
+    if (it == entries.end() && name == "DefaultPreemption") continue;  // preemption is off already
     if (it == entries.end()) {
       return InvalidArgument("KubeSchedulerConfiguration disables unknown plugin \"" + name + "\"");
     }

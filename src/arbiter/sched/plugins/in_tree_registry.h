@@ -26,7 +26,4 @@ struct ProfileDeps {
 // plugin name Arbiter does not know.
 StatusOr<std::vector<PluginEntry>> BuildDefaultProfile(const ProfileDeps& deps);
 
-// Names of every plugin of the default profile, in order.
-std::vector<std::string> DefaultPluginNames();
-
 }  // namespace arbiter::sched::plugins

@@ -7,7 +7,9 @@ bool PluginCaresAbout(std::string_view plugin, ClusterEvent event) {
   using E = ClusterEvent;
   const bool node_event = event == E::kNodeAdd || event == E::kNodeUpdate;
   if (plugin == "NodeResourcesFit" || plugin == "NodePorts") {
-    return node_event || event == E::kAssignedPodDelete || event == E::kAssignedPodUpdate;
+    // A pod that is updated (labels, a deletion timestamp) still holds its resources and ports
+    // until it is gone, so only deletions free room.
+    return node_event || event == E::kAssignedPodDelete;
   }
   if (plugin == "InterPodAffinity" || plugin == "PodTopologySpread") {
     return node_event || event == E::kAssignedPodAdd || event == E::kAssignedPodDelete ||

@@ -1,0 +1,179 @@
+// Runs the shipped conformance examples (../shared/spec/examples, one folder each) through
+// `arbiter plan` in process and checks each `expect` block as the examples' README defines it.
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "arbiter/plan/render.h"
+#include "testing/paths.h"
+#include "testing/plan_harness.h"
+
+namespace arbiter::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+fs::path ExamplesDir() { return fs::path(arbiter::testing::SourceDir()) / ".." / "shared" / "spec" / "examples"; }
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> KubernetesCases() {
+  std::vector<std::string> out;
+  if (!fs::exists(ExamplesDir())) return out;
+  for (const auto& e : fs::directory_iterator(ExamplesDir())) {
+    if (!fs::exists(e.path() / "expected.json")) continue;
+    if (Json::parse(ReadFile(e.path() / "expected.json")).value("mode", "") == "kubernetes") {
+      out.push_back(e.path().filename().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::set<std::string> Strings(const Json& a) {
+  std::set<std::string> s;
+  for (const auto& v : a) s.insert(v.get<std::string>());
+  return s;
+}
+
+// Checks one `expect` object against the plan's JSON; returns the failures.
+std::vector<std::string> Check(const Json& expect, const Json& plan, const Json& facts) {
+  std::vector<std::string> bad;
+  auto pod_of = [&](const std::string& name) -> const Json* {
+    for (const auto& p : plan["pods"]) {
+      if (p["name"] == name) return &p;
+    }
+    return nullptr;
+  };
+  // Always: the pods list holds exactly the pending pods, with their pod group.
+  std::set<std::string> want_pending, have_pending;
+  for (const auto& [name, f] : facts["pending"].items()) {
+    want_pending.insert(name);
+    const Json* p = pod_of(name);
+    if (p && (*p)["podGroup"] != f["podGroup"]) bad.push_back(name + ": podGroup " + (*p)["podGroup"].dump());
+  }
+  for (const auto& p : plan["pods"]) have_pending.insert(p["name"].get<std::string>());
+  if (want_pending != have_pending) bad.push_back("the pods list is not exactly the pending pods");
+  if (expect.contains("pods")) {
+    for (const auto& [name, want] : expect["pods"].items()) {
+      const Json* p = pod_of(name);
+      if (!p) {
+        bad.push_back(name + ": not in the plan");
+        continue;
+      }
+      for (const char* field : {"status", "node", "nominatedNode", "podGroup"}) {
+        if (want.contains(field) && want[field] != (*p)[field]) {
+          bad.push_back(name + ": " + field + " is " + (*p)[field].dump() + ", want " + want[field].dump());
+        }
+      }
+      if (want.contains("message_contains") &&
+          (*p)["message"].get<std::string>().find(want["message_contains"].get<std::string>()) == std::string::npos) {
+        bad.push_back(name + ": message " + (*p)["message"].dump() + " lacks " + want["message_contains"].dump());
+      }
+    }
+  }
+  if (expect.contains("placement_sets")) {
+    for (const auto& set : expect["placement_sets"]) {
+      std::multiset<std::string> want, have;
+      for (const auto& n : set["nodes"]) want.insert(n.get<std::string>());
+      for (const auto& name : set["pods"]) {
+        const Json* p = pod_of(name.get<std::string>());
+        have.insert(p && (*p)["node"].is_string() ? (*p)["node"].get<std::string>() : "<none>");
+      }
+      if (want != have) bad.push_back("placement set " + set.dump() + " not met");
+    }
+  }
+  std::set<std::string> victims;
+  int pdb_violations = 0;
+  for (const auto& pre : plan["preemptions"]) {
+    for (const auto& v : pre["victims"]) {
+      victims.insert(v["name"].get<std::string>());
+      if (v["violatesPDB"].get<bool>()) ++pdb_violations;
+      const auto& fact = facts["running"][v["name"].get<std::string>()];
+      if (v["node"] != fact["node"] || v["priority"] != fact["priority"]) {
+        bad.push_back("victim " + v.dump() + " disagrees with the facts");
+      }
+    }
+  }
+  if (expect.contains("preemptions")) {
+    const Json& e = expect["preemptions"];
+    if (e.contains("victims") && Strings(e["victims"]) != victims) bad.push_back("victims differ: got " + Json(victims).dump());
+    if (e.contains("count") && e["count"].get<size_t>() != plan["preemptions"].size()) {
+      bad.push_back("preemption count " + std::to_string(plan["preemptions"].size()));
+    }
+    if (e.contains("preemptor")) {
+      for (const auto& pre : plan["preemptions"]) {
+        const Json& want = e["preemptor"];
+        if (want.contains("name") && pre["preemptor"] != want["name"]) bad.push_back("preemptor " + pre["preemptor"].dump());
+        if (want.contains("kind") && pre["preemptorKind"] != want["kind"]) bad.push_back("kind " + pre["preemptorKind"].dump());
+        if (want.contains("node") && pre["node"] != want["node"]) bad.push_back("preemption node " + pre["node"].dump());
+      }
+    }
+    if (e.contains("victim_count") && e["victim_count"].get<size_t>() != victims.size()) {
+      bad.push_back("victim count " + std::to_string(victims.size()));
+    }
+    if (e.contains("victims_from")) {
+      auto from = Strings(e["victims_from"]);
+      for (const auto& v : victims) {
+        if (!from.count(v)) bad.push_back("victim " + v + " not among victims_from");
+      }
+    }
+    if (e.contains("not_victims")) {
+      for (const auto& v : Strings(e["not_victims"])) {
+        if (victims.count(v)) bad.push_back(v + " must not be a victim");
+      }
+    }
+    if (e.contains("pdb_violations") && e["pdb_violations"].get<int>() != pdb_violations) {
+      bad.push_back("pdb violations " + std::to_string(pdb_violations));
+    }
+  }
+  return bad;
+}
+
+class ConformanceExample : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConformanceExample, MeetsItsExpectation) {
+  const fs::path dir = ExamplesDir() / GetParam();
+  const Json expected = Json::parse(ReadFile(dir / "expected.json"));
+  std::string yaml;
+  for (const auto& in : expected["inputs"]) yaml += ReadFile(dir / in.get<std::string>()) + "\n---\n";
+  if (yaml.find("kind: PodGroup") != std::string::npos) {
+    GTEST_SKIP() << "pod groups are scheduled as gangs from the Workload API issue on";
+  }
+  const Json plan = Json::parse(plan::Render(arbiter::testing::Plan(yaml, 0), plan::Format::kJson, false));
+  std::vector<Json> alternatives;
+  if (expected.contains("expect_any_of")) {
+    for (const auto& a : expected["expect_any_of"]) alternatives.push_back(a);
+  } else {
+    alternatives.push_back(expected["expect"]);
+  }
+  std::vector<std::string> failures;
+  for (const auto& alt : alternatives) {
+    auto bad = Check(alt, plan, expected["facts"]);
+    if (bad.empty()) return;
+    failures.insert(failures.end(), bad.begin(), bad.end());
+  }
+  for (const auto& f : failures) ADD_FAILURE() << f;
+  ADD_FAILURE() << "plan: " << plan.dump(1);
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedExamples, ConformanceExample, ::testing::ValuesIn(KubernetesCases()),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ConformanceExample);
+
+}  // namespace
+}  // namespace arbiter::sim
