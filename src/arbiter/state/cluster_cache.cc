@@ -16,7 +16,7 @@ std::string ZoneKey(const model::Node& node) {
 
 const NodeInfo* Snapshot::Get(std::string_view name) const {
   auto it = index_.find(std::string(name));
-  return it == index_.end() ? nullptr : infos_[it->second].get();
+  return it == index_.end() ? nullptr : &infos_[it->second];
 }
 
 const model::LabelMap* Snapshot::NamespaceLabels(std::string_view ns) const {
@@ -176,17 +176,18 @@ void ClusterCache::UpdateSnapshot(Snapshot& s) {
     s.infos_.clear();
     s.list_.clear();
     s.index_.clear();
+    s.infos_.reserve(order_.size());
     for (size_t i : order_) {
       s.index_[infos_[i]->name()] = s.infos_.size();
-      s.infos_.push_back(std::make_unique<NodeInfo>(*infos_[i]));
-      s.list_.push_back(s.infos_.back().get());
+      s.infos_.push_back(*infos_[i]);
     }
+    for (const NodeInfo& n : s.infos_) s.list_.push_back(&n);
     s.structure_version_ = structure_version_;
     s.RebuildAffinityLists();
   } else {
     bool affinity_changed = false;
     for (size_t i : dirty_) {
-      NodeInfo& dst = *s.infos_[s.index_.at(infos_[i]->name())];
+      NodeInfo& dst = s.infos_[s.index_.at(infos_[i]->name())];
       affinity_changed |= !dst.pods_with_affinity().empty() ||
                           !infos_[i]->pods_with_affinity().empty();
       dst = *infos_[i];

@@ -39,7 +39,8 @@ class Snapshot {
   friend class ClusterCache;
   void RebuildAffinityLists();
 
-  std::vector<std::unique_ptr<NodeInfo>> infos_;  // in NodeTree order
+  std::vector<NodeInfo> infos_;  // in NodeTree order, contiguous for locality; never resized
+                                 // between full rebuilds, so pointers into it stay valid
   std::vector<const NodeInfo*> list_;
   std::unordered_map<std::string, size_t> index_;  // lookup only; never iterated
   std::vector<const NodeInfo*> with_affinity_;

@@ -53,7 +53,7 @@ Framework::Framework(std::vector<PluginEntry> plugins, const Nominator* nominato
 Status Framework::RunPreEnqueuePlugins(const PodInfo& pod) const {
   for (const auto* p : pre_enqueue_) {
     Status s = p->PreEnqueue(pod);
-    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+    if (!s.IsSuccess()) return std::move(s.WithPlugin(p->Name()));
   }
   return {};
 }
@@ -114,7 +114,7 @@ Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& 
   for (const auto& [p, index] : pre_filter_) {
     if (state.FilterSkipped(index) || p->Extensions() == nullptr) continue;
     Status s = p->Extensions()->AddPod(state, pod, to_add, node);
-    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+    if (!s.IsSuccess()) return std::move(s.WithPlugin(p->Name()));
   }
   return {};
 }
@@ -125,7 +125,7 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInf
   for (const auto& [p, index] : pre_filter_) {
     if (state.FilterSkipped(index) || p->Extensions() == nullptr) continue;
     Status s = p->Extensions()->RemovePod(state, pod, to_remove, node);
-    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+    if (!s.IsSuccess()) return std::move(s.WithPlugin(p->Name()));
   }
   return {};
 }
@@ -135,7 +135,7 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod,
   for (const auto& [p, index] : filter_) {
     if (state.FilterSkipped(index)) continue;
     Status s = p->Filter(state, pod, node);
-    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+    if (!s.IsSuccess()) return std::move(s.WithPlugin(p->Name()));
   }
   return {};
 }
@@ -208,7 +208,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
       state.SkipScore(index);
       continue;
     }
-    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+    if (!s.IsSuccess()) return std::move(s.WithPlugin(p->Name()));
   }
   return {};
 }
@@ -262,7 +262,7 @@ StatusOr<ScoreTable> Framework::RunScorePlugins(const CycleState& state, const P
 Status Framework::RunReservePlugins(CycleState& state, const PodInfo& pod, const std::string& node) const {
   for (auto* p : reserve_) {
     Status s = p->Reserve(state, pod, node);
-    if (!s.IsSuccess()) return s.WithPlugin(p->Name());
+    if (!s.IsSuccess()) return std::move(s.WithPlugin(p->Name()));
   }
   return {};
 }

@@ -18,7 +18,7 @@ std::string_view CodeName(Code c) {
 
 std::string Status::Message() const {
   std::string out;
-  for (const auto& r : reasons_) {
+  for (const auto& r : reasons()) {
     if (!out.empty()) out += ", ";
     out += r;
   }
