@@ -41,6 +41,7 @@ int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& er
     j["podsPerSecond"] = r->pods_per_second;
     j["attemptLatencyMicros"] = {{"p50", r->attempt_p50_us}, {"p90", r->attempt_p90_us}, {"p99", r->attempt_p99_us}};
     j["peakRssKiB"] = r->peak_rss_kib;
+    j["calibrationMillis"] = r->calibration_ms;
     j["anchor"] = {{"system", "kube-scheduler scheduler_perf CI floor"}, {"podsPerSecond", 680}};
     j["ratioToAnchor"] = r->pods_per_second / 680.0;
     out << j.dump() << "\n";

@@ -30,7 +30,13 @@ struct BenchResult {
   double attempt_p90_us = 0;
   double attempt_p99_us = 0;
   long peak_rss_kib = 0;
+  // Wall time of a fixed reference workload run just before the measured phase, in the same
+  // process: a slow machine shows up here too, so results can be compared across runs.
+  double calibration_ms = 0;
 };
+
+// Runs the fixed reference workload and returns its wall time in milliseconds.
+double CalibrationMillis();
 
 // `progress` is called now and then with (pods done, pods total).
 StatusOr<BenchResult> RunSchedulingBasic(const SchedulingBasicOptions& options,

@@ -41,15 +41,23 @@ inline PodInfoPtr MakePodInfo(model::Pod pod) { return std::make_shared<const Po
 class NodeInfo {
  public:
   NodeInfo() = default;
-  explicit NodeInfo(std::shared_ptr<const model::Node> node) : node_(std::move(node)) {}
+  explicit NodeInfo(std::shared_ptr<const model::Node> node) { set_node(std::move(node)); }
 
   const model::Node& node() const { return *node_; }
   const std::shared_ptr<const model::Node>& node_ptr() const { return node_; }
   void set_node(std::shared_ptr<const model::Node> node) {
     node_ = std::move(node);
+    allocatable_ = node_->allocatable;
+    unschedulable_ = node_->unschedulable;
+    has_taints_ = !node_->taints.empty();
     ++generation_;
   }
   const std::string& name() const { return node_->name; }
+  // Copies of the node's fields that every Filter and Score reads, kept beside the aggregates
+  // so the hot loop touches one object per node.
+  const model::Resources& allocatable() const { return allocatable_; }
+  bool unschedulable() const { return unschedulable_; }
+  bool has_taints() const { return has_taints_; }
 
   const std::vector<PodInfoPtr>& pods() const { return pods_; }
   const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
@@ -67,13 +75,16 @@ class NodeInfo {
   bool RemovePod(const std::string& uid);
 
  private:
+  model::Resources requested_;
+  model::Resources allocatable_;
+  int64_t non_zero_cpu_ = 0;
+  int64_t non_zero_memory_ = 0;
+  bool unschedulable_ = false;
+  bool has_taints_ = false;
   std::shared_ptr<const model::Node> node_;
   std::vector<PodInfoPtr> pods_;
   std::vector<PodInfoPtr> pods_with_affinity_;
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
-  model::Resources requested_;
-  int64_t non_zero_cpu_ = 0;
-  int64_t non_zero_memory_ = 0;
   std::vector<model::HostPort> used_ports_;
   uint64_t generation_ = 0;
 };

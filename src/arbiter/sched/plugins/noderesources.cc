@@ -20,7 +20,7 @@ NodeResourcesFit::NodeResourcesFit(const model::SchedulerConfig& config)
 
 Status NodeResourcesFit::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
   const model::Resources& req = pod.pod.requests;
-  const model::Resources& alloc = node.node().allocatable;
+  const model::Resources& alloc = node.allocatable();
   const model::Resources& used = node.requested();
   std::vector<std::string> reasons;
   bool unresolvable = false;
@@ -54,7 +54,7 @@ struct Amount {
 // Fit scores with the scheduler's non-zero defaults for CPU and memory.
 Amount ScoringAmount(const PodInfo& pod, const NodeInfo& node,
                      const NodeResourcesFit::ScoredResource& r) {
-  const model::Resources& alloc = node.node().allocatable;
+  const model::Resources& alloc = node.allocatable();
   using K = NodeResourcesFit::ScoredResource::Kind;
   switch (r.kind) {
     case K::kCpu: return {node.non_zero_cpu() + pod.non_zero_cpu, alloc.milli_cpu};
@@ -124,7 +124,7 @@ Status NodeResourcesBalancedAllocation::PreScore(CycleState&, const PodInfo& pod
 ScoreResult NodeResourcesBalancedAllocation::Score(const CycleState&, const PodInfo& pod,
                                                    const NodeInfo& node) const {
   // Actual requests (no non-zero defaults), CPU and memory.
-  const model::Resources& alloc = node.node().allocatable;
+  const model::Resources& alloc = node.allocatable();
   const Amount amounts[2] = {{node.requested().milli_cpu + pod.pod.requests.milli_cpu, alloc.milli_cpu},
                              {node.requested().memory + pod.pod.requests.memory, alloc.memory}};
   double fractions[2];

@@ -15,7 +15,7 @@ bool PrioritySort::Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
 }
 
 Status NodeUnschedulable::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
-  if (!node.node().unschedulable) return {};
+  if (!node.unschedulable()) return {};
   const model::Taint cordon{std::string(model::kTaintNodeUnschedulable), "",
                             model::TaintEffect::kNoSchedule};
   if (model::TolerationsTolerate(pod.pod.tolerations, cordon)) return {};
@@ -29,6 +29,7 @@ Status NodeName::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& n
 
 Status TaintToleration::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
   // The first NoSchedule/NoExecute taint, in the node's order, that nothing tolerates.
+  if (!node.has_taints()) return {};
   for (const auto& t : node.node().taints) {
     if (t.effect == model::TaintEffect::kPreferNoSchedule) continue;
     if (!model::TolerationsTolerate(pod.pod.tolerations, t)) {
@@ -58,7 +59,7 @@ Status TaintToleration::PreScore(CycleState& state, const PodInfo& pod,
 }
 
 ScoreResult TaintToleration::Score(const CycleState& state, const PodInfo&, const NodeInfo& node) const {
-  if (node.node().taints.empty()) return {0, {}};
+  if (!node.has_taints()) return {0, {}};
   const auto* s = state.Read<PreferTolerations>(kTaintStateKey);
   int64_t count = 0;
   for (const auto& t : node.node().taints) {
