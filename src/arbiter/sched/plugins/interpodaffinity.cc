@@ -122,6 +122,11 @@ struct PreFilterState final : StateData {
 PreFilterResult InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod,
                                             std::span<const NodeInfo* const>) const {
   const state::Snapshot& snap = handle_->snapshot();
+  const auto& a = pod.pod.affinity;
+  if (a.pod_affinity.required.empty() && a.pod_anti_affinity.required.empty() &&
+      snap.have_pods_with_required_anti_affinity().empty()) {
+    return {Status(Code::kSkip), std::nullopt};  // nothing can constrain this pod
+  }
   auto s = std::make_unique<PreFilterState>();
   s->snapshot = &snap;
   s->affinity = ResolveRequired(pod.pod.affinity.pod_affinity.required, pod.pod);
@@ -244,6 +249,11 @@ void AddScore(TopologyScore& s, const std::string& key, const model::Node& node,
 Status InterPodAffinity::PreScore(CycleState& state, const PodInfo& pod,
                                   std::span<const NodeInfo* const>) const {
   const state::Snapshot& snap = handle_->snapshot();
+  const auto& a = pod.pod.affinity;
+  if (a.pod_affinity.preferred.empty() && a.pod_anti_affinity.preferred.empty() &&
+      snap.have_pods_with_affinity().empty()) {
+    return Status(Code::kSkip);  // no term on either side
+  }
   const auto pref_affinity = ResolvePreferred(pod.pod.affinity.pod_affinity.preferred, pod.pod);
   const auto pref_anti = ResolvePreferred(pod.pod.affinity.pod_anti_affinity.preferred, pod.pod);
   const bool has_preferred = !pref_affinity.empty() || !pref_anti.empty();

@@ -25,11 +25,16 @@ class NodeUnschedulable final : public FilterPlugin {
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
 };
 
-class NodeName final : public FilterPlugin {
+class NodeName final : public PreFilterPlugin, public FilterPlugin {
  public:
   static constexpr std::string_view kName = "NodeName";
   static constexpr std::string_view kReason = "node(s) didn't match the requested node name";
   std::string_view Name() const override { return kName; }
+  // Skip for pods that name no node (the Filter would pass every node).
+  PreFilterResult PreFilter(CycleState&, const PodInfo& pod, std::span<const NodeInfo* const>) const override {
+    if (pod.pod.node_name.empty()) return {Status(Code::kSkip), std::nullopt};
+    return {};
+  }
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
 };
 
