@@ -32,7 +32,7 @@ Json CycleJson(const sched::CycleOutcome& c) {
       Json filters = Json::array();
       for (const auto& f : v.filters) {
         Json fj;
-        fj["plugin"] = f.plugin();
+        fj["plugin"] = std::string(f.plugin());
         fj["code"] = std::string(sched::CodeName(f.code()));
         if (!f.reasons().empty()) fj["reason"] = f.Message();
         filters.push_back(std::move(fj));

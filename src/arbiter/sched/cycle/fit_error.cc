@@ -11,9 +11,19 @@ std::string FitErrorMessage(size_t num_all_nodes, const Diagnosis& d) {
   if (!d.pre_filter_message.empty()) {
     msg += " " + d.pre_filter_message + ".";
   } else {
-    std::map<std::string, size_t> histogram;
+    // Count statuses per shared reason list first: thousands of nodes usually share a handful.
+    std::vector<std::pair<const Status*, size_t>> distinct;
     for (const auto& [node, status] : d.node_to_status.statuses) {
-      for (const auto& r : status.reasons()) histogram[r]++;
+      if (!distinct.empty() && distinct.back().first->reasons_identity() == status.reasons_identity() &&
+          status.reasons_identity() != nullptr) {
+        distinct.back().second++;
+        continue;
+      }
+      distinct.emplace_back(&status, 1);
+    }
+    std::map<std::string, size_t> histogram;
+    for (const auto& [status, count] : distinct) {
+      for (const auto& r : status->reasons()) histogram[r] += count;
     }
     const size_t explicit_count = d.node_to_status.statuses.size();
     if (explicit_count < num_all_nodes) {

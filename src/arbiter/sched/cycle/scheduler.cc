@@ -90,7 +90,7 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
     // PreFilter rejected the pod everywhere: every node takes its status.
     r.diagnosis.node_to_status.absent = pre.status;
     r.diagnosis.pre_filter_message = pre.status.Message();
-    if (!pre.status.plugin().empty()) r.diagnosis.unschedulable_plugins.insert(pre.status.plugin());
+    if (!pre.status.plugin().empty()) r.diagnosis.unschedulable_plugins.emplace(pre.status.plugin());
     return r;
   }
   auto record = [&](const NodeInfo& n, const Status& s) {
@@ -127,6 +127,7 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
   }
   const size_t want = NumFeasibleNodesToFind(nodes.size());
   size_t processed = 0;
+  std::string_view last_rejecting_plugin;  // most rejections in a row come from one plugin
   for (size_t i = 0; i < nodes.size() && r.feasible.size() < want; ++i) {
     const NodeInfo* n = nodes[(next_start_node_index_ + i) % nodes.size()];
     ++processed;
@@ -135,7 +136,10 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
     if (s.IsSuccess()) {
       r.feasible.push_back(n);
     } else {
-      if (s.IsRejected() && !s.plugin().empty()) r.diagnosis.unschedulable_plugins.insert(s.plugin());
+      if (s.IsRejected() && !s.plugin().empty() && s.plugin() != last_rejecting_plugin) {
+        last_rejecting_plugin = s.plugin();
+        r.diagnosis.unschedulable_plugins.emplace(s.plugin());
+      }
       r.diagnosis.node_to_status.statuses.emplace_back(n->name(), std::move(s));
     }
   }

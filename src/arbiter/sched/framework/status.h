@@ -11,8 +11,8 @@
 //                                 pod; its Filter/Score is not called in this cycle.
 //   kPending                      the pod waits for something outside the scheduler.
 //
-// A success is one word and a null pointer: Filter and Score return one per node and plugin,
-// so the common case allocates and frees nothing. Reasons live behind the pointer.
+// A success is a code and two empty pointers: Filter and Score return one per node and plugin,
+// so the common case allocates and frees nothing. Reasons live behind a shared pointer.
 #pragma once
 
 #include <memory>
@@ -29,25 +29,22 @@ std::string_view CodeName(Code c);
 
 class Status {
  public:
+  // Reasons shared between statuses: copying a Status copies a pointer. Plugins that reject with
+  // a fixed text keep one instance (see Interned) and allocate nothing per node.
+  using Reasons = std::shared_ptr<const std::vector<std::string>>;
+
   Status() = default;
   explicit Status(Code code) : code_(code) {}
-  Status(Code code, std::string reason) : code_(code), rep_(std::make_unique<Rep>()) {
-    rep_->reasons.push_back(std::move(reason));
-  }
-  Status(Code code, std::vector<std::string> reasons) : code_(code), rep_(std::make_unique<Rep>()) {
-    rep_->reasons = std::move(reasons);
-  }
-  Status(const Status& o) : code_(o.code_), rep_(o.rep_ ? std::make_unique<Rep>(*o.rep_) : nullptr) {}
-  Status& operator=(const Status& o) {
-    if (this != &o) {
-      code_ = o.code_;
-      rep_ = o.rep_ ? std::make_unique<Rep>(*o.rep_) : nullptr;
-    }
-    return *this;
-  }
-  Status(Status&&) noexcept = default;
-  Status& operator=(Status&&) noexcept = default;
+  Status(Code code, std::string reason)
+      : code_(code), reasons_(std::make_shared<const std::vector<std::string>>(1, std::move(reason))) {}
+  Status(Code code, std::vector<std::string> reasons)
+      : code_(code), reasons_(std::make_shared<const std::vector<std::string>>(std::move(reasons))) {}
+  Status(Code code, Reasons reasons) : code_(code), reasons_(std::move(reasons)) {}
 
+  // A shared, immutable reason list for a fixed text.
+  static Reasons Interned(std::string_view reason) {
+    return std::make_shared<const std::vector<std::string>>(1, std::string(reason));
+  }
   static Status Success() { return {}; }
 
   Code code() const { return code_; }
@@ -60,28 +57,23 @@ class Status {
   }
   const std::vector<std::string>& reasons() const {
     static const std::vector<std::string> kNone;
-    return rep_ ? rep_->reasons : kNone;
+    return reasons_ ? *reasons_ : kNone;
   }
-  // The plugin that returned this status (set by the framework).
-  const std::string& plugin() const {
-    static const std::string kNone;
-    return rep_ ? rep_->plugin : kNone;
-  }
+  // Identifies the reason list; statuses built from one interned list share it.
+  const void* reasons_identity() const { return reasons_.get(); }
+  // The plugin that returned this status (set by the framework to the plugin's static name).
+  std::string_view plugin() const { return plugin_; }
   Status& WithPlugin(std::string_view p) {
-    if (!rep_) rep_ = std::make_unique<Rep>();
-    rep_->plugin = p;
+    plugin_ = p;
     return *this;
   }
   // Reasons joined by ", ".
   std::string Message() const;
 
  private:
-  struct Rep {
-    std::vector<std::string> reasons;
-    std::string plugin;
-  };
   Code code_ = Code::kSuccess;
-  std::unique_ptr<Rep> rep_;
+  Reasons reasons_;
+  std::string_view plugin_;  // points at a plugin's static name
 };
 
 }  // namespace arbiter::sched

@@ -9,6 +9,23 @@
 #include "arbiter/sched/plugins/helpers.h"
 
 namespace arbiter::sched::plugins {
+
+namespace {
+// Interned reason lists: a rejection per node allocates nothing.
+const Status::Reasons& FixedReasonAffinity() {
+  static const Status::Reasons r = Status::Interned(InterPodAffinity::kReasonAffinity);
+  return r;
+}
+const Status::Reasons& FixedReasonAntiAffinity() {
+  static const Status::Reasons r = Status::Interned(InterPodAffinity::kReasonAntiAffinity);
+  return r;
+}
+const Status::Reasons& FixedReasonExistingAntiAffinity() {
+  static const Status::Reasons r = Status::Interned(InterPodAffinity::kReasonExistingAntiAffinity);
+  return r;
+}
+}  // namespace
+
 namespace {
 
 constexpr std::string_view kPreFilterKey = "PreFilterInterPodAffinity";
@@ -207,14 +224,14 @@ Status InterPodAffinity::Filter(const CycleState& state, const PodInfo& pod, con
       ok = std::all_of(s->affinity.begin(), s->affinity.end(),
                        [&](const Term& t) { return t.Matches(pod.pod, s->ns_labels); });
     }
-    if (!ok) return Status(Code::kUnschedulableAndUnresolvable, std::string(kReasonAffinity));
+    if (!ok) return Status(Code::kUnschedulableAndUnresolvable, FixedReasonAffinity());
   }
   // 2) The incoming pod's required anti-affinity.
   if (!s->anti_affinity_counts.empty()) {
     for (const auto& t : s->anti_affinity) {
       const std::string* v = labels.Find(t.topology_key);
       if (v != nullptr && count(s->anti_affinity_counts, t.topology_key, *v) > 0) {
-        return Status(Code::kUnschedulable, std::string(kReasonAntiAffinity));
+        return Status(Code::kUnschedulable, FixedReasonAntiAffinity());
       }
     }
   }
@@ -222,7 +239,7 @@ Status InterPodAffinity::Filter(const CycleState& state, const PodInfo& pod, con
   if (!s->existing_anti_affinity.empty()) {
     for (const auto& [k, v] : labels) {
       if (count(s->existing_anti_affinity, k, v) > 0) {
-        return Status(Code::kUnschedulable, std::string(kReasonExistingAntiAffinity));
+        return Status(Code::kUnschedulable, FixedReasonExistingAntiAffinity());
       }
     }
   }

@@ -18,29 +18,59 @@ NodeResourcesFit::NodeResourcesFit(const model::SchedulerConfig& config)
   for (const auto& p : config.requested_to_capacity_shape) shape_.push_back({p.utilization, p.score * 10});
 }
 
-Status NodeResourcesFit::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
-  const model::Resources& req = pod.pod.requests;
-  const model::Resources& alloc = node.allocatable();
-  const model::Resources& used = node.requested();
-  std::vector<std::string> reasons;
-  bool unresolvable = false;
-  if (static_cast<int64_t>(node.pods().size()) + 1 > alloc.pods) reasons.emplace_back("Too many pods");
-  auto check = [&](int64_t want, int64_t have, int64_t in_use, std::string_view name) {
-    if (want > 0 && want > have - in_use) {
-      reasons.push_back("Insufficient " + std::string(name));
-      if (want > have) unresolvable = true;
+namespace {
+
+// The reason lists for every combination of the four well-known reasons, built once: most
+// rejections share one, so filtering thousands of full nodes allocates nothing.
+const Status::Reasons& WellKnownReasons(unsigned mask) {
+  static const std::vector<Status::Reasons> all = [] {
+    static constexpr const char* kText[] = {"Too many pods", "Insufficient cpu", "Insufficient memory",
+                                            "Insufficient ephemeral-storage"};
+    std::vector<Status::Reasons> v;
+    for (unsigned m = 0; m < 16; ++m) {
+      std::vector<std::string> reasons;
+      for (unsigned bit = 0; bit < 4; ++bit) {
+        if (m & (1u << bit)) reasons.emplace_back(kText[bit]);
+      }
+      v.push_back(std::make_shared<const std::vector<std::string>>(std::move(reasons)));
     }
+    return v;
+  }();
+  return all[mask];
+}
+
+}  // namespace
+
+Status NodeResourcesFit::FitsRequest(const model::Resources& req, const model::Resources& alloc,
+                                     const model::Resources& used, int64_t pod_count) {
+  unsigned mask = 0;
+  bool unresolvable = false;
+  std::vector<std::string> scalar_reasons;
+  if (pod_count + 1 > alloc.pods) mask |= 1;
+  auto short_of = [&](int64_t want, int64_t have, int64_t in_use) {
+    if (want > 0 && want > have - in_use) {
+      if (want > have) unresolvable = true;
+      return true;
+    }
+    return false;
   };
-  check(req.milli_cpu, alloc.milli_cpu, used.milli_cpu, model::kResourceCpu);
-  check(req.memory, alloc.memory, used.memory, model::kResourceMemory);
-  check(req.ephemeral_storage, alloc.ephemeral_storage, used.ephemeral_storage,
-        model::kResourceEphemeralStorage);
+  if (short_of(req.milli_cpu, alloc.milli_cpu, used.milli_cpu)) mask |= 2;
+  if (short_of(req.memory, alloc.memory, used.memory)) mask |= 4;
+  if (short_of(req.ephemeral_storage, alloc.ephemeral_storage, used.ephemeral_storage)) mask |= 8;
   for (const auto& [name, want] : req.scalars) {  // sorted by name: deterministic reasons
-    check(want, alloc.Scalar(name), used.Scalar(name), name);
+    if (short_of(want, alloc.Scalar(name), used.Scalar(name))) scalar_reasons.push_back("Insufficient " + name);
   }
-  if (reasons.empty()) return {};
-  return Status(unresolvable ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable,
-                std::move(reasons));
+  if (mask == 0 && scalar_reasons.empty()) return {};
+  const Code code = unresolvable ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable;
+  if (scalar_reasons.empty()) return Status(code, WellKnownReasons(mask));
+  std::vector<std::string> reasons = *WellKnownReasons(mask);
+  reasons.insert(reasons.end(), scalar_reasons.begin(), scalar_reasons.end());
+  return Status(code, std::move(reasons));
+}
+
+Status NodeResourcesFit::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
+  return FitsRequest(pod.pod.requests, node.allocatable(), node.requested(),
+                     static_cast<int64_t>(node.pods().size()));
 }
 
 namespace {

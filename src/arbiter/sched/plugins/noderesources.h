@@ -23,6 +23,11 @@ class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
   ScoreResult Score(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
 
+  // The Filter's verdict for a request against a node's allocatable, what is already in use and
+  // how many pods it runs. Shared with preemption's resource-only dry run.
+  static Status FitsRequest(const model::Resources& request, const model::Resources& allocatable,
+                            const model::Resources& used, int64_t pod_count);
+
   // A scored resource, with its kind resolved once so scoring compares no strings.
   struct ScoredResource {
     enum class Kind { kCpu, kMemory, kOther, kScalar } kind;

@@ -10,6 +10,19 @@
 #include "arbiter/sched/plugins/helpers.h"
 
 namespace arbiter::sched::plugins {
+
+namespace {
+// Interned reason lists: a rejection per node allocates nothing.
+const Status::Reasons& FixedReasonConstraintsNotMatch() {
+  static const Status::Reasons r = Status::Interned(PodTopologySpread::kReasonConstraintsNotMatch);
+  return r;
+}
+const Status::Reasons& FixedReasonNodeLabelNotMatch() {
+  static const Status::Reasons r = Status::Interned(PodTopologySpread::kReasonNodeLabelNotMatch);
+  return r;
+}
+}  // namespace
+
 namespace {
 
 constexpr std::string_view kPreFilterKey = "PreFilterPodTopologySpread";
@@ -172,12 +185,12 @@ Status PodTopologySpread::Filter(const CycleState& state, const PodInfo& pod, co
   for (size_t i = 0; i < s->constraints.size(); ++i) {
     const Constraint& c = s->constraints[i];
     const std::string* v = node.node().labels.Find(c.topology_key);
-    if (v == nullptr) return Status(Code::kUnschedulableAndUnresolvable, std::string(kReasonNodeLabelNotMatch));
+    if (v == nullptr) return Status(Code::kUnschedulableAndUnresolvable, FixedReasonNodeLabelNotMatch());
     const int64_t self_match = c.SelectorMatches(pod.pod.labels) ? 1 : 0;
     auto it = s->counts[i].find(*v);
     const int64_t match_num = it == s->counts[i].end() ? 0 : it->second;
     if (match_num + self_match - s->MinMatch(i) > c.max_skew) {
-      return Status(Code::kUnschedulable, std::string(kReasonConstraintsNotMatch));
+      return Status(Code::kUnschedulable, FixedReasonConstraintsNotMatch());
     }
   }
   return {};

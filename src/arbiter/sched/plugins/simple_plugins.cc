@@ -8,6 +8,16 @@
 
 namespace arbiter::sched::plugins {
 
+namespace {
+// Interned reason lists: a rejection per node allocates nothing.
+template <typename Plugin>
+const Status::Reasons& InternedReason() {
+  static const Status::Reasons r = Status::Interned(Plugin::kReason);
+  return r;
+}
+}  // namespace
+
+
 bool PrioritySort::Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
   if (a.pod->pod.priority != b.pod->pod.priority) return a.pod->pod.priority > b.pod->pod.priority;
   if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
@@ -19,12 +29,12 @@ Status NodeUnschedulable::Filter(const CycleState&, const PodInfo& pod, const No
   const model::Taint cordon{std::string(model::kTaintNodeUnschedulable), "",
                             model::TaintEffect::kNoSchedule};
   if (model::TolerationsTolerate(pod.pod.tolerations, cordon)) return {};
-  return Status(Code::kUnschedulableAndUnresolvable, std::string(kReason));
+  return Status(Code::kUnschedulableAndUnresolvable, InternedReason<NodeUnschedulable>());
 }
 
 Status NodeName::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
   if (pod.pod.node_name.empty() || pod.pod.node_name == node.name()) return {};
-  return Status(Code::kUnschedulableAndUnresolvable, std::string(kReason));
+  return Status(Code::kUnschedulableAndUnresolvable, InternedReason<NodeName>());
 }
 
 Status TaintToleration::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
@@ -108,7 +118,7 @@ PreFilterResult NodeAffinity::PreFilter(CycleState&, const PodInfo& pod,
 
 Status NodeAffinity::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
   if (MatchesRequiredNodeAffinity(pod.pod, node.node())) return {};
-  return Status(Code::kUnschedulableAndUnresolvable, std::string(kReason));
+  return Status(Code::kUnschedulableAndUnresolvable, InternedReason<NodeAffinity>());
 }
 
 Status NodeAffinity::PreScore(CycleState&, const PodInfo& pod, std::span<const NodeInfo* const>) const {
@@ -137,7 +147,7 @@ PreFilterResult NodePorts::PreFilter(CycleState&, const PodInfo& pod, std::span<
 Status NodePorts::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
   for (const auto& hp : pod.pod.host_ports) {
     if (state::HostPortConflicts(node.used_ports(), hp)) {
-      return Status(Code::kUnschedulable, std::string(kReason));
+      return Status(Code::kUnschedulable, InternedReason<NodePorts>());
     }
   }
   return {};

@@ -9,6 +9,19 @@
 
 namespace arbiter::sched::preemption {
 
+namespace {
+// Interned reason lists: a rejection per node allocates nothing.
+const Status::Reasons& FixedNoVictims() {
+  static const Status::Reasons r = Status::Interned(DefaultPreemption::kNoVictims);
+  return r;
+}
+const Status::Reasons& FixedNotHelpful() {
+  static const Status::Reasons r = Status::Interned(DefaultPreemption::kNotHelpful);
+  return r;
+}
+}  // namespace
+
+
 bool MoreImportantPod(const model::Pod& a, const model::Pod& b, Timestamp now) {
   if (a.priority != b.priority) return a.priority > b.priority;
   const Timestamp sa = a.start_time.value_or(now);
@@ -125,7 +138,7 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::SelectVictimsOnNo
     if (p->pod.priority < pod.pod.priority) potential.push_back(p);
   }
   if (potential.empty()) {
-    return {std::nullopt, Status(Code::kUnschedulableAndUnresolvable, std::string(kNoVictims))};
+    return {std::nullopt, Status(Code::kUnschedulableAndUnresolvable, FixedNoVictims())};
   }
   // 2) Remove them all from a copy of the node, keeping plugin state consistent.
   NodeInfo node = original;
@@ -212,7 +225,7 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
     }
   }
   Diagnosis diagnosis;
-  diagnosis.node_to_status.absent = Status(Code::kUnschedulableAndUnresolvable, std::string(kNotHelpful));
+  diagnosis.node_to_status.absent = Status(Code::kUnschedulableAndUnresolvable, FixedNotHelpful());
   std::vector<Candidate> candidates;
   if (!potential.empty()) {
     // 3) Sampling from a seeded random offset.
