@@ -109,6 +109,21 @@ PreFilterResult Framework::RunPreFilterPlugins(CycleState& state, const PodInfo&
   return out;
 }
 
+std::vector<const FilterPlugin*> Framework::ActiveFilterPlugins(const CycleState& state) const {
+  std::vector<const FilterPlugin*> out;
+  for (const auto& [p, index] : filter_) {
+    if (!state.FilterSkipped(index)) out.push_back(p);
+  }
+  return out;
+}
+
+bool Framework::HasActivePreFilterExtensions(const CycleState& state) const {
+  for (const auto& [p, index] : pre_filter_) {
+    if (!state.FilterSkipped(index) && p->Extensions() != nullptr) return true;
+  }
+  return false;
+}
+
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod,
                                               const PodInfo& to_add, const NodeInfo& node) const {
   for (const auto& [p, index] : pre_filter_) {

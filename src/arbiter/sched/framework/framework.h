@@ -51,6 +51,10 @@ class Framework {
   Status RunPreEnqueuePlugins(const PodInfo& pod) const;
   PreFilterResult RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
                                       std::span<const NodeInfo* const> nodes) const;
+  // The filter plugins that run for this cycle (those whose PreFilter did not Skip), in order.
+  std::vector<const FilterPlugin*> ActiveFilterPlugins(const CycleState& state) const;
+  // True if some PreFilter that ran this cycle has AddPod/RemovePod extensions.
+  bool HasActivePreFilterExtensions(const CycleState& state) const;
   Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod, const PodInfo& to_add,
                                      const NodeInfo& node) const;
   Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod,

@@ -108,6 +108,9 @@ class PreFilterPlugin : public virtual Plugin {
 class FilterPlugin : public virtual Plugin {
  public:
   virtual Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const = 0;
+  // False if the verdict depends only on the pod and the node object, never on the pods running
+  // on the node: preemption's dry run may then reuse the verdict on the original node.
+  virtual bool ReadsNodePods() const { return true; }
 };
 
 // Per-node outcome of filtering, for PostFilter and messages. Nodes without an entry take

@@ -23,6 +23,7 @@ class NodeUnschedulable final : public FilterPlugin {
   static constexpr std::string_view kReason = "node(s) were unschedulable";
   std::string_view Name() const override { return kName; }
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+  bool ReadsNodePods() const override { return false; }
 };
 
 class NodeName final : public PreFilterPlugin, public FilterPlugin {
@@ -36,6 +37,7 @@ class NodeName final : public PreFilterPlugin, public FilterPlugin {
     return {};
   }
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+  bool ReadsNodePods() const override { return false; }
 };
 
 class TaintToleration final : public FilterPlugin, public PreScorePlugin, public ScorePlugin {
@@ -43,6 +45,7 @@ class TaintToleration final : public FilterPlugin, public PreScorePlugin, public
   static constexpr std::string_view kName = "TaintToleration";
   std::string_view Name() const override { return kName; }
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+  bool ReadsNodePods() const override { return false; }
   Status PreScore(CycleState& state, const PodInfo& pod,
                   std::span<const NodeInfo* const> feasible) const override;
   ScoreResult Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
@@ -60,6 +63,7 @@ class NodeAffinity final : public PreFilterPlugin,
   PreFilterResult PreFilter(CycleState& state, const PodInfo& pod,
                             std::span<const NodeInfo* const> nodes) const override;
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+  bool ReadsNodePods() const override { return false; }
   Status PreScore(CycleState& state, const PodInfo& pod,
                   std::span<const NodeInfo* const> feasible) const override;
   ScoreResult Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;

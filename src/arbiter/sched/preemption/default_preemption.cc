@@ -6,6 +6,7 @@
 
 #include "arbiter/sched/cycle/fit_error.h"
 #include "arbiter/sched/framework/nominator.h"
+#include "arbiter/sched/plugins/noderesources.h"
 
 namespace arbiter::sched::preemption {
 
@@ -96,8 +97,24 @@ std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<Candid
   return {left[0], "first in scan order among exact ties"};
 }
 
-DefaultPreemption::DefaultPreemption(Handle* handle, PreemptionActuator* actuator)
-    : handle_(handle), actuator_(actuator) {}
+DefaultPreemption::DefaultPreemption(Handle* handle, PreemptionActuator* actuator, Options options)
+    : handle_(handle), actuator_(actuator), options_(options) {}
+
+DefaultPreemption::FastPath DefaultPreemption::PlanFastPath(const CycleState& state) const {
+  FastPath fp;
+  if (!options_.resource_fast_path) return fp;
+  const Framework& fw = handle_->framework();
+  if (fw.HasActivePreFilterExtensions(state)) return fp;
+  for (const FilterPlugin* f : fw.ActiveFilterPlugins(state)) {
+    if (!f->ReadsNodePods()) {
+      fp.pod_independent.push_back(f);
+    } else if (f->Name() != plugins::NodeResourcesFit::kName) {
+      return fp;
+    }
+  }
+  fp.applies = true;
+  return fp;
+}
 
 size_t DefaultPreemption::NumCandidates(size_t potential) const {
   const auto& cfg = handle_->config();
@@ -127,19 +144,45 @@ bool DefaultPreemption::PodEligibleToPreemptOthers(const PodInfo& pod, const Nod
   return true;
 }
 
+namespace {
+
+// Victims from both groups are re-sorted so victims[0] is the most important (§5 step 8).
+void SortVictims(Candidate& c, Timestamp now) {
+  std::vector<size_t> order(c.victims.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return MoreImportantPod(c.victims[a]->pod, c.victims[b]->pod, now);
+  });
+  Candidate sorted;
+  sorted.node = c.node;
+  sorted.num_pdb_violations = c.num_pdb_violations;
+  for (size_t i : order) {
+    sorted.victims.push_back(c.victims[i]);
+    sorted.violates_pdb.push_back(c.violates_pdb[i]);
+  }
+  c = std::move(sorted);
+}
+
+}  // namespace
+
 std::pair<std::optional<Candidate>, Status> DefaultPreemption::SelectVictimsOnNode(
-    const CycleState& cycle_state, const PodInfo& pod, const NodeInfo& original,
+    const CycleState& state, const PodInfo& pod, const NodeInfo& node, const std::vector<PdbView>& pdbs) const {
+  // 1) Potential victims: strictly lower priority (§14.1: equal priority never).
+  std::vector<PodInfoPtr> potential;
+  for (const auto& p : node.pods()) {
+    if (p->pod.priority < pod.pod.priority) potential.push_back(p);
+  }
+  // §14.5: no lower-priority pod, no filters run.
+  if (potential.empty()) return {std::nullopt, Status(Code::kUnschedulableAndUnresolvable, FixedNoVictims())};
+  if (fast_path_.applies) return DryRunOnResources(state, pod, node, std::move(potential), pdbs);
+  return DryRunOnCopy(state, pod, node, std::move(potential), pdbs);
+}
+
+std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnCopy(
+    const CycleState& cycle_state, const PodInfo& pod, const NodeInfo& original, std::vector<PodInfoPtr> potential,
     const std::vector<PdbView>& pdbs) const {
   const Framework& fw = handle_->framework();
   const Timestamp now = handle_->clock().Now();
-  // 1) Potential victims: strictly lower priority.
-  std::vector<PodInfoPtr> potential;
-  for (const auto& p : original.pods()) {
-    if (p->pod.priority < pod.pod.priority) potential.push_back(p);
-  }
-  if (potential.empty()) {
-    return {std::nullopt, Status(Code::kUnschedulableAndUnresolvable, FixedNoVictims())};
-  }
   // 2) Remove them all from a copy of the node, keeping plugin state consistent.
   NodeInfo node = original;
   CycleState state = cycle_state.Clone();
@@ -148,10 +191,12 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::SelectVictimsOnNo
     Status s = fw.RunPreFilterExtensionRemovePod(state, pod, *v, node);
     if (!s.IsSuccess()) return {std::nullopt, s};
   }
-  // 3) If the pod does not fit even then, this node cannot help.
+  // 3) If the pod does not fit even then, this node cannot help. Nominated pods of equal or
+  // higher priority count (§14.2).
   Status fits = fw.RunFilterPluginsWithNominatedPods(state, pod, node);
   if (!fits.IsSuccess()) return {std::nullopt, fits};
-  // 4) Importance order, then PDB classification (stable), then greedy reprieve.
+  // 4) Importance order, then PDB classification (stable, §14.4), then the greedy reprieve:
+  // violating pods first, then the rest (§14.3).
   std::sort(potential.begin(), potential.end(),
             [now](const PodInfoPtr& a, const PodInfoPtr& b) { return MoreImportantPod(a->pod, b->pod, now); });
   PdbSplit split = SplitByPdb(potential, pdbs);
@@ -179,22 +224,57 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::SelectVictimsOnNo
   if (c.victims.empty()) {
     return {std::nullopt, Status(Code::kError, "expected at least one victim pod on node " + original.name())};
   }
-  // 5) Victims from both groups are re-sorted so victims[0] is the most important.
-  if (!split.violating.empty() && !split.non_violating.empty()) {
-    std::vector<size_t> order(c.victims.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return MoreImportantPod(c.victims[a]->pod, c.victims[b]->pod, now);
-    });
-    Candidate sorted;
-    sorted.node = c.node;
-    sorted.num_pdb_violations = c.num_pdb_violations;
-    for (size_t i : order) {
-      sorted.victims.push_back(c.victims[i]);
-      sorted.violates_pdb.push_back(c.violates_pdb[i]);
-    }
-    c = std::move(sorted);
+  if (!split.violating.empty() && !split.non_violating.empty()) SortVictims(c, now);
+  return {std::move(c), {}};
+}
+
+std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources(
+    const CycleState& state, const PodInfo& pod, const NodeInfo& node, std::vector<PodInfoPtr> potential,
+    const std::vector<PdbView>& pdbs) const {
+  const Timestamp now = handle_->clock().Now();
+  // The filters that ignore the node's pods give the same verdict on the reduced node.
+  for (const FilterPlugin* f : fast_path_.pod_independent) {
+    Status s = f->Filter(state, pod, node);
+    if (!s.IsSuccess()) return {std::nullopt, std::move(s.WithPlugin(f->Name()))};
   }
+  // Resources in use once every potential victim is gone, counting the pods nominated to the
+  // node with equal or higher priority (with them present the fit is only harder, so the
+  // second pass without them that RunFilterPluginsWithNominatedPods makes cannot differ).
+  model::Resources used = node.requested();
+  int64_t count = static_cast<int64_t>(node.pods().size());
+  for (const auto& v : potential) used.Sub(v->pod.requests);
+  count -= static_cast<int64_t>(potential.size());
+  for (const auto& np : handle_->nominator().NominatedPodsForNode(node.name())) {
+    if (np->pod.priority >= pod.pod.priority && np->uid() != pod.uid()) {
+      used.Add(np->pod.requests);
+      ++count;
+    }
+  }
+  const model::Resources& alloc = node.allocatable();
+  Status fits = plugins::NodeResourcesFit::FitsRequest(pod.pod.requests, alloc, used, count);
+  if (!fits.IsSuccess()) return {std::nullopt, std::move(fits.WithPlugin(plugins::NodeResourcesFit::kName))};
+  std::sort(potential.begin(), potential.end(),
+            [now](const PodInfoPtr& a, const PodInfoPtr& b) { return MoreImportantPod(a->pod, b->pod, now); });
+  PdbSplit split = SplitByPdb(potential, pdbs);
+  Candidate c;
+  c.node = &node;
+  auto reprieve = [&](const PodInfoPtr& v, bool violating) {
+    used.Add(v->pod.requests);
+    if (plugins::NodeResourcesFit::FitsRequest(pod.pod.requests, alloc, used, count + 1).IsSuccess()) {
+      ++count;  // stays
+      return;
+    }
+    used.Sub(v->pod.requests);
+    c.victims.push_back(v);
+    c.violates_pdb.push_back(violating);
+    if (violating) ++c.num_pdb_violations;
+  };
+  for (const auto& v : split.violating) reprieve(v, true);
+  for (const auto& v : split.non_violating) reprieve(v, false);
+  if (c.victims.empty()) {
+    return {std::nullopt, Status(Code::kError, "expected at least one victim pod on node " + node.name())};
+  }
+  if (!split.violating.empty() && !split.non_violating.empty()) SortVictims(c, now);
   return {std::move(c), {}};
 }
 
@@ -235,6 +315,7 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
                               " potential node(s); looking for " + std::to_string(want) +
                               " candidate(s) from offset " + std::to_string(offset));
     const std::vector<PdbView> pdbs = actuator_ != nullptr ? actuator_->Pdbs() : std::vector<PdbView>{};
+    fast_path_ = PlanFastPath(state);
     std::vector<Candidate> violating;
     std::vector<Candidate> non_violating;
     for (size_t i = 0; i < potential.size(); ++i) {

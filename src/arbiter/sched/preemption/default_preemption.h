@@ -56,13 +56,25 @@ class DefaultPreemption final : public PostFilterPlugin {
   static constexpr std::string_view kNoVictims = "No preemption victims found for incoming pod";
   static constexpr std::string_view kNotHelpful = "Preemption is not helpful for scheduling";
 
-  DefaultPreemption(Handle* handle, PreemptionActuator* actuator);
+  struct Options {
+    // Use the resource-only dry run when it gives the same answer as the general one (see
+    // SelectVictimsOnNode). Off only to test that equivalence.
+    bool resource_fast_path = true;
+  };
+
+  DefaultPreemption(Handle* handle, PreemptionActuator* actuator, Options options);
+  DefaultPreemption(Handle* handle, PreemptionActuator* actuator) : DefaultPreemption(handle, actuator, Options{}) {}
   std::string_view Name() const override { return kName; }
   PostFilterResult PostFilter(CycleState& state, const PodInfo& pod, const NodeToStatus& filtered) override;
 
   // §2. On false, `reason` holds the message (without the "preemption: " prefix).
   bool PodEligibleToPreemptOthers(const PodInfo& pod, const NodeToStatus& filtered, std::string* reason) const;
   // §5 on one node. Returns the candidate, or the status explaining why the node cannot help.
+  //
+  // When every filter that runs for the pod either ignores the node's pods or is
+  // NodeResourcesFit, and no PreFilter extension is active, removing and re-adding pods can only
+  // change the resource verdict; the dry run then works on resource sums instead of copies of
+  // the node and the CycleState. It makes the same decisions (a test runs both and compares).
   std::pair<std::optional<Candidate>, Status> SelectVictimsOnNode(const CycleState& state, const PodInfo& pod,
                                                                    const NodeInfo& node,
                                                                    const std::vector<PdbView>& pdbs) const;
@@ -72,9 +84,27 @@ class DefaultPreemption final : public PostFilterPlugin {
   const PreemptionMetrics& metrics() const { return metrics_; }
 
  private:
+  // The part of the dry run after the potential victims are known, on a copied node.
+  std::pair<std::optional<Candidate>, Status> DryRunOnCopy(const CycleState& state, const PodInfo& pod,
+                                                            const NodeInfo& node, std::vector<PodInfoPtr> potential,
+                                                            const std::vector<PdbView>& pdbs) const;
+  // The same on resource sums; REQUIRES: the filters in play are resource-only (see above).
+  std::pair<std::optional<Candidate>, Status> DryRunOnResources(const CycleState& state, const PodInfo& pod,
+                                                                 const NodeInfo& node,
+                                                                 std::vector<PodInfoPtr> potential,
+                                                                 const std::vector<PdbView>& pdbs) const;
+  // Whether the resource-only dry run applies to this cycle, and the filters it must still run.
+  struct FastPath {
+    bool applies = false;
+    std::vector<const FilterPlugin*> pod_independent;
+  };
+  FastPath PlanFastPath(const CycleState& state) const;
+
   Handle* handle_;
   PreemptionActuator* actuator_;
+  Options options_;
   PreemptionMetrics metrics_;
+  mutable FastPath fast_path_;  // computed per PostFilter call
 };
 
 }  // namespace arbiter::sched::preemption
