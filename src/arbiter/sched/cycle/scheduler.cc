@@ -140,7 +140,7 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
         last_rejecting_plugin = s.plugin();
         r.diagnosis.unschedulable_plugins.emplace(s.plugin());
       }
-      r.diagnosis.node_to_status.statuses.emplace_back(n->name(), std::move(s));
+      r.diagnosis.node_to_status.statuses.push_back({n->name(), n, std::move(s)});
     }
   }
   if (!all.empty()) next_start_node_index_ = (next_start_node_index_ + processed) % all.size();

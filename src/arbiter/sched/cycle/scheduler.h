@@ -75,6 +75,7 @@ class Scheduler final : public Handle {
   const Framework& framework() const override { return *framework_; }
   Nominator& nominator() override { return nominator_; }
   Rng& rng() override { return rng_; }
+  bool explaining() const override { return options_.explain; }
 
   state::ClusterCache& cache() { return cache_; }
   const state::ClusterCache& cache() const { return cache_; }

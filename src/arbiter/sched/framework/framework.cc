@@ -6,8 +6,8 @@
 namespace arbiter::sched {
 
 const Status& NodeToStatus::Get(std::string_view node) const {
-  for (const auto& [n, s] : statuses) {
-    if (n == node) return s;
+  for (const auto& s : statuses) {
+    if (s.name == node) return s.status;
   }
   return absent;
 }
@@ -171,22 +171,19 @@ std::vector<Status> Framework::RunAllFilterPlugins(const CycleState& state, cons
 Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                                     const NodeInfo& node) const {
   // Pods nominated to this node with priority >= the pod's, other than the pod itself.
-  std::vector<const PodInfo*> nominated;
+  std::vector<PodInfoPtr> nominated;
   if (nominator_ != nullptr && !nominator_->empty()) {
     for (const auto& np : nominator_->NominatedPodsForNode(node.name())) {
-      if (np->pod.priority >= pod.pod.priority && np->uid() != pod.uid()) nominated.push_back(np.get());
+      if (np->pod.priority >= pod.pod.priority && np->uid() != pod.uid()) nominated.push_back(np);
     }
   }
   if (nominated.empty()) return RunFilterPlugins(state, pod, node);
   NodeInfo with = node;
   CycleState state_with = state.Clone();
-  for (const PodInfo* np : nominated) {
+  for (const PodInfoPtr& np : nominated) {
     // The copy is what the filters see: the nominated pod as if it ran there.
-    model::Pod placed = np->pod;
-    placed.node_name = node.name();
-    auto info = state::MakePodInfo(std::move(placed));
-    with.AddPod(info);
-    Status s = RunPreFilterExtensionAddPod(state_with, pod, *info, with);
+    with.AddPod(np);
+    Status s = RunPreFilterExtensionAddPod(state_with, pod, *np, with);
     if (!s.IsSuccess()) return s;
   }
   Status s = RunFilterPlugins(state_with, pod, with);

@@ -51,6 +51,8 @@ class Handle {
   virtual const Framework& framework() const = 0;
   virtual Nominator& nominator() = 0;
   virtual Rng& rng() = 0;
+  // True when decisions should be explained (plugins then record what they considered).
+  virtual bool explaining() const { return false; }
 };
 
 class Plugin {
@@ -115,8 +117,14 @@ class FilterPlugin : public virtual Plugin {
 
 // Per-node outcome of filtering, for PostFilter and messages. Nodes without an entry take
 // `absent` (UnschedulableAndUnresolvable unless PreFilter rejected the pod outright).
+struct NodeStatus {
+  std::string_view name;           // the node's name, valid for the cycle
+  const NodeInfo* node = nullptr;  // the node in the cycle's snapshot, when known
+  Status status;
+};
+
 struct NodeToStatus {
-  std::vector<std::pair<std::string, Status>> statuses;  // in filtering order
+  std::vector<NodeStatus> statuses;  // in filtering order
   Status absent{Code::kUnschedulableAndUnresolvable};
   const Status& Get(std::string_view node) const;
 };

@@ -4,7 +4,7 @@
 // them in that order, so results never depend on hash order.
 #pragma once
 
-#include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -24,8 +24,9 @@ class Nominator {
   std::string NominatedNode(const std::string& uid) const;
 
  private:
-  std::map<std::string, std::vector<state::PodInfoPtr>> by_node_;
-  std::map<std::string, std::string> node_of_;
+  // Lookup only: per node the pods keep nomination order, so no result depends on hash order.
+  std::unordered_map<std::string, std::vector<state::PodInfoPtr>> by_node_;
+  std::unordered_map<std::string, std::string> node_of_;
 };
 
 }  // namespace arbiter::sched

@@ -281,6 +281,7 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
 PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
                                                const NodeToStatus& filtered) {
   ++metrics_.attempts;
+  const bool explain = handle_->explaining();
   PostFilterResult out;
   auto unschedulable = [](std::string msg) { return Status(Code::kUnschedulable, "preemption: " + std::move(msg)); };
 
@@ -299,9 +300,9 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
       if (filtered.Get(n->name()).code() == Code::kUnschedulable) potential.push_back(n);
     }
   } else {
-    for (const auto& [name, status] : filtered.statuses) {
-      if (status.code() != Code::kUnschedulable) continue;
-      if (const NodeInfo* n = snap.Get(name)) potential.push_back(n);
+    for (const auto& ns : filtered.statuses) {
+      if (ns.status.code() != Code::kUnschedulable) continue;
+      if (const NodeInfo* n = ns.node != nullptr ? ns.node : snap.Get(ns.name)) potential.push_back(n);
     }
   }
   Diagnosis diagnosis;
@@ -311,7 +312,7 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
     // 3) Sampling from a seeded random offset.
     const size_t want = NumCandidates(potential.size());
     const size_t offset = static_cast<size_t>(handle_->rng().Uniform(potential.size()));
-    out.explanation.push_back("preemption: " + std::to_string(potential.size()) +
+    if (explain) out.explanation.push_back("preemption: " + std::to_string(potential.size()) +
                               " potential node(s); looking for " + std::to_string(want) +
                               " candidate(s) from offset " + std::to_string(offset));
     const std::vector<PdbView> pdbs = actuator_ != nullptr ? actuator_->Pdbs() : std::vector<PdbView>{};
@@ -325,8 +326,8 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
         auto& list = candidate->num_pdb_violations == 0 ? non_violating : violating;
         if (list.size() < want) list.push_back(std::move(*candidate));
       } else {
-        out.explanation.push_back("node " + node.name() + ": " + status.Message());
-        diagnosis.node_to_status.statuses.emplace_back(node.name(), std::move(status));
+        if (explain) out.explanation.push_back("node " + node.name() + ": " + status.Message());
+        diagnosis.node_to_status.statuses.push_back({node.name(), &node, std::move(status)});
       }
       if (!non_violating.empty() && non_violating.size() + violating.size() >= want) break;
     }
@@ -337,16 +338,18 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
     // No node can help: the nomination is cleared.
     out.status = unschedulable(FitErrorMessage(snap.size(), diagnosis));
     out.nominated_node_name = "";
-    out.explanation.push_back("preemption: no candidate node");
+    if (explain) out.explanation.push_back("preemption: no candidate node");
     return out;
   }
-  for (const auto& c : candidates) out.explanation.push_back(Describe(c));
+  if (explain) {
+    for (const auto& c : candidates) out.explanation.push_back(Describe(c));
+  }
   // 4) Choose.
   const Timestamp now = handle_->clock().Now();
   auto [best, rule] = PickOneNodeForPreemption(candidates, now);
   const Candidate& chosen = candidates[best];
   const std::string node = chosen.node->name();
-  out.explanation.push_back("preemption: chose " + node + " (" + rule + ")");
+  if (explain) out.explanation.push_back("preemption: chose " + node + " (" + rule + ")");
   // 5) Carry it out: evict, then clear lower-priority nominations to that node.
   std::vector<Eviction> evictions;
   for (size_t i = 0; i < chosen.victims.size(); ++i) evictions.push_back({chosen.victims[i], chosen.violates_pdb[i]});

@@ -1,0 +1,53 @@
+// Preemption benchmarks in the shapes of kube-scheduler's scheduler_perf, run through a
+// ClusterSimulation in process:
+//   * PreemptionBasic: nodes of 4 CPU / 32Gi / 110 pods, each running 4 low-priority pods of
+//     900m (grace period 0); then one high-priority pod per node, each of which must preempt:
+//     3970m at priority 10000 (the current template: all 4 victims go) or, in the legacy
+//     variant, 3000m at priority 10 (3 of 4 go).
+//   * Unschedulable: ordinary pods of 100m / 500Mi, with a 9-CPU priority-10 pod that can
+//     never fit interleaved every `unschedulable_every` pods.
+// Each prints preemptions per second of wall time, the latency of one preemption decision (a
+// scheduling cycle that ran PostFilter), and pods/s.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "arbiter/base/status.h"
+
+namespace arbiter::bench {
+
+struct PreemptionBenchOptions {
+  size_t nodes = 5000;
+  bool legacy = false;           // 3000m / priority 10 preemptors
+  size_t initial_pods = 100;     // Unschedulable: ordinary pods scheduled first
+  size_t measured_pods = 10000;  // Unschedulable: ordinary pods measured
+  size_t unschedulable_every = 100;
+  uint64_t seed = 0;
+};
+
+struct PreemptionBenchResult {
+  std::string name;
+  size_t nodes = 0;
+  size_t preemptors = 0;
+  size_t preemptions = 0;
+  size_t victims = 0;
+  size_t scheduled = 0;
+  size_t cycles = 0;
+  double seconds = 0;
+  double preemptions_per_second = 0;
+  double pods_per_second = 0;
+  double decision_p50_us = 0;
+  double decision_p99_us = 0;
+  double attempt_p50_us = 0;
+  double attempt_p99_us = 0;
+  long peak_rss_kib = 0;
+  double calibration_ms = 0;
+};
+
+StatusOr<PreemptionBenchResult> RunPreemptionBasic(const PreemptionBenchOptions& options,
+                                                   const std::function<void(size_t, size_t)>& progress);
+StatusOr<PreemptionBenchResult> RunUnschedulable(const PreemptionBenchOptions& options,
+                                                 const std::function<void(size_t, size_t)>& progress);
+
+}  // namespace arbiter::bench

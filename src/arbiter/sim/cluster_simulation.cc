@@ -1,0 +1,206 @@
+// The simulated cluster: scheduling cycles, victims' graceful termination, PDB status.
+#include "arbiter/sim/cluster_simulation.h"
+
+#include <algorithm>
+
+namespace arbiter::sim {
+
+namespace {
+
+int32_t Percent(const model::IntOrPercent& v, int32_t of) {
+  if (!v.percent) return v.value;
+  return static_cast<int32_t>((int64_t{v.value} * of + 99) / 100);  // rounded up, as upstream
+}
+
+}  // namespace
+
+ClusterSimulation::ClusterSimulation(model::SchedulerConfig config, Timestamp start, SimulationOptions options)
+    : options_(options), clock_(start), scheduler_(std::move(config), &clock_, {options.seed, options.explain}) {
+  result_.start = start;
+}
+
+Status ClusterSimulation::Init() { return scheduler_.Init(this); }
+
+Status ClusterSimulation::AddRunningPod(model::Pod pod) {
+  if (!pdbs_.empty()) pods_[pod.uid] = pod;
+  if (pod.deletion_timestamp) terminations_.push({*pod.deletion_timestamp, termination_seq_++, pod.uid});
+  return scheduler_.AddBoundPod(state::MakePodInfo(std::move(pod)));
+}
+
+void ClusterSimulation::AddPendingPod(model::Pod pod, std::optional<Timestamp> enqueue_time) {
+  if (!pdbs_.empty()) pods_[pod.uid] = pod;
+  scheduler_.AddPendingPod(state::MakePodInfo(std::move(pod)), enqueue_time);
+}
+
+void ClusterSimulation::AddEvent(std::string type, std::string reason, const model::Pod& pod, std::string message) {
+  if (!options_.record) return;
+  result_.events.push_back({clock_.Now(), std::move(type), std::move(reason), "Pod " + pod.Key(), std::move(message)});
+}
+
+PodPlan& ClusterSimulation::PlanFor(const model::Pod& pod) {
+  auto [it, first] = plan_index_.emplace(pod.uid, result_.pods.size());
+  if (first) {
+    PodPlan p;
+    p.name = pod.Key();
+    p.pod_group = pod.pod_group_name.empty() ? "" : pod.ns + "/" + pod.pod_group_name;
+    p.priority = pod.priority;
+    result_.pods.push_back(std::move(p));
+  }
+  return result_.pods[it->second];
+}
+
+void ClusterSimulation::Record(const sched::CycleOutcome& out) {
+  const model::Pod& pod = out.pod->pod;
+  if (out.scheduled) {
+    ++cluster_version_;
+  } else {
+    attempted_at_[pod.uid] = cluster_version_;
+  }
+  if (!options_.record) return;
+  PodPlan& p = PlanFor(pod);
+  p.attempts = out.attempt;
+  if (out.nominated_node) p.nominated_node = *out.nominated_node;
+  if (out.scheduled) {
+    p.scheduled = true;
+    p.node = out.node;
+    p.message.clear();
+    AddEvent("Normal", "Scheduled", pod, "Successfully assigned " + pod.Key() + " to " + out.node);
+  } else {
+    p.message = out.message;
+    AddEvent("Warning", "FailedScheduling", pod, out.message);
+  }
+}
+
+std::vector<sched::preemption::PdbView> ClusterSimulation::Pdbs() const {
+  // Budgets as the disruption controller would report them now. A status given in the input
+  // is taken as it stands, less the evictions this simulation has made since; otherwise it is
+  // computed from the pods: healthy = bound, not terminating, not already disrupted;
+  // expected = every matching pod; desired healthy from minAvailable or maxUnavailable.
+  std::vector<sched::preemption::PdbView> out;
+  for (const auto& pdb : pdbs_) {
+    sched::preemption::PdbView v;
+    v.ns = pdb.ns;
+    v.name = pdb.name;
+    v.selector = pdb.selector;
+    v.disrupted_pods.insert(pdb.disrupted_pods.begin(), pdb.disrupted_pods.end());
+    auto matches = [&](const model::Pod& p) {
+      return p.ns == pdb.ns && !pdb.selector.empty() && pdb.selector.Matches(p.labels);
+    };
+    if (pdb.disruptions_allowed) {
+      int32_t allowed = *pdb.disruptions_allowed;
+      for (const auto& [uid, pod] : pods_) {
+        if (matches(pod) && evicted_.count(pod.Key()) && !v.disrupted_pods.count(pod.Key())) --allowed;
+      }
+      v.disruptions_allowed = std::max(0, allowed);
+    } else {
+      int32_t expected = 0, healthy = 0;
+      for (const auto& [uid, pod] : pods_) {
+        if (!matches(pod)) continue;
+        ++expected;
+        state::PodInfoPtr bound = scheduler_.cache().FindPod(uid);
+        if (bound && !bound->pod.deletion_timestamp && !v.disrupted_pods.count(pod.Key())) ++healthy;
+      }
+      int32_t desired = 0;
+      if (pdb.min_available) {
+        desired = Percent(*pdb.min_available, expected);
+      } else if (pdb.max_unavailable) {
+        desired = expected - Percent(*pdb.max_unavailable, expected);
+      }
+      v.disruptions_allowed = std::max(0, healthy - desired);
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+void ClusterSimulation::Preempt(const state::PodInfo& preemptor, const std::string& node,
+                                const std::vector<sched::preemption::Eviction>& victims) {
+  Preemption entry;
+  entry.preemptor = preemptor.pod.Key();
+  entry.node = node;
+  bool updated = false;
+  for (const auto& e : victims) {
+    const model::Pod& v = e.victim->pod;
+    entry.victims.push_back({v.Key(), v.node_name, v.priority, e.violates_pdb});
+    if (v.deletion_timestamp) continue;  // already terminating: not evicted again (§14.14)
+    model::Pod evicted = v;
+    evicted.deletion_timestamp = clock_.Now() + evicted.termination_grace_period_seconds * kSecond;
+    evicted.preempted_by_scheduler = true;
+    evicted_.insert(v.Key());
+    terminations_.push({*evicted.deletion_timestamp, termination_seq_++, v.uid});
+    AddEvent("Normal", "Preempted", v, "Preempted by pod " + preemptor.uid() + " on node " + node);
+    (void)scheduler_.cache().UpdatePod(state::MakePodInfo(std::move(evicted)));
+    updated = true;
+  }
+  if (updated) scheduler_.queue().MoveOnEvent(sched::ClusterEvent::kAssignedPodUpdate);
+  if (options_.record) result_.preemptions.push_back(std::move(entry));
+}
+
+void ClusterSimulation::ClearNomination(const state::PodInfoPtr& pod) {
+  scheduler_.nominator().DeleteNominatedPod(pod->uid());
+  model::Pod cleared = pod->pod;
+  cleared.nominated_node_name.clear();
+  scheduler_.queue().Update(state::MakePodInfo(std::move(cleared)));
+  if (options_.record) PlanFor(pod->pod).nominated_node = "";
+}
+
+void ClusterSimulation::TerminateDue() {
+  while (!terminations_.empty() && terminations_.top().at <= clock_.Now()) {
+    const std::string uid = terminations_.top().uid;
+    terminations_.pop();
+    state::PodInfoPtr pod = scheduler_.cache().FindPod(uid);
+    if (!pod) continue;
+    (void)scheduler_.DeleteBoundPod(uid);
+    pods_.erase(uid);
+    ++cluster_version_;
+    AddEvent("Normal", "Killing", pod->pod, "Stopping container (grace period over)");
+  }
+}
+
+StatusOr<std::optional<sched::CycleOutcome>> ClusterSimulation::Step(bool* idle) {
+  *idle = false;
+  TerminateDue();
+  std::optional<sched::CycleOutcome> out = scheduler_.ScheduleOne();
+  if (out) {
+    if (++cycles_ > options_.max_cycles) {
+      return Status(StatusCode::kInternal, "the simulation did not settle within " +
+                                               std::to_string(options_.max_cycles) + " scheduling cycles");
+    }
+    Record(*out);
+    return out;
+  }
+  // Nothing is ready now. Victims still terminating will free room: run the clock to the next.
+  if (!terminations_.empty()) {
+    clock_.AdvanceTo(terminations_.top().at);
+    return std::optional<sched::CycleOutcome>();
+  }
+  // Pods still waiting were last tried against some cluster state; if the cluster changed since,
+  // let time run to the next wake-up (backoff expiry or the unschedulable pool's leftover flush)
+  // and try again. Otherwise nothing more can change.
+  bool stale = false;
+  for (const auto& [uid, version] : attempted_at_) {
+    if (version < cluster_version_ && scheduler_.queue().Contains(uid)) stale = true;
+  }
+  std::optional<Timestamp> wake = scheduler_.queue().NextWakeup();
+  if (!stale || !wake) {
+    *idle = true;
+    result_.end = clock_.Now();
+    if (const auto* m = scheduler_.preemption_metrics()) result_.preemption_metrics = *m;
+    return std::optional<sched::CycleOutcome>();
+  }
+  clock_.AdvanceTo(*wake);
+  for (auto& [uid, version] : attempted_at_) version = cluster_version_;  // one retry per change
+  return std::optional<sched::CycleOutcome>();
+}
+
+Status ClusterSimulation::RunUntilIdle() {
+  bool idle = false;
+  while (!idle) {
+    auto out = Step(&idle);
+    if (!out.ok()) return out.status();
+    if (*out && options_.explain) result_.cycles.push_back(std::move(**out));
+  }
+  return Status::Ok();
+}
+
+}  // namespace arbiter::sim

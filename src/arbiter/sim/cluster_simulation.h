@@ -1,0 +1,135 @@
+// ClusterSimulation: a simulated cluster around one Scheduler on a virtual clock. It holds the
+// nodes and pods, runs scheduling cycles, and carries out preemption decisions as the rest of
+// Kubernetes would: a victim gets the DisruptionTarget condition (reason PreemptionByScheduler)
+// and a Preempted event, keeps its resources while its grace period runs, then leaves its node,
+// which wakes the pods waiting for room. It is the engine of `arbiter plan` and of the
+// benchmarks. Everything it does is a function of what was added and the seed.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <queue>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "arbiter/base/status.h"
+#include "arbiter/sched/cycle/scheduler.h"
+
+namespace arbiter::sim {
+
+struct PodPlan {
+  std::string name;  // namespace/name
+  std::string pod_group;  // namespace/name, or "" for a lone pod
+  int32_t priority = 0;
+  bool scheduled = false;
+  std::string node;
+  std::optional<std::string> nominated_node;
+  std::string message;
+  int attempts = 0;
+};
+
+struct Victim {
+  std::string name;
+  std::string node;
+  int32_t priority = 0;
+  bool violates_pdb = false;
+};
+
+struct Preemption {
+  std::string preemptor;
+  std::string preemptor_kind = "Pod";
+  std::optional<std::string> node;
+  std::vector<Victim> victims;
+};
+
+// An event as the Kubernetes API would record it.
+struct Event {
+  Timestamp time = 0;
+  std::string type;    // Normal or Warning
+  std::string reason;  // Scheduled, FailedScheduling, Preempted, Killing
+  std::string object;  // "Pod namespace/name"
+  std::string message;
+};
+
+struct PlanResult {
+  Timestamp start = 0;
+  Timestamp end = 0;
+  std::vector<PodPlan> pods;  // in first-pop order
+  std::vector<Preemption> preemptions;
+  std::vector<sched::CycleOutcome> cycles;  // every cycle, when explaining
+  std::vector<Event> events;
+  size_t node_count = 0;
+  sched::preemption::PreemptionMetrics preemption_metrics;
+};
+
+struct SimulationOptions {
+  uint64_t seed = 0;
+  bool explain = false;
+  // Keep events and per-pod results (a benchmark may turn them off to measure the engine).
+  bool record = true;
+  // A guard against livelock; a run that needs more cycles stops with an error.
+  size_t max_cycles = 1'000'000;
+};
+
+class ClusterSimulation final : public sched::preemption::PreemptionActuator {
+ public:
+  ClusterSimulation(model::SchedulerConfig config, Timestamp start, SimulationOptions options);
+
+  // Builds the scheduler's profile, with preemption carried out by this simulation.
+  Status Init();
+
+  void SetNamespace(const model::Namespace& ns) { scheduler_.cache().SetNamespace(ns); }
+  // REQUIRES: budgets are added before the pods they count.
+  void AddPdb(model::PodDisruptionBudget pdb) { pdbs_.push_back(std::move(pdb)); }
+  Status AddNode(model::Node node) { return scheduler_.cache().AddNode(std::move(node)); }
+  // A pod bound to `pod.node_name`; it leaves at its deletion timestamp if it has one.
+  Status AddRunningPod(model::Pod pod);
+  // A pending pod, queued at `enqueue_time` (now if absent).
+  void AddPendingPod(model::Pod pod, std::optional<Timestamp> enqueue_time = std::nullopt);
+
+  // One step: a scheduling cycle if a pod is ready (its outcome is returned), else virtual time
+  // runs to the next thing that can change the cluster. `idle` turns true when nothing more can.
+  StatusOr<std::optional<sched::CycleOutcome>> Step(bool* idle);
+  // Steps until nothing more can change.
+  Status RunUntilIdle();
+
+  PlanResult& result() { return result_; }
+  sched::Scheduler& scheduler() { return scheduler_; }
+  VirtualClock& clock() { return clock_; }
+
+  // PreemptionActuator.
+  std::vector<sched::preemption::PdbView> Pdbs() const override;
+  void Preempt(const state::PodInfo& preemptor, const std::string& node,
+               const std::vector<sched::preemption::Eviction>& victims) override;
+  void ClearNomination(const state::PodInfoPtr& pod) override;
+
+ private:
+  struct Termination {
+    Timestamp at;
+    uint64_t seq;
+    std::string uid;
+    bool operator>(const Termination& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+
+  PodPlan& PlanFor(const model::Pod& pod);
+  void Record(const sched::CycleOutcome& out);
+  void TerminateDue();
+  void AddEvent(std::string type, std::string reason, const model::Pod& pod, std::string message);
+
+  SimulationOptions options_;
+  VirtualClock clock_;
+  sched::Scheduler scheduler_;
+  PlanResult result_;
+  std::vector<model::PodDisruptionBudget> pdbs_;
+  std::map<std::string, model::Pod> pods_;       // every pod added, by UID (for PDB counts)
+  std::map<std::string, size_t> plan_index_;     // pending pod UID -> index in result_.pods
+  std::priority_queue<Termination, std::vector<Termination>, std::greater<>> terminations_;
+  uint64_t termination_seq_ = 0;
+  std::set<std::string> evicted_;                // pods this simulation evicted ("namespace/name")
+  uint64_t cluster_version_ = 0;                 // bumped by every bind and every pod that leaves
+  std::map<std::string, uint64_t> attempted_at_; // UID -> cluster version at its last failed attempt
+  size_t cycles_ = 0;
+};
+
+}  // namespace arbiter::sim
