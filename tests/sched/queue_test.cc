@@ -12,7 +12,7 @@ class QueueTest : public ::testing::Test {
  protected:
   QueueTest()
       : clock_(1000 * kSecond),
-        framework_({PluginEntry{std::make_shared<plugins::PrioritySort>(), 0}}, nullptr),
+        framework_({PluginEntry{std::make_shared<plugins::PrioritySort>(), 0}}),
         queue_(&framework_, &clock_, QueueOptions{}) {}
 
   PodInfoPtr MakePod(const std::string& name, int32_t priority) {

@@ -164,6 +164,14 @@ Status ClusterCache::RemovePod(const std::string& uid) {
   return Status::Ok();
 }
 
+Status ClusterCache::SetNominatedPods(const std::string& node, std::vector<PodInfoPtr> pods) {
+  auto it = index_.find(node);
+  if (it == index_.end()) return NotFound("node \"" + node + "\" not found");
+  infos_[it->second]->SetNominatedPods(std::move(pods));
+  MarkDirty(it->second);
+  return Status::Ok();
+}
+
 PodInfoPtr ClusterCache::FindPod(const std::string& uid) const {
   auto it = pods_.find(uid);
   return it == pods_.end() ? nullptr : it->second;

@@ -69,6 +69,13 @@ class NodeInfo {
   int64_t non_zero_memory() const { return non_zero_memory_; }
   const std::vector<model::HostPort>& used_ports() const { return used_ports_; }
   uint64_t generation() const { return generation_; }
+  // Pending pods nominated to this node, in nomination order (a mirror of the Nominator, kept
+  // here so that filtering reads it without a lookup).
+  const std::vector<PodInfoPtr>& nominated_pods() const { return nominated_pods_; }
+  void SetNominatedPods(std::vector<PodInfoPtr> pods) {
+    nominated_pods_ = std::move(pods);
+    ++generation_;
+  }
 
   void AddPod(PodInfoPtr pod);
   // Removes the pod with this UID; returns false if it is not on the node.
@@ -86,6 +93,7 @@ class NodeInfo {
   std::vector<PodInfoPtr> pods_with_affinity_;
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
   std::vector<model::HostPort> used_ports_;
+  std::vector<PodInfoPtr> nominated_pods_;
   uint64_t generation_ = 0;
 };
 

@@ -13,7 +13,12 @@ constexpr int64_t kMinFeasibleNodesPercentageToFind = 5;
 }  // namespace
 
 Scheduler::Scheduler(model::SchedulerConfig config, const Clock* clock, SchedulerOptions options)
-    : config_(std::move(config)), clock_(clock), options_(options), rng_(options.seed) {}
+    : config_(std::move(config)), clock_(clock), options_(options), rng_(options.seed) {
+  // Nodes mirror their nominated pods, so that filtering needs no lookup.
+  nominator_.set_on_change([this](const std::string& node) {
+    (void)cache_.SetNominatedPods(node, nominator_.NominatedPodsForNode(node));
+  });
+}
 
 arbiter::Status Scheduler::Init(preemption::PreemptionActuator* actuator) {
   std::vector<std::shared_ptr<Plugin>> post_filter;
@@ -31,7 +36,7 @@ arbiter::Status Scheduler::Init(preemption::PreemptionActuator* actuator) {
   deps.post_filter = std::move(post_filter);
   auto profile = plugins::BuildDefaultProfile(deps);
   if (!profile.ok()) return profile.status();
-  framework_ = std::make_unique<Framework>(std::move(*profile), &nominator_);
+  framework_ = std::make_unique<Framework>(std::move(*profile));
   QueueOptions q;
   q.initial_backoff = config_.pod_initial_backoff_seconds * kSecond;
   q.max_backoff = config_.pod_max_backoff_seconds * kSecond;

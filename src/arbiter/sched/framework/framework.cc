@@ -27,8 +27,7 @@ void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::span<NodeSco
   }
 }
 
-Framework::Framework(std::vector<PluginEntry> plugins, const Nominator* nominator)
-    : plugins_(std::move(plugins)), nominator_(nominator) {
+Framework::Framework(std::vector<PluginEntry> plugins) : plugins_(std::move(plugins)) {
   for (size_t i = 0; i < plugins_.size(); ++i) {
     const PluginEntry& e = plugins_[i];
     Plugin* p = e.plugin.get();
@@ -172,10 +171,8 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
                                                     const NodeInfo& node) const {
   // Pods nominated to this node with priority >= the pod's, other than the pod itself.
   std::vector<PodInfoPtr> nominated;
-  if (nominator_ != nullptr && !nominator_->empty()) {
-    for (const auto& np : nominator_->NominatedPodsForNode(node.name())) {
-      if (np->pod.priority >= pod.pod.priority && np->uid() != pod.uid()) nominated.push_back(np);
-    }
+  for (const auto& np : node.nominated_pods()) {
+    if (np->pod.priority >= pod.pod.priority && np->uid() != pod.uid()) nominated.push_back(np);
   }
   if (nominated.empty()) return RunFilterPlugins(state, pod, node);
   NodeInfo with = node;

@@ -4,8 +4,8 @@
 //     stops at once; Unschedulable is remembered while later PreFilters still run; node sets
 //     returned by plugins are intersected.
 //   * Filter stops at the first plugin that does not succeed, and that status is the node's.
-//   * Filter with nominated pods: pods nominated to the node with priority >= the pod's are added
-//     to a copy of the node (and to a cloned CycleState through the PreFilter extensions); the
+//   * Filter with nominated pods: pods nominated to the node (NodeInfo::nominated_pods) with
+//     priority >= the pod's are added to a copy of the node (and to a cloned CycleState through the PreFilter extensions); the
 //     node must pass both with them and, if any were added, without them.
 //   * Score: PreScore's Skip drops the plugin's Score; each plugin's scores are normalised, then
 //     weighted and summed.
@@ -41,7 +41,7 @@ struct ScoreTable {
 class Framework {
  public:
   // Plugins in profile order; each is registered at every extension point it implements.
-  Framework(std::vector<PluginEntry> plugins, const Nominator* nominator);
+  explicit Framework(std::vector<PluginEntry> plugins);
 
   const QueueSortPlugin* queue_sort() const { return queue_sort_; }
   bool HasScorePlugins() const { return !score_.empty(); }
@@ -78,7 +78,6 @@ class Framework {
 
  private:
   std::vector<PluginEntry> plugins_;  // owns the instances
-  const Nominator* nominator_;
   const QueueSortPlugin* queue_sort_ = nullptr;
   // Each extension point's plugins paired with the plugin's index in the profile, which keys
   // the CycleState skip bits.

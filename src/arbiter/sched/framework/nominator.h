@@ -5,6 +5,7 @@
 #pragma once
 
 #include <unordered_map>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ namespace arbiter::sched {
 
 class Nominator {
  public:
+  // Called with a node's name whenever the pods nominated to it change.
+  void set_on_change(std::function<void(const std::string&)> f) { on_change_ = std::move(f); }
+
   // Records (or moves) the nomination of `pod` to `node`; an empty node removes it.
   void AddNominatedPod(const state::PodInfoPtr& pod, const std::string& node);
   void DeleteNominatedPod(const std::string& uid);
@@ -27,6 +31,7 @@ class Nominator {
   // Lookup only: per node the pods keep nomination order, so no result depends on hash order.
   std::unordered_map<std::string, std::vector<state::PodInfoPtr>> by_node_;
   std::unordered_map<std::string, std::string> node_of_;
+  std::function<void(const std::string&)> on_change_;
 };
 
 }  // namespace arbiter::sched

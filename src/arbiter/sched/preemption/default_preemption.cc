@@ -244,7 +244,7 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
   int64_t count = static_cast<int64_t>(node.pods().size());
   for (const auto& v : potential) used.Sub(v->pod.requests);
   count -= static_cast<int64_t>(potential.size());
-  for (const auto& np : handle_->nominator().NominatedPodsForNode(node.name())) {
+  for (const auto& np : node.nominated_pods()) {
     if (np->pod.priority >= pod.pod.priority && np->uid() != pod.uid()) {
       used.Add(np->pod.requests);
       ++count;
