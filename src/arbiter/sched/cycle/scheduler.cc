@@ -131,6 +131,7 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
         Status(Code::kUnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) [NodeAffinity]");
   }
   const size_t want = NumFeasibleNodesToFind(nodes.size());
+  r.diagnosis.node_to_status.statuses.reserve(std::min(nodes.size(), want * 2));
   size_t processed = 0;
   std::string_view last_rejecting_plugin;  // most rejections in a row come from one plugin
   for (size_t i = 0; i < nodes.size() && r.feasible.size() < want; ++i) {

@@ -175,16 +175,37 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
     if (np->pod.priority >= pod.pod.priority && np->uid() != pod.uid()) nominated.push_back(np);
   }
   if (nominated.empty()) return RunFilterPlugins(state, pod, node);
-  NodeInfo with = node;
-  CycleState state_with = state.Clone();
-  for (const PodInfoPtr& np : nominated) {
-    // The copy is what the filters see: the nominated pod as if it ran there.
-    with.AddPod(np);
-    Status s = RunPreFilterExtensionAddPod(state_with, pod, *np, with);
+  // 1) With the nominated pods. Plugins that ignore the node's pods, or can account for extra
+  // pods themselves, need no copy of the node; only if one cannot is the node copied.
+  bool copied = HasActivePreFilterExtensions(state);
+  if (!copied) {
+    for (const auto& [p, index] : filter_) {
+      if (state.FilterSkipped(index)) continue;
+      std::optional<Status> s;
+      if (!p->ReadsNodePods()) {
+        s = p->Filter(state, pod, node);
+      } else {
+        s = p->FilterWithExtraPods(state, pod, node, nominated);
+        if (!s) {
+          copied = true;
+          break;
+        }
+      }
+      if (!s->IsSuccess()) return std::move(s->WithPlugin(p->Name()));
+    }
+  }
+  if (copied) {
+    NodeInfo with = node;
+    CycleState state_with = state.Clone();
+    for (const PodInfoPtr& np : nominated) {
+      with.AddPod(np);
+      Status s = RunPreFilterExtensionAddPod(state_with, pod, *np, with);
+      if (!s.IsSuccess()) return s;
+    }
+    Status s = RunFilterPlugins(state_with, pod, with);
     if (!s.IsSuccess()) return s;
   }
-  Status s = RunFilterPlugins(state_with, pod, with);
-  if (!s.IsSuccess()) return s;
+  // 2) Without them: both must pass.
   return RunFilterPlugins(state, pod, node);
 }
 

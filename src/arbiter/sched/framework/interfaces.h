@@ -113,6 +113,14 @@ class FilterPlugin : public virtual Plugin {
   // False if the verdict depends only on the pod and the node object, never on the pods running
   // on the node: preemption's dry run may then reuse the verdict on the original node.
   virtual bool ReadsNodePods() const { return true; }
+  // The verdict as if `extra` pods also ran on the node, computed without copying it; nullopt
+  // if the plugin cannot tell that way (the framework then filters a copy of the node with the
+  // pods added). Only asked when no PreFilter extension is active in the cycle.
+  virtual std::optional<Status> FilterWithExtraPods(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                                                    std::span<const PodInfoPtr> extra) const {
+    (void)state, (void)pod, (void)node, (void)extra;
+    return std::nullopt;
+  }
 };
 
 // Per-node outcome of filtering, for PostFilter and messages. Nodes without an entry take

@@ -73,6 +73,15 @@ Status NodeResourcesFit::Filter(const CycleState&, const PodInfo& pod, const Nod
                      static_cast<int64_t>(node.pods().size()));
 }
 
+std::optional<Status> NodeResourcesFit::FilterWithExtraPods(const CycleState&, const PodInfo& pod,
+                                                            const NodeInfo& node,
+                                                            std::span<const PodInfoPtr> extra) const {
+  model::Resources used = node.requested();
+  for (const auto& p : extra) used.Add(p->pod.requests);
+  return FitsRequest(pod.pod.requests, node.allocatable(), used,
+                     static_cast<int64_t>(node.pods().size() + extra.size()));
+}
+
 namespace {
 
 // Requested amount (node + pod) and allocatable for a scored resource.
