@@ -164,10 +164,10 @@ Status ClusterCache::RemovePod(const std::string& uid) {
   return Status::Ok();
 }
 
-Status ClusterCache::SetNominatedPods(const std::string& node, std::vector<PodInfoPtr> pods) {
+Status ClusterCache::SetNominatedPods(const std::string& node, const std::vector<PodInfoPtr>& pods) {
   auto it = index_.find(node);
   if (it == index_.end()) return NotFound("node \"" + node + "\" not found");
-  infos_[it->second]->SetNominatedPods(std::move(pods));
+  infos_[it->second]->SetNominatedPods(pods);
   MarkDirty(it->second);
   return Status::Ok();
 }

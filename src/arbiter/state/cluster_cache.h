@@ -61,7 +61,7 @@ class ClusterCache {
   Status UpdatePod(PodInfoPtr pod);
   Status RemovePod(const std::string& uid);
   // Replaces the mirror of the pods nominated to `node`.
-  Status SetNominatedPods(const std::string& node, std::vector<PodInfoPtr> pods);
+  Status SetNominatedPods(const std::string& node, const std::vector<PodInfoPtr>& pods);
   // The bound pod with this UID, or nullptr.
   PodInfoPtr FindPod(const std::string& uid) const;
 

@@ -2,6 +2,7 @@
 #include "arbiter/state/node_info.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace arbiter::state {
 
@@ -51,6 +52,24 @@ bool NodeInfo::RemovePod(const std::string& uid) {
   }
   ++generation_;
   return true;
+}
+
+void NodeInfo::SetNominatedPods(const std::vector<PodInfoPtr>& pods) {
+  nominated_pods_.clear();
+  for (const auto& p : pods) nominated_pods_.push_back({p->pod.priority, std::hash<std::string>{}(p->uid()), p});
+  ++generation_;
+}
+
+std::vector<PodInfoPtr> NodeInfo::NominatedAtLeast(int32_t priority, const std::string& uid) const {
+  std::vector<PodInfoPtr> out;
+  if (nominated_pods_.empty()) return out;
+  const uint64_t h = std::hash<std::string>{}(uid);
+  for (const auto& n : nominated_pods_) {
+    if (n.priority < priority) continue;
+    if (n.uid_hash == h && n.pod->uid() == uid) continue;  // the pod itself
+    out.push_back(n.pod);
+  }
+  return out;
 }
 
 bool HostPortConflicts(const std::vector<model::HostPort>& used, const model::HostPort& want) {

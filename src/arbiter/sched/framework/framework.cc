@@ -170,10 +170,8 @@ std::vector<Status> Framework::RunAllFilterPlugins(const CycleState& state, cons
 Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
                                                     const NodeInfo& node) const {
   // Pods nominated to this node with priority >= the pod's, other than the pod itself.
-  std::vector<PodInfoPtr> nominated;
-  for (const auto& np : node.nominated_pods()) {
-    if (np->pod.priority >= pod.pod.priority && np->uid() != pod.uid()) nominated.push_back(np);
-  }
+  if (node.nominated_pods().empty()) return RunFilterPlugins(state, pod, node);
+  const std::vector<PodInfoPtr> nominated = node.NominatedAtLeast(pod.pod.priority, pod.uid());
   if (nominated.empty()) return RunFilterPlugins(state, pod, node);
   // 1) With the nominated pods. Plugins that ignore the node's pods, or can account for extra
   // pods themselves, need no copy of the node; only if one cannot is the node copied.

@@ -244,11 +244,9 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
   int64_t count = static_cast<int64_t>(node.pods().size());
   for (const auto& v : potential) used.Sub(v->pod.requests);
   count -= static_cast<int64_t>(potential.size());
-  for (const auto& np : node.nominated_pods()) {
-    if (np->pod.priority >= pod.pod.priority && np->uid() != pod.uid()) {
-      used.Add(np->pod.requests);
-      ++count;
-    }
+  for (const auto& np : node.NominatedAtLeast(pod.pod.priority, pod.uid())) {
+    used.Add(np->pod.requests);
+    ++count;
   }
   const model::Resources& alloc = node.allocatable();
   Status fits = plugins::NodeResourcesFit::FitsRequest(pod.pod.requests, alloc, used, count);
