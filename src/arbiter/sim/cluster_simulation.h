@@ -70,6 +70,8 @@ struct SimulationOptions {
   bool record = true;
   // A guard against livelock; a run that needs more cycles stops with an error.
   size_t max_cycles = 1'000'000;
+  // Passed to DefaultPreemption (a test turns its resource-only fast path off).
+  sched::preemption::DefaultPreemption::Options preemption;
 };
 
 class ClusterSimulation final : public sched::preemption::PreemptionActuator {

@@ -21,6 +21,9 @@ void NodeInfo::AddPod(PodInfoPtr pod) {
   for (const auto& hp : pod->pod.host_ports) used_ports_.push_back(hp);
   if (pod->has_pod_affinity_terms) pods_with_affinity_.push_back(pod);
   if (pod->has_required_anti_affinity) pods_with_required_anti_affinity_.push_back(pod);
+  const model::Pod& p = pod->pod;
+  summaries_.push_back({p.priority, p.start_time.has_value(), p.start_time.value_or(0), p.requests.milli_cpu,
+                        p.requests.memory, p.requests.ephemeral_storage, !p.requests.scalars.empty()});
   pods_.push_back(std::move(pod));
   ++generation_;
 }
@@ -38,6 +41,7 @@ bool NodeInfo::RemovePod(const std::string& uid) {
   auto it = std::find_if(pods_.begin(), pods_.end(), [&](const PodInfoPtr& p) { return p->uid() == uid; });
   if (it == pods_.end()) return false;
   const PodInfoPtr pod = *it;
+  summaries_.erase(summaries_.begin() + (it - pods_.begin()));
   pods_.erase(it);
   EraseByUid(pods_with_affinity_, uid);
   EraseByUid(pods_with_required_anti_affinity_, uid);
@@ -56,18 +60,22 @@ bool NodeInfo::RemovePod(const std::string& uid) {
 
 void NodeInfo::SetNominatedPods(const std::vector<PodInfoPtr>& pods) {
   nominated_pods_.clear();
-  for (const auto& p : pods) nominated_pods_.push_back({p->pod.priority, std::hash<std::string>{}(p->uid()), p});
+  for (const auto& p : pods) {
+    const model::Resources& r = p->pod.requests;
+    nominated_pods_.push_back({p->pod.priority, std::hash<std::string>{}(p->uid()), r.milli_cpu, r.memory,
+                               r.ephemeral_storage, !r.scalars.empty(), p});
+  }
   ++generation_;
 }
 
-std::vector<PodInfoPtr> NodeInfo::NominatedAtLeast(int32_t priority, const std::string& uid) const {
-  std::vector<PodInfoPtr> out;
+std::vector<const NodeInfo::Nominated*> NodeInfo::NominatedAtLeast(int32_t priority, const std::string& uid) const {
+  std::vector<const Nominated*> out;
   if (nominated_pods_.empty()) return out;
   const uint64_t h = std::hash<std::string>{}(uid);
   for (const auto& n : nominated_pods_) {
     if (n.priority < priority) continue;
     if (n.uid_hash == h && n.pod->uid() == uid) continue;  // the pod itself
-    out.push_back(n.pod);
+    out.push_back(&n);
   }
   return out;
 }

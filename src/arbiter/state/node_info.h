@@ -60,6 +60,18 @@ class NodeInfo {
   bool has_taints() const { return has_taints_; }
 
   const std::vector<PodInfoPtr>& pods() const { return pods_; }
+  // What preemption's resource-only dry run reads of each pod, parallel to pods(): kept inline
+  // so that looking at a node's pods costs no visit to each pod.
+  struct PodSummary {
+    int32_t priority = 0;
+    bool has_start = false;
+    Timestamp start = 0;
+    int64_t milli_cpu = 0;
+    int64_t memory = 0;
+    int64_t ephemeral_storage = 0;
+    bool has_scalars = false;
+  };
+  const std::vector<PodSummary>& pod_summaries() const { return summaries_; }
   const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
   const std::vector<PodInfoPtr>& pods_with_required_anti_affinity() const {
     return pods_with_required_anti_affinity_;
@@ -74,6 +86,10 @@ class NodeInfo {
   struct Nominated {
     int32_t priority = 0;
     uint64_t uid_hash = 0;
+    int64_t milli_cpu = 0;
+    int64_t memory = 0;
+    int64_t ephemeral_storage = 0;
+    bool has_scalars = false;
     PodInfoPtr pod;
   };
   // Pods nominated to this node, in nomination order (a mirror of the Nominator, kept here so
@@ -81,7 +97,7 @@ class NodeInfo {
   const std::vector<Nominated>& nominated_pods() const { return nominated_pods_; }
   void SetNominatedPods(const std::vector<PodInfoPtr>& pods);
   // The nominated pods with priority >= `priority`, other than the pod with UID `uid`.
-  std::vector<PodInfoPtr> NominatedAtLeast(int32_t priority, const std::string& uid) const;
+  std::vector<const Nominated*> NominatedAtLeast(int32_t priority, const std::string& uid) const;
 
   void AddPod(PodInfoPtr pod);
   // Removes the pod with this UID; returns false if it is not on the node.
@@ -96,6 +112,7 @@ class NodeInfo {
   bool has_taints_ = false;
   std::shared_ptr<const model::Node> node_;
   std::vector<PodInfoPtr> pods_;
+  std::vector<PodSummary> summaries_;
   std::vector<PodInfoPtr> pods_with_affinity_;
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
   std::vector<model::HostPort> used_ports_;

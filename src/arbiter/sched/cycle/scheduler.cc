@@ -23,7 +23,7 @@ Scheduler::Scheduler(model::SchedulerConfig config, const Clock* clock, Schedule
 arbiter::Status Scheduler::Init(preemption::PreemptionActuator* actuator) {
   std::vector<std::shared_ptr<Plugin>> post_filter;
   if (actuator != nullptr) {
-    preemption_ = std::make_shared<preemption::DefaultPreemption>(this, actuator);
+    preemption_ = std::make_shared<preemption::DefaultPreemption>(this, actuator, options_.preemption);
     post_filter.push_back(preemption_);
   }
   plugins::ProfileDeps deps;

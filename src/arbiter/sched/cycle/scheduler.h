@@ -55,6 +55,8 @@ struct CycleOutcome {
 struct SchedulerOptions {
   uint64_t seed = 0;
   bool explain = false;
+  // DefaultPreemption's own options (a test turns its resource-only fast path off).
+  preemption::DefaultPreemption::Options preemption;
 };
 
 class Scheduler final : public Handle {

@@ -171,7 +171,7 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
                                                     const NodeInfo& node) const {
   // Pods nominated to this node with priority >= the pod's, other than the pod itself.
   if (node.nominated_pods().empty()) return RunFilterPlugins(state, pod, node);
-  const std::vector<PodInfoPtr> nominated = node.NominatedAtLeast(pod.pod.priority, pod.uid());
+  const std::vector<const NodeInfo::Nominated*> nominated = node.NominatedAtLeast(pod.pod.priority, pod.uid());
   if (nominated.empty()) return RunFilterPlugins(state, pod, node);
   // 1) With the nominated pods. Plugins that ignore the node's pods, or can account for extra
   // pods themselves, need no copy of the node; only if one cannot is the node copied.
@@ -195,9 +195,9 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
   if (copied) {
     NodeInfo with = node;
     CycleState state_with = state.Clone();
-    for (const PodInfoPtr& np : nominated) {
-      with.AddPod(np);
-      Status s = RunPreFilterExtensionAddPod(state_with, pod, *np, with);
+    for (const NodeInfo::Nominated* np : nominated) {
+      with.AddPod(np->pod);
+      Status s = RunPreFilterExtensionAddPod(state_with, pod, *np->pod, with);
       if (!s.IsSuccess()) return s;
     }
     Status s = RunFilterPlugins(state_with, pod, with);

@@ -117,7 +117,7 @@ class FilterPlugin : public virtual Plugin {
   // if the plugin cannot tell that way (the framework then filters a copy of the node with the
   // pods added). Only asked when no PreFilter extension is active in the cycle.
   virtual std::optional<Status> FilterWithExtraPods(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
-                                                    std::span<const PodInfoPtr> extra) const {
+                                                    std::span<const NodeInfo::Nominated* const> extra) const {
     (void)state, (void)pod, (void)node, (void)extra;
     return std::nullopt;
   }

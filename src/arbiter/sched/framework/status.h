@@ -29,22 +29,27 @@ std::string_view CodeName(Code c);
 
 class Status {
  public:
-  // Reasons shared between statuses: copying a Status copies a pointer. Plugins that reject with
-  // a fixed text keep one instance (see Interned) and allocate nothing per node.
-  using Reasons = std::shared_ptr<const std::vector<std::string>>;
+  // A reason list that lives for the whole run (see Interned); statuses refer to it by pointer,
+  // so a rejection per node neither allocates nor touches a reference count.
+  using Reasons = const std::vector<std::string>*;
 
   Status() = default;
   explicit Status(Code code) : code_(code) {}
   Status(Code code, std::string reason)
-      : code_(code), reasons_(std::make_shared<const std::vector<std::string>>(1, std::move(reason))) {}
-  Status(Code code, std::vector<std::string> reasons)
-      : code_(code), reasons_(std::make_shared<const std::vector<std::string>>(std::move(reasons))) {}
-  Status(Code code, Reasons reasons) : code_(code), reasons_(std::move(reasons)) {}
-
-  // A shared, immutable reason list for a fixed text.
-  static Reasons Interned(std::string_view reason) {
-    return std::make_shared<const std::vector<std::string>>(1, std::string(reason));
+      : code_(code), owned_(std::make_shared<const std::vector<std::string>>(1, std::move(reason))) {
+    reasons_ = owned_.get();
   }
+  Status(Code code, std::vector<std::string> reasons)
+      : code_(code), owned_(std::make_shared<const std::vector<std::string>>(std::move(reasons))) {
+    reasons_ = owned_.get();
+  }
+  // REQUIRES: `reasons` outlives every Status made from it (use Interned).
+  Status(Code code, Reasons reasons) : code_(code), reasons_(reasons) {}
+
+  // A reason list for a fixed text that is never freed. Call once per text (keep the result in
+  // a function-local static).
+  static Reasons Interned(std::string_view reason) { return new std::vector<std::string>(1, std::string(reason)); }
+  static Reasons Interned(std::vector<std::string> reasons) { return new std::vector<std::string>(std::move(reasons)); }
   static Status Success() { return {}; }
 
   Code code() const { return code_; }
@@ -57,10 +62,10 @@ class Status {
   }
   const std::vector<std::string>& reasons() const {
     static const std::vector<std::string> kNone;
-    return reasons_ ? *reasons_ : kNone;
+    return reasons_ != nullptr ? *reasons_ : kNone;
   }
   // Identifies the reason list; statuses built from one interned list share it.
-  const void* reasons_identity() const { return reasons_.get(); }
+  const void* reasons_identity() const { return reasons_; }
   // The plugin that returned this status (set by the framework to the plugin's static name).
   std::string_view plugin() const { return plugin_; }
   Status& WithPlugin(std::string_view p) {
@@ -72,7 +77,8 @@ class Status {
 
  private:
   Code code_ = Code::kSuccess;
-  Reasons reasons_;
+  Reasons reasons_ = nullptr;
+  std::shared_ptr<const std::vector<std::string>> owned_;  // for reasons made per status
   std::string_view plugin_;  // points at a plugin's static name
 };
 

@@ -22,7 +22,7 @@ namespace {
 
 // The reason lists for every combination of the four well-known reasons, built once: most
 // rejections share one, so filtering thousands of full nodes allocates nothing.
-const Status::Reasons& WellKnownReasons(unsigned mask) {
+Status::Reasons WellKnownReasons(unsigned mask) {
   static const std::vector<Status::Reasons> all = [] {
     static constexpr const char* kText[] = {"Too many pods", "Insufficient cpu", "Insufficient memory",
                                             "Insufficient ephemeral-storage"};
@@ -32,7 +32,7 @@ const Status::Reasons& WellKnownReasons(unsigned mask) {
       for (unsigned bit = 0; bit < 4; ++bit) {
         if (m & (1u << bit)) reasons.emplace_back(kText[bit]);
       }
-      v.push_back(std::make_shared<const std::vector<std::string>>(std::move(reasons)));
+      v.push_back(Status::Interned(std::move(reasons)));
     }
     return v;
   }();
@@ -75,9 +75,17 @@ Status NodeResourcesFit::Filter(const CycleState&, const PodInfo& pod, const Nod
 
 std::optional<Status> NodeResourcesFit::FilterWithExtraPods(const CycleState&, const PodInfo& pod,
                                                             const NodeInfo& node,
-                                                            std::span<const PodInfoPtr> extra) const {
+                                                            std::span<const NodeInfo::Nominated* const> extra) const {
   model::Resources used = node.requested();
-  for (const auto& p : extra) used.Add(p->pod.requests);
+  for (const NodeInfo::Nominated* n : extra) {
+    if (n->has_scalars) {
+      used.Add(n->pod->pod.requests);
+      continue;
+    }
+    used.milli_cpu += n->milli_cpu;  // kept inline: no visit to the pod
+    used.memory += n->memory;
+    used.ephemeral_storage += n->ephemeral_storage;
+  }
   return FitsRequest(pod.pod.requests, node.allocatable(), used,
                      static_cast<int64_t>(node.pods().size() + extra.size()));
 }

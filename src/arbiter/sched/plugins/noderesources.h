@@ -22,7 +22,7 @@ class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
   std::string_view Name() const override { return kName; }
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
   std::optional<Status> FilterWithExtraPods(const CycleState&, const PodInfo& pod, const NodeInfo& node,
-                                            std::span<const PodInfoPtr> extra) const override;
+                                            std::span<const NodeInfo::Nominated* const> extra) const override;
   ScoreResult Score(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
 
   // The Filter's verdict for a request against a node's allocatable, what is already in use and

@@ -63,35 +63,59 @@ std::string Describe(const Candidate& c) {
 
 }  // namespace
 
-std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<Candidate>& c, Timestamp now) {
-  std::vector<size_t> left(c.size());
-  for (size_t i = 0; i < c.size(); ++i) left[i] = i;
-  if (left.size() == 1) return {0, "the only candidate"};
+void Candidate::Materialize() {
+  if (!victims.empty() || victim_indices.empty()) return;
+  for (uint32_t i : victim_indices) victims.push_back(node->pods()[i]);
+  violates_pdb.assign(victims.size(), false);
+}
+
+namespace {
+
+// The §7 keys of a candidate whose `victims` are known.
+void ComputeKeys(Candidate& c, Timestamp now) {
+  c.victim_count = c.victims.size();
+  c.top_priority = c.victims.front()->pod.priority;
+  c.priority_sum = 0;
+  c.earliest_top_start = std::numeric_limits<Timestamp>::max();
+  for (const auto& v : c.victims) {
+    c.priority_sum += int64_t{v->pod.priority} + kPriorityOffset;
+    if (v->pod.priority == c.top_priority) {
+      c.earliest_top_start = std::min(c.earliest_top_start, v->pod.start_time.value_or(now));
+    }
+  }
+}
+
+}  // namespace
+
+std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<Candidate>& candidates, Timestamp now) {
+  if (candidates.size() == 1) return {0, "the only candidate"};
+  // Candidates built by hand (tests, other engines) may carry victims without keys.
+  std::vector<Candidate> keyed;
+  const std::vector<Candidate>* c = &candidates;
+  if (std::any_of(candidates.begin(), candidates.end(),
+                  [](const Candidate& x) { return x.victim_count == 0 && !x.victims.empty(); })) {
+    keyed = candidates;
+    for (auto& x : keyed) {
+      if (x.victim_count == 0 && !x.victims.empty()) ComputeKeys(x, now);
+    }
+    c = &keyed;
+  }
+  std::vector<size_t> left(c->size());
+  for (size_t i = 0; i < c->size(); ++i) left[i] = i;
   // 1) Fewest PDB violations.
-  left = KeepBest(c, left, [](const Candidate& x) { return x.num_pdb_violations; });
+  left = KeepBest(*c, left, [](const Candidate& x) { return x.num_pdb_violations; });
   if (left.size() == 1) return {left[0], "fewest PDB violations"};
   // 2) Lowest priority of the most important victim.
-  left = KeepBest(c, left, [](const Candidate& x) { return x.victims.front()->pod.priority; });
+  left = KeepBest(*c, left, [](const Candidate& x) { return x.top_priority; });
   if (left.size() == 1) return {left[0], "lowest priority among the most important victims"};
   // 3) Smallest sum of (priority + 2^31): one more victim always costs more.
-  left = KeepBest(c, left, [](const Candidate& x) {
-    int64_t sum = 0;
-    for (const auto& v : x.victims) sum += int64_t{v->pod.priority} + kPriorityOffset;
-    return sum;
-  });
+  left = KeepBest(*c, left, [](const Candidate& x) { return x.priority_sum; });
   if (left.size() == 1) return {left[0], "smallest sum of victim priorities"};
   // 4) Fewest victims.
-  left = KeepBest(c, left, [](const Candidate& x) { return x.victims.size(); });
+  left = KeepBest(*c, left, [](const Candidate& x) { return x.victim_count; });
   if (left.size() == 1) return {left[0], "fewest victims"};
   // 5) Latest earliest start time among the highest-priority victims (the youngest).
-  left = KeepBest(c, left, [now](const Candidate& x) {
-    const int32_t top = x.victims.front()->pod.priority;
-    Timestamp earliest = std::numeric_limits<Timestamp>::max();
-    for (const auto& v : x.victims) {
-      if (v->pod.priority == top) earliest = std::min(earliest, v->pod.start_time.value_or(now));
-    }
-    return -earliest;  // later is better
-  });
+  left = KeepBest(*c, left, [](const Candidate& x) { return -x.earliest_top_start; });
   if (left.size() == 1) return {left[0], "latest start among the highest-priority victims"};
   // 6) The first in scan order.
   return {left[0], "first in scan order among exact ties"};
@@ -167,6 +191,9 @@ void SortVictims(Candidate& c, Timestamp now) {
 
 std::pair<std::optional<Candidate>, Status> DefaultPreemption::SelectVictimsOnNode(
     const CycleState& state, const PodInfo& pod, const NodeInfo& node, const std::vector<PdbView>& pdbs) const {
+  if (fast_path_.applies) {
+    if (auto r = DryRunOnSummaries(state, pod, node, pdbs)) return std::move(*r);
+  }
   // 1) Potential victims: strictly lower priority (§14.1: equal priority never).
   std::vector<PodInfoPtr> potential;
   for (const auto& p : node.pods()) {
@@ -176,6 +203,95 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::SelectVictimsOnNo
   if (potential.empty()) return {std::nullopt, Status(Code::kUnschedulableAndUnresolvable, FixedNoVictims())};
   if (fast_path_.applies) return DryRunOnResources(state, pod, node, std::move(potential), pdbs);
   return DryRunOnCopy(state, pod, node, std::move(potential), pdbs);
+}
+
+std::optional<std::pair<std::optional<Candidate>, Status>> DefaultPreemption::DryRunOnSummaries(
+    const CycleState& state, const PodInfo& pod, const NodeInfo& node, const std::vector<PdbView>& pdbs) const {
+  if (!pdbs.empty() || !pod.pod.requests.scalars.empty()) return std::nullopt;
+  const auto& sums = node.pod_summaries();
+  const int32_t prio = pod.pod.priority;
+  // 1) Potential victims, as indices; the pods' resources without them.
+  std::vector<uint32_t> potential;
+  int64_t cpu = node.requested().milli_cpu, mem = node.requested().memory, eph = node.requested().ephemeral_storage;
+  for (uint32_t i = 0; i < sums.size(); ++i) {
+    const auto& p = sums[i];
+    if (p.priority >= prio) continue;
+    if (p.has_scalars) return std::nullopt;  // extended resources: the general resource path
+    potential.push_back(i);
+    cpu -= p.milli_cpu;
+    mem -= p.memory;
+    eph -= p.ephemeral_storage;
+  }
+  if (potential.empty()) {
+    return std::make_pair(std::optional<Candidate>(), Status(Code::kUnschedulableAndUnresolvable, FixedNoVictims()));
+  }
+  // 2) Filters that ignore the node's pods give the same verdict on the reduced node.
+  for (const FilterPlugin* f : fast_path_.pod_independent) {
+    Status s = f->Filter(state, pod, node);
+    if (!s.IsSuccess()) return std::make_pair(std::optional<Candidate>(), std::move(s.WithPlugin(f->Name())));
+  }
+  // 3) Nominated pods of equal or higher priority count.
+  int64_t count = static_cast<int64_t>(sums.size() - potential.size());
+  for (const NodeInfo::Nominated* np : node.NominatedAtLeast(prio, pod.uid())) {
+    if (np->has_scalars) return std::nullopt;
+    cpu += np->milli_cpu;
+    mem += np->memory;
+    eph += np->ephemeral_storage;
+    ++count;
+  }
+  const model::Resources& alloc = node.allocatable();
+  const model::Resources& want = pod.pod.requests;
+  auto fits = [&](int64_t c, int64_t m, int64_t e, int64_t n) {
+    return n + 1 <= alloc.pods && (want.milli_cpu == 0 || want.milli_cpu <= alloc.milli_cpu - c) &&
+           (want.memory == 0 || want.memory <= alloc.memory - m) &&
+           (want.ephemeral_storage == 0 || want.ephemeral_storage <= alloc.ephemeral_storage - e);
+  };
+  if (!fits(cpu, mem, eph, count)) {
+    model::Resources used;
+    used.milli_cpu = cpu;
+    used.memory = mem;
+    used.ephemeral_storage = eph;
+    Status s = plugins::NodeResourcesFit::FitsRequest(want, alloc, used, count);
+    return std::make_pair(std::optional<Candidate>(), std::move(s.WithPlugin(plugins::NodeResourcesFit::kName)));
+  }
+  // 4) Importance order (priority, then earlier start; no start = now; then UID), then the greedy
+  // reprieve. Without PDBs every pod is in the non-violating group.
+  const Timestamp now = handle_->clock().Now();
+  std::sort(potential.begin(), potential.end(), [&](uint32_t a, uint32_t b) {
+    const auto& x = sums[a];
+    const auto& y = sums[b];
+    if (x.priority != y.priority) return x.priority > y.priority;
+    const Timestamp sx = x.has_start ? x.start : now;
+    const Timestamp sy = y.has_start ? y.start : now;
+    if (sx != sy) return sx < sy;
+    return node.pods()[a]->uid() < node.pods()[b]->uid();
+  });
+  Candidate c;
+  c.node = &node;
+  for (uint32_t i : potential) {
+    const auto& p = sums[i];
+    if (fits(cpu + p.milli_cpu, mem + p.memory, eph + p.ephemeral_storage, count + 1)) {
+      cpu += p.milli_cpu;  // reprieved
+      mem += p.memory;
+      eph += p.ephemeral_storage;
+      ++count;
+      continue;
+    }
+    c.victim_indices.push_back(i);
+  }
+  if (c.victim_indices.empty()) {
+    return std::make_pair(std::optional<Candidate>(),
+                          Status(Code::kError, "expected at least one victim pod on node " + node.name()));
+  }
+  c.victim_count = c.victim_indices.size();
+  c.top_priority = sums[c.victim_indices.front()].priority;
+  c.earliest_top_start = std::numeric_limits<Timestamp>::max();
+  for (uint32_t i : c.victim_indices) {
+    const auto& p = sums[i];
+    c.priority_sum += int64_t{p.priority} + kPriorityOffset;
+    if (p.priority == c.top_priority) c.earliest_top_start = std::min(c.earliest_top_start, p.has_start ? p.start : now);
+  }
+  return std::make_pair(std::optional<Candidate>(std::move(c)), Status());
 }
 
 std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnCopy(
@@ -225,6 +341,7 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnCopy(
     return {std::nullopt, Status(Code::kError, "expected at least one victim pod on node " + original.name())};
   }
   if (!split.violating.empty() && !split.non_violating.empty()) SortVictims(c, now);
+  ComputeKeys(c, now);
   return {std::move(c), {}};
 }
 
@@ -244,8 +361,8 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
   int64_t count = static_cast<int64_t>(node.pods().size());
   for (const auto& v : potential) used.Sub(v->pod.requests);
   count -= static_cast<int64_t>(potential.size());
-  for (const auto& np : node.NominatedAtLeast(pod.pod.priority, pod.uid())) {
-    used.Add(np->pod.requests);
+  for (const NodeInfo::Nominated* np : node.NominatedAtLeast(pod.pod.priority, pod.uid())) {
+    used.Add(np->pod->pod.requests);
     ++count;
   }
   const model::Resources& alloc = node.allocatable();
@@ -273,6 +390,7 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
     return {std::nullopt, Status(Code::kError, "expected at least one victim pod on node " + node.name())};
   }
   if (!split.violating.empty() && !split.non_violating.empty()) SortVictims(c, now);
+  ComputeKeys(c, now);
   return {std::move(c), {}};
 }
 
@@ -340,12 +458,16 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
     return out;
   }
   if (explain) {
-    for (const auto& c : candidates) out.explanation.push_back(Describe(c));
+    for (auto& c : candidates) {
+      c.Materialize();
+      out.explanation.push_back(Describe(c));
+    }
   }
   // 4) Choose.
   const Timestamp now = handle_->clock().Now();
   auto [best, rule] = PickOneNodeForPreemption(candidates, now);
-  const Candidate& chosen = candidates[best];
+  Candidate& chosen = candidates[best];
+  chosen.Materialize();
   const std::string node = chosen.node->name();
   if (explain) out.explanation.push_back("preemption: chose " + node + " (" + rule + ")");
   // 5) Carry it out: evict, then clear lower-priority nominations to that node.

@@ -35,6 +35,17 @@ struct Candidate {
   std::vector<PodInfoPtr> victims;   // most important first
   std::vector<bool> violates_pdb;    // per victim
   int num_pdb_violations = 0;
+  // The resource-only dry run keeps victims as indices into node->pods() (most important
+  // first, none violating a PDB) and fills `victims` only for the chosen candidate.
+  std::vector<uint32_t> victim_indices;
+  // The keys node choice compares (§7), set when the candidate is built.
+  int32_t top_priority = 0;           // priority of the most important victim
+  int64_t priority_sum = 0;           // sum of (priority + 2^31)
+  size_t victim_count = 0;
+  Timestamp earliest_top_start = 0;   // earliest start among the highest-priority victims
+
+  // Fills `victims` and `violates_pdb` from `victim_indices` if needed.
+  void Materialize();
 };
 
 struct PreemptionMetrics {
@@ -84,6 +95,10 @@ class DefaultPreemption final : public PostFilterPlugin {
   const PreemptionMetrics& metrics() const { return metrics_; }
 
  private:
+  // The resource-only dry run on the node's pod summaries, for nodes whose pods request only
+  // CPU, memory and ephemeral storage and when no PDB is in play; nullopt if it does not apply.
+  std::optional<std::pair<std::optional<Candidate>, Status>> DryRunOnSummaries(
+      const CycleState& state, const PodInfo& pod, const NodeInfo& node, const std::vector<PdbView>& pdbs) const;
   // The part of the dry run after the potential victims are known, on a copied node.
   std::pair<std::optional<Candidate>, Status> DryRunOnCopy(const CycleState& state, const PodInfo& pod,
                                                             const NodeInfo& node, std::vector<PodInfoPtr> potential,
