@@ -12,6 +12,7 @@ PodInfo::PodInfo(model::Pod p) : pod(std::move(p)) {
   const auto& a = pod.affinity;
   has_pod_affinity_terms = !a.pod_affinity.empty() || !a.pod_anti_affinity.empty();
   has_required_anti_affinity = !a.pod_anti_affinity.required.empty();
+  uid_hash = std::hash<std::string>{}(pod.uid);
 }
 
 void NodeInfo::AddPod(PodInfoPtr pod) {
@@ -62,22 +63,10 @@ void NodeInfo::SetNominatedPods(const std::vector<PodInfoPtr>& pods) {
   nominated_pods_.clear();
   for (const auto& p : pods) {
     const model::Resources& r = p->pod.requests;
-    nominated_pods_.push_back({p->pod.priority, std::hash<std::string>{}(p->uid()), r.milli_cpu, r.memory,
+    nominated_pods_.push_back({p->pod.priority, p->uid_hash, r.milli_cpu, r.memory,
                                r.ephemeral_storage, !r.scalars.empty(), p});
   }
   ++generation_;
-}
-
-std::vector<const NodeInfo::Nominated*> NodeInfo::NominatedAtLeast(int32_t priority, const std::string& uid) const {
-  std::vector<const Nominated*> out;
-  if (nominated_pods_.empty()) return out;
-  const uint64_t h = std::hash<std::string>{}(uid);
-  for (const auto& n : nominated_pods_) {
-    if (n.priority < priority) continue;
-    if (n.uid_hash == h && n.pod->uid() == uid) continue;  // the pod itself
-    out.push_back(&n);
-  }
-  return out;
 }
 
 bool HostPortConflicts(const std::vector<model::HostPort>& used, const model::HostPort& want) {

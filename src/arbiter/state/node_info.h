@@ -30,6 +30,7 @@ struct PodInfo {
   int64_t non_zero_memory = 0;
   bool has_pod_affinity_terms = false;
   bool has_required_anti_affinity = false;
+  uint64_t uid_hash = 0;  // std::hash of the UID, to tell pods apart without comparing strings
 
   explicit PodInfo(model::Pod p);
   const std::string& uid() const { return pod.uid; }
@@ -96,8 +97,16 @@ class NodeInfo {
   // that filtering reads it without a lookup).
   const std::vector<Nominated>& nominated_pods() const { return nominated_pods_; }
   void SetNominatedPods(const std::vector<PodInfoPtr>& pods);
-  // The nominated pods with priority >= `priority`, other than the pod with UID `uid`.
-  std::vector<const Nominated*> NominatedAtLeast(int32_t priority, const std::string& uid) const;
+  // The nominated pods with priority >= the pod's, other than the pod itself, appended to `out`
+  // (a caller's scratch buffer, so that the common case allocates nothing).
+  template <typename Out>
+  void NominatedAtLeast(const PodInfo& pod, Out& out) const {
+    for (const auto& n : nominated_pods_) {
+      if (n.priority < pod.pod.priority) continue;
+      if (n.uid_hash == pod.uid_hash && n.pod->uid() == pod.uid()) continue;  // the pod itself
+      out.push_back(&n);
+    }
+  }
 
   void AddPod(PodInfoPtr pod);
   // Removes the pod with this UID; returns false if it is not on the node.

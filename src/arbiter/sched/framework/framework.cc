@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "arbiter/base/small_vector.h"
+
 namespace arbiter::sched {
 
 const Status& NodeToStatus::Get(std::string_view node) const {
@@ -171,7 +173,8 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
                                                     const NodeInfo& node) const {
   // Pods nominated to this node with priority >= the pod's, other than the pod itself.
   if (node.nominated_pods().empty()) return RunFilterPlugins(state, pod, node);
-  const std::vector<const NodeInfo::Nominated*> nominated = node.NominatedAtLeast(pod.pod.priority, pod.uid());
+  SmallVector<const NodeInfo::Nominated*, 8> nominated;
+  node.NominatedAtLeast(pod, nominated);
   if (nominated.empty()) return RunFilterPlugins(state, pod, node);
   // 1) With the nominated pods. Plugins that ignore the node's pods, or can account for extra
   // pods themselves, need no copy of the node; only if one cannot is the node copied.
@@ -183,7 +186,7 @@ Status Framework::RunFilterPluginsWithNominatedPods(const CycleState& state, con
       if (!p->ReadsNodePods()) {
         s = p->Filter(state, pod, node);
       } else {
-        s = p->FilterWithExtraPods(state, pod, node, nominated);
+        s = p->FilterWithExtraPods(state, pod, node, std::span(nominated.data(), nominated.size()));
         if (!s) {
           copied = true;
           break;

@@ -2,6 +2,8 @@
 #include "arbiter/sched/preemption/default_preemption.h"
 
 #include <algorithm>
+
+#include "arbiter/base/small_vector.h"
 #include <limits>
 
 #include "arbiter/sched/cycle/fit_error.h"
@@ -211,7 +213,7 @@ std::optional<std::pair<std::optional<Candidate>, Status>> DefaultPreemption::Dr
   const auto& sums = node.pod_summaries();
   const int32_t prio = pod.pod.priority;
   // 1) Potential victims, as indices; the pods' resources without them.
-  std::vector<uint32_t> potential;
+  SmallVector<uint32_t, 16> potential;
   int64_t cpu = node.requested().milli_cpu, mem = node.requested().memory, eph = node.requested().ephemeral_storage;
   for (uint32_t i = 0; i < sums.size(); ++i) {
     const auto& p = sums[i];
@@ -232,7 +234,9 @@ std::optional<std::pair<std::optional<Candidate>, Status>> DefaultPreemption::Dr
   }
   // 3) Nominated pods of equal or higher priority count.
   int64_t count = static_cast<int64_t>(sums.size() - potential.size());
-  for (const NodeInfo::Nominated* np : node.NominatedAtLeast(prio, pod.uid())) {
+  SmallVector<const NodeInfo::Nominated*, 8> nominated;
+  node.NominatedAtLeast(pod, nominated);
+  for (const NodeInfo::Nominated* np : nominated) {
     if (np->has_scalars) return std::nullopt;
     cpu += np->milli_cpu;
     mem += np->memory;
@@ -361,7 +365,9 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
   int64_t count = static_cast<int64_t>(node.pods().size());
   for (const auto& v : potential) used.Sub(v->pod.requests);
   count -= static_cast<int64_t>(potential.size());
-  for (const NodeInfo::Nominated* np : node.NominatedAtLeast(pod.pod.priority, pod.uid())) {
+  SmallVector<const NodeInfo::Nominated*, 8> nominated;
+  node.NominatedAtLeast(pod, nominated);
+  for (const NodeInfo::Nominated* np : nominated) {
     used.Add(np->pod->pod.requests);
     ++count;
   }
