@@ -1078,8 +1078,17 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
               if (!d_.ExpectMap(e, dp)) continue;
               auto name = d_.String(D::Child(e, "name"), dp + ".name");
               if (!D::Present(D::Child(e, "name"))) d_.Error(dp + ".name", "is required");
-              if (name && (point == "multiPoint" || point == "filter" || point == "score")) {
-                cfg.disabled_plugins.push_back(*name + (point == "score" ? "/score" : ""));
+              // A plugin disabled at multiPoint, preFilter, filter or postFilter leaves the
+              // profile; at score it keeps filtering but stops scoring.
+              if (!name) continue;
+              if (point == "multiPoint" || point == "preFilter" || point == "filter" || point == "postFilter") {
+                cfg.disabled_plugins.push_back(*name);
+              } else if (point == "score") {
+                cfg.disabled_plugins.push_back(*name + "/score");
+              } else {
+                d_.Error(dp + ".name", "Arbiter cannot disable plugins at the " + point +
+                                          " extension point (multiPoint, preFilter, filter, postFilter and "
+                                          "score are supported)");
               }
             }
           }
