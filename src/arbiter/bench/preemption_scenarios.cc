@@ -5,7 +5,7 @@
 #include <chrono>
 #include <vector>
 
-#include "arbiter/bench/scheduling_basic.h"
+#include "arbiter/bench/fixtures.h"
 #include "arbiter/sim/cluster_simulation.h"
 
 namespace arbiter::bench {
@@ -14,37 +14,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 constexpr Timestamp kStart = 1704067200LL * kSecond;
-
-model::Node MakeNode(size_t i) {
-  model::Node n;
-  n.name = "node-" + std::to_string(i);
-  n.labels.Set("kubernetes.io/hostname", n.name);
-  n.allocatable.milli_cpu = 4000;
-  n.allocatable.memory = 32LL << 30;
-  n.allocatable.pods = 110;
-  return n;
-}
-
-model::Pod MakePod(const std::string& name, int64_t milli_cpu, int32_t priority) {
-  model::Pod p;
-  p.ns = "default";
-  p.name = name;
-  p.uid = p.ns + "/" + name;
-  p.requests.milli_cpu = milli_cpu;
-  p.requests.memory = 500LL << 20;
-  p.non_zero_milli_cpu = milli_cpu;
-  p.non_zero_memory = p.requests.memory;
-  p.priority = priority;
-  p.termination_grace_period_seconds = 0;
-  return p;
-}
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  size_t k = static_cast<size_t>(q * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
-  return v[k];
-}
 
 // Steps the simulation until idle, timing every cycle; cycles that ran preemption (the
 // preemption attempt counter moved) are decisions.
@@ -99,17 +68,17 @@ StatusOr<PreemptionBenchResult> RunPreemptionBasic(const PreemptionBenchOptions&
   const double calibration = CalibrationMillis();
   sim::ClusterSimulation s(model::SchedulerConfig{}, kStart, Quiet(o.seed));
   ARBITER_RETURN_IF_ERROR(s.Init());
-  for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.AddNode(MakeNode(i)));
+  for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.AddNode(DefaultNode(i)));
   // 4 low-priority pods of 900m per node, as the scheduler binpacks them; placed directly.
   for (size_t i = 0; i < o.nodes * 4; ++i) {
-    model::Pod p = MakePod("low-" + std::to_string(i), 900, 0);
+    model::Pod p = BenchPod("low-" + std::to_string(i), 900, 0, 0);
     p.node_name = "node-" + std::to_string(i / 4);
     p.start_time = kStart - static_cast<Timestamp>(o.nodes * 4 - i) * kSecond;
     ARBITER_RETURN_IF_ERROR(s.AddRunningPod(std::move(p)));
   }
   for (size_t i = 0; i < o.nodes; ++i) {
-    s.AddPendingPod(o.legacy ? MakePod("high-" + std::to_string(i), 3000, 10)
-                             : MakePod("high-" + std::to_string(i), 3970, 10000));
+    s.AddPendingPod(o.legacy ? BenchPod("high-" + std::to_string(i), 3000, 10, 0)
+                             : BenchPod("high-" + std::to_string(i), 3970, 10000, 0));
   }
   PreemptionBenchResult r;
   r.name = std::string(o.legacy ? "PreemptionBasicLegacy/" : "PreemptionBasic/") + std::to_string(o.nodes) + "Nodes";
@@ -129,8 +98,8 @@ StatusOr<PreemptionBenchResult> RunUnschedulable(const PreemptionBenchOptions& o
   const double calibration = CalibrationMillis();
   sim::ClusterSimulation s(model::SchedulerConfig{}, kStart, Quiet(o.seed));
   ARBITER_RETURN_IF_ERROR(s.Init());
-  for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.AddNode(MakeNode(i)));
-  for (size_t i = 0; i < o.initial_pods; ++i) s.AddPendingPod(MakePod("init-" + std::to_string(i), 100, 0));
+  for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.AddNode(DefaultNode(i)));
+  for (size_t i = 0; i < o.initial_pods; ++i) s.AddPendingPod(BenchPod("init-" + std::to_string(i), 100));
   bool idle = false;
   while (!idle) {
     auto out = s.Step(&idle);
@@ -139,9 +108,9 @@ StatusOr<PreemptionBenchResult> RunUnschedulable(const PreemptionBenchOptions& o
   size_t blockers = 0;
   for (size_t i = 0; i < o.measured_pods; ++i) {
     if (o.unschedulable_every > 0 && i % o.unschedulable_every == 0) {
-      s.AddPendingPod(MakePod("huge-" + std::to_string(blockers++), 9000, 10));
+      s.AddPendingPod(BenchPod("huge-" + std::to_string(blockers++), 9000, 10));
     }
-    s.AddPendingPod(MakePod("pod-" + std::to_string(i), 100, 0));
+    s.AddPendingPod(BenchPod("pod-" + std::to_string(i), 100));
   }
   PreemptionBenchResult r;
   r.name = "Unschedulable/" + std::to_string(o.nodes) + "Nodes_" + std::to_string(o.initial_pods) + "Init_" +

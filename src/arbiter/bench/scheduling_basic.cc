@@ -1,71 +1,14 @@
 // SchedulingBasic through the in-process engine.
 #include "arbiter/bench/scheduling_basic.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <vector>
 
+#include "arbiter/bench/fixtures.h"
 #include "arbiter/sched/cycle/scheduler.h"
 
 namespace arbiter::bench {
-
-long PeakRssKib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
-}
-
-double CalibrationMillis() {
-  // Sorting pseudo-random keys: memory- and branch-bound, like the scheduler's hot loop.
-  std::vector<uint64_t> keys(1 << 18);
-  uint64_t x = 42;
-  for (auto& k : keys) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    k = x;
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  std::sort(keys.begin(), keys.end());
-  volatile uint64_t sink = keys[keys.size() / 2];
-  (void)sink;
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-namespace {
-
-model::Node MakeNode(size_t i) {
-  model::Node n;
-  n.name = "node-" + std::to_string(i);
-  n.labels.Set("kubernetes.io/hostname", n.name);
-  n.allocatable.milli_cpu = 4000;
-  n.allocatable.memory = 32LL << 30;
-  n.allocatable.pods = 110;
-  return n;
-}
-
-model::Pod MakePod(const std::string& prefix, size_t i) {
-  model::Pod p;
-  p.ns = "default";
-  p.name = prefix + std::to_string(i);
-  p.uid = p.ns + "/" + p.name;
-  p.requests.milli_cpu = 100;
-  p.requests.memory = 500LL << 20;
-  p.non_zero_milli_cpu = p.requests.milli_cpu;
-  p.non_zero_memory = p.requests.memory;
-  return p;
-}
-
-double Percentile(std::vector<double>& v, double q) {
-  if (v.empty()) return 0;
-  size_t k = static_cast<size_t>(q * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
-  return v[k];
-}
-
-}  // namespace
 
 StatusOr<BenchResult> RunSchedulingBasic(const SchedulingBasicOptions& o,
                                          const std::function<void(size_t, size_t)>& progress) {
@@ -75,14 +18,14 @@ StatusOr<BenchResult> RunSchedulingBasic(const SchedulingBasicOptions& o,
   so.seed = o.seed;
   sched::Scheduler s(model::SchedulerConfig{}, &clock, so);
   ARBITER_RETURN_IF_ERROR(s.Init());
-  for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.cache().AddNode(MakeNode(i)));
+  for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.cache().AddNode(DefaultNode(i)));
 
   // Initial pods: scheduled through the engine, not measured.
-  for (size_t i = 0; i < o.initial_pods; ++i) s.AddPendingPod(state::MakePodInfo(MakePod("init-", i)));
+  for (size_t i = 0; i < o.initial_pods; ++i) s.AddPendingPod(state::MakePodInfo(BenchPod("init-" + std::to_string(i), 100)));
   while (s.ScheduleOne()) {
   }
   const size_t total = o.measured_pods;
-  for (size_t i = 0; i < total; ++i) s.AddPendingPod(state::MakePodInfo(MakePod("measured-", i)));
+  for (size_t i = 0; i < total; ++i) s.AddPendingPod(state::MakePodInfo(BenchPod("measured-" + std::to_string(i), 100)));
 
   BenchResult r;
   r.name = "SchedulingBasic/" + std::to_string(o.nodes) + "Nodes_" + std::to_string(total) + "Pods";

@@ -35,14 +35,9 @@ struct BenchResult {
   double calibration_ms = 0;
 };
 
-// Runs the fixed reference workload and returns its wall time in milliseconds.
-double CalibrationMillis();
 
 // `progress` is called now and then with (pods done, pods total).
 StatusOr<BenchResult> RunSchedulingBasic(const SchedulingBasicOptions& options,
                                          const std::function<void(size_t, size_t)>& progress);
-
-// Peak resident set size of this process, in KiB.
-long PeakRssKib();
 
 }  // namespace arbiter::bench

@@ -311,8 +311,7 @@ class ObjectDecoder {
   void DecodeGroup(const YAML::Node& root, Origin origin);
   void DecodeConfig(const YAML::Node& root, Origin origin);
 
-  model::Resources DecodeResourceList(const YAML::Node& n, const std::string& path,
-                                      bool allow_zero_pods);
+  model::Resources DecodeResourceList(const YAML::Node& n, const std::string& path);
   std::optional<model::LabelSelector> DecodeLabelSelector(const YAML::Node& n,
                                                           const std::string& path);
   std::vector<model::Requirement> DecodeRequirements(const YAML::Node& n, const std::string& path,
@@ -375,9 +374,7 @@ ObjectDecoder::Meta ObjectDecoder::DecodeMeta(const YAML::Node& root, bool names
   return m;
 }
 
-model::Resources ObjectDecoder::DecodeResourceList(const YAML::Node& n, const std::string& path,
-                                                   bool allow_zero_pods) {
-  (void)allow_zero_pods;
+model::Resources ObjectDecoder::DecodeResourceList(const YAML::Node& n, const std::string& path) {
   model::Resources r;
   if (!D::Present(n) || !d_.ExpectMap(n, path)) return r;
   for (auto it = n.begin(); it != n.end(); ++it) {
@@ -762,9 +759,9 @@ void ObjectDecoder::DecodeNode(const YAML::Node& root, Origin origin) {
   if (d_.ExpectMap(status, "status")) {
     YAML::Node alloc = D::Child(status, "allocatable");
     if (D::Present(alloc)) {
-      node.allocatable = DecodeResourceList(alloc, "status.allocatable", true);
+      node.allocatable = DecodeResourceList(alloc, "status.allocatable");
     } else {
-      node.allocatable = DecodeResourceList(D::Child(status, "capacity"), "status.capacity", true);
+      node.allocatable = DecodeResourceList(D::Child(status, "capacity"), "status.capacity");
     }
   }
   out_.nodes.push_back({std::move(node), std::move(origin)});
@@ -820,9 +817,9 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
         cr.init = init;
         YAML::Node res = D::Child(c, "resources");
         if (D::Present(res) && d_.ExpectMap(res, p + ".resources")) {
-          cr.requests = DecodeResourceList(D::Child(res, "requests"), p + ".resources.requests", false);
+          cr.requests = DecodeResourceList(D::Child(res, "requests"), p + ".resources.requests");
           model::Resources limits =
-              DecodeResourceList(D::Child(res, "limits"), p + ".resources.limits", false);
+              DecodeResourceList(D::Child(res, "limits"), p + ".resources.limits");
           // A limit without a request makes the request equal to the limit (API defaulting).
           YAML::Node req_node = D::Child(res, "requests");
           YAML::Node lim_node = D::Child(res, "limits");
@@ -884,7 +881,7 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
     };
     decode_containers("initContainers", true);
     decode_containers("containers", false);
-    model::Resources overhead = DecodeResourceList(D::Child(spec, "overhead"), "spec.overhead", false);
+    model::Resources overhead = DecodeResourceList(D::Child(spec, "overhead"), "spec.overhead");
     pod.requests = model::EffectivePodRequests(containers, overhead);
     const model::Resources nz = model::EffectivePodRequests(non_zero, overhead);
     pod.non_zero_milli_cpu = nz.milli_cpu;
