@@ -127,3 +127,46 @@ TEST(PlanCli, OutputIsByteIdenticalAcrossRuns) {
 }
 
 }  // namespace
+
+namespace {
+
+// `arbiter bench` as a smoke test on small shapes: it completes and its counts hold (never a time).
+nlohmann::json BenchJson(const std::string& args) {
+  CliRun r = Arbiter("bench " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+TEST(BenchCli, SchedulingBasicPlacesEveryPod) {
+  auto j = BenchJson("--scenario SchedulingBasic --nodes 50 --initial-pods 20 --pods 300");
+  EXPECT_EQ(j["scheduled"], 300);
+  EXPECT_GT(j["podsPerSecond"].get<double>(), 0);
+}
+
+TEST(BenchCli, PreemptionBasicEvictsFourPodsPerPreemptor) {
+  auto j = BenchJson("--scenario PreemptionBasic --nodes 30");
+  EXPECT_EQ(j["preemptors"], 30);
+  EXPECT_EQ(j["preemptions"], 30);
+  EXPECT_EQ(j["victims"], 120);  // 3970m needs all four 900m pods gone
+  EXPECT_EQ(j["scheduled"], 30);
+}
+
+TEST(BenchCli, LegacyPreemptionBasicEvictsThreeOfFour) {
+  auto j = BenchJson("--scenario PreemptionBasicLegacy --nodes 30");
+  EXPECT_EQ(j["victims"], 90);  // 3000m needs 2.6 CPU more: three of the four pods
+  EXPECT_EQ(j["scheduled"], 30);
+}
+
+TEST(BenchCli, UnschedulablePodsNeverPreemptAndOrdinaryPodsAllLand) {
+  auto j = BenchJson("--scenario Unschedulable --nodes 40 --initial-pods 10 --pods 500");
+  EXPECT_EQ(j["preemptions"], 0);
+  EXPECT_EQ(j["victims"], 0);
+  EXPECT_EQ(j["scheduled"], 500);
+  EXPECT_EQ(j["preemptors"], 5);
+}
+
+TEST(BenchCli, UnknownScenarioExitsTwo) {
+  EXPECT_EQ(Arbiter("bench --scenario Nope").exit_code, 2);
+}
+
+}  // namespace
