@@ -6,146 +6,25 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/manifest_builders.h"
 #include "testing/plan_harness.h"
 
 namespace arbiter::sched {
 namespace {
 
+using arbiter::testing::HostLabels;
+using arbiter::testing::kZone;
+using arbiter::testing::NodeY;
 using arbiter::testing::Plan;
 using arbiter::testing::PodOf;
-
-constexpr char kZone[] = "topology.kubernetes.io/zone";
+using arbiter::testing::PodY;
+using arbiter::testing::RequiredPodTerm;
+using arbiter::testing::SpreadWeb;
+using arbiter::testing::WebPodsOn;
+using arbiter::testing::ZoneLabels;
 
 // ---------------------------------------------------------------------------------------------
-// Manifest builders. Each renders one YAML document.
-
-class NodeY {
- public:
-  explicit NodeY(std::string name) : name_(std::move(name)) {}
-  NodeY& Labels(std::string flow_map) {
-    labels_ = std::move(flow_map);
-    return *this;
-  }
-  NodeY& Cpu(std::string v) {
-    cpu_ = std::move(v);
-    return *this;
-  }
-  NodeY& Memory(std::string v) {
-    memory_ = std::move(v);
-    return *this;
-  }
-  NodeY& MaxPods(std::string v) {
-    pods_ = std::move(v);
-    return *this;
-  }
-  NodeY& Allocatable(const std::string& resource, const std::string& v) {
-    extra_alloc_ += "    " + resource + ": \"" + v + "\"\n";
-    return *this;
-  }
-  NodeY& Taint(const std::string& key, const std::string& value, const std::string& effect) {
-    taints_ += "  - {key: " + key + ", value: \"" + value + "\", effect: " + effect + "}\n";
-    return *this;
-  }
-  NodeY& Cordon() {
-    cordoned_ = true;
-    return *this;
-  }
-  std::string Y() const {
-    std::string s = "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: " + name_ + "\n  labels: " + labels_ +
-                    "\nspec:\n  unschedulable: " + (cordoned_ ? "true" : "false") + "\n";
-    if (!taints_.empty()) s += "  taints:\n" + taints_;
-    s += "status:\n  allocatable:\n    cpu: \"" + cpu_ + "\"\n    memory: " + memory_ + "\n    pods: \"" + pods_ +
-         "\"\n" + extra_alloc_;
-    return s;
-  }
-
- private:
-  std::string name_;
-  std::string labels_ = "{}";
-  std::string cpu_ = "4";
-  std::string memory_ = "32Gi";
-  std::string pods_ = "110";
-  std::string extra_alloc_;
-  std::string taints_;
-  bool cordoned_ = false;
-};
-
-class PodY {
- public:
-  explicit PodY(std::string name) : name_(std::move(name)) {}
-  PodY& Ns(std::string ns) {
-    ns_ = std::move(ns);
-    return *this;
-  }
-  PodY& On(std::string node) {
-    node_ = std::move(node);
-    return *this;
-  }
-  PodY& Labels(std::string flow_map) {
-    labels_ = std::move(flow_map);
-    return *this;
-  }
-  // Container requests; the default is cpu 100m.
-  PodY& Request(const std::string& resource, const std::string& v) {
-    if (default_request_) {
-      requests_.clear();
-      default_request_ = false;
-    }
-    requests_ += "        " + resource + ": \"" + v + "\"\n";
-    return *this;
-  }
-  PodY& Cpu(const std::string& v) { return Request("cpu", v); }
-  PodY& NoRequests() {
-    requests_.clear();
-    default_request_ = false;
-    return *this;
-  }
-  PodY& HostPort(int port, const std::string& protocol = "", const std::string& host_ip = "") {
-    ports_ += "    - containerPort: " + std::to_string(port) + "\n      hostPort: " + std::to_string(port) + "\n";
-    if (!protocol.empty()) ports_ += "      protocol: " + protocol + "\n";
-    if (!host_ip.empty()) ports_ += "      hostIP: " + host_ip + "\n";
-    return *this;
-  }
-  PodY& InitContainer(const std::string& cpu, bool sidecar = false) {
-    init_ += "  - name: init" + std::to_string(init_count_++) + "\n";
-    if (sidecar) init_ += "    restartPolicy: Always\n";
-    init_ += "    resources:\n      requests:\n        cpu: \"" + cpu + "\"\n";
-    return *this;
-  }
-  PodY& OverheadCpu(const std::string& cpu) {
-    overhead_ = "  overhead:\n    cpu: \"" + cpu + "\"\n";
-    return *this;
-  }
-  // Raw YAML placed under spec, indented by two spaces.
-  PodY& Spec(const std::string& lines) {
-    spec_ += lines;
-    return *this;
-  }
-  std::string Y() const {
-    std::string s = "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name_ + "\n  namespace: " + ns_ +
-                    "\n  labels: " + labels_ + "\nspec:\n";
-    if (!node_.empty()) s += "  nodeName: " + node_ + "\n";
-    s += spec_ + overhead_;
-    if (!init_.empty()) s += "  initContainers:\n" + init_;
-    s += "  containers:\n  - name: c\n";
-    if (!requests_.empty()) s += "    resources:\n      requests:\n" + requests_;
-    if (!ports_.empty()) s += "    ports:\n" + ports_;
-    return s;
-  }
-
- private:
-  std::string name_;
-  std::string ns_ = "default";
-  std::string node_;
-  std::string labels_ = "{}";
-  std::string requests_ = "        cpu: 100m\n";
-  bool default_request_ = true;
-  std::string ports_;
-  std::string init_;
-  int init_count_ = 0;
-  std::string overhead_;
-  std::string spec_;
-};
+// Pod-spec fragments only these tests use (the shared builders are in testing/manifest_builders.h).
 
 std::string Toleration(const std::string& flow_map) { return "  tolerations:\n  - " + flow_map + "\n"; }
 
@@ -165,27 +44,6 @@ std::string RequiredNodeFields(const std::string& fields) {
          "        nodeSelectorTerms:\n        - matchFields: " +
          fields + "\n";
 }
-
-// A required pod (anti-)affinity term. `kind` is podAffinity or podAntiAffinity; `extra` holds
-// more fields of the term as "        key: value\n" lines.
-std::string RequiredPodTerm(const std::string& kind, const std::string& match_labels, const std::string& key,
-                            const std::string& extra = "") {
-  return "  affinity:\n    " + kind + ":\n      requiredDuringSchedulingIgnoredDuringExecution:\n" +
-         "      - labelSelector: {matchLabels: " + match_labels + "}\n        topologyKey: " + key + "\n" + extra;
-}
-
-// One topology spread constraint over pods labelled app=web; `extra` holds more fields of the
-// constraint as "    key: value\n" lines.
-std::string SpreadWeb(int max_skew, const std::string& key, const std::string& extra = "") {
-  return "  topologySpreadConstraints:\n  - maxSkew: " + std::to_string(max_skew) + "\n    topologyKey: " + key +
-         "\n    whenUnsatisfiable: DoNotSchedule\n    labelSelector: {matchLabels: {app: web}}\n" + extra;
-}
-
-std::string ZoneLabels(const std::string& zone, const std::string& more = "") {
-  return std::string("{") + kZone + ": " + zone + (more.empty() ? "" : ", " + more) + "}";
-}
-
-std::string HostLabels(const std::string& host) { return "{kubernetes.io/hostname: " + host + "}"; }
 
 // The cycle that explained the last attempt of `pod`.
 const Explanation* LastExplain(const sim::PlanResult& r, const std::string& pod) {
@@ -712,12 +570,6 @@ TEST(InterPodAffinityFilter, EmptyNamespaceSelectorMatchesEveryNamespace) {
 
 // ---------------------------------------------------------------------------------------------
 // PodTopologySpread
-
-std::string WebPodsOn(const std::string& node, int n, const std::string& labels = "{app: web}") {
-  std::string s;
-  for (int i = 0; i < n; ++i) s += PodY(node + "-web-" + std::to_string(i)).On(node).Labels(labels).Y();
-  return s;
-}
 
 TEST(PodTopologySpreadFilter, PlacesThePodInTheZoneThatKeepsTheSkew) {
   auto r = Plan(NodeY("a1").Labels(ZoneLabels("a")).Y() + NodeY("b1").Labels(ZoneLabels("b")).Y() + WebPodsOn("a1", 2) +

@@ -19,12 +19,20 @@
 
 #include "arbiter/plan/render.h"
 #include "arbiter/sim/cluster_simulation.h"
+#include "testing/manifest_builders.h"
 #include "testing/plan_harness.h"
 
 namespace arbiter::sched {
 namespace {
 
+using arbiter::testing::HostLabels;
+using arbiter::testing::kZone;
 using arbiter::testing::PodOf;
+using arbiter::testing::PodY;
+using arbiter::testing::ProfileConfig;
+using arbiter::testing::RequiredPodTerm;
+using arbiter::testing::SpreadWeb;
+using arbiter::testing::ZoneLabels;
 
 constexpr Timestamp kT0 = 1704067200LL * kSecond;  // 2024-01-01T00:00:00Z
 // Pending pods are created at kNow unless a test says otherwise, and every other time in a
@@ -80,25 +88,30 @@ class Scenario {
 
   Scenario& AddPod(const PodSpec& p) {
     classes_.insert({p.priority, p.never});
-    std::string s = "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + p.name + "\n  namespace: " + p.ns +
-                    "\n  labels: " + p.labels + "\n";
-    if (!p.uid.empty()) s += "  uid: " + p.uid + "\n";
+    std::string meta;
+    if (!p.uid.empty()) meta += "  uid: " + p.uid + "\n";
     const int created = p.created >= 0 ? p.created : (p.node.empty() ? kNow : -1);
-    if (created >= 0) s += "  creationTimestamp: \"" + At(created) + "\"\n";
-    if (p.deletion >= 0) s += "  deletionTimestamp: \"" + At(p.deletion) + "\"\n";
-    s += "spec:\n  priorityClassName: " + ClassName(p.priority, p.never) + "\n";
-    if (!p.node.empty()) s += "  nodeName: " + p.node + "\n";
-    if (p.grace >= 0) s += "  terminationGracePeriodSeconds: " + std::to_string(p.grace) + "\n";
-    s += p.extra;
-    s += "  containers:\n  - name: c\n    resources:\n      requests:\n        cpu: \"" + p.cpu + "\"\n";
+    if (created >= 0) meta += "  creationTimestamp: \"" + At(created) + "\"\n";
+    if (p.deletion >= 0) meta += "  deletionTimestamp: \"" + At(p.deletion) + "\"\n";
+    std::string spec;
+    if (p.grace >= 0) spec += "  terminationGracePeriodSeconds: " + std::to_string(p.grace) + "\n";
+    spec += p.extra;
     std::string status;
     if (p.start >= 0) status += "  startTime: \"" + At(p.start) + "\"\n";
     if (!p.nominated.empty()) status += "  nominatedNodeName: " + p.nominated + "\n";
     if (p.preempted) {
       status += "  conditions:\n  - {type: DisruptionTarget, status: \"True\", reason: PreemptionByScheduler}\n";
     }
-    if (!status.empty()) s += "status:\n" + status;
-    docs_ += s;
+    docs_ += PodY(p.name)
+                 .Ns(p.ns)
+                 .Labels(p.labels)
+                 .Metadata(meta)
+                 .PriorityClass(ClassName(p.priority, p.never))
+                 .On(p.node)
+                 .Spec(spec)
+                 .Cpu(p.cpu)
+                 .Status(status)
+                 .Y();
     return *this;
   }
 
@@ -135,21 +148,13 @@ class Scenario {
   std::string docs_;
 };
 
-std::string SchedulerConfig(const std::string& profile) {
-  return "---\napiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
-         "- schedulerName: default-scheduler\n" +
-         profile;
-}
-
 std::string SamplingConfig(int percentage, int absolute) {
-  return SchedulerConfig("  pluginConfig:\n  - name: DefaultPreemption\n    args: {minCandidateNodesPercentage: " +
-                         std::to_string(percentage) +
-                         ", minCandidateNodesAbsolute: " + std::to_string(absolute) + "}\n");
+  return ProfileConfig("  pluginConfig:\n  - name: DefaultPreemption\n    args: {minCandidateNodesPercentage: " +
+                       std::to_string(percentage) + ", minCandidateNodesAbsolute: " + std::to_string(absolute) +
+                       "}\n");
 }
 
-const char kPodAffinityToDb[] =
-    "  affinity:\n    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
-    "      - labelSelector: {matchLabels: {app: db}}\n        topologyKey: kubernetes.io/hostname\n";
+std::string PodAffinityToDb() { return RequiredPodTerm("podAffinity", "{app: db}", "kubernetes.io/hostname"); }
 
 // ---------------------------------------------------------------------------------------------
 // Looking at results.
@@ -439,9 +444,9 @@ TEST(PreemptionCandidates, RequiredAffinityToALowerPriorityPodRulesTheNodeOut) {
   // `p` needs a db pod on its node, and the only one is of lower priority: with every
   // lower-priority pod removed the affinity fails, so the node is no candidate.
   Scenario s;
-  s.AddNode("n1", "1", "{kubernetes.io/hostname: n1}");
+  s.AddNode("n1", "1", HostLabels("n1"));
   s.AddPod({.name = "db", .labels = "{app: db}", .node = "n1", .priority = 0, .cpu = "1", .start = 1});
-  s.AddPod({.name = "p", .priority = 100, .cpu = "500m", .extra = kPodAffinityToDb});
+  s.AddPod({.name = "p", .priority = 100, .cpu = "500m", .extra = PodAffinityToDb()});
   auto r = s.Plan();
   EXPECT_TRUE(r.preemptions.empty());
   auto p = PodOf(r, "default/p");
@@ -452,10 +457,10 @@ TEST(PreemptionCandidates, RequiredAffinityToALowerPriorityPodRulesTheNodeOut) {
 
   // The same affinity towards a pod of equal priority is fine: only the filler goes.
   Scenario ok;
-  ok.AddNode("n1", "2", "{kubernetes.io/hostname: n1}");
+  ok.AddNode("n1", "2", HostLabels("n1"));
   ok.AddPod({.name = "db", .labels = "{app: db}", .node = "n1", .priority = 100, .cpu = "1", .start = 1});
   ok.AddPod({.name = "filler", .node = "n1", .priority = 0, .cpu = "1", .start = 2});
-  ok.AddPod({.name = "p", .priority = 100, .cpu = "1", .extra = kPodAffinityToDb});
+  ok.AddPod({.name = "p", .priority = 100, .cpu = "1", .extra = PodAffinityToDb()});
   auto r2 = ok.Plan();
   EXPECT_EQ(VictimNames(r2), std::vector<std::string>{"default/filler"});
   EXPECT_EQ(PodOf(r2, "default/p").node, "n1");
@@ -466,14 +471,12 @@ TEST(PreemptionCandidates, PodsOnOtherNodesAreNeverEvicted) {
   // a2 in the same zone would have room once its filler goes, but `x` would still be in the
   // zone. Preemption does not evict across nodes, so nothing happens.
   Scenario s;
-  s.AddNode("a1", "500m", "{topology.kubernetes.io/zone: a}");
-  s.AddNode("a2", "1", "{topology.kubernetes.io/zone: a}");
+  s.AddNode("a1", "500m", ZoneLabels("a"));
+  s.AddNode("a2", "1", ZoneLabels("a"));
   s.AddPod({.name = "x", .labels = "{app: x}", .node = "a1", .priority = 0, .cpu = "100m", .start = 1});
   s.AddPod({.name = "filler", .node = "a2", .priority = 0, .cpu = "1", .start = 2});
   s.AddPod({.name = "p", .priority = 100, .cpu = "1",
-            .extra = "  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
-                     "      - labelSelector: {matchLabels: {app: x}}\n"
-                     "        topologyKey: topology.kubernetes.io/zone\n"});
+            .extra = RequiredPodTerm("podAntiAffinity", "{app: x}", kZone)});
   auto r = s.Plan();
   EXPECT_TRUE(r.preemptions.empty());
   EXPECT_EQ(CountEvents(r, "Preempted"), 0u);
@@ -484,13 +487,11 @@ TEST(PreemptionCandidates, PodsOnOtherNodesAreNeverEvicted) {
 
 TEST(PreemptionCandidates, AntiAffinityConflictIsResolvedByEvictingOnlyTheConflictingPod) {
   Scenario s;
-  s.AddNode("n1", "2", "{kubernetes.io/hostname: n1}");
+  s.AddNode("n1", "2", HostLabels("n1"));
   s.AddPod({.name = "noisy", .labels = "{app: noisy}", .node = "n1", .priority = 0, .cpu = "100m", .start = 1});
   s.AddPod({.name = "quiet", .node = "n1", .priority = 0, .cpu = "100m", .start = 2});
   s.AddPod({.name = "p", .priority = 100, .cpu = "1",
-            .extra = "  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
-                     "      - labelSelector: {matchLabels: {app: noisy}}\n"
-                     "        topologyKey: kubernetes.io/hostname\n"});
+            .extra = RequiredPodTerm("podAntiAffinity", "{app: noisy}", "kubernetes.io/hostname")});
   auto r = s.Plan();
   EXPECT_EQ(VictimNames(r), std::vector<std::string>{"default/noisy"});
   EXPECT_EQ(PodOf(r, "default/p").node, "n1");
@@ -501,7 +502,7 @@ TEST(PreemptionCandidates, TopologySpreadIsRestoredByEvictingTheSurplus) {
   // On n1, two web pods must go for the skew to stay within 1; the oldest is reprieved. n2 would
   // need the filler gone, whose priority is higher than n1's victims, so n1 is chosen.
   Scenario s;
-  s.AddNode("n1", "4", "{kubernetes.io/hostname: n1}").AddNode("n2", "1", "{kubernetes.io/hostname: n2}");
+  s.AddNode("n1", "4", HostLabels("n1")).AddNode("n2", "1", HostLabels("n2"));
   for (int i = 1; i <= 3; ++i) {
     s.AddPod({.name = "web" + std::to_string(i), .labels = "{app: web}", .node = "n1", .priority = 0,
               .cpu = "100m", .start = i});
@@ -509,8 +510,7 @@ TEST(PreemptionCandidates, TopologySpreadIsRestoredByEvictingTheSurplus) {
   s.AddPod({.name = "web-high", .labels = "{app: web}", .node = "n2", .priority = 1000, .cpu = "500m", .start = 4});
   s.AddPod({.name = "filler", .node = "n2", .priority = 50, .cpu = "500m", .start = 5});
   s.AddPod({.name = "p", .labels = "{app: web}", .priority = 100, .cpu = "500m",
-            .extra = "  topologySpreadConstraints:\n  - maxSkew: 1\n    topologyKey: kubernetes.io/hostname\n"
-                     "    whenUnsatisfiable: DoNotSchedule\n    labelSelector: {matchLabels: {app: web}}\n"});
+            .extra = SpreadWeb(1, "kubernetes.io/hostname")});
   auto r = s.Plan();
   ASSERT_EQ(r.preemptions.size(), 1u);
   EXPECT_EQ(r.preemptions[0].node, "n1");
@@ -1060,7 +1060,7 @@ TEST(PreemptionActuation, SameInputAndSeedGiveIdenticalJson) {
   s.AddPdb("guard", "{matchLabels: {app: g}}", "  maxUnavailable: 1\n");
   for (int i = 0; i < 8; ++i) {
     const std::string n = "n" + std::to_string(i);
-    s.AddNode(n, "4", "{kubernetes.io/hostname: " + n + "}");
+    s.AddNode(n, "4", HostLabels(n));
     for (int k = 0; k < 4; ++k) {
       s.AddPod({.name = n + "-pod" + std::to_string(k), .labels = k % 2 ? "{app: g}" : "{}", .node = n,
                 .priority = (i + k) % 3 * 10, .cpu = "1", .start = i * 4 + k});
@@ -1087,7 +1087,7 @@ Scenario OneFullNode(const std::string& config) {
 }
 
 TEST(PreemptionDisabled, PostFilterDisabledLeavesPodsPendingWithoutNomination) {
-  auto r = OneFullNode(SchedulerConfig("  plugins:\n    postFilter:\n      disabled: [{name: DefaultPreemption}]\n"))
+  auto r = OneFullNode(ProfileConfig("  plugins:\n    postFilter:\n      disabled: [{name: DefaultPreemption}]\n"))
                .Plan();
   EXPECT_TRUE(r.preemptions.empty());
   auto p = PodOf(r, "default/p");
@@ -1097,7 +1097,7 @@ TEST(PreemptionDisabled, PostFilterDisabledLeavesPodsPendingWithoutNomination) {
 }
 
 TEST(PreemptionDisabled, MultiPointDisabledLeavesPodsPendingWithoutNomination) {
-  auto r = OneFullNode(SchedulerConfig("  plugins:\n    multiPoint:\n      disabled: [{name: DefaultPreemption}]\n"))
+  auto r = OneFullNode(ProfileConfig("  plugins:\n    multiPoint:\n      disabled: [{name: DefaultPreemption}]\n"))
                .Plan();
   EXPECT_TRUE(r.preemptions.empty());
   auto p = PodOf(r, "default/p");

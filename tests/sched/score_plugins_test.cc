@@ -12,15 +12,24 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/manifest_builders.h"
 #include "testing/plan_harness.h"
 
 namespace arbiter::sched {
 namespace {
 
+using arbiter::testing::Config;
+using arbiter::testing::kZone;
+using arbiter::testing::NodeY;
 using arbiter::testing::Plan;
 using arbiter::testing::PodOf;
+using arbiter::testing::PodY;
+using arbiter::testing::ProfileConfig;
+using arbiter::testing::RequiredPodTerm;
+using arbiter::testing::SoftSpreadWeb;
+using arbiter::testing::WebPodsOn;
+using arbiter::testing::ZoneLabels;
 
-constexpr char kZone[] = "topology.kubernetes.io/zone";
 constexpr char kFit[] = "NodeResourcesFit";
 constexpr char kBalanced[] = "NodeResourcesBalancedAllocation";
 constexpr char kTaint[] = "TaintToleration";
@@ -29,107 +38,13 @@ constexpr char kPodAffinity[] = "InterPodAffinity";
 constexpr char kSpread[] = "PodTopologySpread";
 
 // ---------------------------------------------------------------------------------------------
-// Manifest builders. Each renders one YAML document.
-
-class NodeY {
- public:
-  explicit NodeY(std::string name) : name_(std::move(name)) {}
-  NodeY& Labels(std::string flow_map) {
-    labels_ = std::move(flow_map);
-    return *this;
-  }
-  NodeY& Cpu(std::string v) {
-    cpu_ = std::move(v);
-    return *this;
-  }
-  NodeY& Memory(std::string v) {
-    memory_ = std::move(v);
-    return *this;
-  }
-  NodeY& Taint(const std::string& key, const std::string& effect) {
-    taints_ += "  - {key: " + key + ", value: \"x\", effect: " + effect + "}\n";
-    return *this;
-  }
-  std::string Y() const {
-    std::string s = "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: " + name_ + "\n  labels: " + labels_ +
-                    "\nspec:\n  unschedulable: false\n";
-    if (!taints_.empty()) s += "  taints:\n" + taints_;
-    return s + "status:\n  allocatable:\n    cpu: \"" + cpu_ + "\"\n    memory: " + memory_ + "\n    pods: \"110\"\n";
-  }
-
- private:
-  std::string name_;
-  std::string labels_ = "{}";
-  std::string cpu_ = "4";
-  std::string memory_ = "32Gi";
-  std::string taints_;
-};
-
-class PodY {
- public:
-  explicit PodY(std::string name) : name_(std::move(name)) {}
-  PodY& On(std::string node) {
-    node_ = std::move(node);
-    return *this;
-  }
-  PodY& Labels(std::string flow_map) {
-    labels_ = std::move(flow_map);
-    return *this;
-  }
-  // Container requests; the default is cpu 100m and no memory.
-  PodY& Request(const std::string& resource, const std::string& v) {
-    if (default_request_) {
-      requests_.clear();
-      default_request_ = false;
-    }
-    requests_ += "        " + resource + ": \"" + v + "\"\n";
-    return *this;
-  }
-  PodY& Cpu(const std::string& v) { return Request("cpu", v); }
-  PodY& Memory(const std::string& v) { return Request("memory", v); }
-  PodY& NoRequests() {
-    requests_.clear();
-    default_request_ = false;
-    return *this;
-  }
-  // Raw YAML placed under spec, indented by two spaces.
-  PodY& Spec(const std::string& lines) {
-    spec_ += lines;
-    return *this;
-  }
-  std::string Y() const {
-    std::string s = "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name_ +
-                    "\n  namespace: default\n  labels: " + labels_ + "\nspec:\n";
-    if (!node_.empty()) s += "  nodeName: " + node_ + "\n";
-    s += spec_ + "  containers:\n  - name: c\n";
-    if (!requests_.empty()) s += "    resources:\n      requests:\n" + requests_;
-    return s;
-  }
-
- private:
-  std::string name_;
-  std::string node_;
-  std::string labels_ = "{}";
-  std::string requests_ = "        cpu: 100m\n";
-  bool default_request_ = true;
-  std::string spec_;
-};
-
-// A KubeSchedulerConfiguration whose body follows `kind`.
-std::string Config(const std::string& body) {
-  return "---\napiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + body;
-}
+// Manifests only these tests use (the shared builders are in testing/manifest_builders.h).
 
 // A configuration that sets NodeResourcesFit's scoringStrategy; `strategy` holds its fields as
 // lines indented by eight spaces.
 std::string FitStrategy(const std::string& strategy) {
-  return Config(
-      "profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
-      "      scoringStrategy:\n" +
-      strategy);
+  return ProfileConfig("  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n" + strategy);
 }
-
-std::string ZoneLabels(const std::string& zone) { return std::string("{") + kZone + ": " + zone + "}"; }
 
 std::string Nodes(int n) {
   std::string s;
@@ -500,9 +415,7 @@ TEST(InterPodAffinityScore, ExistingPodsRequiredAffinityAttractsWithTheHardWeigh
       NodeY("c1").Labels(ZoneLabels("c")).Y() +
       PodY("follower")
           .On("c1")
-          .Spec(std::string("  affinity:\n    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
-                            "      - labelSelector: {matchLabels: {app: web}}\n        topologyKey: ") +
-                kZone + "\n")
+          .Spec(RequiredPodTerm("podAffinity", "{app: web}", kZone))
           .Y() +
       PodY("p").Labels("{app: web}").Y();
   auto r = Plan(cluster, 0, true);
@@ -547,20 +460,9 @@ TEST(InterPodAffinityScore, IsSkippedWhenNoTermConcernsThePod) {
 // ---------------------------------------------------------------------------------------------
 // PodTopologySpread
 
-std::string SoftSpread(int max_skew, const std::string& key) {
-  return "  topologySpreadConstraints:\n  - maxSkew: " + std::to_string(max_skew) + "\n    topologyKey: " + key +
-         "\n    whenUnsatisfiable: ScheduleAnyway\n    labelSelector: {matchLabels: {app: web}}\n";
-}
-
-std::string WebPodsOn(const std::string& node, int n) {
-  std::string s;
-  for (int i = 0; i < n; ++i) s += PodY(node + "-web-" + std::to_string(i)).On(node).Labels("{app: web}").Y();
-  return s;
-}
-
 TEST(PodTopologySpreadScore, ScheduleAnywayPrefersTheEmptierZone) {
   auto r = Plan(NodeY("a1").Labels(ZoneLabels("a")).Y() + NodeY("b1").Labels(ZoneLabels("b")).Y() + WebPodsOn("a1", 2) +
-                    PodY("p").Labels("{app: web}").Spec(SoftSpread(1, kZone)).Y(),
+                    PodY("p").Labels("{app: web}").Spec(SoftSpreadWeb(1, kZone)).Y(),
                 0, true);
   EXPECT_EQ(ChosenNode(r, "default/p"), "b1");
   const Explanation* e = FirstExplain(r, "default/p");
@@ -573,7 +475,7 @@ TEST(PodTopologySpreadScore, ScheduleAnywayPrefersTheEmptierZone) {
 TEST(PodTopologySpreadScore, WeighsCountsByTheNumberOfDomains) {
   auto r = Plan(NodeY("a1").Labels(ZoneLabels("a")).Y() + NodeY("b1").Labels(ZoneLabels("b")).Y() +
                     NodeY("c1").Labels(ZoneLabels("c")).Y() + WebPodsOn("a1", 3) + WebPodsOn("b1", 1) +
-                    PodY("p").Labels("{app: web}").Spec(SoftSpread(2, kZone)).Y(),
+                    PodY("p").Labels("{app: web}").Spec(SoftSpreadWeb(2, kZone)).Y(),
                 0, true);
   EXPECT_EQ(ChosenNode(r, "default/p"), "c1");
   const Explanation* e = FirstExplain(r, "default/p");
@@ -587,7 +489,7 @@ TEST(PodTopologySpreadScore, WeighsCountsByTheNumberOfDomains) {
 
 TEST(PodTopologySpreadScore, NodesWithoutTheTopologyKeyScoreZero) {
   auto r = Plan(NodeY("a1").Labels(ZoneLabels("a")).Y() + NodeY("bare").Y() + WebPodsOn("a1", 1) +
-                    PodY("p").Labels("{app: web}").Spec(SoftSpread(1, kZone)).Y(),
+                    PodY("p").Labels("{app: web}").Spec(SoftSpreadWeb(1, kZone)).Y(),
                 0, true);
   EXPECT_EQ(ChosenNode(r, "default/p"), "a1");
   const Explanation* e = FirstExplain(r, "default/p");
@@ -604,7 +506,7 @@ TEST(ScoreWeights, DefaultProfileWeighsEachPluginAsKubeScheduler) {
   const std::string spec =
       "  affinity:\n    nodeAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n"
       "      - weight: 10\n        preference: {matchExpressions: [{key: disk, operator: In, values: [ssd]}]}\n" +
-      PreferredPodTerm("podAffinity", 10, "{app: cache}") + SoftSpread(1, kZone);
+      PreferredPodTerm("podAffinity", 10, "{app: cache}") + SoftSpreadWeb(1, kZone);
   auto r = Plan(NodeY("a1").Labels(std::string("{disk: ssd, ") + kZone + ": a}").Y() +
                     NodeY("b1").Labels(ZoneLabels("b")).Taint("spot", "PreferNoSchedule").Y() +
                     PodY("cache").On("b1").Labels("{app: cache}").Y() +
