@@ -1,5 +1,6 @@
 // `arbiter plan` as a user runs it: exit codes, stdout/stderr discipline, stdin, several files.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -27,8 +28,11 @@ std::string Slurp(const std::string& path) {
 
 CliRun Arbiter(const std::string& args, const std::string& stdin_text = "") {
   const std::string bin = arbiter::testing::ArbiterBinary();
-  const std::string dir = ::testing::TempDir();
-  const std::string in = dir + "/cli_stdin", out = dir + "/cli_stdout", err = dir + "/cli_stderr";
+  // Files named after the running test and process: CTest runs tests in parallel.
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string dir = ::testing::TempDir() + "/arbiter-" + std::to_string(getpid()) + "-" +
+                          (info != nullptr ? std::string(info->test_suite_name()) + "." + info->name() : "x");
+  const std::string in = dir + ".stdin", out = dir + ".stdout", err = dir + ".stderr";
   std::ofstream(in) << stdin_text;
   const std::string cmd = bin + " " + args + " <" + in + " >" + out + " 2>" + err;
   const int status = std::system(cmd.c_str());
@@ -85,7 +89,7 @@ TEST(PlanCli, ExplainShowsFilterVerdictsAndScores) {
 }
 
 TEST(PlanCli, ReadsStandardInputAndConcatenatesFilesInOrder) {
-  const std::string node_file = ::testing::TempDir() + "/node.yaml";
+  const std::string node_file = ::testing::TempDir() + "/arbiter-" + std::to_string(getpid()) + "-node.yaml";
   std::ofstream(node_file) << kNode;
   CliRun r = Arbiter("plan -f " + node_file + " -f - -o json", kPod);
   ASSERT_EQ(r.exit_code, 0) << r.err;

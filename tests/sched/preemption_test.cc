@@ -1236,6 +1236,7 @@ std::string RunAndSummarize(const RandomCluster& c, bool fast_path, uint64_t* pr
   o.seed = 11;
   o.max_cycles = 20'000;
   o.preemption.resource_fast_path = fast_path;
+  o.reuse_verdicts = fast_path;  // the general run also filters and dry-runs every node afresh
   sim::ClusterSimulation s(model::SchedulerConfig{}, kT0, o);
   if (!s.Init().ok()) return "init failed";
   for (const auto& b : c.pdbs) s.AddPdb(b);
@@ -1267,6 +1268,8 @@ std::string RunAndSummarize(const RandomCluster& c, bool fast_path, uint64_t* pr
   return out.str();
 }
 
+// The fast run uses the resource-only dry run and reuses filter verdicts and dry runs for
+// equivalent pods on unchanged nodes; the general run does neither.
 TEST(PreemptionFastPath, DecidesExactlyAsTheGeneralDryRun) {
   std::mt19937 rng(20240601);
   int with_preemption = 0;

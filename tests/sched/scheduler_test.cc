@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "arbiter/sched/cycle/fit_error.h"
+#include "arbiter/sched/framework/fit_error.h"
 #include "testing/plan_harness.h"
 
 namespace arbiter::sched {

@@ -72,6 +72,8 @@ struct SimulationOptions {
   size_t max_cycles = 1'000'000;
   // Passed to DefaultPreemption (a test turns its resource-only fast path off).
   sched::preemption::DefaultPreemption::Options preemption;
+  // See sched::SchedulerOptions::reuse_verdicts.
+  bool reuse_verdicts = true;
 };
 
 class ClusterSimulation final : public sched::preemption::PreemptionActuator {

@@ -28,6 +28,10 @@ class Snapshot {
   const std::vector<const NodeInfo*>& nodes() const { return list_; }
   size_t size() const { return list_.size(); }
   const NodeInfo* Get(std::string_view name) const;
+  // The position of a node of this snapshot in its storage (stable until the node set changes).
+  size_t IndexOf(const NodeInfo* node) const { return static_cast<size_t>(node - infos_.data()); }
+  // Changes whenever nodes are added or removed (and positions may change).
+  uint64_t structure_version() const { return structure_version_; }
   const std::vector<const NodeInfo*>& have_pods_with_affinity() const { return with_affinity_; }
   const std::vector<const NodeInfo*>& have_pods_with_required_anti_affinity() const {
     return with_required_anti_affinity_;

@@ -91,6 +91,14 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
   FindResult r;
   const auto& all = snapshot_.nodes();
   PreFilterResult pre = framework_->RunPreFilterPlugins(state, pod, all);
+  pod_class_ = 0;
+  if (options_.reuse_verdicts && framework_->VerdictsDependOnlyOnNode(state)) {
+    pod_class_ = PodClassOf(pod);
+    if (verdicts_structure_ != snapshot_.structure_version() || verdicts_.size() != snapshot_.size()) {
+      verdicts_.assign(snapshot_.size(), CachedVerdict{});
+      verdicts_structure_ = snapshot_.structure_version();
+    }
+  }
   if (!pre.status.IsSuccess()) {
     // PreFilter rejected the pod everywhere: every node takes its status.
     r.diagnosis.node_to_status.absent = pre.status;
@@ -108,8 +116,9 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
   };
   // 1) The nominated node alone, first: if it passes, no other node is looked at.
   const std::string nominated = nominator_.NominatedNode(pod.uid());
+  const NodeInfo* own_nomination = nominated.empty() ? nullptr : snapshot_.Get(nominated);
   if (!nominated.empty()) {
-    if (const NodeInfo* n = snapshot_.Get(nominated)) {
+    if (const NodeInfo* n = own_nomination) {
       Status s = framework_->RunFilterPluginsWithNominatedPods(state, pod, *n);
       if (explain != nullptr) explain->nominated_node_first = true;
       record(*n, s);
@@ -137,7 +146,7 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
   for (size_t i = 0; i < nodes.size() && r.feasible.size() < want; ++i) {
     const NodeInfo* n = nodes[(next_start_node_index_ + i) % nodes.size()];
     ++processed;
-    Status s = framework_->RunFilterPluginsWithNominatedPods(state, pod, *n);
+    Status s = FilterNode(state, pod, *n, own_nomination);
     record(*n, s);
     if (s.IsSuccess()) {
       r.feasible.push_back(n);
@@ -151,6 +160,73 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
   }
   if (!all.empty()) next_start_node_index_ = (next_start_node_index_ + processed) % all.size();
   return r;
+}
+
+uint64_t Scheduler::PodClassOf(const PodInfo& info) {
+  // Everything NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts and
+  // NodeResourcesFit read of the pod, plus its priority (which nominated pods count against it).
+  const model::Pod& p = info.pod;
+  std::string key;
+  key.reserve(128);
+  auto add = [&](std::string_view s) {
+    key += std::to_string(s.size());
+    key += ':';
+    key += s;
+  };
+  auto add_int = [&](int64_t v) { add(std::to_string(v)); };
+  add(p.node_name);
+  add_int(p.priority);
+  const model::Resources& r = p.requests;
+  for (int64_t v : {r.milli_cpu, r.memory, r.ephemeral_storage, r.pods}) add_int(v);
+  for (const auto& [n, v] : r.scalars) {
+    add(n);
+    add_int(v);
+  }
+  add("|tol");
+  for (const auto& t : p.tolerations) {
+    add(t.key);
+    add_int(static_cast<int64_t>(t.op));
+    add(t.value);
+    add_int(t.effect ? static_cast<int64_t>(*t.effect) : -1);
+  }
+  add("|sel");
+  for (const auto& [k, v] : p.node_selector) {
+    add(k);
+    add(v);
+  }
+  add("|aff");
+  if (p.affinity.node_affinity.required) {
+    for (const auto& term : p.affinity.node_affinity.required->terms) {
+      add("|term");
+      for (const auto* list : {&term.match_expressions, &term.match_fields}) {
+        add("|list");
+        for (const auto& req : *list) {
+          add(req.key);
+          add_int(static_cast<int64_t>(req.op));
+          for (const auto& v : req.values) add(v);
+        }
+      }
+    }
+  }
+  add("|ports");
+  for (const auto& hp : p.host_ports) {
+    add_int(hp.port);
+    add(hp.protocol);
+    add(hp.host_ip);
+  }
+  auto [it, inserted] = pod_classes_.emplace(std::move(key), pod_classes_.size() + 1);
+  return it->second;
+}
+
+Status Scheduler::FilterNode(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                             const NodeInfo* own_nomination) {
+  // The pod's own nominated node is excluded: there its nomination does not count against it.
+  if (pod_class_ == 0 || &node == own_nomination) return framework_->RunFilterPluginsWithNominatedPods(state, pod, node);
+  CachedVerdict& v = verdicts_[snapshot_.IndexOf(&node)];
+  if (v.generation == node.generation() && v.pod_class == pod_class_) return v.status;
+  Status s = framework_->RunFilterPluginsWithNominatedPods(state, pod, node);
+  v = {node.generation(), pod_class_, s};
+  return s;
 }
 
 const NodeInfo* Scheduler::SelectHost(const ScoreTable& t) {

@@ -8,13 +8,14 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "arbiter/base/rng.h"
-#include "arbiter/sched/cycle/fit_error.h"
+#include "arbiter/sched/framework/fit_error.h"
 #include "arbiter/sched/framework/framework.h"
 #include "arbiter/sched/preemption/default_preemption.h"
 #include "arbiter/sched/queue/scheduling_queue.h"
@@ -57,6 +58,10 @@ struct SchedulerOptions {
   bool explain = false;
   // DefaultPreemption's own options (a test turns its resource-only fast path off).
   preemption::DefaultPreemption::Options preemption;
+  // Reuse a filter verdict (and a preemption dry run) for a pod of the same equivalence class
+  // on a node that has not changed since, when every filter in play decides from the pod and
+  // the node alone. Decisions are the same either way; off only to test that.
+  bool reuse_verdicts = true;
 };
 
 class Scheduler final : public Handle {
@@ -78,6 +83,7 @@ class Scheduler final : public Handle {
   Nominator& nominator() override { return nominator_; }
   Rng& rng() override { return rng_; }
   bool explaining() const override { return options_.explain; }
+  uint64_t pod_class() const override { return pod_class_; }
 
   state::ClusterCache& cache() { return cache_; }
   const state::ClusterCache& cache() const { return cache_; }
@@ -103,6 +109,11 @@ class Scheduler final : public Handle {
   };
   FindResult FindNodesThatFit(CycleState& state, const PodInfo& pod, Explanation* explain);
   const NodeInfo* SelectHost(const ScoreTable& table);
+  // The pod's equivalence class for verdict reuse: every field of the pod that the
+  // node-local filters read, interned to a number (never 0).
+  uint64_t PodClassOf(const PodInfo& pod);
+  // The verdict of the filters (with nominated pods) for `pod` on `node`, reused when possible.
+  Status FilterNode(const CycleState& state, const PodInfo& pod, const NodeInfo& node, const NodeInfo* own_nomination);
   arbiter::Status Bind(const PodInfo& pod, const std::string& node);
 
   model::SchedulerConfig config_;
@@ -116,6 +127,16 @@ class Scheduler final : public Handle {
   std::unique_ptr<SchedulingQueue> queue_;
   std::shared_ptr<preemption::DefaultPreemption> preemption_;
   size_t next_start_node_index_ = 0;
+  // Verdict reuse: per snapshot node, the last verdict and what it was computed for.
+  struct CachedVerdict {
+    uint64_t generation = UINT64_MAX;
+    uint64_t pod_class = 0;
+    Status status;
+  };
+  uint64_t pod_class_ = 0;  // this cycle's class, 0 = no reuse
+  std::map<std::string, uint64_t> pod_classes_;
+  std::vector<CachedVerdict> verdicts_;
+  uint64_t verdicts_structure_ = UINT64_MAX;
 };
 
 }  // namespace arbiter::sched

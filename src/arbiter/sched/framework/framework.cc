@@ -118,6 +118,14 @@ std::vector<const FilterPlugin*> Framework::ActiveFilterPlugins(const CycleState
   return out;
 }
 
+bool Framework::VerdictsDependOnlyOnNode(const CycleState& state) const {
+  if (HasActivePreFilterExtensions(state)) return false;
+  for (const auto& [p, index] : filter_) {
+    if (!state.FilterSkipped(index) && !p->VerdictDependsOnlyOnNode()) return false;
+  }
+  return true;
+}
+
 bool Framework::HasActivePreFilterExtensions(const CycleState& state) const {
   for (const auto& [p, index] : pre_filter_) {
     if (!state.FilterSkipped(index) && p->Extensions() != nullptr) return true;

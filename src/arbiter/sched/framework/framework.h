@@ -53,6 +53,8 @@ class Framework {
                                       std::span<const NodeInfo* const> nodes) const;
   // The filter plugins that run for this cycle (those whose PreFilter did not Skip), in order.
   std::vector<const FilterPlugin*> ActiveFilterPlugins(const CycleState& state) const;
+  // True if every filter that runs this cycle decides from the pod and the node alone.
+  bool VerdictsDependOnlyOnNode(const CycleState& state) const;
   // True if some PreFilter that ran this cycle has AddPod/RemovePod extensions.
   bool HasActivePreFilterExtensions(const CycleState& state) const;
   Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod, const PodInfo& to_add,

@@ -53,6 +53,10 @@ class Handle {
   virtual Rng& rng() = 0;
   // True when decisions should be explained (plugins then record what they considered).
   virtual bool explaining() const { return false; }
+  // An identifier of the pod's equivalence class for this cycle — pods of one class get the same
+  // verdict from every filter on an unchanged node — or 0 when the cycle's verdicts may depend on
+  // more than the node (see FilterPlugin::VerdictDependsOnlyOnNode) and must not be reused.
+  virtual uint64_t pod_class() const { return 0; }
 };
 
 class Plugin {
@@ -113,6 +117,10 @@ class FilterPlugin : public virtual Plugin {
   // False if the verdict depends only on the pod and the node object, never on the pods running
   // on the node: preemption's dry run may then reuse the verdict on the original node.
   virtual bool ReadsNodePods() const { return true; }
+  // True if the verdict is a function of the pod and this node's state alone (its object, pods
+  // and nominated pods) — not of other nodes or of cluster-wide PreFilter state. The scheduler
+  // may then reuse a verdict for an equivalent pod while the node is unchanged.
+  virtual bool VerdictDependsOnlyOnNode() const { return false; }
   // The verdict as if `extra` pods also ran on the node, computed without copying it; nullopt
   // if the plugin cannot tell that way (the framework then filters a copy of the node with the
   // pods added). Only asked when no PreFilter extension is active in the cycle.

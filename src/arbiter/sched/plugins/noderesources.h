@@ -23,6 +23,7 @@ class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
   std::optional<Status> FilterWithExtraPods(const CycleState&, const PodInfo& pod, const NodeInfo& node,
                                             std::span<const NodeInfo::Nominated* const> extra) const override;
+  bool VerdictDependsOnlyOnNode() const override { return true; }
   ScoreResult Score(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
 
   // The Filter's verdict for a request against a node's allocatable, what is already in use and

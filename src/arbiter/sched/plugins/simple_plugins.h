@@ -24,6 +24,7 @@ class NodeUnschedulable final : public FilterPlugin {
   std::string_view Name() const override { return kName; }
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
   bool ReadsNodePods() const override { return false; }
+  bool VerdictDependsOnlyOnNode() const override { return true; }
 };
 
 class NodeName final : public PreFilterPlugin, public FilterPlugin {
@@ -38,6 +39,7 @@ class NodeName final : public PreFilterPlugin, public FilterPlugin {
   }
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
   bool ReadsNodePods() const override { return false; }
+  bool VerdictDependsOnlyOnNode() const override { return true; }
 };
 
 class TaintToleration final : public FilterPlugin, public PreScorePlugin, public ScorePlugin {
@@ -46,6 +48,7 @@ class TaintToleration final : public FilterPlugin, public PreScorePlugin, public
   std::string_view Name() const override { return kName; }
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
   bool ReadsNodePods() const override { return false; }
+  bool VerdictDependsOnlyOnNode() const override { return true; }
   Status PreScore(CycleState& state, const PodInfo& pod,
                   std::span<const NodeInfo* const> feasible) const override;
   ScoreResult Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
@@ -64,6 +67,7 @@ class NodeAffinity final : public PreFilterPlugin,
                             std::span<const NodeInfo* const> nodes) const override;
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
   bool ReadsNodePods() const override { return false; }
+  bool VerdictDependsOnlyOnNode() const override { return true; }
   Status PreScore(CycleState& state, const PodInfo& pod,
                   std::span<const NodeInfo* const> feasible) const override;
   ScoreResult Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
@@ -78,6 +82,7 @@ class NodePorts final : public PreFilterPlugin, public FilterPlugin {
   PreFilterResult PreFilter(CycleState& state, const PodInfo& pod,
                             std::span<const NodeInfo* const> nodes) const override;
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+  bool VerdictDependsOnlyOnNode() const override { return true; }
 };
 
 // Binds through the function the scheduler gives it (the cache in `plan`, the API in `serve`).

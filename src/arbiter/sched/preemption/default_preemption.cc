@@ -2,11 +2,11 @@
 #include "arbiter/sched/preemption/default_preemption.h"
 
 #include <algorithm>
+#include <limits>
+#include <tuple>
 
 #include "arbiter/base/small_vector.h"
-#include <limits>
-
-#include "arbiter/sched/cycle/fit_error.h"
+#include "arbiter/sched/framework/fit_error.h"
 #include "arbiter/sched/framework/nominator.h"
 #include "arbiter/sched/plugins/noderesources.h"
 
@@ -441,9 +441,30 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
     fast_path_ = PlanFastPath(state);
     std::vector<Candidate> violating;
     std::vector<Candidate> non_violating;
+    // Dry runs are reused for an equivalent pod on an unchanged node when nothing else can
+    // change their result (the pod's own nominated node excepted: there it does not count).
+    const uint64_t pod_class = fast_path_.applies && pdbs.empty() ? handle_->pod_class() : 0;
+    const Timestamp now = handle_->clock().Now();
+    const NodeInfo* own_nomination = snap.Get(handle_->nominator().NominatedNode(pod.uid()));
+    if (pod_class != 0 && (dry_runs_structure_ != snap.structure_version() || dry_runs_.size() != snap.size())) {
+      dry_runs_.assign(snap.size(), CachedDryRun{});
+      dry_runs_structure_ = snap.structure_version();
+    }
     for (size_t i = 0; i < potential.size(); ++i) {
       const NodeInfo& node = *potential[(offset + i) % potential.size()];
-      auto [candidate, status] = SelectVictimsOnNode(state, pod, node, pdbs);
+      std::optional<Candidate> candidate;
+      Status status;
+      if (pod_class != 0 && &node != own_nomination) {
+        CachedDryRun& e = dry_runs_[snap.IndexOf(&node)];
+        if (e.generation != node.generation() || e.pod_class != pod_class || e.now != now) {
+          auto r = SelectVictimsOnNode(state, pod, node, pdbs);
+          e = {node.generation(), pod_class, now, std::move(r.first), std::move(r.second)};
+        }
+        candidate = e.candidate;
+        status = e.status;
+      } else {
+        std::tie(candidate, status) = SelectVictimsOnNode(state, pod, node, pdbs);
+      }
       if (candidate) {
         auto& list = candidate->num_pdb_violations == 0 ? non_violating : violating;
         if (list.size() < want) list.push_back(std::move(*candidate));

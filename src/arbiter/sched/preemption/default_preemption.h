@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/base/small_vector.h"
 #include "arbiter/sched/framework/framework.h"
 #include "arbiter/sched/preemption/disruption.h"
 
@@ -37,7 +38,7 @@ struct Candidate {
   int num_pdb_violations = 0;
   // The resource-only dry run keeps victims as indices into node->pods() (most important
   // first, none violating a PDB) and fills `victims` only for the chosen candidate.
-  std::vector<uint32_t> victim_indices;
+  SmallVector<uint32_t, 8> victim_indices;
   // The keys node choice compares (§7), set when the candidate is built.
   int32_t top_priority = 0;           // priority of the most important victim
   int64_t priority_sum = 0;           // sum of (priority + 2^31)
@@ -120,6 +121,18 @@ class DefaultPreemption final : public PostFilterPlugin {
   Options options_;
   PreemptionMetrics metrics_;
   mutable FastPath fast_path_;  // computed per PostFilter call
+  // Dry-run reuse: per snapshot node, the last result and what it was computed for (the pod's
+  // equivalence class, the node's generation, the time). Only for resource-only dry runs
+  // without PDBs, whose result depends on nothing else.
+  struct CachedDryRun {
+    uint64_t generation = UINT64_MAX;
+    uint64_t pod_class = 0;
+    Timestamp now = 0;
+    std::optional<Candidate> candidate;
+    Status status;
+  };
+  std::vector<CachedDryRun> dry_runs_;
+  uint64_t dry_runs_structure_ = UINT64_MAX;
 };
 
 }  // namespace arbiter::sched::preemption

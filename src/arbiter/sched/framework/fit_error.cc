@@ -1,5 +1,5 @@
 // FailedScheduling message construction.
-#include "arbiter/sched/cycle/fit_error.h"
+#include "arbiter/sched/framework/fit_error.h"
 
 #include <algorithm>
 #include <map>
