@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--seed", plan.seed, "Seed of the random source (tie-breaks, sampling)");
   plan_cmd->add_flag("--explain", plan.explain, "Show every filter verdict and score of every cycle");
   plan_cmd->add_flag("--nomad", plan.nomad, "Read Nomad cluster and job files");
+  plan_cmd->add_flag("--no-fast-paths", plan.no_fast_paths,
+                     "Filter every node and dry-run every candidate afresh (same decisions, slower)");
 
   arbiter::cmd::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Run an in-process scheduling benchmark");

@@ -40,6 +40,7 @@ int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err)
   sim::PlanOptions options;
   options.seed = flags.seed;
   options.explain = flags.explain;
+  options.fast_paths = !flags.no_fast_paths;
   auto result = sim::RunPlan(loaded.objects, options);
   if (!result.ok()) {
     const bool input_problem = result.status().code() == StatusCode::kInvalidArgument;

@@ -14,6 +14,7 @@ struct PlanFlags {
   uint64_t seed = 0;
   bool explain = false;
   bool nomad = false;
+  bool no_fast_paths = false;
 };
 
 int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err);

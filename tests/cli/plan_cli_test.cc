@@ -124,6 +124,20 @@ TEST(PlanCli, BadFlagsExitTwo) {
   EXPECT_EQ(Arbiter("plan").exit_code, 2);
 }
 
+TEST(PlanCli, FastPathsChangeNoDecision) {
+  for (const char* example : {"k8s-it-pdb-01", "k8s-dp-dryrun-06", "k8s-dp-selectbest-02"}) {
+    const std::string file = arbiter::testing::SourceDir() + "/../shared/spec/examples/" + example + "/cluster.yaml";
+    if (!std::ifstream(file)) GTEST_SKIP() << "no shared/spec/examples beside the checkout";
+    CliRun fast = Arbiter("plan -f " + file + " -o json");
+    CliRun slow = Arbiter("plan -f " + file + " -o json --no-fast-paths");
+    EXPECT_EQ(fast.exit_code, 0);
+    EXPECT_EQ(fast.out, slow.out) << example;
+  }
+  CliRun fast = Arbiter("plan -f " + Example() + " -o json");
+  CliRun slow = Arbiter("plan -f " + Example() + " -o json --no-fast-paths");
+  EXPECT_EQ(fast.out, slow.out);
+}
+
 TEST(PlanCli, OutputIsByteIdenticalAcrossRuns) {
   CliRun a = Arbiter("plan -f " + Example() + " -o json --explain --seed 3");
   CliRun b = Arbiter("plan -f " + Example() + " -o json --explain --seed 3");

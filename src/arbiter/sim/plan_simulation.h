@@ -12,6 +12,8 @@ struct PlanOptions {
   uint64_t seed = 0;
   bool explain = false;
   size_t max_cycles = 1'000'000;
+  // Verdict reuse and the resource-only dry run (same decisions; off to check that).
+  bool fast_paths = true;
 };
 
 // REQUIRES: `objects` passed loading and admission without errors.
