@@ -109,6 +109,23 @@ TEST(Plan, PodsForAnotherSchedulerAreLeftAlone) {
   EXPECT_NE(PodOf(r, "default/theirs").message.find("volcano"), std::string::npos);
 }
 
+TEST(Plan, JsonCountsPreemptionsUnderKubeSchedulerMetricNames) {
+  // One 2-CPU node with two 1-CPU low pods; a high pod of 2 CPU evicts both; a second high pod
+  // finds only equal-priority pods and cannot preempt.
+  std::string yaml = "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 100\n" +
+                     arbiter::testing::Node("n1", "2") + arbiter::testing::Pod("low-a", "1", "n1") +
+                     arbiter::testing::Pod("low-b", "1", "n1") +
+                     arbiter::testing::Pod("high", "2", "", "{}", "  priorityClassName: high\n") +
+                     arbiter::testing::Pod("high-2", "2", "", "{}", "  priorityClassName: high\n");
+  auto j = nlohmann::json::parse(plan::Render(arbiter::testing::Plan(yaml), plan::Format::kJson, false));
+  const auto& m = j["metrics"];
+  EXPECT_EQ(m["scheduler_preemption_attempts_total"].get<int>(), 3);  // high once, high-2 twice
+  EXPECT_EQ(m["scheduler_preemption_victims"]["count"], 1);
+  EXPECT_EQ(m["scheduler_preemption_victims"]["sum"], 2);
+  EXPECT_EQ(m["scheduler_preemption_victims"]["buckets"][0]["count"], 0);  // le 1
+  EXPECT_EQ(m["scheduler_preemption_victims"]["buckets"][1]["count"], 1);  // le 2
+}
+
 // Every shipped conformance example is valid input: it loads and admits, and the facts its
 // expected.json states (running pods' nodes and priorities, pending pods) hold.
 TEST(Plan, ConformanceExampleInputsLoadWithTheirStatedFacts) {

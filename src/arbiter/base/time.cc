@@ -1,6 +1,7 @@
 // RFC 3339 parsing and printing without the C library's locale- and timezone-dependent calls.
 #include "arbiter/base/time.h"
 
+#include <chrono>
 #include <cstdio>
 
 namespace arbiter {
@@ -120,6 +121,11 @@ std::string FormatRfc3339(Timestamp t) {
                   static_cast<long long>(micros));
   }
   return buf;
+}
+
+Timestamp SteadyClock::Now() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace arbiter

@@ -48,4 +48,10 @@ class VirtualClock final : public Clock {
   Timestamp now_;
 };
 
+// Real elapsed time (std::chrono::steady_clock), for metrics and benchmarks only.
+class SteadyClock final : public Clock {
+ public:
+  Timestamp Now() const override;
+};
+
 }  // namespace arbiter

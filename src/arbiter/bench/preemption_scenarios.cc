@@ -42,6 +42,8 @@ Status Measure(sim::ClusterSimulation& s, size_t total, const std::function<void
   if (const auto* m = s.scheduler().preemption_metrics()) {
     r.preemptions = m->preemptions;
     r.victims = m->victims;
+    r.evaluation_seconds_mean =
+        m->evaluation_seconds_count > 0 ? m->evaluation_seconds_sum / static_cast<double>(m->evaluation_seconds_count) : 0;
   }
   r.preemptions_per_second = r.seconds > 0 ? static_cast<double>(r.preemptions) / r.seconds : 0;
   r.pods_per_second = r.seconds > 0 ? static_cast<double>(r.scheduled) / r.seconds : 0;
@@ -54,7 +56,9 @@ Status Measure(sim::ClusterSimulation& s, size_t total, const std::function<void
 }
 
 sim::SimulationOptions Quiet(uint64_t seed) {
+  static const arbiter::SteadyClock wall;
   sim::SimulationOptions o;
+  o.wall_clock = &wall;
   o.seed = seed;
   o.record = false;
   o.max_cycles = 100'000'000;

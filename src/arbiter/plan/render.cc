@@ -104,6 +104,13 @@ Json PlanJson(const sim::PlanResult& r, bool explain) {
                       {"object", e.object}, {"message", e.message}});
   }
   j["events"] = std::move(events);
+  const auto& m = r.preemption_metrics;
+  Json buckets = Json::array();
+  for (int i = 0; i < sched::preemption::PreemptionMetrics::kVictimBuckets; ++i) {
+    buckets.push_back({{"le", 1 << i}, {"count", m.victims_buckets[i]}});
+  }
+  j["metrics"] = {{"scheduler_preemption_attempts_total", m.attempts},
+                  {"scheduler_preemption_victims", {{"count", m.preemptions}, {"sum", m.victims}, {"buckets", buckets}}}};
   j["startTime"] = FormatRfc3339(r.start);
   j["endTime"] = FormatRfc3339(r.end);
   if (explain) {

@@ -72,8 +72,9 @@ struct SimulationOptions {
   size_t max_cycles = 1'000'000;
   // Passed to DefaultPreemption (a test turns its resource-only fast path off).
   sched::preemption::DefaultPreemption::Options preemption;
-  // See sched::SchedulerOptions::reuse_verdicts.
+  // See sched::SchedulerOptions::reuse_verdicts and wall_clock.
   bool reuse_verdicts = true;
+  const Clock* wall_clock = nullptr;
 };
 
 class ClusterSimulation final : public sched::preemption::PreemptionActuator {

@@ -62,6 +62,8 @@ struct SchedulerOptions {
   // on a node that has not changed since, when every filter in play decides from the pod and
   // the node alone. Decisions are the same either way; off only to test that.
   bool reuse_verdicts = true;
+  // Real elapsed time for metrics (durations); decisions never read it. nullptr: none.
+  const Clock* wall_clock = nullptr;
 };
 
 class Scheduler final : public Handle {
@@ -84,6 +86,7 @@ class Scheduler final : public Handle {
   Rng& rng() override { return rng_; }
   bool explaining() const override { return options_.explain; }
   uint64_t pod_class() const override { return pod_class_; }
+  const Clock* wall_clock() const override { return options_.wall_clock; }
 
   state::ClusterCache& cache() { return cache_; }
   const state::ClusterCache& cache() const { return cache_; }

@@ -57,6 +57,8 @@ class Handle {
   // verdict from every filter on an unchanged node — or 0 when the cycle's verdicts may depend on
   // more than the node (see FilterPlugin::VerdictDependsOnlyOnNode) and must not be reused.
   virtual uint64_t pod_class() const { return 0; }
+  // A clock of real elapsed time for metrics only (never for decisions); nullptr when none.
+  virtual const Clock* wall_clock() const { return nullptr; }
 };
 
 class Plugin {

@@ -403,6 +403,18 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
 PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
                                                const NodeToStatus& filtered) {
   ++metrics_.attempts;
+  const Clock* wall = handle_->wall_clock();
+  const Timestamp started = wall != nullptr ? wall->Now() : 0;
+  struct Timer {  // records the evaluation time on every return path
+    const Clock* wall;
+    Timestamp started;
+    PreemptionMetrics* m;
+    ~Timer() {
+      if (wall == nullptr) return;
+      m->evaluation_seconds_sum += static_cast<double>(wall->Now() - started) / static_cast<double>(kSecond);
+      ++m->evaluation_seconds_count;
+    }
+  } timer{wall, started, &metrics_};
   const bool explain = handle_->explaining();
   PostFilterResult out;
   auto unschedulable = [](std::string msg) { return Status(Code::kUnschedulable, "preemption: " + std::move(msg)); };
@@ -500,8 +512,7 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
   // 5) Carry it out: evict, then clear lower-priority nominations to that node.
   std::vector<Eviction> evictions;
   for (size_t i = 0; i < chosen.victims.size(); ++i) evictions.push_back({chosen.victims[i], chosen.violates_pdb[i]});
-  metrics_.victims += evictions.size();
-  ++metrics_.preemptions;
+  metrics_.ObserveVictims(evictions.size());
   if (actuator_ != nullptr) {
     actuator_->Preempt(pod, node, evictions);
     std::vector<PodInfoPtr> lower;

@@ -49,10 +49,31 @@ struct Candidate {
   void Materialize();
 };
 
+// Preemption's counters, kept under kube-scheduler's metric names for the server to expose:
+//   scheduler_preemption_attempts_total  `attempts` (every PostFilter call);
+//   scheduler_preemption_victims         a histogram of victims per carried-out decision, with
+//                                        upstream's buckets 1, 2, 4, …, 64 (`victims_buckets[i]`
+//                                        counts decisions with at most 2^i victims);
+//   scheduler_framework_extension_point_duration_seconds{extension_point="PostFilter"}
+//                                        `evaluation_seconds_sum` / `_count`, measured only when a
+//                                        wall clock is injected (never in `plan`, whose output must
+//                                        not depend on timing).
 struct PreemptionMetrics {
-  uint64_t attempts = 0;       // preemption_attempts_total
-  uint64_t victims = 0;        // sum of preemption_victims
-  uint64_t preemptions = 0;    // decisions carried out
+  static constexpr int kVictimBuckets = 7;
+  uint64_t attempts = 0;
+  uint64_t preemptions = 0;  // decisions carried out (the histogram's count)
+  uint64_t victims = 0;      // the histogram's sum
+  uint64_t victims_buckets[kVictimBuckets] = {};
+  double evaluation_seconds_sum = 0;
+  uint64_t evaluation_seconds_count = 0;
+
+  void ObserveVictims(size_t n) {
+    ++preemptions;
+    victims += n;
+    for (int i = 0; i < kVictimBuckets; ++i) {
+      if (n <= (size_t{1} << i)) ++victims_buckets[i];
+    }
+  }
 };
 
 // True if `a` is more important than `b`: higher priority, then earlier start (a pod without
