@@ -126,6 +126,17 @@ TEST(Plan, JsonCountsPreemptionsUnderKubeSchedulerMetricNames) {
   EXPECT_EQ(m["scheduler_preemption_victims"]["buckets"][1]["count"], 1);  // le 2
 }
 
+TEST(Plan, PodsBeingDeletedAreNotScheduled) {
+  std::string yaml = arbiter::testing::Node("n1") + arbiter::testing::Pod("live") +
+                     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: leaving, deletionTimestamp: "
+                     "'2026-01-01T00:00:00Z'}\nspec:\n  containers:\n  - name: c\n";
+  auto r = arbiter::testing::Plan(yaml);
+  ASSERT_EQ(r.pods.size(), 2u);
+  EXPECT_TRUE(PodOf(r, "default/live").scheduled);
+  EXPECT_FALSE(PodOf(r, "default/leaving").scheduled);
+  EXPECT_NE(PodOf(r, "default/leaving").message.find("being deleted"), std::string::npos);
+}
+
 // Every shipped conformance example is valid input: it loads and admits, and the facts its
 // expected.json states (running pods' nodes and priorities, pending pods) hold.
 TEST(Plan, ConformanceExampleInputsLoadWithTheirStatedFacts) {

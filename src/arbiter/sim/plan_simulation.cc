@@ -41,7 +41,7 @@ StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const Plan
 
   // Running pods: their start time, else input order, is their start time.
   Timestamp input_order_time = start - static_cast<Timestamp>(objects.pods.size()) * kSecond;
-  std::vector<const model::Pod*> foreign;
+  std::vector<std::pair<const model::Pod*, std::string>> skipped;  // pods the scheduler leaves alone
   for (const auto& [pod, origin] : objects.pods) {
     input_order_time += kSecond;
     if (!pod.node_name.empty()) {
@@ -50,7 +50,11 @@ StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const Plan
       ARBITER_RETURN_IF_ERROR(sim.AddRunningPod(std::move(running)));
     } else if (pod.scheduler_name != config.scheduler_name) {
       // kube-scheduler ignores pods whose schedulerName matches none of its profiles.
-      foreign.push_back(&pod);
+      skipped.emplace_back(&pod, "not scheduled: spec.schedulerName \"" + pod.scheduler_name +
+                                     "\" is not a profile of this scheduler (\"" + config.scheduler_name + "\")");
+    } else if (pod.deletion_timestamp) {
+      // Nor does it schedule a pod that is being deleted (skipPodSchedule).
+      skipped.emplace_back(&pod, "not scheduled: the pod is being deleted (metadata.deletionTimestamp is set)");
     } else {
       // Pods joined the queue when they were created; those without a creation time, now.
       sim.AddPendingPod(pod, pod.creation_timestamp);
@@ -58,13 +62,12 @@ StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const Plan
   }
   ARBITER_RETURN_IF_ERROR(sim.RunUntilIdle());
   PlanResult result = std::move(sim.result());
-  for (const model::Pod* pod : foreign) {
+  for (const auto& [pod, why] : skipped) {
     PodPlan p;
     p.name = pod->Key();
     p.pod_group = pod->pod_group_name.empty() ? "" : pod->ns + "/" + pod->pod_group_name;
     p.priority = pod->priority;
-    p.message = "not scheduled: spec.schedulerName \"" + pod->scheduler_name +
-                "\" is not a profile of this scheduler (\"" + config.scheduler_name + "\")";
+    p.message = why;
     result.pods.push_back(std::move(p));
   }
   return result;
