@@ -140,11 +140,14 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
         Status(Code::kUnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) [NodeAffinity]");
   }
   const size_t want = NumFeasibleNodesToFind(nodes.size());
-  r.diagnosis.node_to_status.statuses.reserve(std::min(nodes.size(), want * 2));
+  // The statuses vector is recycled across cycles (see Recycle), so its capacity is reused.
+  r.diagnosis.node_to_status.statuses = std::move(status_scratch_);
+  r.diagnosis.node_to_status.statuses.clear();
   size_t processed = 0;
   std::string_view last_rejecting_plugin;  // most rejections in a row come from one plugin
-  for (size_t i = 0; i < nodes.size() && r.feasible.size() < want; ++i) {
-    const NodeInfo* n = nodes[(next_start_node_index_ + i) % nodes.size()];
+  size_t at = nodes.empty() ? 0 : next_start_node_index_ % nodes.size();
+  for (size_t i = 0; i < nodes.size() && r.feasible.size() < want; ++i, at = at + 1 == nodes.size() ? 0 : at + 1) {
+    const NodeInfo* n = nodes[at];
     ++processed;
     Status s = FilterNode(state, pod, *n, own_nomination);
     record(*n, s);
@@ -291,7 +294,12 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
     return out;
   }
   FindResult found = FindNodesThatFit(state, *pod, explain);
-  if (found.feasible.empty()) return fail(found.diagnosis, state, true);
+  if (found.feasible.empty()) {
+    fail(found.diagnosis, state, true);
+    status_scratch_ = std::move(found.diagnosis.node_to_status.statuses);
+    return out;
+  }
+  status_scratch_ = std::move(found.diagnosis.node_to_status.statuses);
 
   const NodeInfo* chosen = nullptr;
   if (found.feasible.size() == 1) {

@@ -139,6 +139,7 @@ class Scheduler final : public Handle {
   uint64_t pod_class_ = 0;  // this cycle's class, 0 = no reuse
   std::map<std::string, uint64_t> pod_classes_;
   std::vector<CachedVerdict> verdicts_;
+  std::vector<NodeStatus> status_scratch_;  // a cycle's per-node statuses, recycled
   uint64_t verdicts_structure_ = UINT64_MAX;
 };
 

@@ -2,6 +2,7 @@
 #include "arbiter/sched/preemption/default_preemption.h"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <tuple>
 
@@ -39,11 +40,11 @@ constexpr int64_t kPriorityOffset = int64_t{std::numeric_limits<int32_t>::max()}
 
 // Keeps the candidates with the best value of `key` (lower is better).
 template <typename Key>
-std::vector<size_t> KeepBest(const std::vector<Candidate>& c, const std::vector<size_t>& in, Key key) {
+std::vector<size_t> KeepBest(const std::vector<const Candidate*>& c, const std::vector<size_t>& in, Key key) {
   std::vector<size_t> out;
-  auto best = key(c[in[0]]);
+  auto best = key(*c[in[0]]);
   for (size_t i : in) {
-    auto k = key(c[i]);
+    auto k = key(*c[i]);
     if (k < best) {
       best = k;
       out.clear();
@@ -90,34 +91,35 @@ void ComputeKeys(Candidate& c, Timestamp now) {
 }  // namespace
 
 std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<Candidate>& candidates, Timestamp now) {
-  if (candidates.size() == 1) return {0, "the only candidate"};
   // Candidates built by hand (tests, other engines) may carry victims without keys.
-  std::vector<Candidate> keyed;
-  const std::vector<Candidate>* c = &candidates;
-  if (std::any_of(candidates.begin(), candidates.end(),
-                  [](const Candidate& x) { return x.victim_count == 0 && !x.victims.empty(); })) {
-    keyed = candidates;
-    for (auto& x : keyed) {
-      if (x.victim_count == 0 && !x.victims.empty()) ComputeKeys(x, now);
-    }
-    c = &keyed;
+  std::vector<Candidate> keyed = candidates;
+  for (auto& x : keyed) {
+    if (x.victim_count == 0 && !x.victims.empty()) ComputeKeys(x, now);
   }
-  std::vector<size_t> left(c->size());
-  for (size_t i = 0; i < c->size(); ++i) left[i] = i;
+  std::vector<const Candidate*> ptrs;
+  for (const auto& x : keyed) ptrs.push_back(&x);
+  return PickOneNodeForPreemption(ptrs, now);
+}
+
+std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<const Candidate*>& candidates, Timestamp) {
+  if (candidates.size() == 1) return {0, "the only candidate"};
+  const auto& c = candidates;
+  std::vector<size_t> left(c.size());
+  for (size_t i = 0; i < c.size(); ++i) left[i] = i;
   // 1) Fewest PDB violations.
-  left = KeepBest(*c, left, [](const Candidate& x) { return x.num_pdb_violations; });
+  left = KeepBest(c, left, [](const Candidate& x) { return x.num_pdb_violations; });
   if (left.size() == 1) return {left[0], "fewest PDB violations"};
   // 2) Lowest priority of the most important victim.
-  left = KeepBest(*c, left, [](const Candidate& x) { return x.top_priority; });
+  left = KeepBest(c, left, [](const Candidate& x) { return x.top_priority; });
   if (left.size() == 1) return {left[0], "lowest priority among the most important victims"};
   // 3) Smallest sum of (priority + 2^31): one more victim always costs more.
-  left = KeepBest(*c, left, [](const Candidate& x) { return x.priority_sum; });
+  left = KeepBest(c, left, [](const Candidate& x) { return x.priority_sum; });
   if (left.size() == 1) return {left[0], "smallest sum of victim priorities"};
   // 4) Fewest victims.
-  left = KeepBest(*c, left, [](const Candidate& x) { return x.victim_count; });
+  left = KeepBest(c, left, [](const Candidate& x) { return x.victim_count; });
   if (left.size() == 1) return {left[0], "fewest victims"};
   // 5) Latest earliest start time among the highest-priority victims (the youngest).
-  left = KeepBest(*c, left, [](const Candidate& x) { return -x.earliest_top_start; });
+  left = KeepBest(c, left, [](const Candidate& x) { return -x.earliest_top_start; });
   if (left.size() == 1) return {left[0], "latest start among the highest-priority victims"};
   // 6) The first in scan order.
   return {left[0], "first in scan order among exact ties"};
@@ -441,7 +443,9 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
   }
   Diagnosis diagnosis;
   diagnosis.node_to_status.absent = Status(Code::kUnschedulableAndUnresolvable, FixedNotHelpful());
-  std::vector<Candidate> candidates;
+  // Candidates by pointer: into the dry-run cache, or into `fresh` for dry runs made now.
+  std::deque<Candidate> fresh;
+  std::vector<const Candidate*> candidates;
   if (!potential.empty()) {
     // 3) Sampling from a seeded random offset.
     const size_t want = NumCandidates(potential.size());
@@ -451,8 +455,8 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
                               " candidate(s) from offset " + std::to_string(offset));
     const std::vector<PdbView> pdbs = actuator_ != nullptr ? actuator_->Pdbs() : std::vector<PdbView>{};
     fast_path_ = PlanFastPath(state);
-    std::vector<Candidate> violating;
-    std::vector<Candidate> non_violating;
+    std::vector<const Candidate*> violating;
+    std::vector<const Candidate*> non_violating;
     // Dry runs are reused for an equivalent pod on an unchanged node when nothing else can
     // change their result (the pod's own nominated node excepted: there it does not count).
     const uint64_t pod_class = fast_path_.applies && pdbs.empty() ? handle_->pod_class() : 0;
@@ -464,7 +468,7 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
     }
     for (size_t i = 0; i < potential.size(); ++i) {
       const NodeInfo& node = *potential[(offset + i) % potential.size()];
-      std::optional<Candidate> candidate;
+      const Candidate* candidate = nullptr;
       Status status;
       if (pod_class != 0 && &node != own_nomination) {
         CachedDryRun& e = dry_runs_[snap.IndexOf(&node)];
@@ -472,14 +476,16 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
           auto r = SelectVictimsOnNode(state, pod, node, pdbs);
           e = {node.generation(), pod_class, now, std::move(r.first), std::move(r.second)};
         }
-        candidate = e.candidate;
+        if (e.candidate) candidate = &*e.candidate;
         status = e.status;
       } else {
-        std::tie(candidate, status) = SelectVictimsOnNode(state, pod, node, pdbs);
+        auto r = SelectVictimsOnNode(state, pod, node, pdbs);
+        if (r.first) candidate = &fresh.emplace_back(std::move(*r.first));
+        status = std::move(r.second);
       }
-      if (candidate) {
+      if (candidate != nullptr) {
         auto& list = candidate->num_pdb_violations == 0 ? non_violating : violating;
-        if (list.size() < want) list.push_back(std::move(*candidate));
+        if (list.size() < want) list.push_back(candidate);
       } else {
         if (explain) out.explanation.push_back("node " + node.name() + ": " + status.Message());
         diagnosis.node_to_status.statuses.push_back({node.name(), &node, std::move(status)});
@@ -487,7 +493,7 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
       if (!non_violating.empty() && non_violating.size() + violating.size() >= want) break;
     }
     candidates = std::move(non_violating);
-    for (auto& c : violating) candidates.push_back(std::move(c));
+    candidates.insert(candidates.end(), violating.begin(), violating.end());
   }
   if (candidates.empty()) {
     // No node can help: the nomination is cleared.
@@ -497,15 +503,16 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
     return out;
   }
   if (explain) {
-    for (auto& c : candidates) {
-      c.Materialize();
-      out.explanation.push_back(Describe(c));
+    for (const Candidate* c : candidates) {
+      Candidate shown = *c;
+      shown.Materialize();
+      out.explanation.push_back(Describe(shown));
     }
   }
   // 4) Choose.
   const Timestamp now = handle_->clock().Now();
   auto [best, rule] = PickOneNodeForPreemption(candidates, now);
-  Candidate& chosen = candidates[best];
+  Candidate chosen = *candidates[best];
   chosen.Materialize();
   const std::string node = chosen.node->name();
   if (explain) out.explanation.push_back("preemption: chose " + node + " (" + rule + ")");

@@ -82,6 +82,8 @@ bool MoreImportantPod(const model::Pod& a, const model::Pod& b, Timestamp now);
 
 // The choice of §7 among `candidates` (non-empty). Returns the index and the deciding rule.
 std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<Candidate>& candidates, Timestamp now);
+// The same over candidates held elsewhere; REQUIRES: their keys are set.
+std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<const Candidate*>& candidates, Timestamp now);
 
 class DefaultPreemption final : public PostFilterPlugin {
  public:
