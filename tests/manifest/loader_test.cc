@@ -325,7 +325,10 @@ TEST(LoaderTest, ReadsPodPriorityTimestampsPortsAndStatus) {
       "    - {containerPort: 9090}\n"
       "status:\n"
       "  startTime: \"2024-01-02T05:04:05+02:00\"\n"
-      "  nominatedNodeName: \"\"\n");
+      "  nominatedNodeName: \"\"\n"
+      "---\n"
+      "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: trainers}\n"
+      "spec: {schedulingPolicy: {basic: {}}}\n");
   constexpr int64_t k20240102T030405 = 1704164645LL * kSecond;
   ASSERT_TRUE(pod.labels.Has("tier"));
   EXPECT_EQ(*pod.labels.Find("tier"), "");
@@ -585,21 +588,199 @@ TEST(LoaderTest, ReadsPdbAndNamespace) {
   EXPECT_EQ(o.pdbs[0].origin.ToString(), "test.yaml: document 2: PodDisruptionBudget shop/web");
 }
 
-TEST(LoaderTest, ReadsWorkloadGroups) {
+TEST(LoaderTest, ReadsPodGroupsAsTheWapExamplesWriteThem) {
   ClusterObjects o = LoadOk(
-      "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: train, namespace: ml}\n"
-      "spec: {}\n"
+      "apiVersion: scheduling.k8s.io/v1beta1\n"
+      "kind: PodGroup\n"
+      "metadata:\n"
+      "  name: solvers\n"
+      "  namespace: sim\n"
+      "spec:\n"
+      "  schedulingPolicy:\n"
+      "    gang:\n"
+      "      minCount: 5\n"
+      "  disruptionMode:\n"
+      "    all: {}\n"
+      "  priorityClassName: batch-high\n"
+      "  priority: 700\n"
+      "  preemptionPolicy: Never\n"
       "---\n"
-      "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: trainers, namespace: ml}\n"
+      "apiVersion: scheduling.k8s.io/v1beta1\n"
+      "kind: PodGroup\n"
+      "metadata: {name: loaders}\n"
+      "spec:\n"
+      "  schedulingPolicy: {basic: {}}\n"
       "---\n"
-      "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\nmetadata: {name: job}\n");
-  ASSERT_EQ(o.groups.size(), 3u);
-  EXPECT_EQ(o.groups[0].object.kind, "Workload");
-  EXPECT_EQ(o.groups[1].object.kind, "PodGroup");
-  EXPECT_EQ(o.groups[1].object.ns, "ml");
-  EXPECT_EQ(o.groups[1].object.name, "trainers");
-  EXPECT_EQ(o.groups[2].object.ns, "default");
-  EXPECT_EQ(o.groups[2].origin.ToString(), "test.yaml: document 3: CompositePodGroup default/job");
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: s-0, namespace: sim}\n"
+      "spec:\n"
+      "  schedulingGroup: {podGroupName: solvers}\n"
+      "  containers: [{name: c}]\n");
+  ASSERT_EQ(o.pod_groups.size(), 2u);
+  const model::PodGroup& g = o.pod_groups[0].object;
+  EXPECT_EQ(g.Key(), "sim/solvers");
+  EXPECT_EQ(g.policy, model::GroupPolicy::kGang);
+  EXPECT_EQ(g.min_count, 5);
+  EXPECT_EQ(g.disruption_mode, model::DisruptionMode::kAll);
+  EXPECT_EQ(g.priority.priority_class_name, "batch-high");
+  EXPECT_EQ(g.priority.spec_priority, 700);
+  EXPECT_EQ(g.priority.spec_preemption_policy, model::PreemptionPolicy::kNever);
+  EXPECT_FALSE(g.workload_ref.has_value());
+  EXPECT_TRUE(g.parent.empty());
+  EXPECT_EQ(o.pod_groups[0].origin.ToString(), "test.yaml: document 1: PodGroup sim/solvers");
+
+  // Defaults: single disruption, no priority fields, the default namespace.
+  const model::PodGroup& b = o.pod_groups[1].object;
+  EXPECT_EQ(b.Key(), "default/loaders");
+  EXPECT_EQ(b.policy, model::GroupPolicy::kBasic);
+  EXPECT_EQ(b.min_count, 0);
+  EXPECT_EQ(b.disruption_mode, model::DisruptionMode::kSingle);
+  EXPECT_TRUE(b.priority.priority_class_name.empty());
+  EXPECT_FALSE(b.priority.spec_priority.has_value());
+  EXPECT_FALSE(b.priority.spec_preemption_policy.has_value());
+
+  ASSERT_EQ(o.pods.size(), 1u);
+  EXPECT_EQ(o.pods[0].object.pod_group_name, "solvers");
+}
+
+TEST(LoaderTest, ReadsWorkloadTemplatesAndTheCompositeHierarchy) {
+  ClusterObjects o = LoadOk(
+      "apiVersion: scheduling.k8s.io/v1beta1\n"
+      "kind: Workload\n"
+      "metadata: {name: sweep, namespace: lab}\n"
+      "spec:\n"
+      "  controllerRef: {apiGroup: batch, kind: Job, name: sweep}\n"
+      "  podGroupTemplates:\n"
+      "  - name: actor\n"
+      "    schedulingPolicy: {gang: {minCount: 3}}\n"
+      "    disruptionMode: {all: {}}\n"
+      "    priorityClassName: lab-high\n"
+      "  - name: learner\n"
+      "    schedulingPolicy: {basic: {}}\n"
+      "    preemptionPolicy: PreemptLowerPriority\n"
+      "---\n"
+      "apiVersion: scheduling.k8s.io/v1beta1\n"
+      "kind: Workload\n"
+      "metadata: {name: tiers, namespace: lab}\n"
+      "spec:\n"
+      "  compositePodGroupTemplates:\n"
+      "  - name: top\n"
+      "    schedulingPolicy: {gang: {minGroupCount: 2}}\n"
+      "    disruptionMode: {all: {}}\n"
+      "    compositePodGroupTemplates:\n"
+      "    - name: mid\n"
+      "      schedulingPolicy: {basic: {}}\n"
+      "      podGroupTemplates:\n"
+      "      - name: leaf\n"
+      "        schedulingPolicy: {gang: {minCount: 2}}\n"
+      "---\n"
+      "apiVersion: scheduling.k8s.io/v1alpha3\n"
+      "kind: CompositePodGroup\n"
+      "metadata: {name: tiers-top, namespace: lab}\n"
+      "spec:\n"
+      "  workloadRef: {workloadName: tiers, templateName: top}\n"
+      "  schedulingPolicy: {gang: {minGroupCount: 2}}\n"
+      "  disruptionMode: {all: {}}\n"
+      "  priorityClassName: lab-high\n"
+      "---\n"
+      "apiVersion: scheduling.k8s.io/v1alpha3\n"
+      "kind: CompositePodGroup\n"
+      "metadata: {name: tiers-mid, namespace: lab}\n"
+      "spec:\n"
+      "  workloadRef: {workloadName: tiers, templateName: mid}\n"
+      "  parentCompositePodGroupName: tiers-top\n"
+      "  schedulingPolicy: {basic: {}}\n"
+      "---\n"
+      "apiVersion: scheduling.k8s.io/v1beta1\n"
+      "kind: PodGroup\n"
+      "metadata: {name: tiers-leaf, namespace: lab}\n"
+      "spec:\n"
+      "  workloadRef: {workloadName: tiers, templateName: leaf}\n"
+      "  parentCompositePodGroupName: tiers-mid\n"
+      "  schedulingPolicy: {gang: {minCount: 2}}\n");
+  ASSERT_EQ(o.workloads.size(), 2u);
+  const model::Workload& w = o.workloads[0].object;
+  EXPECT_EQ(w.Key(), "lab/sweep");
+  ASSERT_TRUE(w.controller_ref.has_value());
+  EXPECT_EQ(w.controller_ref->api_group, "batch");
+  EXPECT_EQ(w.controller_ref->kind, "Job");
+  EXPECT_EQ(w.controller_ref->name, "sweep");
+  ASSERT_EQ(w.pod_group_templates.size(), 2u);
+  EXPECT_TRUE(w.composite_pod_group_templates.empty());
+  EXPECT_EQ(w.pod_group_templates[0].name, "actor");
+  EXPECT_EQ(w.pod_group_templates[0].policy, model::GroupPolicy::kGang);
+  EXPECT_EQ(w.pod_group_templates[0].min_count, 3);
+  EXPECT_EQ(w.pod_group_templates[0].disruption_mode, model::DisruptionMode::kAll);
+  EXPECT_EQ(w.pod_group_templates[0].priority.priority_class_name, "lab-high");
+  EXPECT_EQ(w.pod_group_templates[1].policy, model::GroupPolicy::kBasic);
+  EXPECT_EQ(w.pod_group_templates[1].disruption_mode, model::DisruptionMode::kSingle);
+  EXPECT_EQ(w.pod_group_templates[1].priority.spec_preemption_policy,
+            model::PreemptionPolicy::kPreemptLowerPriority);
+
+  const model::Workload& t = o.workloads[1].object;
+  EXPECT_TRUE(t.pod_group_templates.empty());
+  ASSERT_EQ(t.composite_pod_group_templates.size(), 1u);
+  const model::CompositePodGroupTemplate& top = t.composite_pod_group_templates[0];
+  EXPECT_EQ(top.name, "top");
+  EXPECT_EQ(top.min_group_count, 2);
+  EXPECT_EQ(top.disruption_mode, model::DisruptionMode::kAll);
+  ASSERT_EQ(top.composite_pod_group_templates.size(), 1u);
+  const model::CompositePodGroupTemplate& mid = top.composite_pod_group_templates[0];
+  EXPECT_EQ(mid.policy, model::GroupPolicy::kBasic);
+  ASSERT_EQ(mid.pod_group_templates.size(), 1u);
+  EXPECT_EQ(mid.pod_group_templates[0].name, "leaf");
+  EXPECT_EQ(mid.pod_group_templates[0].min_count, 2);
+
+  ASSERT_EQ(o.composite_pod_groups.size(), 2u);
+  const model::CompositePodGroup& c = o.composite_pod_groups[0].object;
+  EXPECT_EQ(c.Key(), "lab/tiers-top");
+  EXPECT_EQ(c.workload_ref.workload_name, "tiers");
+  EXPECT_EQ(c.workload_ref.template_name, "top");
+  EXPECT_TRUE(c.parent.empty());
+  EXPECT_EQ(c.policy, model::GroupPolicy::kGang);
+  EXPECT_EQ(c.min_group_count, 2);
+  EXPECT_EQ(c.disruption_mode, model::DisruptionMode::kAll);
+  EXPECT_EQ(c.priority.priority_class_name, "lab-high");
+  EXPECT_EQ(o.composite_pod_groups[1].object.parent, "tiers-top");
+  EXPECT_EQ(o.composite_pod_groups[1].origin.ToString(),
+            "test.yaml: document 4: CompositePodGroup lab/tiers-mid");
+
+  ASSERT_EQ(o.pod_groups.size(), 1u);
+  const model::PodGroup& leaf = o.pod_groups[0].object;
+  EXPECT_EQ(leaf.parent, "tiers-mid");
+  ASSERT_TRUE(leaf.workload_ref.has_value());
+  EXPECT_EQ(leaf.workload_ref->template_name, "leaf");
+}
+
+TEST(LoaderTest, GroupErrorsNameTheFieldAndTheChain) {
+  const std::string cpg =
+      "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\n";
+  auto composite = [&](const std::string& name, const std::string& parent) {
+    return "---\n" + cpg + "metadata: {name: " + name + "}\nspec:\n"
+           "  workloadRef: {workloadName: w, templateName: t}\n"
+           "  schedulingPolicy: {basic: {}}\n" +
+           (parent.empty() ? "" : "  parentCompositePodGroupName: " + parent + "\n");
+  };
+  EXPECT_EQ(Errors({{"c.yaml", composite("a", "b") + composite("b", "a")}}),
+            std::vector<std::string>{
+                "c.yaml: document 1: CompositePodGroup default/a: "
+                "spec.parentCompositePodGroupName: the parent links form a cycle: "
+                "default/a -> default/b -> default/a"});
+  EXPECT_EQ(Errors({{"d.yaml", composite("l1", "") + composite("l2", "l1") + composite("l3", "l2") +
+                                   composite("l4", "l3") + composite("l5", "l4") +
+                                   composite("l6", "l5")}}),
+            std::vector<std::string>{
+                "d.yaml: document 5: CompositePodGroup default/l5: "
+                "spec.parentCompositePodGroupName: the hierarchy has 5 levels, more than the 4 "
+                "allowed: default/l5 -> default/l4 -> default/l3 -> default/l2 -> default/l1"});
+  EXPECT_EQ(Errors({{"m.yaml", composite("orphan", "gone")}}),
+            std::vector<std::string>{
+                "m.yaml: document 1: CompositePodGroup default/orphan: "
+                "spec.parentCompositePodGroupName: CompositePodGroup \"default/gone\" is not in "
+                "the input"});
+  EXPECT_EQ(Errors({{"g.yaml", "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\n"
+                               "metadata: {name: pg}\nspec:\n  schedulingPolicy: {gang: {minCount: 0}}\n"}}),
+            std::vector<std::string>{"g.yaml: document 1: PodGroup default/pg: "
+                                     "spec.schedulingPolicy.gang.minCount: must be at least 1, not 0"});
 }
 
 TEST(LoaderTest, JsonNumbersKeepTheTextTheUserWrote) {

@@ -308,7 +308,9 @@ class ObjectDecoder {
   void DecodePriorityClass(const YAML::Node& root, Origin origin);
   void DecodePdb(const YAML::Node& root, Origin origin);
   void DecodeNamespace(const YAML::Node& root, Origin origin);
-  void DecodeGroup(const YAML::Node& root, Origin origin);
+  void DecodeWorkload(const YAML::Node& root, Origin origin);
+  void DecodePodGroup(const YAML::Node& root, Origin origin);
+  void DecodeCompositePodGroup(const YAML::Node& root, Origin origin);
   void DecodeConfig(const YAML::Node& root, Origin origin);
 
   model::Resources DecodeResourceList(const YAML::Node& n, const std::string& path);
@@ -327,6 +329,28 @@ class ObjectDecoder {
   std::optional<model::IntOrPercent> DecodeIntOrPercent(const YAML::Node& n,
                                                         const std::string& path);
   void CheckLabels(const model::LabelMap& labels, const std::string& path);
+  // Parts of the Workload API objects. `prefix` is the path of the object holding the field,
+  // ending in a dot ("spec." or "spec.podGroupTemplates[0].").
+  struct GroupPolicyValue {
+    model::GroupPolicy policy = model::GroupPolicy::kBasic;
+    int32_t count = 0;
+  };
+  GroupPolicyValue DecodeGroupPolicy(const YAML::Node& parent, const std::string& prefix,
+                                     std::string_view count_field);
+  model::DisruptionMode DecodeDisruptionMode(const YAML::Node& parent, const std::string& prefix);
+  model::GroupPriority DecodeGroupPriority(const YAML::Node& parent, const std::string& prefix);
+  std::optional<model::WorkloadReference> DecodeWorkloadRef(const YAML::Node& parent,
+                                                            const std::string& prefix);
+  std::string DecodeParentName(const YAML::Node& parent, const std::string& prefix);
+  // A template's name: a DNS label, unique across the Workload's whole template tree.
+  std::string DecodeTemplateName(const YAML::Node& t, const std::string& prefix,
+                                 std::map<std::string, std::string>& names);
+  std::vector<model::PodGroupTemplate> DecodePodGroupTemplates(
+      const YAML::Node& parent, const std::string& prefix, int depth,
+      std::map<std::string, std::string>& names);
+  std::vector<model::CompositePodGroupTemplate> DecodeCompositeTemplates(
+      const YAML::Node& parent, const std::string& prefix, int depth,
+      std::map<std::string, std::string>& names);
 
   ClusterObjects& out_;
   Decoder d_;
@@ -897,8 +921,15 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
     }
     YAML::Node sg = D::Child(spec, "schedulingGroup");
     if (D::Present(sg) && d_.ExpectMap(sg, "spec.schedulingGroup")) {
-      pod.pod_group_name = d_.String(D::Child(sg, "podGroupName"), "spec.schedulingGroup.podGroupName")
-                               .value_or("");
+      const std::string gp = "spec.schedulingGroup.podGroupName";
+      auto group = d_.String(D::Child(sg, "podGroupName"), gp);
+      if (!group || group->empty()) {
+        if (!D::Present(D::Child(sg, "podGroupName")) || group) d_.Error(gp, "is required");
+      } else if (std::string err = ValidateDnsSubdomain(*group); !err.empty()) {
+        d_.Error(gp, "invalid name \"" + *group + "\": " + err);
+      } else {
+        pod.pod_group_name = *group;
+      }
     }
   }
   YAML::Node status = D::Child(root, "status");
@@ -1011,10 +1042,339 @@ void ObjectDecoder::DecodeNamespace(const YAML::Node& root, Origin origin) {
   out_.namespaces.push_back({model::Namespace{m.name, m.labels}, std::move(origin)});
 }
 
-void ObjectDecoder::DecodeGroup(const YAML::Node& root, Origin origin) {
+ObjectDecoder::GroupPolicyValue ObjectDecoder::DecodeGroupPolicy(const YAML::Node& parent,
+                                                                 const std::string& prefix,
+                                                                 std::string_view count_field) {
+  GroupPolicyValue v;
+  const std::string path = prefix + "schedulingPolicy";
+  const std::string want = "(want basic: {} or gang: {" + std::string(count_field) + ": N})";
+  YAML::Node n = D::Child(parent, "schedulingPolicy");
+  if (!D::Present(n)) {
+    d_.Error(path, "is required " + want);
+    return v;
+  }
+  if (!d_.ExpectMap(n, path)) return v;
+  const size_t errors_before = d_.error_count();
+  bool basic = false;
+  bool gang = false;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+    if (key == "basic") {
+      basic = d_.ExpectMap(it->second, path + ".basic");
+    } else if (key == "gang") {
+      gang = true;
+    } else {
+      d_.Error(path, "unknown scheduling policy \"" + key + "\" " + want);
+    }
+  }
+  if (basic && gang) {
+    d_.Error(path, "sets both basic and gang; exactly one may be set");
+    return v;
+  }
+  if (gang) {
+    const std::string gp = path + ".gang";
+    YAML::Node g = D::Child(n, "gang");
+    if (!D::Present(g)) {
+      d_.Error(gp + "." + std::string(count_field), "is required");
+      return v;
+    }
+    if (!d_.ExpectMap(g, gp)) return v;
+    const std::string cp = gp + "." + std::string(count_field);
+    YAML::Node c = D::Child(g, count_field);
+    if (!D::Present(c)) {
+      d_.Error(cp, "is required");
+    } else if (auto count = d_.Int(c, cp, kInt32Min, kInt32Max)) {
+      if (*count < 1) {
+        d_.Error(cp, "must be at least 1, not " + std::to_string(*count));
+      } else {
+        v.policy = model::GroupPolicy::kGang;
+        v.count = static_cast<int32_t>(*count);
+      }
+    }
+  } else if (!basic && d_.error_count() == errors_before) {
+    d_.Error(path, "must set one of basic or gang " + want);
+  }
+  return v;
+}
+
+model::DisruptionMode ObjectDecoder::DecodeDisruptionMode(const YAML::Node& parent,
+                                                          const std::string& prefix) {
+  const std::string path = prefix + "disruptionMode";
+  YAML::Node n = D::Child(parent, "disruptionMode");
+  if (!D::Present(n)) return model::DisruptionMode::kSingle;  // the API default
+  if (n.IsScalar()) {
+    // v1alpha2 wrote the mode as a string ("Pod" or "PodGroup").
+    d_.Error(path, "must be an object, {single: {}} or {all: {}}, not the string \"" + n.Scalar() +
+                       "\" (the v1alpha2 form)");
+    return model::DisruptionMode::kSingle;
+  }
+  if (!d_.ExpectMap(n, path)) return model::DisruptionMode::kSingle;
+  std::vector<model::DisruptionMode> modes;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+    if (key == "single" || key == "all") {
+      if (!D::Present(it->second)) {
+        d_.Error(path + "." + key, "must be an object ({})");
+        continue;
+      }
+      if (!d_.ExpectMap(it->second, path + "." + key)) continue;
+      modes.push_back(key == "all" ? model::DisruptionMode::kAll : model::DisruptionMode::kSingle);
+    } else {
+      d_.Error(path, "unknown disruption mode \"" + key + "\" (want single: {} or all: {})");
+      return model::DisruptionMode::kSingle;
+    }
+  }
+  if (modes.size() > 1) {
+    d_.Error(path, "sets both single and all; exactly one may be set");
+  } else if (modes.empty() && n.size() == 0) {
+    d_.Error(path, "must set one of single: {} or all: {}");
+  } else if (modes.size() == 1) {
+    return modes[0];
+  }
+  return model::DisruptionMode::kSingle;
+}
+
+model::GroupPriority ObjectDecoder::DecodeGroupPriority(const YAML::Node& parent,
+                                                        const std::string& prefix) {
+  model::GroupPriority p;
+  const std::string pcp = prefix + "priorityClassName";
+  p.priority_class_name = d_.String(D::Child(parent, "priorityClassName"), pcp).value_or("");
+  if (!p.priority_class_name.empty()) {
+    if (std::string err = ValidateDnsSubdomain(p.priority_class_name); !err.empty()) {
+      d_.Error(pcp, "invalid priority class name \"" + p.priority_class_name + "\": " + err);
+    }
+  }
+  if (auto v = d_.Int(D::Child(parent, "priority"), prefix + "priority", kInt32Min, kInt32Max)) {
+    p.spec_priority = static_cast<int32_t>(*v);
+  }
+  const std::string ppp = prefix + "preemptionPolicy";
+  if (auto pp = d_.String(D::Child(parent, "preemptionPolicy"), ppp)) {
+    if (*pp == "Never") {
+      p.spec_preemption_policy = model::PreemptionPolicy::kNever;
+    } else if (*pp == "PreemptLowerPriority") {
+      p.spec_preemption_policy = model::PreemptionPolicy::kPreemptLowerPriority;
+    } else {
+      d_.Error(ppp, "unsupported value \"" + *pp + "\" (want PreemptLowerPriority or Never)");
+    }
+  }
+  return p;
+}
+
+std::optional<model::WorkloadReference> ObjectDecoder::DecodeWorkloadRef(const YAML::Node& parent,
+                                                                         const std::string& prefix) {
+  const std::string path = prefix + "workloadRef";
+  YAML::Node n = D::Child(parent, "workloadRef");
+  if (!D::Present(n) || !d_.ExpectMap(n, path)) return std::nullopt;
+  model::WorkloadReference ref;
+  bool ok = true;
+  auto name = [&](std::string_view field, bool label, std::string& out) {
+    const std::string fp = path + "." + std::string(field);
+    auto v = d_.String(D::Child(n, field), fp);
+    if (!v || v->empty()) {
+      if (!D::Present(D::Child(n, field)) || v) d_.Error(fp, "is required");
+      ok = false;
+      return;
+    }
+    if (std::string err = label ? ValidateDnsLabel(*v) : ValidateDnsSubdomain(*v); !err.empty()) {
+      d_.Error(fp, "invalid name \"" + *v + "\": " + err);
+      ok = false;
+      return;
+    }
+    out = *v;
+  };
+  name("workloadName", false, ref.workload_name);
+  name("templateName", true, ref.template_name);
+  if (!ok) return std::nullopt;
+  return ref;
+}
+
+std::string ObjectDecoder::DecodeParentName(const YAML::Node& parent, const std::string& prefix) {
+  const std::string path = prefix + "parentCompositePodGroupName";
+  auto v = d_.String(D::Child(parent, "parentCompositePodGroupName"), path);
+  if (!v) return "";
+  if (std::string err = ValidateDnsSubdomain(*v); !err.empty()) {
+    d_.Error(path, "invalid name \"" + *v + "\": " + err);
+    return "";
+  }
+  return *v;
+}
+
+std::string ObjectDecoder::DecodeTemplateName(const YAML::Node& t, const std::string& prefix,
+                                              std::map<std::string, std::string>& names) {
+  const std::string path = prefix + "name";
+  auto v = d_.String(D::Child(t, "name"), path);
+  if (!v || v->empty()) {
+    if (!D::Present(D::Child(t, "name")) || v) d_.Error(path, "is required");
+    return "";
+  }
+  if (std::string err = ValidateDnsLabel(*v); !err.empty()) {
+    d_.Error(path, "invalid template name \"" + *v + "\": " + err);
+    return *v;
+  }
+  if (auto [it, inserted] = names.emplace(*v, path); !inserted) {
+    d_.Error(path, "duplicate template name \"" + *v + "\" (also used at " + it->second +
+                       "); names must be unique across the Workload");
+  }
+  return *v;
+}
+
+std::vector<model::PodGroupTemplate> ObjectDecoder::DecodePodGroupTemplates(
+    const YAML::Node& parent, const std::string& prefix, int depth,
+    std::map<std::string, std::string>& names) {
+  std::vector<model::PodGroupTemplate> out;
+  const std::string path = prefix + "podGroupTemplates";
+  YAML::Node list = D::Child(parent, "podGroupTemplates");
+  if (!D::Present(list) || !d_.ExpectSeq(list, path)) return out;
+  if (list.size() > model::kMaxTemplatesPerList) {
+    d_.Error(path, "has " + std::to_string(list.size()) + " templates; at most " +
+                       std::to_string(model::kMaxTemplatesPerList) + " are allowed");
+  }
+  if (depth > model::kMaxGroupHierarchyDepth && list.size() > 0) {
+    d_.Error(path, "templates nest " + std::to_string(depth) + " levels deep; at most " +
+                       std::to_string(model::kMaxGroupHierarchyDepth) + " are allowed");
+    return out;
+  }
+  size_t i = 0;
+  for (const auto& t : list) {
+    const std::string p = Idx(path, i++) + ".";
+    if (!d_.ExpectMap(t, p.substr(0, p.size() - 1))) continue;
+    model::PodGroupTemplate tmpl;
+    tmpl.name = DecodeTemplateName(t, p, names);
+    GroupPolicyValue pol = DecodeGroupPolicy(t, p, "minCount");
+    tmpl.policy = pol.policy;
+    tmpl.min_count = pol.count;
+    tmpl.disruption_mode = DecodeDisruptionMode(t, p);
+    tmpl.priority = DecodeGroupPriority(t, p);
+    out.push_back(std::move(tmpl));
+  }
+  return out;
+}
+
+std::vector<model::CompositePodGroupTemplate> ObjectDecoder::DecodeCompositeTemplates(
+    const YAML::Node& parent, const std::string& prefix, int depth,
+    std::map<std::string, std::string>& names) {
+  std::vector<model::CompositePodGroupTemplate> out;
+  const std::string path = prefix + "compositePodGroupTemplates";
+  YAML::Node list = D::Child(parent, "compositePodGroupTemplates");
+  if (!D::Present(list) || !d_.ExpectSeq(list, path)) return out;
+  if (list.size() > model::kMaxTemplatesPerList) {
+    d_.Error(path, "has " + std::to_string(list.size()) + " templates; at most " +
+                       std::to_string(model::kMaxTemplatesPerList) + " are allowed");
+  }
+  // A composite template always has children, so it may sit at most one level above the last.
+  if (depth >= model::kMaxGroupHierarchyDepth && list.size() > 0) {
+    d_.Error(path, "templates nest more than " + std::to_string(model::kMaxGroupHierarchyDepth) +
+                       " levels deep (composite templates at level " + std::to_string(depth) +
+                       " leave no room for their children)");
+    return out;
+  }
+  size_t i = 0;
+  for (const auto& t : list) {
+    const std::string p = Idx(path, i++) + ".";
+    if (!d_.ExpectMap(t, p.substr(0, p.size() - 1))) continue;
+    model::CompositePodGroupTemplate tmpl;
+    tmpl.name = DecodeTemplateName(t, p, names);
+    GroupPolicyValue pol = DecodeGroupPolicy(t, p, "minGroupCount");
+    tmpl.policy = pol.policy;
+    tmpl.min_group_count = pol.count;
+    tmpl.disruption_mode = DecodeDisruptionMode(t, p);
+    tmpl.priority = DecodeGroupPriority(t, p);
+    tmpl.pod_group_templates = DecodePodGroupTemplates(t, p, depth + 1, names);
+    tmpl.composite_pod_group_templates = DecodeCompositeTemplates(t, p, depth + 1, names);
+    if (!D::Present(D::Child(t, "podGroupTemplates")) &&
+        !D::Present(D::Child(t, "compositePodGroupTemplates"))) {
+      d_.Error(p + "podGroupTemplates",
+               "a composite template needs podGroupTemplates or compositePodGroupTemplates");
+    }
+    out.push_back(std::move(tmpl));
+  }
+  return out;
+}
+
+void ObjectDecoder::DecodeWorkload(const YAML::Node& root, Origin origin) {
   Meta m = DecodeMeta(root, /*namespaced=*/true);
-  d_.ExpectMap(D::Child(root, "spec"), "spec");
-  out_.groups.push_back({GroupObject{origin.kind, m.ns, m.name}, std::move(origin)});
+  model::Workload w;
+  w.ns = m.ns;
+  w.name = m.name;
+  YAML::Node spec = D::Child(root, "spec");
+  if (!D::Present(spec)) {
+    d_.Error("spec.podGroupTemplates", "is required");
+  } else if (d_.ExpectMap(spec, "spec")) {
+    YAML::Node cr = D::Child(spec, "controllerRef");
+    if (D::Present(cr) && d_.ExpectMap(cr, "spec.controllerRef")) {
+      model::TypedLocalObjectReference ref;
+      ref.api_group = d_.String(D::Child(cr, "apiGroup"), "spec.controllerRef.apiGroup").value_or("");
+      ref.kind = d_.String(D::Child(cr, "kind"), "spec.controllerRef.kind").value_or("");
+      ref.name = d_.String(D::Child(cr, "name"), "spec.controllerRef.name").value_or("");
+      if (ref.kind.empty()) d_.Error("spec.controllerRef.kind", "is required");
+      if (ref.name.empty()) d_.Error("spec.controllerRef.name", "is required");
+      w.controller_ref = std::move(ref);
+    }
+    const size_t errors_before = d_.error_count();
+    std::map<std::string, std::string> names;
+    const bool has_pg = D::Present(D::Child(spec, "podGroupTemplates"));
+    const bool has_cpg = D::Present(D::Child(spec, "compositePodGroupTemplates"));
+    w.pod_group_templates = DecodePodGroupTemplates(spec, "spec.", 1, names);
+    w.composite_pod_group_templates = DecodeCompositeTemplates(spec, "spec.", 1, names);
+    if (has_pg && has_cpg) {
+      d_.Error("spec.compositePodGroupTemplates",
+               "may not be set together with spec.podGroupTemplates; exactly one may be set");
+    } else if (!has_pg && !has_cpg) {
+      d_.Error("spec.podGroupTemplates", "is required (or spec.compositePodGroupTemplates)");
+    } else if (w.pod_group_templates.empty() && w.composite_pod_group_templates.empty() &&
+               d_.error_count() == errors_before) {
+      d_.Error(has_pg ? "spec.podGroupTemplates" : "spec.compositePodGroupTemplates",
+               "must hold at least one template");
+    }
+  }
+  out_.workloads.push_back({std::move(w), std::move(origin)});
+}
+
+void ObjectDecoder::DecodePodGroup(const YAML::Node& root, Origin origin) {
+  Meta m = DecodeMeta(root, /*namespaced=*/true);
+  model::PodGroup g;
+  g.ns = m.ns;
+  g.name = m.name;
+  YAML::Node spec = D::Child(root, "spec");
+  if (!D::Present(spec)) {
+    d_.Error("spec.schedulingPolicy", "is required (want basic: {} or gang: {minCount: N})");
+  } else if (d_.ExpectMap(spec, "spec")) {
+    g.workload_ref = DecodeWorkloadRef(spec, "spec.");
+    g.parent = DecodeParentName(spec, "spec.");
+    if (!g.parent.empty() && !D::Present(D::Child(spec, "workloadRef"))) {
+      d_.Error("spec.workloadRef", "is required when spec.parentCompositePodGroupName is set");
+    }
+    GroupPolicyValue pol = DecodeGroupPolicy(spec, "spec.", "minCount");
+    g.policy = pol.policy;
+    g.min_count = pol.count;
+    g.disruption_mode = DecodeDisruptionMode(spec, "spec.");
+    g.priority = DecodeGroupPriority(spec, "spec.");
+  }
+  out_.pod_groups.push_back({std::move(g), std::move(origin)});
+}
+
+void ObjectDecoder::DecodeCompositePodGroup(const YAML::Node& root, Origin origin) {
+  Meta m = DecodeMeta(root, /*namespaced=*/true);
+  model::CompositePodGroup g;
+  g.ns = m.ns;
+  g.name = m.name;
+  YAML::Node spec = D::Child(root, "spec");
+  if (!D::Present(spec)) {
+    d_.Error("spec.workloadRef", "is required");
+  } else if (d_.ExpectMap(spec, "spec")) {
+    if (auto ref = DecodeWorkloadRef(spec, "spec.")) {
+      g.workload_ref = std::move(*ref);
+    } else if (!D::Present(D::Child(spec, "workloadRef"))) {
+      d_.Error("spec.workloadRef", "is required for a CompositePodGroup");
+    }
+    g.parent = DecodeParentName(spec, "spec.");
+    GroupPolicyValue pol = DecodeGroupPolicy(spec, "spec.", "minGroupCount");
+    g.policy = pol.policy;
+    g.min_group_count = pol.count;
+    g.disruption_mode = DecodeDisruptionMode(spec, "spec.");
+    g.priority = DecodeGroupPriority(spec, "spec.");
+  }
+  out_.composite_pod_groups.push_back({std::move(g), std::move(origin)});
 }
 
 void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
@@ -1277,12 +1637,99 @@ void ObjectDecoder::Decode(const YAML::Node& root, Origin origin, int list_depth
     DecodePdb(root, origin);
   } else if (*kind == "KubeSchedulerConfiguration") {
     DecodeConfig(root, origin);
+  } else if (*kind == "Workload") {
+    DecodeWorkload(root, origin);
+  } else if (*kind == "PodGroup") {
+    DecodePodGroup(root, origin);
   } else {
-    DecodeGroup(root, origin);
+    DecodeCompositePodGroup(root, origin);
   }
 }
 
-// Reports objects defined twice, and pods bound or nominated to nodes not in the input.
+// Checks the parent links of the group hierarchy: every parent is a CompositePodGroup of the
+// input, the links form no cycle, and no chain has more than kMaxGroupHierarchyDepth levels.
+// Each problem is reported once, on the object where it shows first.
+void CheckGroupHierarchy(const ClusterObjects& objs, std::vector<std::string>& errors) {
+  std::map<std::string, const Sourced<model::CompositePodGroup>*> composites;
+  for (const auto& c : objs.composite_pod_groups) composites.emplace(c.object.Key(), &c);
+  std::set<std::string> pod_groups;
+  for (const auto& g : objs.pod_groups) pod_groups.insert(g.object.Key());
+  const std::string field = "spec.parentCompositePodGroupName";
+
+  auto missing_parent = [&](const std::string& ns, const std::string& parent, const Origin& o) {
+    const std::string key = ns + "/" + parent;
+    if (composites.count(key)) return false;
+    std::string msg = "CompositePodGroup \"" + key + "\" is not in the input";
+    if (pod_groups.count(key)) {
+      msg += " (a PodGroup of that name is; only a CompositePodGroup can be a parent)";
+    }
+    errors.push_back(o.ToString() + ": " + field + ": " + msg);
+    return true;
+  };
+  auto join = [](const std::vector<std::string>& chain) {
+    std::string s;
+    for (const auto& k : chain) s += (s.empty() ? "" : " -> ") + k;
+    return s;
+  };
+  // The chain of keys from `key` up to its root, or up to the first repeated key (a cycle) or
+  // missing parent. `cycle_start` is the index the repeated key was first seen at, or -1.
+  auto chain_of = [&](const std::string& key, const std::string& ns, std::string parent,
+                      int& cycle_start) {
+    std::vector<std::string> chain{key};
+    cycle_start = -1;
+    while (!parent.empty()) {
+      const std::string pk = ns + "/" + parent;
+      auto it = composites.find(pk);
+      if (it == composites.end()) break;
+      auto seen = std::find(chain.begin(), chain.end(), pk);
+      if (seen != chain.end()) {
+        cycle_start = static_cast<int>(seen - chain.begin());
+        chain.push_back(pk);
+        break;
+      }
+      chain.push_back(pk);
+      parent = it->second->object.parent;
+    }
+    return chain;
+  };
+  std::set<std::string> in_reported_cycle;
+  // Levels an object's chain has, counting the object; 0 for a chain that hits a cycle.
+  std::map<std::string, size_t> depth;
+  for (const auto& c : objs.composite_pod_groups) {
+    const model::CompositePodGroup& g = c.object;
+    if (!g.parent.empty() && missing_parent(g.ns, g.parent, c.origin)) continue;
+    int cycle_start = -1;
+    std::vector<std::string> chain = chain_of(g.Key(), g.ns, g.parent, cycle_start);
+    if (cycle_start == 0 && !in_reported_cycle.count(g.Key())) {
+      in_reported_cycle.insert(chain.begin(), chain.end());
+      errors.push_back(c.origin.ToString() + ": " + field + ": the parent links form a cycle: " +
+                       join(chain));
+    }
+    depth[g.Key()] = cycle_start >= 0 ? 0 : chain.size();
+  }
+  auto check_depth = [&](const std::vector<std::string>& chain, const Origin& o) {
+    // Report only the first level past the limit: deeper objects sit below an object reported.
+    if (chain.size() != static_cast<size_t>(model::kMaxGroupHierarchyDepth) + 1) return;
+    errors.push_back(o.ToString() + ": " + field + ": the hierarchy has " + std::to_string(chain.size()) +
+                     " levels, more than the " + std::to_string(model::kMaxGroupHierarchyDepth) +
+                     " allowed: " + join(chain));
+  };
+  for (const auto& c : objs.composite_pod_groups) {
+    int cycle_start = -1;
+    if (depth[c.object.Key()] == 0) continue;  // in or below a cycle, or a missing parent
+    check_depth(chain_of(c.object.Key(), c.object.ns, c.object.parent, cycle_start), c.origin);
+  }
+  for (const auto& p : objs.pod_groups) {
+    const model::PodGroup& g = p.object;
+    if (g.parent.empty() || missing_parent(g.ns, g.parent, p.origin)) continue;
+    if (depth[g.ns + "/" + g.parent] == 0) continue;  // below a cycle or a missing parent
+    int cycle_start = -1;
+    check_depth(chain_of(g.Key(), g.ns, g.parent, cycle_start), p.origin);
+  }
+}
+
+// Reports objects defined twice, pods bound or nominated to nodes not in the input, pods in
+// PodGroups not in the input, and problems of the group hierarchy.
 void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& errors) {
   std::map<std::string, const Origin*> seen;
   std::set<const Origin*> duplicates;
@@ -1299,7 +1746,9 @@ void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& error
   for (const auto& p : objs.priority_classes) check("PriorityClass " + p.object.name, p.origin);
   for (const auto& p : objs.pdbs) check("PodDisruptionBudget " + p.object.ns + "/" + p.object.name, p.origin);
   for (const auto& n : objs.namespaces) check("Namespace " + n.object.name, n.origin);
-  for (const auto& g : objs.groups) check(g.object.kind + " " + g.object.ns + "/" + g.object.name, g.origin);
+  for (const auto& w : objs.workloads) check("Workload " + w.object.Key(), w.origin);
+  for (const auto& g : objs.pod_groups) check("PodGroup " + g.object.Key(), g.origin);
+  for (const auto& g : objs.composite_pod_groups) check("CompositePodGroup " + g.object.Key(), g.origin);
   std::map<std::string, const Origin*> uids;
   for (const auto& p : objs.pods) {
     if (duplicates.count(&p.origin)) continue;  // reported above (a missing uid is namespace/name)
@@ -1321,6 +1770,16 @@ void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& error
                        p.object.nominated_node_name + "\" is not in the input");
     }
   }
+  std::set<std::string> pod_groups;
+  for (const auto& g : objs.pod_groups) pod_groups.insert(g.object.Key());
+  for (const auto& p : objs.pods) {
+    const std::string& group = p.object.pod_group_name;
+    if (!group.empty() && !pod_groups.count(p.object.ns + "/" + group)) {
+      errors.push_back(p.origin.ToString() + ": spec.schedulingGroup.podGroupName: PodGroup \"" +
+                       p.object.ns + "/" + group + "\" is not in the input");
+    }
+  }
+  CheckGroupHierarchy(objs, errors);
 }
 
 }  // namespace

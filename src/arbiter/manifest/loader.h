@@ -39,21 +39,16 @@ struct Sourced {
   Origin origin;
 };
 
-// Objects of the scheduling.k8s.io Workload API, kept as loaded until the gang scheduler
-// consumes them.
-struct GroupObject {
-  std::string kind;
-  std::string ns;
-  std::string name;
-};
-
 struct ClusterObjects {
   std::vector<Sourced<model::Node>> nodes;
   std::vector<Sourced<model::Pod>> pods;
   std::vector<Sourced<model::PriorityClass>> priority_classes;
   std::vector<Sourced<model::PodDisruptionBudget>> pdbs;
   std::vector<Sourced<model::Namespace>> namespaces;
-  std::vector<Sourced<GroupObject>> groups;
+  // The scheduling.k8s.io Workload API.
+  std::vector<Sourced<model::Workload>> workloads;
+  std::vector<Sourced<model::PodGroup>> pod_groups;
+  std::vector<Sourced<model::CompositePodGroup>> composite_pod_groups;
   std::optional<Sourced<model::SchedulerConfig>> config;
 };
 
@@ -64,7 +59,9 @@ struct LoadResult {
 };
 
 // Decodes every document of every file, in order. Also checks what needs the whole input:
-// duplicate objects and pods bound to nodes that are not in the input.
+// duplicate objects, pods bound to nodes that are not in the input, pods naming PodGroups that
+// are not in the input, and the parent links of the group hierarchy (missing parents, cycles,
+// more than model::kMaxGroupHierarchyDepth levels).
 LoadResult Load(const std::vector<InputFile>& files);
 
 }  // namespace arbiter::manifest

@@ -7,6 +7,10 @@ std::string_view PreemptionPolicyName(PreemptionPolicy p) {
   return p == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
 }
 
+std::string_view DisruptionModeName(DisruptionMode m) {
+  return m == DisruptionMode::kAll ? "all" : "single";
+}
+
 Resources EffectivePodRequests(const std::vector<ContainerRequests>& containers,
                                const Resources& overhead) {
   Resources app;

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "arbiter/base/time.h"
@@ -165,6 +166,97 @@ struct PodDisruptionBudget {
 struct Namespace {
   std::string name;
   LabelMap labels;
+};
+
+// --- The scheduling.k8s.io Workload API (v1beta1 Workload and PodGroup, v1alpha3
+// CompositePodGroup). Decoded and validated; the gang scheduler is what will act on them.
+
+// How the members of a group may be disrupted (preempted): one at a time, or only all together.
+enum class DisruptionMode { kSingle, kAll };
+std::string_view DisruptionModeName(DisruptionMode m);
+
+// A group's scheduling policy: `basic: {}` (plain per-pod scheduling) or `gang: {...}`
+// (all-or-nothing once the minimum is reached).
+enum class GroupPolicy { kBasic, kGang };
+
+// spec.workloadRef: the Workload template a group was made from.
+struct WorkloadReference {
+  std::string workload_name;
+  std::string template_name;
+};
+
+// The priority fields shared by groups and their templates, as written. Admission resolves
+// `priority_class_name` into a number later.
+struct GroupPriority {
+  std::string priority_class_name;
+  std::optional<int32_t> spec_priority;
+  std::optional<PreemptionPolicy> spec_preemption_policy;
+};
+
+struct PodGroup {
+  std::string ns = "default";
+  std::string name;
+  std::optional<WorkloadReference> workload_ref;
+  std::string parent;  // spec.parentCompositePodGroupName; empty for a root
+  GroupPolicy policy = GroupPolicy::kBasic;
+  int32_t min_count = 0;  // gang.minCount (>= 1) for a gang; 0 for basic
+  DisruptionMode disruption_mode = DisruptionMode::kSingle;
+  GroupPriority priority;
+
+  std::string Key() const { return ns + "/" + name; }
+};
+
+struct CompositePodGroup {
+  std::string ns = "default";
+  std::string name;
+  WorkloadReference workload_ref;  // required
+  std::string parent;              // spec.parentCompositePodGroupName; empty for a root
+  GroupPolicy policy = GroupPolicy::kBasic;
+  int32_t min_group_count = 0;  // gang.minGroupCount (>= 1) for a gang; 0 for basic
+  DisruptionMode disruption_mode = DisruptionMode::kSingle;
+  GroupPriority priority;
+
+  std::string Key() const { return ns + "/" + name; }
+};
+
+// The most levels a group hierarchy (or a Workload's template tree) may have, leaves included.
+inline constexpr int kMaxGroupHierarchyDepth = 4;
+// The most templates one list of a Workload (or of a composite template) may hold.
+inline constexpr size_t kMaxTemplatesPerList = 8;
+
+struct PodGroupTemplate {
+  std::string name;
+  GroupPolicy policy = GroupPolicy::kBasic;
+  int32_t min_count = 0;
+  DisruptionMode disruption_mode = DisruptionMode::kSingle;
+  GroupPriority priority;
+};
+
+struct CompositePodGroupTemplate {
+  std::string name;
+  GroupPolicy policy = GroupPolicy::kBasic;
+  int32_t min_group_count = 0;
+  DisruptionMode disruption_mode = DisruptionMode::kSingle;
+  GroupPriority priority;
+  std::vector<PodGroupTemplate> pod_group_templates;
+  std::vector<CompositePodGroupTemplate> composite_pod_group_templates;
+};
+
+struct TypedLocalObjectReference {
+  std::string api_group;
+  std::string kind;
+  std::string name;
+};
+
+struct Workload {
+  std::string ns = "default";
+  std::string name;
+  std::optional<TypedLocalObjectReference> controller_ref;
+  // Exactly one of the two lists is non-empty.
+  std::vector<PodGroupTemplate> pod_group_templates;
+  std::vector<CompositePodGroupTemplate> composite_pod_group_templates;
+
+  std::string Key() const { return ns + "/" + name; }
 };
 
 enum class ScoringStrategy { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
