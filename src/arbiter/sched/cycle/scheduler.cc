@@ -266,6 +266,8 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
   if (options_.explain) explain = &out.explain.emplace();
 
   cache_.UpdateSnapshot(snapshot_);
+  // A failed cycle: PostFilter (preemption) if asked, the FailedScheduling message, and the pod
+  // back to the queue.
   auto fail = [&](Diagnosis& d, CycleState& state, bool run_post_filter) {
     if (run_post_filter && framework_->HasPostFilterPlugins()) {
       PostFilterResult pf = framework_->RunPostFilterPlugins(state, *pod, d.node_to_status);
@@ -283,7 +285,6 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
       qpi->unschedulable_plugins.insert("");
     }
     queue_->AddUnschedulable(std::move(*qpi));
-    return out;
   };
 
   CycleState state;
@@ -310,13 +311,15 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
     if (!ps.IsSuccess()) {
       Diagnosis d;
       d.pre_filter_message = ps.Message();
-      return fail(d, state, false);
+      fail(d, state, false);
+      return out;
     }
     auto table = framework_->RunScorePlugins(state, *pod, found.feasible);
     if (!table.ok()) {
       Diagnosis d;
       d.pre_filter_message = table.status().message();
-      return fail(d, state, false);
+      fail(d, state, false);
+      return out;
     }
     chosen = SelectHost(*table);
     if (explain) {
@@ -344,21 +347,24 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
     framework_->RunUnreservePlugins(state, *pod, node);
     Diagnosis d;
     d.pre_filter_message = rs.Message();
-    return fail(d, state, false);
+    fail(d, state, false);
+    return out;
   }
   PermitResult pr = framework_->RunPermitPlugins(state, *pod, node);
   if (!pr.status.IsSuccess() && pr.status.code() != Code::kWait) {
     framework_->RunUnreservePlugins(state, *pod, node);
     Diagnosis d;
     d.pre_filter_message = pr.status.Message();
-    return fail(d, state, false);
+    fail(d, state, false);
+    return out;
   }
   Status bs = framework_->RunBindPlugins(state, *pod, node);
   if (!bs.IsSuccess()) {
     framework_->RunUnreservePlugins(state, *pod, node);
     Diagnosis d;
     d.pre_filter_message = "binding rejected: " + bs.Message();
-    return fail(d, state, false);
+    fail(d, state, false);
+    return out;
   }
   out.scheduled = true;
   out.node = node;
