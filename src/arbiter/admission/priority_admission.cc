@@ -2,6 +2,8 @@
 #include "arbiter/admission/priority_admission.h"
 
 #include <map>
+#include <optional>
+#include <set>
 
 namespace arbiter::admission {
 
@@ -17,9 +19,89 @@ std::vector<model::PriorityClass> BuiltinPriorityClasses() {
   };
 }
 
+namespace {
+
+using ClassMap = std::map<std::string, model::PriorityClass>;
+
+// What a priorityClassName (with the explicit spec.priority and spec.preemptionPolicy written
+// beside it) resolves to, for a pod or a group alike.
+struct Resolution {
+  int32_t priority = 0;
+  model::PreemptionPolicy policy = model::PreemptionPolicy::kPreemptLowerPriority;
+};
+
+// Resolves one object's priority fields, as the Priority admission plugin does: the named class,
+// else the global default, else 0 / PreemptLowerPriority. `noun` names the object in messages
+// ("pod", "PodGroup", ...). Appends an error line and returns nothing if the class is unknown or
+// an explicit value disagrees with the class.
+std::optional<Resolution> Resolve(const std::string& where, const std::string& noun,
+                                  const std::string& class_name,
+                                  const std::optional<int32_t>& spec_priority,
+                                  const std::optional<model::PreemptionPolicy>& spec_policy,
+                                  const ClassMap& classes,
+                                  const model::PriorityClass* global_default,
+                                  std::vector<std::string>& errors) {
+  Resolution r;
+  if (!class_name.empty()) {
+    auto it = classes.find(class_name);
+    if (it == classes.end()) {
+      errors.push_back(where + "spec.priorityClassName: no PriorityClass with name \"" + class_name +
+                       "\" was found");
+      return std::nullopt;
+    }
+    r.priority = it->second.value;
+    r.policy = it->second.preemption_policy;
+  } else if (global_default != nullptr) {
+    r.priority = global_default->value;
+    r.policy = global_default->preemption_policy;
+  }
+  if (spec_priority && *spec_priority != r.priority) {
+    errors.push_back(where + "spec.priority: the integer value of priority (" +
+                     std::to_string(*spec_priority) + ") must not disagree with the " + noun +
+                     "'s PriorityClass; admission computed " + std::to_string(r.priority) +
+                     (class_name.empty()
+                          ? std::string(" (no priorityClassName and ") +
+                                (global_default ? "the global default \"" + global_default->name + "\")"
+                                                : "no global default)")
+                          : " from PriorityClass \"" + class_name + "\""));
+    return std::nullopt;
+  }
+  if (spec_policy && *spec_policy != r.policy) {
+    errors.push_back(where + "spec.preemptionPolicy: " +
+                     std::string(model::PreemptionPolicyName(*spec_policy)) +
+                     " disagrees with the PriorityClass, which sets " +
+                     std::string(model::PreemptionPolicyName(r.policy)));
+    return std::nullopt;
+  }
+  return r;
+}
+
+// Resolves a PodGroup's or CompositePodGroup's priority in place; false if it was rejected.
+bool ResolveGroup(const manifest::Origin& origin, const std::string& noun, model::GroupPriority& p,
+                  const ClassMap& classes, const model::PriorityClass* global_default,
+                  std::vector<std::string>& errors) {
+  auto r = Resolve(origin.ToString() + ": ", noun, p.priority_class_name, p.spec_priority,
+                   p.spec_preemption_policy, classes, global_default, errors);
+  if (!r) return false;
+  p.priority = r->priority;
+  p.preemption_policy = r->policy;
+  if (p.priority_class_name.empty() && global_default != nullptr) {
+    p.priority_class_name = global_default->name;
+  }
+  return true;
+}
+
+// Where a resolved priority came from, for messages: after resolution an empty class name means
+// there was neither a class nor a global default.
+std::string PrioritySource(const std::string& class_name) {
+  return class_name.empty() ? "no PriorityClass" : "PriorityClass \"" + class_name + "\"";
+}
+
+}  // namespace
+
 std::vector<std::string> AdmitPriorities(manifest::ClusterObjects& objects) {
   std::vector<std::string> errors;
-  std::map<std::string, model::PriorityClass> classes;
+  ClassMap classes;
   for (const auto& b : BuiltinPriorityClasses()) classes[b.name] = b;
 
   const model::PriorityClass* global_default = nullptr;
@@ -55,46 +137,58 @@ std::vector<std::string> AdmitPriorities(manifest::ClusterObjects& objects) {
     classes[pc.name] = pc;
   }
 
+  std::set<const model::Pod*> admitted_pods;
   for (auto& [pod, origin] : objects.pods) {
-    const std::string where = origin.ToString() + ": ";
-    int32_t priority = 0;
-    auto policy = model::PreemptionPolicy::kPreemptLowerPriority;
-    if (!pod.priority_class_name.empty()) {
-      auto it = classes.find(pod.priority_class_name);
-      if (it == classes.end()) {
-        errors.push_back(where + "spec.priorityClassName: no PriorityClass with name \"" +
-                         pod.priority_class_name + "\" was found");
-        continue;
-      }
-      priority = it->second.value;
-      policy = it->second.preemption_policy;
-    } else if (global_default != nullptr) {
-      priority = global_default->value;
-      policy = global_default->preemption_policy;
-    }
-    if (pod.spec_priority && *pod.spec_priority != priority) {
-      errors.push_back(where + "spec.priority: the integer value of priority (" +
-                       std::to_string(*pod.spec_priority) +
-                       ") must not disagree with the pod's PriorityClass; admission computed " +
-                       std::to_string(priority) +
-                       (pod.priority_class_name.empty()
-                            ? std::string(" (no priorityClassName and ") +
-                                  (global_default ? "the global default \"" + global_default->name + "\")"
-                                                  : "no global default)")
-                            : " from PriorityClass \"" + pod.priority_class_name + "\""));
-      continue;
-    }
-    if (pod.spec_preemption_policy && *pod.spec_preemption_policy != policy) {
-      errors.push_back(where + "spec.preemptionPolicy: " +
-                       std::string(model::PreemptionPolicyName(*pod.spec_preemption_policy)) +
-                       " disagrees with the PriorityClass, which sets " +
-                       std::string(model::PreemptionPolicyName(policy)));
-      continue;
-    }
-    pod.priority = priority;
-    pod.preemption_policy = policy;
+    auto r = Resolve(origin.ToString() + ": ", "pod", pod.priority_class_name, pod.spec_priority,
+                     pod.spec_preemption_policy, classes, global_default, errors);
+    if (!r) continue;
+    pod.priority = r->priority;
+    pod.preemption_policy = r->policy;
     if (pod.priority_class_name.empty() && global_default != nullptr) {
       pod.priority_class_name = global_default->name;
+    }
+    admitted_pods.insert(&pod);
+  }
+
+  // Groups resolve exactly as pods do. Only the PodGroups admitted here take part in the member
+  // checks below; a rejected group has its error already.
+  std::map<std::string, const manifest::Sourced<model::PodGroup>*> admitted_groups;
+  for (auto& g : objects.pod_groups) {
+    if (ResolveGroup(g.origin, "PodGroup", g.object.priority, classes, global_default, errors)) {
+      admitted_groups.emplace(g.object.Key(), &g);
+    }
+  }
+  for (auto& g : objects.composite_pod_groups) {
+    ResolveGroup(g.origin, "CompositePodGroup", g.object.priority, classes, global_default, errors);
+  }
+
+  // The consistency rules kube-scheduler enforces on a pod group before scheduling it
+  // (validatePodGroup): each member pod has the group's numeric priority (the class names need not
+  // match) and the group's preemption policy. Upstream fails the whole group; here the input is
+  // rejected, one line per member pod and rule. Bound members are checked too, as upstream does.
+  for (const auto& [pod, origin] : objects.pods) {
+    if (pod.pod_group_name.empty() || !admitted_pods.count(&pod)) continue;
+    auto it = admitted_groups.find(pod.ns + "/" + pod.pod_group_name);
+    if (it == admitted_groups.end()) continue;
+    const model::PodGroup& group = it->second->object;
+    const std::string where = origin.ToString() + ": ";
+    const std::string group_at = "PodGroup " + group.Key() + " (" + it->second->origin.ToString() + ")";
+    if (pod.priority != group.priority.priority) {
+      errors.push_back(where + "spec.priority: " + std::to_string(pod.priority) + " (from " +
+                       PrioritySource(pod.priority_class_name) + ") differs from the priority " +
+                       std::to_string(group.priority.priority) + " (from " +
+                       PrioritySource(group.priority.priority_class_name) + ") of " + group_at +
+                       "; all pods in a single pod group should have the same priority as the pod "
+                       "group");
+    }
+    if (pod.preemption_policy != group.priority.preemption_policy) {
+      errors.push_back(where + "spec.preemptionPolicy: " +
+                       std::string(model::PreemptionPolicyName(pod.preemption_policy)) +
+                       " differs from the preemption policy " +
+                       std::string(model::PreemptionPolicyName(group.priority.preemption_policy)) +
+                       " of " + group_at +
+                       "; all pods in a single pod group should have the same preemption policy as "
+                       "the pod group");
     }
   }
   return errors;

@@ -7,7 +7,13 @@
 //   3. a pod's priorityClassName resolves into its priority and preemptionPolicy; a pod without a
 //      class takes the global default's (or priority 0, PreemptLowerPriority); an unknown class
 //      is rejected, and so is an explicit spec.priority or spec.preemptionPolicy that disagrees
-//      with what the class resolves to.
+//      with what the class resolves to;
+//   4. a PodGroup's and a CompositePodGroup's priorityClassName (with their explicit priority and
+//      preemptionPolicy) resolve by the same rules into GroupPriority::priority and
+//      ::preemption_policy; a group without a class takes the global default's, never its pods';
+//   5. every member pod of a PodGroup has the group's numeric priority and preemption policy. The
+//      API server does not check this; kube-scheduler refuses to schedule such a group
+//      (validatePodGroup in schedule_one_podgroup.go). Arbiter rejects the input instead.
 #pragma once
 
 #include <string>
@@ -23,7 +29,8 @@ inline constexpr int32_t kSystemCriticalPriority = 2000000000;
 
 std::vector<model::PriorityClass> BuiltinPriorityClasses();
 
-// Validates the input's classes, adds the built-in ones, and resolves every pod's priority.
+// Validates the input's classes, adds the built-in ones, resolves the priority of every pod,
+// PodGroup and CompositePodGroup, and checks that PodGroup members agree with their group.
 // Returns one error line per problem, in the loader's format; `objects` is only changed where
 // the input is valid.
 std::vector<std::string> AdmitPriorities(manifest::ClusterObjects& objects);

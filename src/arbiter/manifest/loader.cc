@@ -1729,7 +1729,8 @@ void CheckGroupHierarchy(const ClusterObjects& objs, std::vector<std::string>& e
 }
 
 // Reports objects defined twice, pods bound or nominated to nodes not in the input, pods in
-// PodGroups not in the input, and problems of the group hierarchy.
+// PodGroups not in the input, members of one PodGroup naming different schedulers, and problems
+// of the group hierarchy.
 void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& errors) {
   std::map<std::string, const Origin*> seen;
   std::set<const Origin*> duplicates;
@@ -1777,6 +1778,22 @@ void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& error
     if (!group.empty() && !pod_groups.count(p.object.ns + "/" + group)) {
       errors.push_back(p.origin.ToString() + ": spec.schedulingGroup.podGroupName: PodGroup \"" +
                        p.object.ns + "/" + group + "\" is not in the input");
+    }
+  }
+  // kube-scheduler schedules a group with one profile, so it refuses a group whose pods name
+  // different schedulers (validatePodGroup). The first member in input order sets the name.
+  std::map<std::string, const Sourced<model::Pod>*> first_member;
+  for (const auto& p : objs.pods) {
+    if (p.object.pod_group_name.empty() || duplicates.count(&p.origin)) continue;
+    const std::string key = p.object.ns + "/" + p.object.pod_group_name;
+    if (!pod_groups.count(key)) continue;  // reported above
+    auto [it, inserted] = first_member.emplace(key, &p);
+    const model::Pod& first = it->second->object;
+    if (!inserted && p.object.scheduler_name != first.scheduler_name) {
+      errors.push_back(p.origin.ToString() + ": spec.schedulerName: \"" + p.object.scheduler_name +
+                       "\" differs from \"" + first.scheduler_name + "\" of the group's first member (" +
+                       it->second->origin.ToString() + "); all pods in PodGroup " + key +
+                       " should have the same .spec.schedulerName");
     }
   }
   CheckGroupHierarchy(objs, errors);

@@ -60,8 +60,9 @@ struct LoadResult {
 
 // Decodes every document of every file, in order. Also checks what needs the whole input:
 // duplicate objects, pods bound to nodes that are not in the input, pods naming PodGroups that
-// are not in the input, and the parent links of the group hierarchy (missing parents, cycles,
-// more than model::kMaxGroupHierarchyDepth levels).
+// are not in the input, members of one PodGroup with different schedulerNames, and the parent
+// links of the group hierarchy (missing parents, cycles, more than
+// model::kMaxGroupHierarchyDepth levels).
 LoadResult Load(const std::vector<InputFile>& files);
 
 }  // namespace arbiter::manifest

@@ -185,12 +185,19 @@ struct WorkloadReference {
   std::string template_name;
 };
 
-// The priority fields shared by groups and their templates, as written. Admission resolves
-// `priority_class_name` into a number later.
+// The priority fields shared by groups and their templates. The first three are as written;
+// admission resolves `priority_class_name` into `priority` and `preemption_policy`, as it does
+// for a pod (and, like for a pod, fills in the global default's name when no class is given).
+// Only PodGroups and CompositePodGroups are resolved: in Workload templates the two resolved
+// fields keep their defaults.
 struct GroupPriority {
   std::string priority_class_name;
-  std::optional<int32_t> spec_priority;
-  std::optional<PreemptionPolicy> spec_preemption_policy;
+  std::optional<int32_t> spec_priority;                    // as written
+  std::optional<PreemptionPolicy> spec_preemption_policy;  // as written
+
+  // Filled by admission.
+  int32_t priority = 0;
+  PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
 };
 
 struct PodGroup {
