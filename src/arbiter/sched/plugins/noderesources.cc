@@ -1,6 +1,7 @@
 // Resource fit filtering and the resource-based scores.
 #include "arbiter/sched/plugins/noderesources.h"
 
+#include <array>
 #include <cmath>
 
 namespace arbiter::sched::plugins {
@@ -23,16 +24,18 @@ namespace {
 // The reason lists for every combination of the four well-known reasons, built once: most
 // rejections share one, so filtering thousands of full nodes allocates nothing.
 Status::Reasons WellKnownReasons(unsigned mask) {
-  static const std::vector<Status::Reasons> all = [] {
+  // A plain array of pointers: nothing is destroyed at exit, so the interned lists stay
+  // reachable for the whole run (as Status::Interned requires).
+  static const std::array<Status::Reasons, 16> all = [] {
     static constexpr const char* kText[] = {"Too many pods", "Insufficient cpu", "Insufficient memory",
                                             "Insufficient ephemeral-storage"};
-    std::vector<Status::Reasons> v;
+    std::array<Status::Reasons, 16> v{};
     for (unsigned m = 0; m < 16; ++m) {
       std::vector<std::string> reasons;
       for (unsigned bit = 0; bit < 4; ++bit) {
         if (m & (1u << bit)) reasons.emplace_back(kText[bit]);
       }
-      v.push_back(Status::Interned(std::move(reasons)));
+      v[m] = Status::Interned(std::move(reasons));
     }
     return v;
   }();
