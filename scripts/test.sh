@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds Arbiter with warnings as errors, and runs every test with CTest
 # (unit and scenario tests, the CLI tests, and a bounded libFuzzer run over the loader).
+# With ARBITER_SANITIZE=1 it also builds a second tree with AddressSanitizer, UndefinedBehavior-
+# Sanitizer and LeakSanitizer and runs the tests there (CI does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake -S . -B build -DARBITER_WERROR=ON
 cmake --build build -j2
 ctest --test-dir build --output-on-failure -j2
+if [ "${ARBITER_SANITIZE:-0}" = "1" ]; then
+  echo "== the same tests under ASan, UBSan and LSan =="
+  cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DARBITER_WERROR=ON -DARBITER_FUZZ=OFF \
+    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1"
+  cmake --build build-sanitize -j2
+  ctest --test-dir build-sanitize --output-on-failure -j2
+fi
