@@ -11,7 +11,8 @@ cmake --build build -j2
 ctest --test-dir build --output-on-failure -j2
 if [ "${ARBITER_SANITIZE:-0}" = "1" ]; then
   echo "== the same tests under ASan, UBSan and LSan =="
-  cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DARBITER_WERROR=ON -DARBITER_FUZZ=OFF \
+  # Warnings are enforced in the main tree; optimisation levels change what g++ warns about.
+  cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DARBITER_FUZZ=OFF \
     -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -O1"
   cmake --build build-sanitize -j2
   ctest --test-dir build-sanitize --output-on-failure -j2
