@@ -147,9 +147,6 @@ TEST_P(ConformanceExample, MeetsItsExpectation) {
   const Json expected = Json::parse(ReadFile(dir / "expected.json"));
   std::string yaml;
   for (const auto& in : expected["inputs"]) yaml += ReadFile(dir / in.get<std::string>()) + "\n---\n";
-  if (yaml.find("kind: PodGroup") != std::string::npos) {
-    GTEST_SKIP() << "pod groups are scheduled as gangs from the Workload API issue on";
-  }
   const Json plan = Json::parse(plan::Render(arbiter::testing::Plan(yaml, 0), plan::Format::kJson, false));
   std::vector<Json> alternatives;
   if (expected.contains("expect_any_of")) {

@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 
+#include "arbiter/state/group_index.h"
+
 namespace arbiter::admission {
 
 std::vector<model::PriorityClass> BuiltinPriorityClasses() {
@@ -95,6 +97,44 @@ bool ResolveGroup(const manifest::Origin& origin, const std::string& noun, model
 // there was neither a class nor a global default.
 std::string PrioritySource(const std::string& class_name) {
   return class_name.empty() ? "no PriorityClass" : "PriorityClass \"" + class_name + "\"";
+}
+
+
+// Every group's parent exists and is a CompositePodGroup of the same namespace, the links form
+// no cycle, and no hierarchy is deeper than kMaxGroupHierarchyDepth. kube-scheduler marks such a
+// hierarchy Invalid at run time and never schedules it; Arbiter rejects the input, naming the
+// group and the field.
+void CheckGroupHierarchies(const manifest::ClusterObjects& objects, std::vector<std::string>& errors) {
+  state::GroupIndex index;
+  std::map<std::string, const manifest::Origin*> origins;
+  for (const auto& g : objects.pod_groups) {
+    index.AddPodGroup(g.object);
+    origins[g.object.Key()] = &g.origin;
+  }
+  for (const auto& g : objects.composite_pod_groups) {
+    index.AddCompositePodGroup(g.object);
+    origins[g.object.Key()] = &g.origin;
+  }
+  index.Finalize();
+  for (const state::GroupNode* g : index.all()) {
+    if (g->valid) continue;
+    errors.push_back(origins.at(g->key)->ToString() + ": spec.parentCompositePodGroupName: the group hierarchy is "
+                     "invalid: " + g->invalid_reason);
+  }
+}
+
+// All pods of one pod group name the same scheduler (validatePodGroup: "all pods in a single pod
+// group should have the same .spec.schedulerName set").
+void CheckSchedulerNames(const manifest::ClusterObjects& objects, std::vector<std::string>& errors) {
+  std::map<std::string, std::pair<std::string, const manifest::Origin*>> first;
+  for (const auto& [pod, origin] : objects.pods) {
+    if (pod.pod_group_name.empty()) continue;
+    auto [it, inserted] = first.emplace(pod.ns + "/" + pod.pod_group_name, std::make_pair(pod.scheduler_name, &origin));
+    if (inserted || it->second.first == pod.scheduler_name) continue;
+    errors.push_back(origin.ToString() + ": spec.schedulerName: \"" + pod.scheduler_name + "\" differs from \"" +
+                     it->second.first + "\" of " + it->second.second->ToString() + " in the same pod group " +
+                     it->first + "; all pods in a single pod group should have the same .spec.schedulerName set");
+  }
 }
 
 }  // namespace
@@ -191,6 +231,8 @@ std::vector<std::string> AdmitPriorities(manifest::ClusterObjects& objects) {
                        "the pod group");
     }
   }
+  CheckGroupHierarchies(objects, errors);
+  CheckSchedulerNames(objects, errors);
   return errors;
 }
 

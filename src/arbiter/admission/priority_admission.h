@@ -13,7 +13,10 @@
 //      ::preemption_policy; a group without a class takes the global default's, never its pods';
 //   5. every member pod of a PodGroup has the group's numeric priority and preemption policy. The
 //      API server does not check this; kube-scheduler refuses to schedule such a group
-//      (validatePodGroup in schedule_one_podgroup.go). Arbiter rejects the input instead.
+//      (validatePodGroup in schedule_one_podgroup.go). Arbiter rejects the input instead;
+//   6. so it does for the other rules kube-scheduler checks before scheduling a group: every pod of
+//      a group names the same scheduler, and a group hierarchy has existing CompositePodGroup
+//      parents, no cycle and at most four levels.
 #pragma once
 
 #include <string>

@@ -64,6 +64,14 @@ Json CycleJson(const sched::CycleOutcome& c) {
     }
   }
   if (!c.post_filter_explanation.empty()) j["postFilter"] = c.post_filter_explanation;
+  if (!c.group.empty()) {
+    j["podGroup"] = c.group;
+    j["podGroupKind"] = c.group_kind;
+    Json members = Json::array();
+    for (const auto& m : c.members) members.push_back(CycleJson(m));
+    j["members"] = std::move(members);
+    j["groupMessage"] = c.group_message;
+  }
   return j;
 }
 
@@ -98,6 +106,17 @@ Json PlanJson(const sim::PlanResult& r, bool explain) {
     pre.push_back(std::move(pj));
   }
   j["preemptions"] = std::move(pre);
+  Json groups = Json::array();
+  for (const auto& g : r.groups) {
+    groups.push_back({{"name", g.name},
+                      {"kind", g.kind},
+                      {"conditions",
+                       Json::array({{{"type", g.kind + "InitiallyScheduled"},
+                                     {"status", g.initially_scheduled ? "True" : "False"},
+                                     {"reason", g.initially_scheduled ? "Scheduled" : "Unschedulable"},
+                                     {"message", g.initially_scheduled ? "" : g.message}}})}});
+  }
+  j["podGroups"] = std::move(groups);
   Json events = Json::array();
   for (const auto& e : r.events) {
     events.push_back({{"time", FormatRfc3339(e.time)}, {"type", e.type}, {"reason", e.reason},
@@ -111,6 +130,10 @@ Json PlanJson(const sim::PlanResult& r, bool explain) {
   }
   j["metrics"] = {{"scheduler_preemption_attempts_total", m.attempts},
                   {"scheduler_preemption_victims", {{"count", m.preemptions}, {"sum", m.victims}, {"buckets", buckets}}}};
+  const auto& w = r.workload_preemption_metrics;
+  j["metrics"]["scheduler_podgroup_preemption_attempts_total"] = w.attempts;
+  j["metrics"]["scheduler_podgroup_preemption_victims"] = {{"count", w.preemptions}, {"sum", w.victims}};
+  j["metrics"]["scheduler_podgroup_preemption_reprieved_total"] = w.reprieved;
   j["startTime"] = FormatRfc3339(r.start);
   j["endTime"] = FormatRfc3339(r.end);
   if (explain) {
@@ -181,6 +204,19 @@ std::string ExplainText(const sim::PlanResult& r) {
   std::ostringstream o;
   size_t n = 0;
   for (const auto& c : r.cycles) {
+    if (!c.group.empty()) {
+      o << "\nCycle " << ++n << " at " << FormatRfc3339(c.time) << ": " << c.group_kind << " " << c.group
+        << " (attempt " << c.attempt << ", " << c.members.size() << " pending member(s))\n";
+      for (const auto& m : c.members) {
+        o << "  " << m.pod->pod.Key() << ": " << (m.scheduled ? "placed on " + m.node : "unschedulable: " + m.message)
+          << "\n";
+      }
+      if (!c.members.empty()) {
+        for (const auto& line : c.members.front().post_filter_explanation) o << "  " << line << "\n";
+      }
+      o << "  " << (c.group_scheduled ? "the gang is complete: bound" : c.group_message) << "\n";
+      continue;
+    }
     o << "\nCycle " << ++n << " at " << FormatRfc3339(c.time) << ": " << c.pod->pod.Key() << " (attempt "
       << c.attempt << ", priority " << c.pod->pod.priority << ")\n";
     if (!c.explain) continue;
@@ -254,6 +290,13 @@ std::string Render(const sim::PlanResult& r, Format format, bool explain) {
       }
     }
     out += "\nPreemptions:\n" + Table(pre);
+  }
+  if (!r.groups.empty()) {
+    std::vector<std::vector<std::string>> groups{{"GROUP", "KIND", "INITIALLY SCHEDULED", "MESSAGE"}};
+    for (const auto& g : r.groups) {
+      groups.push_back({g.name, g.kind, g.initially_scheduled ? "True" : "False", g.initially_scheduled ? "" : g.message});
+    }
+    out += "\nPod groups:\n" + Table(groups);
   }
   if (explain) out += ExplainText(r);
   return out;

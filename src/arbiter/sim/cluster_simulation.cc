@@ -2,6 +2,7 @@
 #include "arbiter/sim/cluster_simulation.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace arbiter::sim {
 
@@ -29,6 +30,7 @@ Status ClusterSimulation::AddRunningPod(model::Pod pod) {
 
 void ClusterSimulation::AddPendingPod(model::Pod pod, std::optional<Timestamp> enqueue_time) {
   if (!pdbs_.empty()) pods_[pod.uid] = pod;
+  if (options_.record && !pod.pod_group_name.empty()) pending_.push_back(pod);
   scheduler_.AddPendingPod(state::MakePodInfo(std::move(pod)), enqueue_time);
 }
 
@@ -50,6 +52,21 @@ PodPlan& ClusterSimulation::PlanFor(const model::Pod& pod) {
 }
 
 void ClusterSimulation::Record(const sched::CycleOutcome& out) {
+  if (out.group.empty()) {
+    RecordPod(out);
+    return;
+  }
+  for (const auto& m : out.members) RecordPod(m);
+  if (!options_.record || out.group_kind.empty()) return;
+  auto [it, first] = group_index_.emplace(out.group, result_.groups.size());
+  if (first) result_.groups.push_back({out.group, out.group_kind, false, ""});
+  GroupPlan& g = result_.groups[it->second];
+  if (g.initially_scheduled) return;  // terminal once True
+  g.initially_scheduled = out.group_scheduled;
+  g.message = out.group_message;
+}
+
+void ClusterSimulation::RecordPod(const sched::CycleOutcome& out) {
   const model::Pod& pod = out.pod->pod;
   if (out.scheduled) {
     ++cluster_version_;
@@ -68,6 +85,14 @@ void ClusterSimulation::Record(const sched::CycleOutcome& out) {
   } else {
     p.message = out.message;
     AddEvent("Warning", "FailedScheduling", pod, out.message);
+  }
+}
+
+void ClusterSimulation::RecordNeverTried() {
+  if (!options_.record) return;
+  for (const auto& pod : pending_) {
+    if (plan_index_.count(pod.uid)) continue;
+    PlanFor(pod).message = scheduler_.WaitingReason(pod);
   }
 }
 
@@ -118,17 +143,32 @@ void ClusterSimulation::Preempt(const state::PodInfo& preemptor, const std::stri
   Preemption entry;
   entry.preemptor = preemptor.pod.Key();
   entry.node = node;
+  Evict(std::move(entry), victims, "Preempted by pod " + preemptor.uid() + " on node " + node);
+}
+
+void ClusterSimulation::PreemptForGroup(const std::string& group, std::string_view kind,
+                                        const std::vector<sched::preemption::Eviction>& victims) {
+  Preemption entry;
+  entry.preemptor = group;
+  entry.preemptor_kind = std::string(kind);
+  std::string lower(kind);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  Evict(std::move(entry), victims, "Preempted by " + lower + " " + group);
+}
+
+void ClusterSimulation::Evict(Preemption entry, const std::vector<sched::preemption::Eviction>& victims,
+                              const std::string& by) {
   bool updated = false;
   for (const auto& e : victims) {
     const model::Pod& v = e.victim->pod;
-    entry.victims.push_back({v.Key(), v.node_name, v.priority, e.violates_pdb});
+    entry.victims.push_back({v.Key(), v.node_name, e.priority, e.violates_pdb});
     if (v.deletion_timestamp) continue;  // already terminating: not evicted again (§14.14)
     model::Pod evicted = v;
     evicted.deletion_timestamp = clock_.Now() + evicted.termination_grace_period_seconds * kSecond;
     evicted.preempted_by_scheduler = true;
     evicted_.insert(v.Key());
     terminations_.push({*evicted.deletion_timestamp, termination_seq_++, v.uid});
-    AddEvent("Normal", "Preempted", v, "Preempted by pod " + preemptor.uid() + " on node " + node);
+    AddEvent("Normal", "Preempted", v, by);
     (void)scheduler_.cache().UpdatePod(state::MakePodInfo(std::move(evicted)));
     updated = true;
   }
@@ -186,6 +226,8 @@ StatusOr<std::optional<sched::CycleOutcome>> ClusterSimulation::Step(bool* idle)
     *idle = true;
     result_.end = clock_.Now();
     if (const auto* m = scheduler_.preemption_metrics()) result_.preemption_metrics = *m;
+    if (const auto* m = scheduler_.workload_preemption_metrics()) result_.workload_preemption_metrics = *m;
+    RecordNeverTried();
     return std::optional<sched::CycleOutcome>();
   }
   clock_.AdvanceTo(*wake);

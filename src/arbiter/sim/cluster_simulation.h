@@ -52,15 +52,25 @@ struct Event {
   std::string message;
 };
 
+// A pod group's PodGroupInitiallyScheduled condition at the end of the run.
+struct GroupPlan {
+  std::string name;  // namespace/name of the root group
+  std::string kind;  // PodGroup or CompositePodGroup
+  bool initially_scheduled = false;
+  std::string message;
+};
+
 struct PlanResult {
   Timestamp start = 0;
   Timestamp end = 0;
   std::vector<PodPlan> pods;  // in first-pop order
   std::vector<Preemption> preemptions;
+  std::vector<GroupPlan> groups;  // root groups that had a cycle, in order of their first
   std::vector<sched::CycleOutcome> cycles;  // every cycle, when explaining
   std::vector<Event> events;
   size_t node_count = 0;
   sched::preemption::PreemptionMetrics preemption_metrics;
+  sched::preemption::WorkloadPreemptionMetrics workload_preemption_metrics;
 };
 
 struct SimulationOptions {
@@ -90,6 +100,9 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
   Status AddNode(model::Node node) { return scheduler_.cache().AddNode(std::move(node)); }
   // A pod bound to `pod.node_name`; it leaves at its deletion timestamp if it has one.
   Status AddRunningPod(model::Pod pod);
+  // Workload API groups. REQUIRES: added before the pods that name them.
+  void AddPodGroup(const model::PodGroup& g) { scheduler_.AddPodGroup(g); }
+  void AddCompositePodGroup(const model::CompositePodGroup& g) { scheduler_.AddCompositePodGroup(g); }
   // A pending pod, queued at `enqueue_time` (now if absent).
   void AddPendingPod(model::Pod pod, std::optional<Timestamp> enqueue_time = std::nullopt);
 
@@ -107,6 +120,8 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
   std::vector<sched::preemption::PdbView> Pdbs() const override;
   void Preempt(const state::PodInfo& preemptor, const std::string& node,
                const std::vector<sched::preemption::Eviction>& victims) override;
+  void PreemptForGroup(const std::string& group, std::string_view kind,
+                       const std::vector<sched::preemption::Eviction>& victims) override;
   void ClearNomination(const state::PodInfoPtr& pod) override;
 
  private:
@@ -119,6 +134,11 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
 
   PodPlan& PlanFor(const model::Pod& pod);
   void Record(const sched::CycleOutcome& out);
+  void RecordPod(const sched::CycleOutcome& out);
+  // Evicts the victims of one decision and records it.
+  void Evict(Preemption entry, const std::vector<sched::preemption::Eviction>& victims, const std::string& by);
+  // Pods that never had a cycle (a group short of its quorum, a missing PodGroup) get an entry.
+  void RecordNeverTried();
   void TerminateDue();
   void AddEvent(std::string type, std::string reason, const model::Pod& pod, std::string message);
 
@@ -129,6 +149,8 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
   std::vector<model::PodDisruptionBudget> pdbs_;
   std::map<std::string, model::Pod> pods_;       // every pod added, by UID (for PDB counts)
   std::map<std::string, size_t> plan_index_;     // pending pod UID -> index in result_.pods
+  std::vector<model::Pod> pending_;              // pending pods in the order added (group members)
+  std::map<std::string, size_t> group_index_;    // root group -> index in result_.groups
   std::priority_queue<Termination, std::vector<Termination>, std::greater<>> terminations_;
   uint64_t termination_seq_ = 0;
   std::set<std::string> evicted_;                // pods this simulation evicted ("namespace/name")

@@ -37,6 +37,8 @@ StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const Plan
   for (const auto& [ns, origin] : objects.namespaces) sim.SetNamespace(ns);
   for (const auto& [pdb, origin] : objects.pdbs) sim.AddPdb(pdb);
   for (const auto& [node, origin] : objects.nodes) ARBITER_RETURN_IF_ERROR(sim.AddNode(node));
+  for (const auto& [g, origin] : objects.composite_pod_groups) sim.AddCompositePodGroup(g);
+  for (const auto& [g, origin] : objects.pod_groups) sim.AddPodGroup(g);
   sim.result().node_count = objects.nodes.size();
 
   // Running pods: their start time, else input order, is their start time.

@@ -194,6 +194,12 @@ void ClusterCache::UpdateSnapshot(Snapshot& s) {
     s.RebuildAffinityLists();
   } else {
     bool affinity_changed = false;
+    for (size_t at : s.touched_) {
+      NodeInfo& dst = s.infos_[at];
+      const NodeInfo* src = infos_[index_.at(dst.name())].get();
+      affinity_changed |= !dst.pods_with_affinity().empty() || !src->pods_with_affinity().empty();
+      dst = *src;
+    }
     for (size_t i : dirty_) {
       NodeInfo& dst = s.infos_[s.index_.at(infos_[i]->name())];
       affinity_changed |= !dst.pods_with_affinity().empty() ||
@@ -202,8 +208,57 @@ void ClusterCache::UpdateSnapshot(Snapshot& s) {
     }
     if (affinity_changed) s.RebuildAffinityLists();
   }
+  s.touched_.clear();
+  s.is_touched_.assign(s.infos_.size(), false);
   for (size_t i : dirty_) is_dirty_[i] = false;
   dirty_.clear();
+}
+
+void Snapshot::Touch(size_t at) {
+  if (is_touched_.size() != infos_.size()) is_touched_.assign(infos_.size(), false);
+  if (is_touched_[at]) return;
+  is_touched_[at] = true;
+  touched_.push_back(at);
+}
+
+bool Snapshot::DropNominatedPod(const std::string& node, const std::string& uid) {
+  auto it = index_.find(node);
+  if (it == index_.end()) return false;
+  NodeInfo& n = infos_[it->second];
+  std::vector<PodInfoPtr> keep;
+  bool found = false;
+  for (const auto& np : n.nominated_pods()) {
+    if (np.pod->uid() == uid) {
+      found = true;
+    } else {
+      keep.push_back(np.pod);
+    }
+  }
+  if (!found) return false;
+  n.SetNominatedPods(keep);
+  Touch(it->second);
+  return true;
+}
+
+bool Snapshot::AddPod(PodInfoPtr pod) {
+  auto it = index_.find(pod->pod.node_name);
+  if (it == index_.end()) return false;
+  const bool affinity = pod->has_pod_affinity_terms;
+  infos_[it->second].AddPod(std::move(pod));
+  Touch(it->second);
+  if (affinity) RebuildAffinityLists();
+  return true;
+}
+
+bool Snapshot::RemovePod(const std::string& node, const std::string& uid) {
+  auto it = index_.find(node);
+  if (it == index_.end()) return false;
+  NodeInfo& n = infos_[it->second];
+  const bool affinity = !n.pods_with_affinity().empty();
+  if (!n.RemovePod(uid)) return false;
+  Touch(it->second);
+  if (affinity) RebuildAffinityLists();
+  return true;
 }
 
 }  // namespace arbiter::state

@@ -39,7 +39,17 @@ class Snapshot {
   // Labels of a namespace; nullptr if the input declared no such Namespace.
   const model::LabelMap* NamespaceLabels(std::string_view ns) const;
 
+  // Private changes for one cycle (a pod group cycle assumes its placed pods; workload-aware
+  // preemption removes its potential victims). The cache never sees them: the next
+  // ClusterCache::UpdateSnapshot copies every changed node back from the cache.
+  // AddPod places `pod` on `pod->pod.node_name`; both return false for an unknown node or pod.
+  bool AddPod(PodInfoPtr pod);
+  bool RemovePod(const std::string& node, const std::string& uid);
+  // Takes a pod out of `node`'s nominated pods (a pod group member that the cycle places itself).
+  bool DropNominatedPod(const std::string& node, const std::string& uid);
+
  private:
+  void Touch(size_t at);
   friend class ClusterCache;
   void RebuildAffinityLists();
 
@@ -51,6 +61,8 @@ class Snapshot {
   std::vector<const NodeInfo*> with_required_anti_affinity_;
   std::map<std::string, model::LabelMap, std::less<>> namespace_labels_;
   uint64_t structure_version_ = 0;
+  std::vector<size_t> touched_;  // nodes changed privately since the last update
+  std::vector<bool> is_touched_;
 };
 
 class ClusterCache {

@@ -6,6 +6,14 @@
 
 namespace arbiter::state {
 
+uint64_t NextGeneration() {
+  // One counter for every NodeInfo, so that a generation names one state of one node: a snapshot's
+  // private change (a pod assumed in a group cycle) can never share a number with a later change
+  // in the cache, and caches keyed by generation never see a stale hit.
+  static uint64_t next = 0;
+  return ++next;
+}
+
 PodInfo::PodInfo(model::Pod p) : pod(std::move(p)) {
   non_zero_cpu = pod.non_zero_milli_cpu;
   non_zero_memory = pod.non_zero_memory;
@@ -25,8 +33,9 @@ void NodeInfo::AddPod(PodInfoPtr pod) {
   const model::Pod& p = pod->pod;
   summaries_.push_back({p.priority, p.start_time.has_value(), p.start_time.value_or(0), p.requests.milli_cpu,
                         p.requests.memory, p.requests.ephemeral_storage, !p.requests.scalars.empty()});
+  if (!p.pod_group_name.empty()) ++group_members_;
   pods_.push_back(std::move(pod));
-  ++generation_;
+  generation_ = NextGeneration();
 }
 
 namespace {
@@ -46,6 +55,7 @@ bool NodeInfo::RemovePod(const std::string& uid) {
   pods_.erase(it);
   EraseByUid(pods_with_affinity_, uid);
   EraseByUid(pods_with_required_anti_affinity_, uid);
+  if (!pod->pod.pod_group_name.empty()) --group_members_;
   requested_.Sub(pod->pod.requests);
   non_zero_cpu_ -= pod->non_zero_cpu;
   non_zero_memory_ -= pod->non_zero_memory;
@@ -55,7 +65,7 @@ bool NodeInfo::RemovePod(const std::string& uid) {
     });
     if (p != used_ports_.end()) used_ports_.erase(p);
   }
-  ++generation_;
+  generation_ = NextGeneration();
   return true;
 }
 
@@ -66,7 +76,7 @@ void NodeInfo::SetNominatedPods(const std::vector<PodInfoPtr>& pods) {
     nominated_pods_.push_back({p->pod.priority, p->uid_hash, r.milli_cpu, r.memory,
                                r.ephemeral_storage, !r.scalars.empty(), p});
   }
-  ++generation_;
+  generation_ = NextGeneration();
 }
 
 bool HostPortConflicts(const std::vector<model::HostPort>& used, const model::HostPort& want) {

@@ -11,7 +11,7 @@
 //   2. `pods_with_affinity` ⊆ `pods` holds the pods with any pod affinity or anti-affinity term;
 //      `pods_with_required_anti_affinity` ⊆ that, those with a required anti-affinity term.
 //   3. `used_ports` holds the host ports of `pods`, one entry per pod and port.
-//   4. `generation` increases on every change.
+//   4. `generation` changes on every change, to a number no NodeInfo has had (NextGeneration).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,9 @@
 #include "arbiter/model/objects.h"
 
 namespace arbiter::state {
+
+// A fresh generation number, unique across all NodeInfos of the process.
+uint64_t NextGeneration();
 
 struct PodInfo {
   model::Pod pod;
@@ -51,7 +54,7 @@ class NodeInfo {
     allocatable_ = node_->allocatable;
     unschedulable_ = node_->unschedulable;
     has_taints_ = !node_->taints.empty();
-    ++generation_;
+    generation_ = NextGeneration();
   }
   const std::string& name() const { return node_->name; }
   // Copies of the node's fields that every Filter and Score reads, kept beside the aggregates
@@ -73,6 +76,8 @@ class NodeInfo {
     bool has_scalars = false;
   };
   const std::vector<PodSummary>& pod_summaries() const { return summaries_; }
+  // True if some pod on the node belongs to a pod group (spec.schedulingGroup).
+  bool has_group_members() const { return group_members_ > 0; }
   const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
   const std::vector<PodInfoPtr>& pods_with_required_anti_affinity() const {
     return pods_with_required_anti_affinity_;
@@ -126,6 +131,7 @@ class NodeInfo {
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
   std::vector<model::HostPort> used_ports_;
   std::vector<Nominated> nominated_pods_;
+  uint32_t group_members_ = 0;
   uint64_t generation_ = 0;
 };
 

@@ -41,6 +41,8 @@ arbiter::Status Scheduler::Init(preemption::PreemptionActuator* actuator) {
   q.initial_backoff = config_.pod_initial_backoff_seconds * kSecond;
   q.max_backoff = config_.pod_max_backoff_seconds * kSecond;
   queue_ = std::make_unique<SchedulingQueue>(framework_.get(), clock_, q);
+  queue_->set_group_gate([this](const QueuedPodInfo& info) { return GroupReady(info); });
+  if (actuator != nullptr) workload_preemption_ = std::make_unique<preemption::WorkloadPreemption>(this, actuator);
   return arbiter::Status::Ok();
 }
 
@@ -50,16 +52,30 @@ const preemption::PreemptionMetrics* Scheduler::preemption_metrics() const {
 
 void Scheduler::AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_time) {
   if (!pod->pod.nominated_node_name.empty()) nominator_.AddNominatedPod(pod, pod->pod.nominated_node_name);
+  if (!pod->pod.pod_group_name.empty() && groups() != nullptr) {
+    // A member joins its root group's queue entry; a pod whose PodGroup does not exist waits
+    // under that name until it does (GangScheduling's PreEnqueue).
+    const state::GroupNode* leaf = LeafOf(pod->pod);
+    const std::string key = leaf != nullptr ? leaf->root->key : pod->pod.ns + "/" + pod->pod.pod_group_name;
+    const int32_t priority = leaf != nullptr ? leaf->root->priority : pod->pod.priority;
+    queue_->AddGroupMember(std::move(pod), key, priority, enqueue_time);
+    return;
+  }
   queue_->Add(std::move(pod), enqueue_time);
 }
 
 arbiter::Status Scheduler::AddBoundPod(PodInfoPtr pod) {
+  if (!pod->pod.pod_group_name.empty()) bound_members_[pod->pod.ns + "/" + pod->pod.pod_group_name].push_back(pod->uid());
   ARBITER_RETURN_IF_ERROR(cache_.AddPod(std::move(pod)));
   queue_->MoveOnEvent(ClusterEvent::kAssignedPodAdd);
   return arbiter::Status::Ok();
 }
 
 arbiter::Status Scheduler::DeleteBoundPod(const std::string& uid) {
+  if (PodInfoPtr p = cache_.FindPod(uid); p && !p->pod.pod_group_name.empty()) {
+    auto& v = bound_members_[p->pod.ns + "/" + p->pod.pod_group_name];
+    v.erase(std::remove(v.begin(), v.end(), uid), v.end());
+  }
   ARBITER_RETURN_IF_ERROR(cache_.RemovePod(uid));
   queue_->MoveOnEvent(ClusterEvent::kAssignedPodDelete);
   return arbiter::Status::Ok();
@@ -253,10 +269,46 @@ const NodeInfo* Scheduler::SelectHost(const ScoreTable& t) {
   return t.nodes[0];
 }
 
+const NodeInfo* Scheduler::ChooseNode(CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& feasible,
+                                      Explanation* explain, Status* error) {
+  if (feasible.size() == 1) {
+    if (explain) explain->why = "the only feasible node";
+    return feasible[0];
+  }
+  Status ps = framework_->RunPreScorePlugins(state, pod, feasible);
+  if (!ps.IsSuccess()) {
+    *error = ps;
+    return nullptr;
+  }
+  auto table = framework_->RunScorePlugins(state, pod, feasible);
+  if (!table.ok()) {
+    *error = Status(Code::kError, table.status().message());
+    return nullptr;
+  }
+  const NodeInfo* chosen = SelectHost(*table);
+  if (explain) {
+    size_t ties = 0;
+    int64_t best = 0;
+    for (size_t i = 0; i < table->nodes.size(); ++i) {
+      if (table->nodes[i] == chosen) best = table->totals[i];
+    }
+    for (int64_t t : table->totals) ties += t == best ? 1 : 0;
+    explain->why = "highest total score " + std::to_string(best) +
+                   (ties > 1 ? " (tied with " + std::to_string(ties - 1) +
+                                   " other node(s); tie broken by the seeded random source)"
+                             : "");
+    for (const NodeInfo* n : table->nodes) explain->score_nodes.push_back(n->name());
+    table->nodes.clear();
+    explain->scores = std::move(*table);
+  }
+  return chosen;
+}
+
 std::optional<CycleOutcome> Scheduler::ScheduleOne() {
   queue_->Flush();
   std::optional<QueuedPodInfo> qpi = queue_->Pop();
   if (!qpi) return std::nullopt;
+  if (!qpi->group.empty()) return ScheduleGroup(std::move(*qpi));
   const PodInfoPtr pod = qpi->pod;
   CycleOutcome out;
   out.pod = pod;
@@ -302,41 +354,13 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
   }
   status_scratch_ = std::move(found.diagnosis.node_to_status.statuses);
 
-  const NodeInfo* chosen = nullptr;
-  if (found.feasible.size() == 1) {
-    chosen = found.feasible[0];
-    if (explain) explain->why = "the only feasible node";
-  } else {
-    Status ps = framework_->RunPreScorePlugins(state, *pod, found.feasible);
-    if (!ps.IsSuccess()) {
-      Diagnosis d;
-      d.pre_filter_message = ps.Message();
-      fail(d, state, false);
-      return out;
-    }
-    auto table = framework_->RunScorePlugins(state, *pod, found.feasible);
-    if (!table.ok()) {
-      Diagnosis d;
-      d.pre_filter_message = table.status().message();
-      fail(d, state, false);
-      return out;
-    }
-    chosen = SelectHost(*table);
-    if (explain) {
-      size_t ties = 0;
-      int64_t best = 0;
-      for (size_t i = 0; i < table->nodes.size(); ++i) {
-        if (table->nodes[i] == chosen) best = table->totals[i];
-      }
-      for (int64_t t : table->totals) ties += t == best ? 1 : 0;
-      explain->why = "highest total score " + std::to_string(best) +
-                     (ties > 1 ? " (tied with " + std::to_string(ties - 1) +
-                                     " other node(s); tie broken by the seeded random source)"
-                               : "");
-      for (const NodeInfo* n : table->nodes) explain->score_nodes.push_back(n->name());
-      table->nodes.clear();
-      explain->scores = std::move(*table);
-    }
+  Status score_error;
+  const NodeInfo* chosen = ChooseNode(state, *pod, found.feasible, explain, &score_error);
+  if (chosen == nullptr) {
+    Diagnosis d;
+    d.pre_filter_message = score_error.Message();
+    fail(d, state, false);
+    return out;
   }
   const std::string node = chosen->name();
   if (explain) explain->chosen = node;

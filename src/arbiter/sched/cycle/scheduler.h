@@ -17,7 +17,9 @@
 #include "arbiter/base/rng.h"
 #include "arbiter/sched/framework/fit_error.h"
 #include "arbiter/sched/framework/framework.h"
+#include "arbiter/sched/framework/group_host.h"
 #include "arbiter/sched/preemption/default_preemption.h"
+#include "arbiter/sched/preemption/workload_preemption.h"
 #include "arbiter/sched/queue/scheduling_queue.h"
 
 namespace arbiter::sched {
@@ -51,6 +53,16 @@ struct CycleOutcome {
   std::optional<Explanation> explain;
   // PostFilter's account of its decision (preemption candidates, victims, the choice).
   std::vector<std::string> post_filter_explanation;
+
+  // A pod group cycle: the root group ("namespace/name") and its kind, and one outcome per
+  // member tried, in scheduling order (the fields above then describe the first member).
+  std::string group;
+  std::string group_kind;
+  std::vector<CycleOutcome> members;
+  // The group's PodGroupInitiallyScheduled condition after the cycle: True (with reason
+  // Scheduled) once a cycle placed its quorum, else False with reason Unschedulable.
+  bool group_scheduled = false;
+  std::string group_message;
 };
 
 struct SchedulerOptions {
@@ -66,7 +78,7 @@ struct SchedulerOptions {
   const Clock* wall_clock = nullptr;
 };
 
-class Scheduler final : public Handle {
+class Scheduler final : public GroupHost {
  public:
   Scheduler(model::SchedulerConfig config, const Clock* clock, SchedulerOptions options);
 
@@ -87,6 +99,22 @@ class Scheduler final : public Handle {
   bool explaining() const override { return options_.explain; }
   uint64_t pod_class() const override { return pod_class_; }
   const Clock* wall_clock() const override { return options_.wall_clock; }
+  const state::GroupIndex* groups() const override;
+  void BoundGroupMembers(const state::GroupNode& leaf, std::vector<PodInfoPtr>& out) const override;
+
+  // GroupHost.
+  GroupPlacement PlaceGroup(const state::GroupNode& root, const std::vector<PodInfoPtr>& pods) override;
+  state::Snapshot& mutable_snapshot() override { return snapshot_; }
+  void RestoreSnapshot() override { cache_.UpdateSnapshot(snapshot_); }
+
+  // The Workload API's runtime groups. REQUIRES: a group is added before the pods that name it.
+  // Without the GenericWorkload gate, groups are ignored and their pods scheduled one by one;
+  // without CompositePodGroup, CompositePodGroups are ignored and every PodGroup is a root.
+  void AddPodGroup(const model::PodGroup& group);
+  void AddCompositePodGroup(const model::CompositePodGroup& group);
+  // Why a pending pod has not been tried: its group is missing or short of its quorum.
+  std::string WaitingReason(const model::Pod& pod) const;
+  const preemption::WorkloadPreemptionMetrics* workload_preemption_metrics() const;
 
   state::ClusterCache& cache() { return cache_; }
   const state::ClusterCache& cache() const { return cache_; }
@@ -112,6 +140,20 @@ class Scheduler final : public Handle {
   };
   FindResult FindNodesThatFit(CycleState& state, const PodInfo& pod, Explanation* explain);
   const NodeInfo* SelectHost(const ScoreTable& table);
+  // Scores `feasible` (more than one) and picks the host; nullptr with `error` on a plugin error.
+  const NodeInfo* ChooseNode(CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& feasible,
+                             Explanation* explain, Status* error);
+  // A pod group cycle (schedule_one_podgroup): place, then bind or preempt.
+  std::optional<CycleOutcome> ScheduleGroup(QueuedPodInfo qpi);
+  // Members in scheduling order: the hierarchy's PodGroups depth first, each group's members in
+  // the order they were added, then (stably) higher pod priority first.
+  std::vector<PodInfoPtr> OrderMembers(const state::GroupNode& root, const std::vector<PodInfoPtr>& members) const;
+  // Per PodGroup: how many members count toward its quorum.
+  using MemberCounts = std::map<const state::GroupNode*, int64_t>;
+  static bool QuorumMet(const state::GroupNode& node, const MemberCounts& counts);
+  bool GroupReady(const QueuedPodInfo& info) const;
+  const state::GroupNode* LeafOf(const model::Pod& pod) const;
+  void EnsureGroups() const;
   // The pod's equivalence class for verdict reuse: every field of the pod that the
   // node-local filters read, interned to a number (never 0).
   uint64_t PodClassOf(const PodInfo& pod);
@@ -129,6 +171,10 @@ class Scheduler final : public Handle {
   std::unique_ptr<Framework> framework_;
   std::unique_ptr<SchedulingQueue> queue_;
   std::shared_ptr<preemption::DefaultPreemption> preemption_;
+  std::unique_ptr<preemption::WorkloadPreemption> workload_preemption_;
+  mutable state::GroupIndex groups_;
+  mutable bool groups_dirty_ = false;
+  std::map<std::string, std::vector<std::string>> bound_members_;  // PodGroup key -> UIDs, in bind order
   size_t next_start_node_index_ = 0;
   // Verdict reuse: per snapshot node, the last verdict and what it was computed for.
   struct CachedVerdict {

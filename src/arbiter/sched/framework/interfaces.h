@@ -25,6 +25,7 @@
 #include "arbiter/sched/framework/cycle_state.h"
 #include "arbiter/sched/framework/status.h"
 #include "arbiter/state/cluster_cache.h"
+#include "arbiter/state/group_index.h"
 
 namespace arbiter::sched {
 
@@ -59,6 +60,13 @@ class Handle {
   virtual uint64_t pod_class() const { return 0; }
   // A clock of real elapsed time for metrics only (never for decisions); nullptr when none.
   virtual const Clock* wall_clock() const { return nullptr; }
+  // The pod groups (Workload API) the scheduler knows; nullptr when the GenericWorkload gate is
+  // off or there are none. Preemption reads them for group priority and disruption modes.
+  virtual const state::GroupIndex* groups() const { return nullptr; }
+  // Appends the bound (or assumed) pods of the PodGroup `leaf`, on every node, in bind order.
+  virtual void BoundGroupMembers(const state::GroupNode& leaf, std::vector<PodInfoPtr>& out) const {
+    (void)leaf, (void)out;
+  }
 };
 
 class Plugin {
@@ -74,8 +82,13 @@ class PreEnqueuePlugin : public virtual Plugin {
 };
 
 // Information the queue keeps per pod, which QueueSort orders.
+// A queue entry is one pod, or one pod group (the root of a hierarchy) with its pending members:
+// the group is scheduled as a unit, ordered by the root's priority.
 struct QueuedPodInfo {
-  PodInfoPtr pod;
+  PodInfoPtr pod;                   // the pod; for a group, its first pending member
+  int32_t priority = 0;             // the pod's priority, or the root group's
+  std::string group;                // the root group's key ("namespace/name"); "" for a lone pod
+  std::vector<PodInfoPtr> members;  // a group's pending members, in the order they were added
   Timestamp timestamp = 0;          // when the pod was (re)added to the queue
   Timestamp initial_attempt = 0;    // first time it was popped
   int attempts = 0;

@@ -19,7 +19,7 @@ const Status::Reasons& InternedReason() {
 
 
 bool PrioritySort::Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
-  if (a.pod->pod.priority != b.pod->pod.priority) return a.pod->pod.priority > b.pod->pod.priority;
+  if (a.priority != b.priority) return a.priority > b.priority;
   if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
   return a.sequence < b.sequence;
 }

@@ -10,6 +10,7 @@
 #include "arbiter/sched/framework/fit_error.h"
 #include "arbiter/sched/framework/nominator.h"
 #include "arbiter/sched/plugins/noderesources.h"
+#include "arbiter/sched/preemption/victim_units.h"
 
 namespace arbiter::sched::preemption {
 
@@ -195,6 +196,9 @@ void SortVictims(Candidate& c, Timestamp now) {
 
 std::pair<std::optional<Candidate>, Status> DefaultPreemption::SelectVictimsOnNode(
     const CycleState& state, const PodInfo& pod, const NodeInfo& node, const std::vector<PdbView>& pdbs) const {
+  // From v1.37 a lone pod preempts group members as units (§7 of the workload notes): group
+  // priority, the shared importance order, and `all`-mode groups evicted whole.
+  if (handle_->groups() != nullptr && node.has_group_members()) return DryRunWithUnits(state, pod, node, pdbs);
   if (fast_path_.applies) {
     if (auto r = DryRunOnSummaries(state, pod, node, pdbs)) return std::move(*r);
   }
@@ -351,6 +355,77 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnCopy(
   return {std::move(c), {}};
 }
 
+std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunWithUnits(const CycleState& cycle_state,
+                                                                              const PodInfo& pod,
+                                                                              const NodeInfo& original,
+                                                                              const std::vector<PdbView>& pdbs) const {
+  const Framework& fw = handle_->framework();
+  const Timestamp now = handle_->clock().Now();
+  // 1) Units of the strictly lower-priority pods on the node (by effective priority).
+  UnitBuilder builder(*handle_);
+  std::vector<size_t> ids;
+  for (const auto& p : original.pods()) {
+    if (builder.PriorityOf(p->pod) >= pod.pod.priority) continue;
+    const size_t id = builder.UnitOf(p);
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
+  if (ids.empty()) return {std::nullopt, Status(Code::kUnschedulableAndUnresolvable, FixedNoVictims())};
+  std::vector<VictimUnit*> units;
+  for (size_t id : ids) units.push_back(&builder.units()[id]);
+  // 2) Remove each unit's pods on this node from a copy (its pods elsewhere free no room here).
+  NodeInfo node = original;
+  CycleState state = cycle_state.Clone();
+  auto on_node = [&](const VictimUnit& u, auto&& f) -> Status {
+    for (const auto& v : u.pods) {
+      if (v->pod.node_name != original.name()) continue;
+      if (Status s = f(v); !s.IsSuccess()) return s;
+    }
+    return {};
+  };
+  auto remove = [&](const PodInfoPtr& v) {
+    node.RemovePod(v->uid());
+    return fw.RunPreFilterExtensionRemovePod(state, pod, *v, node);
+  };
+  auto add = [&](const PodInfoPtr& v) {
+    node.AddPod(v);
+    return fw.RunPreFilterExtensionAddPod(state, pod, *v, node);
+  };
+  for (const VictimUnit* u : units) {
+    if (Status s = on_node(*u, remove); !s.IsSuccess()) return {std::nullopt, s};
+  }
+  Status fits = fw.RunFilterPluginsWithNominatedPods(state, pod, node);
+  if (!fits.IsSuccess()) return {std::nullopt, fits};
+  // 3) Importance order, PDB classification per unit, then the greedy reprieve by unit:
+  // violating units first, then the rest.
+  std::stable_sort(units.begin(), units.end(),
+                   [](const VictimUnit* a, const VictimUnit* b) { return MoreImportantUnit(*a, *b); });
+  ClassifyByPdb(units, pdbs);
+  std::stable_partition(units.begin(), units.end(), [](const VictimUnit* u) { return u->violates_pdb; });
+  std::vector<const VictimUnit*> victims;
+  for (const VictimUnit* u : units) {
+    if (Status s = on_node(*u, add); !s.IsSuccess()) return {std::nullopt, s};
+    if (fw.RunFilterPluginsWithNominatedPods(state, pod, node).IsSuccess()) continue;  // stays
+    if (Status s = on_node(*u, remove); !s.IsSuccess()) return {std::nullopt, s};
+    victims.push_back(u);
+  }
+  if (victims.empty()) {
+    return {std::nullopt, Status(Code::kError, "expected at least one victim pod on node " + original.name())};
+  }
+  std::stable_sort(victims.begin(), victims.end(),
+                   [](const VictimUnit* a, const VictimUnit* b) { return MoreImportantUnit(*a, *b); });
+  Candidate c;
+  c.node = &original;
+  for (const VictimUnit* u : victims) {
+    for (const auto& v : u->pods) {
+      c.victims.push_back(v);
+      c.violates_pdb.push_back(u->violates_pdb);
+      if (u->violates_pdb) ++c.num_pdb_violations;
+    }
+  }
+  ComputeKeys(c, now);
+  return {std::move(c), {}};
+}
+
 std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources(
     const CycleState& state, const PodInfo& pod, const NodeInfo& node, std::vector<PodInfoPtr> potential,
     const std::vector<PdbView>& pdbs) const {
@@ -470,7 +545,9 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
       const NodeInfo& node = *potential[(offset + i) % potential.size()];
       const Candidate* candidate = nullptr;
       Status status;
-      if (pod_class != 0 && &node != own_nomination) {
+      // A dry run by victim unit reads other nodes (an `all`-mode unit's pods): never reused.
+      const bool by_units = handle_->groups() != nullptr && node.has_group_members();
+      if (pod_class != 0 && &node != own_nomination && !by_units) {
         CachedDryRun& e = dry_runs_[snap.IndexOf(&node)];
         if (e.generation != node.generation() || e.pod_class != pod_class || e.now != now) {
           auto r = SelectVictimsOnNode(state, pod, node, pdbs);
@@ -518,7 +595,10 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
   if (explain) out.explanation.push_back("preemption: chose " + node + " (" + rule + ")");
   // 5) Carry it out: evict, then clear lower-priority nominations to that node.
   std::vector<Eviction> evictions;
-  for (size_t i = 0; i < chosen.victims.size(); ++i) evictions.push_back({chosen.victims[i], chosen.violates_pdb[i]});
+  const UnitBuilder priorities(*handle_);
+  for (size_t i = 0; i < chosen.victims.size(); ++i) {
+    evictions.push_back({chosen.victims[i], chosen.violates_pdb[i], priorities.PriorityOf(chosen.victims[i]->pod)});
+  }
   metrics_.ObserveVictims(evictions.size());
   if (actuator_ != nullptr) {
     actuator_->Preempt(pod, node, evictions);

@@ -127,6 +127,10 @@ class DefaultPreemption final : public PostFilterPlugin {
   std::pair<std::optional<Candidate>, Status> DryRunOnCopy(const CycleState& state, const PodInfo& pod,
                                                             const NodeInfo& node, std::vector<PodInfoPtr> potential,
                                                             const std::vector<PdbView>& pdbs) const;
+  // The dry run when the node runs pod group members: by victim unit (see victim_units.h).
+  std::pair<std::optional<Candidate>, Status> DryRunWithUnits(const CycleState& state, const PodInfo& pod,
+                                                               const NodeInfo& node,
+                                                               const std::vector<PdbView>& pdbs) const;
   // The same on resource sums; REQUIRES: the filters in play are resource-only (see above).
   std::pair<std::optional<Candidate>, Status> DryRunOnResources(const CycleState& state, const PodInfo& pod,
                                                                  const NodeInfo& node,

@@ -3,24 +3,28 @@
 
 namespace arbiter::sched::preemption {
 
+PdbBudgets::PdbBudgets(const std::vector<PdbView>& pdbs) : pdbs_(pdbs) {
+  allowed_.reserve(pdbs.size());
+  for (const auto& p : pdbs) allowed_.push_back(p.disruptions_allowed);
+}
+
+bool PdbBudgets::Consume(const model::Pod& pod) {
+  if (pod.labels.empty()) return false;
+  bool violating = false;
+  const std::string key = pod.Key();
+  for (size_t i = 0; i < pdbs_.size(); ++i) {
+    const PdbView& pdb = pdbs_[i];
+    if (pdb.ns != pod.ns || pdb.selector.empty() || !pdb.selector.Matches(pod.labels)) continue;
+    if (pdb.disrupted_pods.count(key)) continue;  // already counted as disrupted
+    if (--allowed_[i] < 0) violating = true;
+  }
+  return violating;
+}
+
 PdbSplit SplitByPdb(const std::vector<state::PodInfoPtr>& pods, const std::vector<PdbView>& pdbs) {
   PdbSplit out;
-  std::vector<int64_t> allowed;
-  allowed.reserve(pdbs.size());
-  for (const auto& p : pdbs) allowed.push_back(p.disruptions_allowed);
-  for (const auto& pod : pods) {
-    bool violating = false;
-    if (!pod->pod.labels.empty()) {
-      const std::string key = pod->pod.Key();
-      for (size_t i = 0; i < pdbs.size(); ++i) {
-        const PdbView& pdb = pdbs[i];
-        if (pdb.ns != pod->pod.ns || pdb.selector.empty() || !pdb.selector.Matches(pod->pod.labels)) continue;
-        if (pdb.disrupted_pods.count(key)) continue;  // already counted as disrupted
-        if (--allowed[i] < 0) violating = true;
-      }
-    }
-    (violating ? out.violating : out.non_violating).push_back(pod);
-  }
+  PdbBudgets budgets(pdbs);
+  for (const auto& pod : pods) (budgets.Consume(pod->pod) ? out.violating : out.non_violating).push_back(pod);
   return out;
 }
 

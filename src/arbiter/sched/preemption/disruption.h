@@ -13,6 +13,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "arbiter/model/objects.h"
@@ -28,6 +29,18 @@ struct PdbView {
   std::set<std::string> disrupted_pods;  // "namespace/name"
 };
 
+// The budgets of a pass over victims in importance order: Consume charges a pod to every budget
+// that matches it and says whether it took one below zero.
+class PdbBudgets {
+ public:
+  explicit PdbBudgets(const std::vector<PdbView>& pdbs);
+  bool Consume(const model::Pod& pod);
+
+ private:
+  const std::vector<PdbView>& pdbs_;
+  std::vector<int64_t> allowed_;
+};
+
 struct PdbSplit {
   std::vector<state::PodInfoPtr> violating;
   std::vector<state::PodInfoPtr> non_violating;
@@ -39,6 +52,7 @@ PdbSplit SplitByPdb(const std::vector<state::PodInfoPtr>& pods, const std::vecto
 struct Eviction {
   state::PodInfoPtr victim;
   bool violates_pdb = false;
+  int32_t priority = 0;  // effective: the root group's for a group member
 };
 
 class PreemptionActuator {
@@ -52,6 +66,10 @@ class PreemptionActuator {
   // terminating ones included, in importance order.
   virtual void Preempt(const state::PodInfo& preemptor, const std::string& node,
                        const std::vector<Eviction>& victims) = 0;
+  // Carries out a pod group's decision (kind PodGroup or CompositePodGroup, `group` named
+  // namespace/name): every victim as in Preempt, its event naming the group.
+  virtual void PreemptForGroup(const std::string& group, std::string_view kind,
+                               const std::vector<Eviction>& victims) = 0;
   // Clears the nomination of a pending pod (a lower-priority pod nominated to the chosen node).
   virtual void ClearNomination(const state::PodInfoPtr& pod) = 0;
 };

@@ -1,6 +1,8 @@
 // The three sub-queues and the moves between them.
 #include "arbiter/sched/queue/scheduling_queue.h"
 
+#include <algorithm>
+
 namespace arbiter::sched {
 
 bool PluginCaresAbout(std::string_view plugin, ClusterEvent event) {
@@ -15,6 +17,7 @@ bool PluginCaresAbout(std::string_view plugin, ClusterEvent event) {
     return node_event || event == E::kAssignedPodAdd || event == E::kAssignedPodDelete ||
            event == E::kAssignedPodUpdate;
   }
+  if (plugin == "GangScheduling") return event == E::kPodGroupChange;  // waits for its group or members
   if (plugin == "NodeAffinity" || plugin == "TaintToleration" || plugin == "NodeUnschedulable" ||
       plugin == "NodeName") {
     return node_event;
@@ -54,7 +57,10 @@ Timestamp SchedulingQueue::BackoffExpiry(const QueuedPodInfo& info) const {
 }
 
 void SchedulingQueue::PushActive(Entry* e) {
-  if (!framework_->RunPreEnqueuePlugins(*e->info.pod).IsSuccess()) {
+  const bool gated = e->info.group.empty() ? !framework_->RunPreEnqueuePlugins(*e->info.pod).IsSuccess()
+                                           : group_gate_ && !group_gate_(e->info);
+  if (gated) {
+    if (!e->info.group.empty()) e->info.unschedulable_plugins = {"GangScheduling"};
     e->where = Entry::Where::kUnschedulable;
     e->unschedulable_since = clock_->Now();
     unschedulable_.insert(e);
@@ -66,17 +72,88 @@ void SchedulingQueue::PushActive(Entry* e) {
 
 void SchedulingQueue::Add(PodInfoPtr pod, std::optional<Timestamp> enqueue_time) {
   const std::string uid = pod->uid();
-  if (entries_.count(uid)) {
+  if (unit_of_.count(uid)) {
     Update(std::move(pod));
     return;
   }
   auto e = std::make_unique<Entry>();
+  e->info.priority = pod->pod.priority;
   e->info.pod = std::move(pod);
   e->info.timestamp = enqueue_time.value_or(clock_->Now());
   e->info.sequence = next_sequence_++;
   Entry* raw = e.get();
-  entries_[uid] = std::move(e);
+  const std::string key = UnitKey(raw->info);
+  unit_of_[uid] = key;
+  entries_[key] = std::move(e);
   PushActive(raw);
+}
+
+void SchedulingQueue::AddGroupMember(PodInfoPtr pod, const std::string& group, int32_t priority,
+                                     std::optional<Timestamp> enqueue_time) {
+  const std::string uid = pod->uid();
+  if (unit_of_.count(uid)) {
+    Update(std::move(pod));
+    return;
+  }
+  const std::string key = "group:" + group;
+  const Timestamp at = enqueue_time.value_or(clock_->Now());
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    auto e = std::make_unique<Entry>();
+    e->info.priority = priority;
+    e->info.group = group;
+    e->info.pod = pod;
+    e->info.members.push_back(std::move(pod));
+    e->info.timestamp = at;
+    e->info.sequence = next_sequence_++;
+    Entry* raw = e.get();
+    unit_of_[uid] = key;
+    entries_[key] = std::move(e);
+    PushActive(raw);
+    return;
+  }
+  Entry* e = it->second.get();
+  unit_of_[uid] = key;
+  const auto where = e->where;
+  Detach(e);  // the earliest member's timestamp orders the group
+  e->info.members.push_back(std::move(pod));
+  if (at < e->info.timestamp) e->info.timestamp = at;
+  switch (where) {
+    case Entry::Where::kActive: PushActive(e); break;
+    case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
+    case Entry::Where::kUnschedulable:
+      // A new member may open the gate of a group that waits for its quorum.
+      if (e->info.unschedulable_plugins == std::set<std::string>{"GangScheduling"}) {
+        ToActiveOrBackoff(e);
+      } else {
+        e->where = where;
+        unschedulable_.insert(e);
+      }
+      break;
+    case Entry::Where::kInFlight: break;
+  }
+}
+
+SchedulingQueue::Entry* SchedulingQueue::Find(const QueuedPodInfo& info) {
+  auto it = entries_.find(UnitKey(info));
+  return it == entries_.end() ? nullptr : it->second.get();
+}
+
+void SchedulingQueue::Requeue(QueuedPodInfo info) {
+  Entry* e = Find(info);
+  if (e == nullptr) return;
+  Detach(e);
+  // Keep the members that are still pending (binding removed the others).
+  std::vector<PodInfoPtr> members = std::move(e->info.members);
+  e->info = std::move(info);
+  e->info.members = std::move(members);
+  if (e->info.members.empty()) {
+    entries_.erase(UnitKey(e->info));
+    return;
+  }
+  e->info.pod = e->info.members.front();
+  e->where = Entry::Where::kActive;
+  active_.insert(e);
 }
 
 std::optional<QueuedPodInfo> SchedulingQueue::Pop() {
@@ -97,11 +174,20 @@ std::optional<QueuedPodInfo> SchedulingQueue::Pop() {
 }
 
 void SchedulingQueue::AddUnschedulable(QueuedPodInfo info) {
-  auto it = entries_.find(info.pod->uid());
-  if (it == entries_.end()) return;  // deleted while in flight
-  Entry* e = it->second.get();
+  Entry* e = Find(info);
+  if (e == nullptr) return;  // deleted while in flight
   Detach(e);
+  std::vector<PodInfoPtr> members = std::move(e->info.members);
   e->info = std::move(info);
+  if (!e->info.group.empty()) {
+    // The entry's members are the truth: some may have been bound or deleted meanwhile.
+    e->info.members = std::move(members);
+    if (e->info.members.empty()) {
+      entries_.erase(UnitKey(e->info));
+      return;
+    }
+    e->info.pod = e->info.members.front();
+  }
   e->info.timestamp = clock_->Now();  // re-adding refreshes the queue timestamp
   e->backoff_expiry = BackoffExpiry(e->info);
   if (e->info.unschedulable_plugins.empty()) {
@@ -125,12 +211,20 @@ void SchedulingQueue::Detach(Entry* e) {
 }
 
 void SchedulingQueue::Update(PodInfoPtr pod) {
-  auto it = entries_.find(pod->uid());
-  if (it == entries_.end()) return;
-  Entry* e = it->second.get();
+  auto u = unit_of_.find(pod->uid());
+  if (u == unit_of_.end()) return;
+  Entry* e = entries_.at(u->second).get();
   const auto where = e->where;
   Detach(e);  // ordering keys may change
-  e->info.pod = std::move(pod);
+  if (e->info.group.empty()) {
+    e->info.priority = pod->pod.priority;
+    e->info.pod = std::move(pod);
+  } else {
+    for (auto& m : e->info.members) {
+      if (m->uid() == pod->uid()) m = pod;
+    }
+    e->info.pod = e->info.members.front();
+  }
   switch (where) {
     case Entry::Where::kActive: PushActive(e); break;
     case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
@@ -140,9 +234,31 @@ void SchedulingQueue::Update(PodInfoPtr pod) {
 }
 
 void SchedulingQueue::Delete(const std::string& uid) {
-  auto it = entries_.find(uid);
-  if (it == entries_.end()) return;
-  Detach(it->second.get());
+  auto u = unit_of_.find(uid);
+  if (u == unit_of_.end()) return;
+  auto it = entries_.find(u->second);
+  unit_of_.erase(u);
+  Entry* e = it->second.get();
+  if (!e->info.group.empty()) {
+    auto& m = e->info.members;
+    m.erase(std::remove_if(m.begin(), m.end(), [&](const PodInfoPtr& p) { return p->uid() == uid; }), m.end());
+    if (!m.empty()) {
+      if (e->where == Entry::Where::kInFlight) return;  // the cycle in flight hands it back
+      const auto where = e->where;
+      Detach(e);
+      e->info.pod = m.front();
+      e->where = where;
+      switch (where) {
+        case Entry::Where::kActive: active_.insert(e); break;
+        case Entry::Where::kBackoff: backoff_.insert(e); break;
+        case Entry::Where::kUnschedulable: unschedulable_.insert(e); break;
+        case Entry::Where::kInFlight: break;
+      }
+      return;
+    }
+    if (e->where == Entry::Where::kInFlight) return;  // emptied in flight: the cycle hands it back
+  }
+  Detach(e);
   entries_.erase(it);
 }
 

@@ -8,9 +8,13 @@
 // Pop takes the head of activeQ; when activeQ is empty it takes the head of backoffQ even before
 // its backoff expires (SchedulerPopFromBackoffQ, on by default since 1.33).
 // PreEnqueue plugins gate entry to activeQ: a gated pod waits in the unschedulable pool.
+// Pod groups: the members of a group are held as one entry per root group, ordered by the root's
+// priority and the earliest member's timestamp; the group gate (the GangScheduling PreEnqueue
+// check: the PodGroup exists and enough members are known) keeps it out of activeQ until ready.
 // All ordering is total and independent of hash order. Time comes from the injected Clock.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,6 +52,17 @@ class SchedulingQueue {
 
   // Adds a new pending pod. `enqueue_time` is its queue timestamp (defaults to now).
   void Add(PodInfoPtr pod, std::optional<Timestamp> enqueue_time = std::nullopt);
+  // Adds a pending member of the group whose root is `group` (with the root's `priority`): it
+  // joins the group's entry, made on its first member.
+  void AddGroupMember(PodInfoPtr pod, const std::string& group, int32_t priority,
+                      std::optional<Timestamp> enqueue_time = std::nullopt);
+  // The gate a group must pass to enter activeQ; a group that fails waits in the unschedulable
+  // pool (rejected by "GangScheduling") until a member joins or a kPodGroupChange event.
+  using GroupGate = std::function<bool(const QueuedPodInfo&)>;
+  void set_group_gate(GroupGate gate) { group_gate_ = std::move(gate); }
+  // Returns a group after a cycle that bound some members: the rest go straight back to activeQ
+  // with their old timestamp (upstream requeues them so the next cycle may preempt for them).
+  void Requeue(QueuedPodInfo info);
   // The next pod to try, with its attempt count incremented; nullopt if no pod is ready.
   std::optional<QueuedPodInfo> Pop();
   // Returns a pod after a failed attempt. Pods rejected by plugins go to the unschedulable
@@ -55,6 +70,7 @@ class SchedulingQueue {
   void AddUnschedulable(QueuedPodInfo info);
   // Replaces the stored pod (same UID), wherever it waits.
   void Update(PodInfoPtr pod);
+  // Removes a pod (from its group's entry, for a member; an entry left empty goes).
   void Delete(const std::string& uid);
 
   // Moves unschedulable pods whose rejecting plugins care about `event` to activeQ, or to
@@ -70,7 +86,7 @@ class SchedulingQueue {
   size_t active_size() const { return active_.size(); }
   size_t backoff_size() const { return backoff_.size(); }
   size_t unschedulable_size() const { return unschedulable_.size(); }
-  bool Contains(const std::string& uid) const { return entries_.count(uid) != 0; }
+  bool Contains(const std::string& uid) const { return unit_of_.count(uid) != 0; }
   Timestamp BackoffExpiry(const QueuedPodInfo& info) const;
 
  private:
@@ -92,12 +108,18 @@ class SchedulingQueue {
   void ToActiveOrBackoff(Entry* e);
   void PushActive(Entry* e);
   void Detach(Entry* e);
+  Entry* Find(const QueuedPodInfo& info);
+  static std::string UnitKey(const QueuedPodInfo& info) {
+    return info.group.empty() ? "pod:" + info.pod->uid() : "group:" + info.group;
+  }
 
   const Framework* framework_;
   const Clock* clock_;
   QueueOptions options_;
   uint64_t next_sequence_ = 0;
-  std::map<std::string, std::unique_ptr<Entry>> entries_;  // by UID
+  GroupGate group_gate_;
+  std::map<std::string, std::unique_ptr<Entry>> entries_;  // by UnitKey
+  std::map<std::string, std::string> unit_of_;             // pod UID -> UnitKey of its entry
   std::set<Entry*, ActiveLess> active_;
   std::set<Entry*, BackoffLess> backoff_;
   std::set<Entry*, ActiveLess> unschedulable_;  // kept in queue order for deterministic moves

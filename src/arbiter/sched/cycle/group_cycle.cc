@@ -1,0 +1,325 @@
+// The pod group scheduling cycle (kube-scheduler's schedule_one_podgroup, v1.37; see
+// ../shared/reference/k8s-workload-preemption.md §3):
+//
+//   1. The queue holds the root group; it was poppable once every gang in the hierarchy had
+//      its quorum of members (GroupReady, the GangScheduling PreEnqueue check).
+//   2. One snapshot for the cycle. Members in scheduling order; each runs Filter and Score as a
+//      lone pod would (no PostFilter), and a placed member is assumed into the snapshot and
+//      reserved, so later members see it. The cycle stops early once the hierarchy can no longer
+//      reach its quorum even if every remaining member fits (PlacementFeasible).
+//   3. Feasible (every gang reaches its quorum counting members already running) and at least
+//      one member placed: the placed members pass Permit — the gang is complete, so
+//      GangScheduling's wait (5 minutes upstream) never starts — and are bound; members that did
+//      not fit go straight back to activeQ with their old timestamp. Binding and preemption
+//      never happen in the same cycle.
+//   4. Otherwise workload-aware preemption runs once for the whole group (PodGroupPostFilter);
+//      the group returns to the queue either way, its placed members nominated if it preempted.
+#include <algorithm>
+
+#include "arbiter/sched/cycle/scheduler.h"
+
+namespace arbiter::sched {
+
+namespace {
+// GangScheduling's Permit timeout upstream (permitTimeoutDuration). Arbiter binds a group only
+// once its quorum is placed, so its Permit always allows and never waits this long.
+[[maybe_unused]] constexpr Duration kGangPermitTimeout = 5 * kMinute;
+
+bool GateOn(const model::SchedulerConfig& c, const char* gate) {
+  auto it = c.feature_gates.find(gate);
+  return it == c.feature_gates.end() || it->second;
+}
+}  // namespace
+
+void Scheduler::AddPodGroup(const model::PodGroup& group) {
+  if (!GateOn(config_, "GenericWorkload")) return;
+  model::PodGroup g = group;
+  if (!GateOn(config_, "CompositePodGroup")) g.parent.clear();
+  groups_.AddPodGroup(g);
+  groups_dirty_ = true;
+  queue_->MoveOnEvent(ClusterEvent::kPodGroupChange);
+}
+
+void Scheduler::AddCompositePodGroup(const model::CompositePodGroup& group) {
+  if (!GateOn(config_, "GenericWorkload") || !GateOn(config_, "CompositePodGroup")) return;
+  groups_.AddCompositePodGroup(group);
+  groups_dirty_ = true;
+  queue_->MoveOnEvent(ClusterEvent::kPodGroupChange);
+}
+
+void Scheduler::EnsureGroups() const {
+  if (!groups_dirty_) return;
+  groups_.Finalize();
+  groups_dirty_ = false;
+}
+
+const state::GroupIndex* Scheduler::groups() const {
+  if (!GateOn(config_, "GenericWorkload")) return nullptr;
+  EnsureGroups();
+  return &groups_;
+}
+
+const state::GroupNode* Scheduler::LeafOf(const model::Pod& pod) const {
+  EnsureGroups();
+  const state::GroupNode* leaf = groups_.PodGroupOf(pod);
+  return leaf != nullptr && leaf->valid ? leaf : nullptr;
+}
+
+void Scheduler::BoundGroupMembers(const state::GroupNode& leaf, std::vector<PodInfoPtr>& out) const {
+  auto it = bound_members_.find(leaf.key);
+  if (it == bound_members_.end()) return;
+  for (const auto& uid : it->second) {
+    if (PodInfoPtr p = cache_.FindPod(uid)) out.push_back(std::move(p));
+  }
+}
+
+const preemption::WorkloadPreemptionMetrics* Scheduler::workload_preemption_metrics() const {
+  return workload_preemption_ ? &workload_preemption_->metrics() : nullptr;
+}
+
+bool Scheduler::QuorumMet(const state::GroupNode& node, const MemberCounts& counts) {
+  if (!node.composite) {
+    auto it = counts.find(&node);
+    return (it == counts.end() ? 0 : it->second) >= node.Quorum();
+  }
+  int64_t met = 0;
+  for (const state::GroupNode* c : node.children) met += QuorumMet(*c, counts) ? 1 : 0;
+  return met >= node.Quorum();
+}
+
+bool Scheduler::GroupReady(const QueuedPodInfo& info) const {
+  EnsureGroups();
+  const state::GroupNode* root = groups_.Find(info.group);
+  if (root == nullptr || !root->valid || root->root != root) return false;
+  MemberCounts counts;
+  for (const auto& m : info.members) {
+    if (const state::GroupNode* leaf = LeafOf(m->pod)) ++counts[leaf];
+  }
+  std::vector<const state::GroupNode*> leaves;
+  state::GroupIndex::LeavesUnder(*root, leaves);
+  for (const state::GroupNode* leaf : leaves) {
+    auto it = bound_members_.find(leaf->key);
+    if (it != bound_members_.end()) counts[leaf] += static_cast<int64_t>(it->second.size());
+  }
+  return QuorumMet(*root, counts);
+}
+
+std::string Scheduler::WaitingReason(const model::Pod& pod) const {
+  const std::string key = pod.ns + "/" + pod.pod_group_name;
+  EnsureGroups();
+  const state::GroupNode* leaf = groups_.Find(key);
+  if (leaf == nullptr || leaf->composite) {
+    return "waiting for PodGroup " + key + ", which does not exist";
+  }
+  if (!leaf->valid) return "PodGroup " + key + " is not scheduled: its hierarchy is invalid: " + leaf->invalid_reason;
+  return "waiting for the members of pod group " + leaf->root->key +
+         ": every gang in it needs its minCount of pods (and a CompositePodGroup its minGroupCount of groups) "
+         "before it is scheduled";
+}
+
+std::vector<PodInfoPtr> Scheduler::OrderMembers(const state::GroupNode& root,
+                                                const std::vector<PodInfoPtr>& members) const {
+  std::vector<const state::GroupNode*> leaves;
+  state::GroupIndex::LeavesUnder(root, leaves);
+  std::vector<PodInfoPtr> out;
+  out.reserve(members.size());
+  for (const state::GroupNode* leaf : leaves) {
+    for (const auto& m : members) {
+      if (LeafOf(m->pod) == leaf) out.push_back(m);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PodInfoPtr& a, const PodInfoPtr& b) { return a->pod.priority > b->pod.priority; });
+  return out;
+}
+
+GroupPlacement Scheduler::PlaceGroup(const state::GroupNode& root, const std::vector<PodInfoPtr>& pods) {
+  GroupPlacement r;
+  // Members are placed by this cycle itself: nominations they carry from an earlier preemption
+  // must not count against one another.
+  for (const auto& p : pods) {
+    const std::string n = nominator_.NominatedNode(p->uid());
+    if (!n.empty()) snapshot_.DropNominatedPod(n, p->uid());
+  }
+  MemberCounts placed;     // running + placed, per PodGroup
+  MemberCounts reachable;  // running + placed + not yet tried
+  std::vector<const state::GroupNode*> leaves;
+  state::GroupIndex::LeavesUnder(root, leaves);
+  for (const state::GroupNode* leaf : leaves) {
+    auto it = bound_members_.find(leaf->key);
+    const int64_t running = it == bound_members_.end() ? 0 : static_cast<int64_t>(it->second.size());
+    placed[leaf] = running;
+    reachable[leaf] = running;
+  }
+  for (const auto& p : pods) ++reachable[LeafOf(p->pod)];
+
+  size_t i = 0;
+  for (; i < pods.size(); ++i) {
+    const PodInfoPtr& pod = pods[i];
+    const state::GroupNode* leaf = LeafOf(pod->pod);
+    CycleState st;
+    FindResult found = FindNodesThatFit(st, *pod, nullptr);
+    const NodeInfo* chosen = nullptr;
+    Status error;
+    if (!found.feasible.empty()) chosen = ChooseNode(st, *pod, found.feasible, nullptr, &error);
+    bool ok = false;
+    if (chosen != nullptr) {
+      const std::string node = chosen->name();
+      model::Pod assumed = pod->pod;
+      assumed.node_name = node;
+      snapshot_.AddPod(state::MakePodInfo(std::move(assumed)));
+      Status rs = framework_->RunReservePlugins(st, *pod, node);
+      if (rs.IsSuccess()) {
+        r.placed.push_back({pod, node, std::move(st)});
+        ++placed[leaf];
+        ok = true;
+      } else {
+        framework_->RunUnreservePlugins(st, *pod, node);
+        snapshot_.RemovePod(node, pod->uid());
+        error = rs;
+      }
+    }
+    if (!ok) {
+      UnplacedPod u;
+      u.pod = pod;
+      if (found.feasible.empty()) {
+        u.message = FitErrorMessage(snapshot_.size(), found.diagnosis);
+        u.unschedulable_plugins = found.diagnosis.unschedulable_plugins;
+        u.resolvable = found.diagnosis.node_to_status.absent.code() == Code::kUnschedulable;
+        for (const auto& ns : found.diagnosis.node_to_status.statuses) {
+          u.resolvable = u.resolvable || ns.status.code() == Code::kUnschedulable;
+        }
+      } else {
+        u.message = error.Message();
+      }
+      r.unplaced.push_back(std::move(u));
+      --reachable[leaf];
+    }
+    status_scratch_ = std::move(found.diagnosis.node_to_status.statuses);
+    if (!QuorumMet(root, reachable)) {
+      ++i;
+      break;  // the hierarchy can no longer reach its quorum: stop early
+    }
+  }
+  for (; i < pods.size(); ++i) {
+    r.unplaced.push_back({pods[i], "not tried: the pod group can no longer reach its quorum in this cycle", {}, true});
+  }
+  r.feasible = QuorumMet(root, placed);
+  if (!r.feasible) {
+    int64_t running_and_placed = 0, needed = 0;
+    for (const state::GroupNode* leaf : leaves) {
+      running_and_placed += placed[leaf];
+      needed += leaf->Quorum();
+    }
+    r.reason = std::to_string(running_and_placed) + " pod(s) of " + root.key + " can run (counting " +
+               "members already running) and its gangs need " + (root.composite ? "their quorum of groups" :
+               std::to_string(needed) + " (minCount)");
+  }
+  return r;
+}
+
+std::optional<CycleOutcome> Scheduler::ScheduleGroup(QueuedPodInfo qpi) {
+  CycleOutcome out;
+  out.pod = qpi.pod;
+  out.attempt = qpi.attempts;
+  out.time = clock_->Now();
+  out.group = qpi.group;
+  cache_.UpdateSnapshot(snapshot_);
+  EnsureGroups();
+  const state::GroupNode* root = groups_.Find(qpi.group);
+  if (root == nullptr || !root->valid) {
+    qpi.unschedulable_plugins = {"GangScheduling"};
+    queue_->AddUnschedulable(std::move(qpi));
+    return out;
+  }
+  out.group_kind = std::string(root->Kind());
+  const std::vector<PodInfoPtr> pods = OrderMembers(*root, qpi.members);
+  auto member = [&](const PodInfoPtr& p) {
+    CycleOutcome m;
+    m.pod = p;
+    m.attempt = qpi.attempts;
+    m.time = out.time;
+    m.group = qpi.group;
+    return m;
+  };
+
+  if (snapshot_.size() == 0) {
+    for (const auto& p : pods) {
+      out.members.push_back(member(p));
+      out.members.back().message = "no nodes available to schedule pods";
+    }
+    out.group_message = "no nodes available to schedule pods";
+    qpi.unschedulable_plugins = {""};
+    queue_->AddUnschedulable(std::move(qpi));
+    return out;
+  }
+
+  GroupPlacement placement = PlaceGroup(*root, pods);
+  if (placement.feasible && !placement.placed.empty()) {
+    // Bind every placed member; the gang is complete, so Permit allows each at once.
+    std::set<std::string> bound;
+    for (auto& pp : placement.placed) {
+      CycleOutcome m = member(pp.pod);
+      PermitResult pr = framework_->RunPermitPlugins(pp.state, *pp.pod, pp.node);
+      Status bs = pr.status.IsSuccess() || pr.status.code() == Code::kWait
+                      ? framework_->RunBindPlugins(pp.state, *pp.pod, pp.node)
+                      : pr.status;
+      if (bs.IsSuccess()) {
+        m.scheduled = true;
+        m.node = pp.node;
+        bound.insert(pp.pod->uid());
+      } else {
+        framework_->RunUnreservePlugins(pp.state, *pp.pod, pp.node);
+        m.message = "binding rejected: " + bs.Message();
+      }
+      out.members.push_back(std::move(m));
+    }
+    for (const auto& u : placement.unplaced) {
+      CycleOutcome m = member(u.pod);
+      m.message = u.message;
+      out.members.push_back(std::move(m));
+    }
+    out.group_scheduled = true;
+    out.group_message = "Scheduled";
+    // The members that did not fit go back to activeQ at once (their old timestamp), so that the
+    // next cycle may preempt for them.
+    queue_->Requeue(std::move(qpi));
+    return out;
+  }
+
+  // Unschedulable: the group as a whole may preempt (PodGroupPostFilter).
+  RestoreSnapshot();
+  preemption::WorkloadPreemption::Result wap;
+  if (workload_preemption_ != nullptr) wap = workload_preemption_->Preempt(*root, pods);
+  std::map<std::string, std::string> nominated;
+  for (const auto& [p, node] : wap.nominations) nominated[p->uid()] = node;
+  std::map<std::string, const UnplacedPod*> unplaced;
+  for (const auto& u : placement.unplaced) unplaced[u.pod->uid()] = &u;
+  const std::string group_reason = "pod group " + root->key + " is unschedulable: " +
+                                   (placement.reason.empty() ? "no member could be placed" : placement.reason) + ".";
+  for (const auto& p : pods) {
+    CycleOutcome m = member(p);
+    auto it = unplaced.find(p->uid());
+    m.message = it != unplaced.end() ? it->second->message : group_reason;
+    if (!wap.message.empty()) m.message += " " + wap.message;
+    if (auto n = nominated.find(p->uid()); n != nominated.end()) {
+      if (!wap.waiting) m.nominated_node = n->second;
+    } else if (!wap.preempted && !wap.waiting && !nominator_.NominatedNode(p->uid()).empty()) {
+      nominator_.DeleteNominatedPod(p->uid());  // a failed group loses its nominations
+      m.nominated_node = "";
+    }
+    if (options_.explain) m.post_filter_explanation = wap.explanation;
+    out.members.push_back(std::move(m));
+  }
+  out.group_message = wap.preempted ? "pod group is waiting for podgroup preemption to complete; " + wap.message
+                                    : group_reason + (wap.message.empty() ? "" : " " + wap.message);
+  qpi.unschedulable_plugins.clear();
+  for (const auto& u : placement.unplaced) {
+    qpi.unschedulable_plugins.insert(u.unschedulable_plugins.begin(), u.unschedulable_plugins.end());
+  }
+  if (qpi.unschedulable_plugins.empty()) qpi.unschedulable_plugins.insert("");
+  queue_->AddUnschedulable(std::move(qpi));
+  return out;
+}
+
+}  // namespace arbiter::sched

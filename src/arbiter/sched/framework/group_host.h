@@ -1,0 +1,54 @@
+// What a pod group's scheduling cycle produces, and what workload-aware preemption needs from
+// the scheduler to rerun it (../shared/reference/k8s-workload-preemption.md §3 and §4).
+//
+// A group cycle places the members of a root group one by one on one snapshot: each placed pod
+// is assumed (added to the snapshot) and reserved, so later members see it. PlaceGroup returns,
+// for every placed member in scheduling order, its node and its CycleState (which was built with
+// the earlier members in place and knows nothing of later ones), and for every member that did
+// not fit, why. It never preempts and never binds.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "arbiter/sched/framework/fit_error.h"
+#include "arbiter/sched/framework/interfaces.h"
+
+namespace arbiter::sched {
+
+struct PlacedPod {
+  PodInfoPtr pod;        // the pending pod (node_name unset)
+  std::string node;
+  CycleState state;
+};
+
+struct UnplacedPod {
+  PodInfoPtr pod;
+  std::string message;   // the FailedScheduling message of its attempt
+  std::set<std::string> unschedulable_plugins;
+  bool resolvable = true;  // false: no node failed it with a plain Unschedulable (preemption cannot help)
+};
+
+struct GroupPlacement {
+  std::vector<PlacedPod> placed;
+  std::vector<UnplacedPod> unplaced;
+  // Every gang in the hierarchy reaches its quorum with the placed pods and the members already
+  // running (PlacementFeasible).
+  bool feasible = false;
+  // Why it is not feasible, for messages ("2 of the 3 pods that minCount requires ...").
+  std::string reason;
+};
+
+class GroupHost : public Handle {
+ public:
+  // Places `pods` (pending members of the hierarchy under `root`, in scheduling order) on the
+  // current snapshot, assuming each placed pod into it. The snapshot keeps the assumed pods until
+  // RestoreSnapshot.
+  virtual GroupPlacement PlaceGroup(const state::GroupNode& root, const std::vector<PodInfoPtr>& pods) = 0;
+  // The cycle's snapshot, for private changes (potential victims removed, pods re-added).
+  virtual state::Snapshot& mutable_snapshot() = 0;
+  // Undoes every private change to the snapshot (it matches the cache again).
+  virtual void RestoreSnapshot() = 0;
+};
+
+}  // namespace arbiter::sched

@@ -1,0 +1,199 @@
+// Workload-aware preemption: remove every potential victim, place the group once, reprieve.
+#include "arbiter/sched/preemption/workload_preemption.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "arbiter/sched/framework/framework.h"
+#include "arbiter/sched/framework/nominator.h"
+#include "arbiter/sched/preemption/victim_units.h"
+
+namespace arbiter::sched::preemption {
+
+WorkloadPreemption::Result WorkloadPreemption::Preempt(const state::GroupNode& root,
+                                                       const std::vector<PodInfoPtr>& pods) {
+  ++metrics_.attempts;
+  Result out;
+  const int32_t priority = root.priority;
+  const bool explain = host_->explaining();
+  auto fail = [&](std::string msg) {
+    out.message = "preemption: " + std::move(msg);
+    if (explain) out.explanation.push_back(out.message);
+    return out;
+  };
+
+  // 0) Eligibility.
+  if (root.preemption_policy == model::PreemptionPolicy::kNever) {
+    return fail("not eligible due to preemptionPolicy=Never.");
+  }
+  const UnitBuilder priorities(*host_);
+  Nominator& nominator = host_->nominator();
+  for (const auto& p : pods) {
+    const std::string n = nominator.NominatedNode(p->uid());
+    const NodeInfo* node = n.empty() ? nullptr : host_->snapshot().Get(n);
+    if (node == nullptr) continue;
+    for (const auto& q : node->pods()) {
+      if (q->pod.deletion_timestamp && q->pod.preempted_by_scheduler && priorities.PriorityOf(q->pod) < priority) {
+        out.waiting = true;
+        for (const auto& m : pods) {
+          const std::string at = nominator.NominatedNode(m->uid());
+          if (!at.empty()) out.nominations.emplace_back(m, at);
+        }
+        return fail("pod group is waiting for podgroup preemption to complete");
+      }
+    }
+  }
+
+  // 1-2) Units of strictly lower priority, over the whole cluster.
+  UnitBuilder builder(*host_);
+  std::vector<size_t> ids;
+  std::set<size_t> seen;
+  for (const NodeInfo* n : host_->snapshot().nodes()) {
+    for (const auto& p : n->pods()) {
+      if (builder.PriorityOf(p->pod) >= priority) continue;
+      const size_t id = builder.UnitOf(p);
+      if (seen.insert(id).second) ids.push_back(id);
+    }
+  }
+  if (ids.empty()) return fail("No preemption victims found for incoming pod group.");
+  std::vector<VictimUnit*> units;
+  for (size_t id : ids) units.push_back(&builder.units()[id]);
+  // 3) Importance, then PDB classification; violating units are tried first.
+  std::stable_sort(units.begin(), units.end(),
+                   [](const VictimUnit* a, const VictimUnit* b) { return MoreImportantUnit(*a, *b); });
+  ClassifyByPdb(units, actuator_ != nullptr ? actuator_->Pdbs() : std::vector<PdbView>{});
+  std::stable_partition(units.begin(), units.end(), [](const VictimUnit* u) { return u->violates_pdb; });
+
+  // 4) Remove every potential victim; 5) place the group once.
+  state::Snapshot& snap = host_->mutable_snapshot();
+  for (const VictimUnit* u : units) {
+    for (const auto& p : u->pods) snap.RemovePod(p->pod.node_name, p->uid());
+  }
+  GroupPlacement placement = host_->PlaceGroup(root, pods);
+  // The placement left the placed pods assumed; reprieval replays them, so take them off.
+  const Framework& fw = host_->framework();
+  for (auto& pp : placement.placed) {
+    snap.RemovePod(pp.node, pp.pod->uid());
+    fw.RunUnreservePlugins(pp.state, *pp.pod, pp.node);
+  }
+  if (!placement.feasible || placement.placed.empty()) {
+    host_->RestoreSnapshot();
+    return fail("the pod group does not fit even with all " + std::to_string(units.size()) +
+                " lower-priority victim unit(s) removed" +
+                (placement.reason.empty() ? std::string(".") : ": " + placement.reason));
+  }
+  if (explain) {
+    out.explanation.push_back("preemption: " + std::to_string(units.size()) + " potential victim unit(s); the group places " +
+                              std::to_string(placement.placed.size()) + " pod(s) with all of them removed");
+  }
+
+  // 6) Reprieve in place.
+  bool node_local = true;
+  for (const auto& pp : placement.placed) {
+    node_local = node_local && fw.VerdictsDependOnlyOnNode(pp.state) && !fw.HasActivePreFilterExtensions(pp.state);
+  }
+  std::map<std::string, std::vector<size_t>> placed_on;  // node -> placed pods, in order
+  for (size_t i = 0; i < placement.placed.size(); ++i) placed_on[placement.placed[i].node].push_back(i);
+  std::vector<size_t> all_placed(placement.placed.size());
+  for (size_t i = 0; i < all_placed.size(); ++i) all_placed[i] = i;
+
+  auto extension = [&](const PodInfoPtr& p, bool add) {
+    const NodeInfo* n = snap.Get(p->pod.node_name);
+    if (n == nullptr) return;
+    for (auto& pp : placement.placed) {
+      if (!fw.HasActivePreFilterExtensions(pp.state)) continue;
+      if (add) {
+        (void)fw.RunPreFilterExtensionAddPod(pp.state, *pp.pod, *p, *n);
+      } else {
+        (void)fw.RunPreFilterExtensionRemovePod(pp.state, *pp.pod, *p, *n);
+      }
+    }
+  };
+  // Replays `which` (indices into placement.placed, in order); true if all pass. Always rolls
+  // the replayed pods back.
+  auto replay = [&](const std::vector<size_t>& which) {
+    size_t added = 0;
+    bool ok = true;
+    for (size_t i : which) {
+      PlacedPod& pp = placement.placed[i];
+      const NodeInfo* n = snap.Get(pp.node);
+      if (n == nullptr || !fw.RunFilterPluginsWithNominatedPods(pp.state, *pp.pod, *n).IsSuccess()) {
+        ok = false;
+        break;
+      }
+      model::Pod assumed = pp.pod->pod;
+      assumed.node_name = pp.node;
+      snap.AddPod(state::MakePodInfo(std::move(assumed)));
+      (void)fw.RunReservePlugins(pp.state, *pp.pod, pp.node);
+      ++added;
+    }
+    for (size_t k = 0; k < added; ++k) {
+      PlacedPod& pp = placement.placed[which[k]];
+      snap.RemovePod(pp.node, pp.pod->uid());
+      fw.RunUnreservePlugins(pp.state, *pp.pod, pp.node);
+    }
+    return ok;
+  };
+
+  std::vector<const VictimUnit*> victims;
+  for (const VictimUnit* u : units) {
+    for (const auto& p : u->pods) {
+      snap.AddPod(p);
+      extension(p, true);
+    }
+    bool keep = true;
+    if (node_local) {
+      std::set<std::string> touched;
+      for (const auto& p : u->pods) touched.insert(p->pod.node_name);
+      for (const auto& n : touched) {
+        auto it = placed_on.find(n);
+        if (it != placed_on.end() && !replay(it->second)) {
+          keep = false;
+          break;
+        }
+      }
+    } else {
+      keep = replay(all_placed);
+    }
+    if (keep) {
+      ++metrics_.reprieved;
+      continue;
+    }
+    for (const auto& p : u->pods) {
+      extension(p, false);
+      snap.RemovePod(p->pod.node_name, p->uid());
+    }
+    victims.push_back(u);
+  }
+  host_->RestoreSnapshot();
+  if (victims.empty()) return fail("Preemption is not helpful for scheduling the pod group.");
+
+  // 7-8) Evict whole units, most important first, and nominate the placed pods.
+  std::stable_sort(victims.begin(), victims.end(),
+                   [](const VictimUnit* a, const VictimUnit* b) { return MoreImportantUnit(*a, *b); });
+  std::vector<Eviction> evictions;
+  for (const VictimUnit* u : victims) {
+    for (const auto& p : u->pods) evictions.push_back({p, u->violates_pdb, u->priority});
+  }
+  ++metrics_.preemptions;
+  metrics_.victims += evictions.size();
+  if (actuator_ != nullptr) actuator_->PreemptForGroup(root.key, root.Kind(), evictions);
+  for (const auto& pp : placement.placed) {
+    nominator.AddNominatedPod(pp.pod, pp.node);
+    out.nominations.emplace_back(pp.pod, pp.node);
+  }
+  out.preempted = true;
+  out.message = "preemption: found a placement for " + std::string(root.composite ? "compositepodgroup" : "podgroup") +
+                ", preempting " + std::to_string(evictions.size()) + " victims";
+  if (explain) {
+    out.explanation.push_back(out.message);
+    for (const auto& e : evictions) {
+      out.explanation.push_back("  victim " + e.victim->pod.Key() + " on " + e.victim->pod.node_name + " (priority " +
+                                std::to_string(e.priority) + (e.violates_pdb ? ", violates PDB" : "") + ")");
+    }
+  }
+  return out;
+}
+
+}  // namespace arbiter::sched::preemption

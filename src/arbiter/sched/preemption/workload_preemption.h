@@ -1,0 +1,64 @@
+// Workload-aware preemption (WAP): a pod group preempting as one unit over the whole cluster,
+// as kube-scheduler v1.37 does it in DefaultPreemption's PodGroupPostFilter
+// (../shared/reference/k8s-workload-preemption.md §4; step numbers below refer to it).
+//
+//   0. Eligibility: the root's preemptionPolicy Never never preempts; a group one of whose
+//      members is nominated to a node where a lower-priority victim is still terminating waits
+//      for it (no new preemption; its nominations stay).
+//   1. Victim units over every node (victim_units.h), 2. strictly below the root's priority,
+//   3. sorted by importance and classified by PDB; the reprieval order is the PDB-violating
+//      units first, then the rest, each most important first.
+//   4. Every potential victim is removed from the snapshot, and 5. the group placement runs once.
+//      If it fails, nothing is evicted.
+//   6. Reprieval in place, unit by unit: the unit's pods go back (and into every placed pod's
+//      CycleState); every placed preemptor pod is replayed in scheduling order (Filter on its
+//      node with nominated pods, then add, then Reserve); the unit stays only if all pass; the
+//      preemptor pods are always rolled back. When every filter in play decides from the node
+//      alone and no PreFilter extension is active, only the preemptor pods on the nodes the unit
+//      touches are replayed: the verdicts elsewhere cannot change (upstream's phase 1).
+//   7. The victims are the units not reprieved, all their pods; 8. they are evicted and every
+//      placed pod is nominated to its node.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arbiter/sched/framework/group_host.h"
+#include "arbiter/sched/preemption/disruption.h"
+
+namespace arbiter::sched::preemption {
+
+// Upstream's scheduler_podgroup_preemption_* counters.
+struct WorkloadPreemptionMetrics {
+  uint64_t attempts = 0;
+  uint64_t preemptions = 0;
+  uint64_t victims = 0;
+  uint64_t reprieved = 0;  // units kept by reprieval
+};
+
+class WorkloadPreemption {
+ public:
+  WorkloadPreemption(GroupHost* host, PreemptionActuator* actuator) : host_(host), actuator_(actuator) {}
+
+  struct Result {
+    bool preempted = false;  // victims evicted; `nominations` set
+    bool waiting = false;    // an earlier preemption is still in progress; nominations kept
+    std::string message;     // for FailedScheduling and the group's condition
+    std::vector<std::pair<PodInfoPtr, std::string>> nominations;  // placed pod -> node
+    std::vector<std::string> explanation;
+  };
+
+  // `pods`: the group's pending members in scheduling order. The snapshot must match the cache
+  // on entry; it does again on return.
+  Result Preempt(const state::GroupNode& root, const std::vector<PodInfoPtr>& pods);
+
+  const WorkloadPreemptionMetrics& metrics() const { return metrics_; }
+
+ private:
+  GroupHost* host_;
+  PreemptionActuator* actuator_;
+  WorkloadPreemptionMetrics metrics_;
+};
+
+}  // namespace arbiter::sched::preemption
