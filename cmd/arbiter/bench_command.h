@@ -2,6 +2,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 namespace arbiter::cmd {
@@ -13,6 +14,10 @@ struct BenchFlags {
   size_t measured_pods = 10000;
   int runs = 1;
   uint64_t seed = 0;
+  // Gang scenarios (defaults depend on the scenario when unset).
+  std::optional<size_t> gangs;
+  std::optional<size_t> pods_per_gang;
+  std::string mode = "single";
 };
 
 int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& err);

@@ -30,6 +30,12 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--pods", bench.measured_pods, "Measured pods")->check(CLI::Range(1, 10000000));
   bench_cmd->add_option("--runs", bench.runs, "Repetitions (a median is printed)")->check(CLI::Range(1, 100));
   bench_cmd->add_option("--seed", bench.seed, "Seed of the random source");
+  bench_cmd->add_option("--gangs", bench.gangs, "Gang scenarios: number of (preemptor) gangs")
+      ->check(CLI::Range(1, 1000000));
+  bench_cmd->add_option("--pods-per-gang", bench.pods_per_gang, "Gang scenarios: pods per gang")
+      ->check(CLI::Range(1, 1000000));
+  bench_cmd->add_option("--mode", bench.mode, "PreemptionPodGroupDisruptionMode: none, single or all")
+      ->check(CLI::IsMember({"none", "single", "all"}));
 
   CLI::App* version_cmd = app.add_subcommand("version", "Print the version");
 

@@ -15,14 +15,20 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 constexpr Timestamp kStart = 1704067200LL * kSecond;
 
-// Steps the simulation until idle, timing every cycle; cycles that ran preemption (the
-// preemption attempt counter moved) are decisions.
+}  // namespace
+
 Status Measure(sim::ClusterSimulation& s, size_t total, const std::function<void(size_t, size_t)>& progress,
                PreemptionBenchResult& r) {
   std::vector<double> attempts, decisions;
   const auto start = SteadyClock::now();
   bool idle = false;
   uint64_t last_attempts = 0;
+  auto preemption_attempts = [&s]() -> uint64_t {
+    uint64_t n = 0;
+    if (const auto* m = s.scheduler().preemption_metrics()) n += m->attempts;
+    if (const auto* m = s.scheduler().workload_preemption_metrics()) n += m->attempts;
+    return n;
+  };
   while (!idle) {
     const auto t0 = SteadyClock::now();
     auto out = s.Step(&idle);
@@ -31,12 +37,15 @@ Status Measure(sim::ClusterSimulation& s, size_t total, const std::function<void
     if (!*out) continue;
     ++r.cycles;
     attempts.push_back(us);
-    const auto* m = s.scheduler().preemption_metrics();
-    if (m != nullptr && m->attempts != last_attempts) {
-      last_attempts = m->attempts;
+    if (const uint64_t n = preemption_attempts(); n != last_attempts) {
+      last_attempts = n;
       decisions.push_back(us);
     }
-    if ((*out)->scheduled && ++r.scheduled % 2000 == 0 && progress) progress(r.scheduled, total);
+    size_t bound = (*out)->scheduled ? 1 : 0;
+    for (const auto& m : (*out)->members) bound += m.scheduled ? 1 : 0;
+    for (size_t k = 0; k < bound; ++k) {
+      if (++r.scheduled % 2000 == 0 && progress) progress(r.scheduled, total);
+    }
   }
   r.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   if (const auto* m = s.scheduler().preemption_metrics()) {
@@ -45,17 +54,22 @@ Status Measure(sim::ClusterSimulation& s, size_t total, const std::function<void
     r.evaluation_seconds_mean =
         m->evaluation_seconds_count > 0 ? m->evaluation_seconds_sum / static_cast<double>(m->evaluation_seconds_count) : 0;
   }
+  if (const auto* m = s.scheduler().workload_preemption_metrics()) {
+    r.preemptions += m->preemptions;
+    r.victims += m->victims;
+  }
   r.preemptions_per_second = r.seconds > 0 ? static_cast<double>(r.preemptions) / r.seconds : 0;
   r.pods_per_second = r.seconds > 0 ? static_cast<double>(r.scheduled) / r.seconds : 0;
   r.decision_p50_us = Percentile(decisions, 0.50);
   r.decision_p99_us = Percentile(decisions, 0.99);
+  r.decision_max_us = decisions.empty() ? 0 : *std::max_element(decisions.begin(), decisions.end());
   r.attempt_p50_us = Percentile(attempts, 0.50);
   r.attempt_p99_us = Percentile(attempts, 0.99);
   r.peak_rss_kib = PeakRssKib();
   return Status::Ok();
 }
 
-sim::SimulationOptions Quiet(uint64_t seed) {
+sim::SimulationOptions QuietSimulation(uint64_t seed) {
   static const arbiter::SteadyClock wall;
   sim::SimulationOptions o;
   o.wall_clock = &wall;
@@ -65,12 +79,10 @@ sim::SimulationOptions Quiet(uint64_t seed) {
   return o;
 }
 
-}  // namespace
-
 StatusOr<PreemptionBenchResult> RunPreemptionBasic(const PreemptionBenchOptions& o,
                                                    const std::function<void(size_t, size_t)>& progress) {
   const double calibration = CalibrationMillis();
-  sim::ClusterSimulation s(model::SchedulerConfig{}, kStart, Quiet(o.seed));
+  sim::ClusterSimulation s(model::SchedulerConfig{}, kStart, QuietSimulation(o.seed));
   ARBITER_RETURN_IF_ERROR(s.Init());
   for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.AddNode(DefaultNode(i)));
   // 4 low-priority pods of 900m per node, as the scheduler binpacks them; placed directly.
@@ -100,7 +112,7 @@ StatusOr<PreemptionBenchResult> RunPreemptionBasic(const PreemptionBenchOptions&
 StatusOr<PreemptionBenchResult> RunUnschedulable(const PreemptionBenchOptions& o,
                                                  const std::function<void(size_t, size_t)>& progress) {
   const double calibration = CalibrationMillis();
-  sim::ClusterSimulation s(model::SchedulerConfig{}, kStart, Quiet(o.seed));
+  sim::ClusterSimulation s(model::SchedulerConfig{}, kStart, QuietSimulation(o.seed));
   ARBITER_RETURN_IF_ERROR(s.Init());
   for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.AddNode(DefaultNode(i)));
   for (size_t i = 0; i < o.initial_pods; ++i) s.AddPendingPod(BenchPod("init-" + std::to_string(i), 100));

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "arbiter/base/status.h"
+#include "arbiter/sim/cluster_simulation.h"
 
 namespace arbiter::bench {
 
@@ -39,6 +40,7 @@ struct PreemptionBenchResult {
   double pods_per_second = 0;
   double decision_p50_us = 0;
   double decision_p99_us = 0;
+  double decision_max_us = 0;
   // scheduler_framework_extension_point_duration_seconds{PostFilter}: mean of PostFilter alone.
   double evaluation_seconds_mean = 0;
   double attempt_p50_us = 0;
@@ -46,6 +48,13 @@ struct PreemptionBenchResult {
   long peak_rss_kib = 0;
   double calibration_ms = 0;
 };
+
+// Steps `s` until idle, timing every cycle; cycles in which a preemption engine ran are
+// decisions. Fills the timing and count fields of `r`.
+Status Measure(sim::ClusterSimulation& s, size_t total, const std::function<void(size_t, size_t)>& progress,
+               PreemptionBenchResult& r);
+// Simulation options for benchmarks: nothing recorded, a wall clock for metrics.
+sim::SimulationOptions QuietSimulation(uint64_t seed);
 
 StatusOr<PreemptionBenchResult> RunPreemptionBasic(const PreemptionBenchOptions& options,
                                                    const std::function<void(size_t, size_t)>& progress);

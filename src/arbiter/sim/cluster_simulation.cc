@@ -169,7 +169,7 @@ void ClusterSimulation::Evict(Preemption entry, const std::vector<sched::preempt
     evicted_.insert(v.Key());
     terminations_.push({*evicted.deletion_timestamp, termination_seq_++, v.uid});
     AddEvent("Normal", "Preempted", v, by);
-    (void)scheduler_.cache().UpdatePod(state::MakePodInfo(std::move(evicted)));
+    (void)scheduler_.UpdateBoundPod(state::MakePodInfo(std::move(evicted)));
     updated = true;
   }
   if (updated) scheduler_.queue().MoveOnEvent(sched::ClusterEvent::kAssignedPodUpdate);

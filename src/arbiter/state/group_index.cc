@@ -111,8 +111,12 @@ const GroupNode* GroupIndex::Find(const std::string& key) const {
 
 const GroupNode* GroupIndex::PodGroupOf(const model::Pod& pod) const {
   if (pod.pod_group_name.empty()) return nullptr;
-  const GroupNode* g = Find(pod.ns + "/" + pod.pod_group_name);
-  return g != nullptr && !g->composite ? g : nullptr;
+  // Called for every pod preemption looks at: the key is built in a reused buffer.
+  thread_local std::string key;
+  key.assign(pod.ns).append(1, '/').append(pod.pod_group_name);
+  auto it = groups_.find(std::string_view(key));
+  if (it == groups_.end() || it->second.composite) return nullptr;
+  return &it->second;
 }
 
 int32_t GroupIndex::EffectivePriority(const model::Pod& pod) const {

@@ -70,7 +70,7 @@ class GroupIndex {
   const std::vector<const GroupNode*>& all() const { return order_; }
 
  private:
-  std::map<std::string, GroupNode> groups_;
+  std::map<std::string, GroupNode, std::less<>> groups_;
   std::vector<const GroupNode*> order_;
 };
 

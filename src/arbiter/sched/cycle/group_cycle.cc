@@ -68,9 +68,7 @@ const state::GroupNode* Scheduler::LeafOf(const model::Pod& pod) const {
 void Scheduler::BoundGroupMembers(const state::GroupNode& leaf, std::vector<PodInfoPtr>& out) const {
   auto it = bound_members_.find(leaf.key);
   if (it == bound_members_.end()) return;
-  for (const auto& uid : it->second) {
-    if (PodInfoPtr p = cache_.FindPod(uid)) out.push_back(std::move(p));
-  }
+  out.insert(out.end(), it->second.begin(), it->second.end());
 }
 
 const preemption::WorkloadPreemptionMetrics* Scheduler::workload_preemption_metrics() const {

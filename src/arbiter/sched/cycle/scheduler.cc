@@ -65,16 +65,25 @@ void Scheduler::AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_t
 }
 
 arbiter::Status Scheduler::AddBoundPod(PodInfoPtr pod) {
-  if (!pod->pod.pod_group_name.empty()) bound_members_[pod->pod.ns + "/" + pod->pod.pod_group_name].push_back(pod->uid());
+  if (!pod->pod.pod_group_name.empty()) bound_members_[pod->pod.ns + "/" + pod->pod.pod_group_name].push_back(pod);
   ARBITER_RETURN_IF_ERROR(cache_.AddPod(std::move(pod)));
   queue_->MoveOnEvent(ClusterEvent::kAssignedPodAdd);
   return arbiter::Status::Ok();
 }
 
+arbiter::Status Scheduler::UpdateBoundPod(PodInfoPtr pod) {
+  if (!pod->pod.pod_group_name.empty()) {
+    for (auto& m : bound_members_[pod->pod.ns + "/" + pod->pod.pod_group_name]) {
+      if (m->uid() == pod->uid()) m = pod;
+    }
+  }
+  return cache_.UpdatePod(std::move(pod));
+}
+
 arbiter::Status Scheduler::DeleteBoundPod(const std::string& uid) {
   if (PodInfoPtr p = cache_.FindPod(uid); p && !p->pod.pod_group_name.empty()) {
     auto& v = bound_members_[p->pod.ns + "/" + p->pod.pod_group_name];
-    v.erase(std::remove(v.begin(), v.end(), uid), v.end());
+    v.erase(std::remove_if(v.begin(), v.end(), [&](const PodInfoPtr& m) { return m->uid() == uid; }), v.end());
   }
   ARBITER_RETURN_IF_ERROR(cache_.RemovePod(uid));
   queue_->MoveOnEvent(ClusterEvent::kAssignedPodDelete);

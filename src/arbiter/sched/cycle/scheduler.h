@@ -124,6 +124,8 @@ class Scheduler final : public GroupHost {
   void AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_time = std::nullopt);
   // Adds a bound pod to the cache and tells the queue.
   arbiter::Status AddBoundPod(PodInfoPtr pod);
+  // Replaces a bound pod (same UID and node), e.g. with its deletion timestamp set.
+  arbiter::Status UpdateBoundPod(PodInfoPtr pod);
   // Removes a bound pod from the cache and tells the queue.
   arbiter::Status DeleteBoundPod(const std::string& uid);
 
@@ -174,7 +176,7 @@ class Scheduler final : public GroupHost {
   std::unique_ptr<preemption::WorkloadPreemption> workload_preemption_;
   mutable state::GroupIndex groups_;
   mutable bool groups_dirty_ = false;
-  std::map<std::string, std::vector<std::string>> bound_members_;  // PodGroup key -> UIDs, in bind order
+  std::map<std::string, std::vector<PodInfoPtr>> bound_members_;  // PodGroup key -> its bound pods, in bind order
   size_t next_start_node_index_ = 0;
   // Verdict reuse: per snapshot node, the last verdict and what it was computed for.
   struct CachedVerdict {

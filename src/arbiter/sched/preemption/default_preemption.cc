@@ -361,8 +361,10 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunWithUnits(c
                                                                               const std::vector<PdbView>& pdbs) const {
   const Framework& fw = handle_->framework();
   const Timestamp now = handle_->clock().Now();
-  // 1) Units of the strictly lower-priority pods on the node (by effective priority).
-  UnitBuilder builder(*handle_);
+  // 1) Units of the strictly lower-priority pods on the node (by effective priority). Units are
+  // shared by every node of this PostFilter call.
+  if (!units_) units_ = std::make_unique<UnitBuilder>(*handle_);
+  UnitBuilder& builder = *units_;
   std::vector<size_t> ids;
   for (const auto& p : original.pods()) {
     if (builder.PriorityOf(p->pod) >= pod.pod.priority) continue;
@@ -371,30 +373,70 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunWithUnits(c
   }
   if (ids.empty()) return {std::nullopt, Status(Code::kUnschedulableAndUnresolvable, FixedNoVictims())};
   std::vector<VictimUnit*> units;
-  for (size_t id : ids) units.push_back(&builder.units()[id]);
-  // 2) Remove each unit's pods on this node from a copy (its pods elsewhere free no room here).
-  NodeInfo node = original;
-  CycleState state = cycle_state.Clone();
-  auto on_node = [&](const VictimUnit& u, auto&& f) -> Status {
+  for (size_t id : ids) {
+    units.push_back(&builder.units()[id]);
+    units.back()->violates_pdb = false;  // classified afresh for this node's set
+  }
+  // 2) Remove each unit's pods on this node (its pods elsewhere free no room here): from resource
+  // sums when only resources can change the verdict, else from a copy of the node.
+  const bool sums = fast_path_.applies && pod.pod.requests.scalars.empty();
+  if (sums) {
+    for (const FilterPlugin* f : fast_path_.pod_independent) {
+      Status s = f->Filter(cycle_state, pod, original);
+      if (!s.IsSuccess()) return {std::nullopt, std::move(s.WithPlugin(f->Name()))};
+    }
+  }
+  model::Resources used = original.requested();
+  int64_t count = static_cast<int64_t>(original.pods().size());
+  std::optional<NodeInfo> node;
+  CycleState state;
+  if (!sums) {
+    node.emplace(original);
+    state = cycle_state.Clone();
+  } else {
+    SmallVector<const NodeInfo::Nominated*, 8> nominated;
+    original.NominatedAtLeast(pod, nominated);
+    for (const NodeInfo::Nominated* np : nominated) {
+      used.Add(np->pod->pod.requests);
+      ++count;
+    }
+  }
+  auto each_on_node = [&](const VictimUnit& u, bool add) -> Status {
     for (const auto& v : u.pods) {
       if (v->pod.node_name != original.name()) continue;
-      if (Status s = f(v); !s.IsSuccess()) return s;
+      if (sums) {
+        if (add) {
+          used.Add(v->pod.requests);
+          ++count;
+        } else {
+          used.Sub(v->pod.requests);
+          --count;
+        }
+        continue;
+      }
+      Status s;
+      if (add) {
+        node->AddPod(v);
+        s = fw.RunPreFilterExtensionAddPod(state, pod, *v, *node);
+      } else {
+        node->RemovePod(v->uid());
+        s = fw.RunPreFilterExtensionRemovePod(state, pod, *v, *node);
+      }
+      if (!s.IsSuccess()) return s;
     }
     return {};
   };
-  auto remove = [&](const PodInfoPtr& v) {
-    node.RemovePod(v->uid());
-    return fw.RunPreFilterExtensionRemovePod(state, pod, *v, node);
-  };
-  auto add = [&](const PodInfoPtr& v) {
-    node.AddPod(v);
-    return fw.RunPreFilterExtensionAddPod(state, pod, *v, node);
+  auto fits = [&]() {
+    if (sums) {
+      return plugins::NodeResourcesFit::FitsRequest(pod.pod.requests, original.allocatable(), used, count)
+          .WithPlugin(plugins::NodeResourcesFit::kName);
+    }
+    return fw.RunFilterPluginsWithNominatedPods(state, pod, *node);
   };
   for (const VictimUnit* u : units) {
-    if (Status s = on_node(*u, remove); !s.IsSuccess()) return {std::nullopt, s};
+    if (Status s = each_on_node(*u, false); !s.IsSuccess()) return {std::nullopt, s};
   }
-  Status fits = fw.RunFilterPluginsWithNominatedPods(state, pod, node);
-  if (!fits.IsSuccess()) return {std::nullopt, fits};
+  if (Status s = fits(); !s.IsSuccess()) return {std::nullopt, s};
   // 3) Importance order, PDB classification per unit, then the greedy reprieve by unit:
   // violating units first, then the rest.
   std::stable_sort(units.begin(), units.end(),
@@ -403,9 +445,9 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunWithUnits(c
   std::stable_partition(units.begin(), units.end(), [](const VictimUnit* u) { return u->violates_pdb; });
   std::vector<const VictimUnit*> victims;
   for (const VictimUnit* u : units) {
-    if (Status s = on_node(*u, add); !s.IsSuccess()) return {std::nullopt, s};
-    if (fw.RunFilterPluginsWithNominatedPods(state, pod, node).IsSuccess()) continue;  // stays
-    if (Status s = on_node(*u, remove); !s.IsSuccess()) return {std::nullopt, s};
+    if (Status s = each_on_node(*u, true); !s.IsSuccess()) return {std::nullopt, s};
+    if (fits().IsSuccess()) continue;  // stays
+    if (Status s = each_on_node(*u, false); !s.IsSuccess()) return {std::nullopt, s};
     victims.push_back(u);
   }
   if (victims.empty()) {
@@ -480,6 +522,7 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
 PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo& pod,
                                                const NodeToStatus& filtered) {
   ++metrics_.attempts;
+  units_.reset();  // victim units are built afresh for each call
   const Clock* wall = handle_->wall_clock();
   const Timestamp started = wall != nullptr ? wall->Now() : 0;
   struct Timer {  // records the evaluation time on every return path

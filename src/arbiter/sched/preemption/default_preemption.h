@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "arbiter/base/small_vector.h"
 #include "arbiter/sched/framework/framework.h"
 #include "arbiter/sched/preemption/disruption.h"
+#include "arbiter/sched/preemption/victim_units.h"
 
 namespace arbiter::sched::preemption {
 
@@ -148,6 +150,7 @@ class DefaultPreemption final : public PostFilterPlugin {
   Options options_;
   PreemptionMetrics metrics_;
   mutable FastPath fast_path_;  // computed per PostFilter call
+  mutable std::unique_ptr<UnitBuilder> units_;  // victim units of one PostFilter call
   // Dry-run reuse: per snapshot node, the last result and what it was computed for (the pod's
   // equivalence class, the node's generation, the time). Only for resource-only dry runs
   // without PDBs, whose result depends on nothing else.

@@ -27,11 +27,11 @@ size_t UnitBuilder::UnitOf(const PodInfoPtr& pod) {
   const state::GroupNode* leaf = groups != nullptr ? groups->PodGroupOf(pod->pod) : nullptr;
   if (leaf != nullptr && !leaf->valid) leaf = nullptr;
   const state::GroupNode* all = leaf != nullptr ? state::GroupIndex::AllModeAncestor(*leaf) : nullptr;
-  const std::string key = all != nullptr ? "group:" + all->key : "pod:" + pod->uid();
-  auto [it, inserted] = by_key_.emplace(key, units_.size());
+  const void* id = all != nullptr ? static_cast<const void*>(all) : static_cast<const void*>(pod.get());
+  auto [it, inserted] = by_key_.emplace(id, units_.size());
   if (!inserted) return it->second;
   VictimUnit u;
-  u.key = key;
+  u.key = all != nullptr ? "group:" + all->key : "pod:" + pod->uid();
   u.priority = PriorityOf(pod->pod);
   if (all != nullptr) {
     u.rank = all->composite ? UnitRank::kCompositePodGroup : UnitRank::kPodGroup;

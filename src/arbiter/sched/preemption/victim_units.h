@@ -14,7 +14,8 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,8 @@ class UnitBuilder {
 
  private:
   const Handle& handle_;
-  std::map<std::string, size_t> by_key_;
+  // Lookup only (never iterated): units by their group, and single-pod units by pod.
+  std::unordered_map<const void*, size_t> by_key_;
   std::vector<VictimUnit> units_;
 };
 
