@@ -9,7 +9,8 @@
 //      reach its quorum even if every remaining member fits (PlacementFeasible).
 //   3. Feasible (every gang reaches its quorum counting members already running) and at least
 //      one member placed: the placed members pass Permit — the gang is complete, so
-//      GangScheduling's wait (5 minutes upstream) never starts — and are bound; members that did
+//      GangScheduling's Permit allows at once and its wait (permitTimeoutDuration, 5 minutes
+//      upstream, for members that arrive one by one) never starts — and are bound; members that did
 //      not fit go straight back to activeQ with their old timestamp. Binding and preemption
 //      never happen in the same cycle.
 //   4. Otherwise workload-aware preemption runs once for the whole group (PodGroupPostFilter);
@@ -21,10 +22,6 @@
 namespace arbiter::sched {
 
 namespace {
-// GangScheduling's Permit timeout upstream (permitTimeoutDuration). Arbiter binds a group only
-// once its quorum is placed, so its Permit always allows and never waits this long.
-[[maybe_unused]] constexpr Duration kGangPermitTimeout = 5 * kMinute;
-
 bool GateOn(const model::SchedulerConfig& c, const char* gate) {
   auto it = c.feature_gates.find(gate);
   return it == c.feature_gates.end() || it->second;
@@ -200,18 +197,20 @@ GroupPlacement Scheduler::PlaceGroup(const state::GroupNode& root, const std::ve
     }
   }
   for (; i < pods.size(); ++i) {
-    r.unplaced.push_back({pods[i], "not tried: the pod group can no longer reach its quorum in this cycle", {}, true});
+    r.unplaced.push_back({pods[i], "not tried: the pod group can no longer reach its quorum in this cycle.", {}, true});
   }
   r.feasible = QuorumMet(root, placed);
   if (!r.feasible) {
-    int64_t running_and_placed = 0, needed = 0;
-    for (const state::GroupNode* leaf : leaves) {
-      running_and_placed += placed[leaf];
-      needed += leaf->Quorum();
+    if (!root.composite) {
+      // `reachable` counts members not tried after an early stop as if they fitted: an upper bound.
+      r.reason = "at most " + std::to_string(reachable[&root]) + " of the " + std::to_string(root.Quorum()) +
+                 " pods its minCount requires can run (members already running included)";
+    } else {
+      int64_t met = 0;
+      for (const state::GroupNode* c : root.children) met += QuorumMet(*c, reachable) ? 1 : 0;
+      r.reason = "at most " + std::to_string(met) + " of the " + std::to_string(root.Quorum()) +
+                 " child groups its minGroupCount requires can be placed whole";
     }
-    r.reason = std::to_string(running_and_placed) + " pod(s) of " + root.key + " can run (counting " +
-               "members already running) and its gangs need " + (root.composite ? "their quorum of groups" :
-               std::to_string(needed) + " (minCount)");
   }
   return r;
 }
@@ -287,13 +286,14 @@ std::optional<CycleOutcome> Scheduler::ScheduleGroup(QueuedPodInfo qpi) {
 
   // Unschedulable: the group as a whole may preempt (PodGroupPostFilter).
   RestoreSnapshot();
-  preemption::WorkloadPreemption::Result wap;
-  if (workload_preemption_ != nullptr) wap = workload_preemption_->Preempt(*root, pods);
+  GroupPostFilterResult wap;
+  if (workload_preemption_ != nullptr) wap = workload_preemption_->PodGroupPostFilter(*root, pods);
   std::map<std::string, std::string> nominated;
   for (const auto& [p, node] : wap.nominations) nominated[p->uid()] = node;
   std::map<std::string, const UnplacedPod*> unplaced;
   for (const auto& u : placement.unplaced) unplaced[u.pod->uid()] = &u;
-  const std::string group_reason = "pod group " + root->key + " is unschedulable: " +
+  const std::string group_reason = std::string(root->composite ? "composite pod group " : "pod group ") + root->key +
+                                   " is unschedulable: " +
                                    (placement.reason.empty() ? "no member could be placed" : placement.reason) + ".";
   for (const auto& p : pods) {
     CycleOutcome m = member(p);

@@ -39,6 +39,23 @@ struct GroupPlacement {
   std::string reason;
 };
 
+// What a PodGroupPostFilter plugin decided for a group that could not be placed.
+struct GroupPostFilterResult {
+  bool preempted = false;  // victims evicted; `nominations` set
+  bool waiting = false;    // an earlier preemption is still in progress; nominations kept
+  std::string message;     // for FailedScheduling and the group's condition
+  std::vector<std::pair<PodInfoPtr, std::string>> nominations;  // placed pod -> node
+  std::vector<std::string> explanation;                          // for --explain
+};
+
+// The extension point that replaces PostFilter inside a pod group cycle: it runs once for the
+// whole group (the root of its hierarchy), with the pending members in scheduling order.
+class PodGroupPostFilterPlugin : public virtual Plugin {
+ public:
+  virtual GroupPostFilterResult PodGroupPostFilter(const state::GroupNode& root,
+                                                   const std::vector<PodInfoPtr>& pods) = 0;
+};
+
 class GroupHost : public Handle {
  public:
   // Places `pods` (pending members of the hierarchy under `root`, in scheduling order) on the

@@ -11,10 +11,10 @@
 
 namespace arbiter::sched::preemption {
 
-WorkloadPreemption::Result WorkloadPreemption::Preempt(const state::GroupNode& root,
-                                                       const std::vector<PodInfoPtr>& pods) {
+GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupNode& root,
+                                                            const std::vector<PodInfoPtr>& pods) {
   ++metrics_.attempts;
-  Result out;
+  GroupPostFilterResult out;
   const int32_t priority = root.priority;
   const bool explain = host_->explaining();
   auto fail = [&](std::string msg) {
@@ -81,7 +81,7 @@ WorkloadPreemption::Result WorkloadPreemption::Preempt(const state::GroupNode& r
     host_->RestoreSnapshot();
     return fail("the pod group does not fit even with all " + std::to_string(units.size()) +
                 " lower-priority victim unit(s) removed" +
-                (placement.reason.empty() ? std::string(".") : ": " + placement.reason));
+                (placement.reason.empty() ? std::string(".") : ": " + placement.reason + "."));
   }
   if (explain) {
     out.explanation.push_back("preemption: " + std::to_string(units.size()) + " potential victim unit(s); the group places " +
@@ -185,7 +185,7 @@ WorkloadPreemption::Result WorkloadPreemption::Preempt(const state::GroupNode& r
   }
   out.preempted = true;
   out.message = "preemption: found a placement for " + std::string(root.composite ? "compositepodgroup" : "podgroup") +
-                ", preempting " + std::to_string(evictions.size()) + " victims";
+                ", preempting " + std::to_string(evictions.size()) + " victims.";
   if (explain) {
     out.explanation.push_back(out.message);
     for (const auto& e : evictions) {

@@ -37,21 +37,16 @@ struct WorkloadPreemptionMetrics {
   uint64_t reprieved = 0;  // units kept by reprieval
 };
 
-class WorkloadPreemption {
+class WorkloadPreemption final : public PodGroupPostFilterPlugin {
  public:
-  WorkloadPreemption(GroupHost* host, PreemptionActuator* actuator) : host_(host), actuator_(actuator) {}
+  static constexpr std::string_view kName = "DefaultPreemption";
 
-  struct Result {
-    bool preempted = false;  // victims evicted; `nominations` set
-    bool waiting = false;    // an earlier preemption is still in progress; nominations kept
-    std::string message;     // for FailedScheduling and the group's condition
-    std::vector<std::pair<PodInfoPtr, std::string>> nominations;  // placed pod -> node
-    std::vector<std::string> explanation;
-  };
+  WorkloadPreemption(GroupHost* host, PreemptionActuator* actuator) : host_(host), actuator_(actuator) {}
+  std::string_view Name() const override { return kName; }
 
   // `pods`: the group's pending members in scheduling order. The snapshot must match the cache
   // on entry; it does again on return.
-  Result Preempt(const state::GroupNode& root, const std::vector<PodInfoPtr>& pods);
+  GroupPostFilterResult PodGroupPostFilter(const state::GroupNode& root, const std::vector<PodInfoPtr>& pods) override;
 
   const WorkloadPreemptionMetrics& metrics() const { return metrics_; }
 
