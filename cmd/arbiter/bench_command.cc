@@ -17,6 +17,28 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// The fields every preemption and gang scenario reports.
+Json ResultJson(const bench::PreemptionBenchResult& r, int run) {
+  Json j;
+  j["scenario"] = r.name;
+  j["run"] = run;
+  j["nodes"] = r.nodes;
+  j["preemptors"] = r.preemptors;
+  j["preemptions"] = r.preemptions;
+  j["victims"] = r.victims;
+  j["scheduled"] = r.scheduled;
+  j["cycles"] = r.cycles;
+  j["seconds"] = r.seconds;
+  j["preemptionsPerSecond"] = r.preemptions_per_second;
+  j["podsPerSecond"] = r.pods_per_second;
+  j["decisionLatencyMicros"] = {{"p50", r.decision_p50_us}, {"p99", r.decision_p99_us}, {"max", r.decision_max_us}};
+  j["postFilterMeanMicros"] = r.evaluation_seconds_mean * 1e6;
+  j["attemptLatencyMicros"] = {{"p50", r.attempt_p50_us}, {"p99", r.attempt_p99_us}};
+  j["peakRssKiB"] = r.peak_rss_kib;
+  j["calibrationMillis"] = r.calibration_ms;
+  return j;
+}
+
 // One run of a scenario as a JSON object, and the figure whose median is reported.
 StatusOr<std::pair<Json, double>> RunOnce(const BenchFlags& f, int run, std::ostream& err) {
   auto progress = [&](size_t done, size_t total) {
@@ -76,20 +98,7 @@ StatusOr<std::pair<Json, double>> RunOnce(const BenchFlags& f, int run, std::ost
       anchor_text = "Arbiter's target for one GangPreemptionBasic decision (1 gang x 100 pods), in us";
     }
     if (!r.ok()) return r.status();
-    j["scenario"] = r->name;
-    j["run"] = run;
-    j["nodes"] = r->nodes;
-    j["preemptorGangsOrPods"] = r->preemptors;
-    j["preemptions"] = r->preemptions;
-    j["victims"] = r->victims;
-    j["scheduled"] = r->scheduled;
-    j["cycles"] = r->cycles;
-    j["seconds"] = r->seconds;
-    j["podsPerSecond"] = r->pods_per_second;
-    j["decisionLatencyMicros"] = {{"p50", r->decision_p50_us}, {"p99", r->decision_p99_us}, {"max", r->decision_max_us}};
-    j["attemptLatencyMicros"] = {{"p50", r->attempt_p50_us}, {"p99", r->attempt_p99_us}};
-    j["peakRssKiB"] = r->peak_rss_kib;
-    j["calibrationMillis"] = r->calibration_ms;
+    j = ResultJson(*r, run);
     if (per_pod) {
       j["anchor"] = {{"system", anchor_text}, {"podsPerSecond", anchor}};
       j["ratioToAnchor"] = r->pods_per_second / anchor;
@@ -119,22 +128,7 @@ StatusOr<std::pair<Json, double>> RunOnce(const BenchFlags& f, int run, std::ost
     anchor_text = "kube-scheduler Unschedulable/5kNodes/20kInit/10kPods CI floor, pods/s";
   }
   if (!r.ok()) return r.status();
-  j["scenario"] = r->name;
-  j["run"] = run;
-  j["nodes"] = r->nodes;
-  j["preemptors"] = r->preemptors;
-  j["preemptions"] = r->preemptions;
-  j["victims"] = r->victims;
-  j["scheduled"] = r->scheduled;
-  j["cycles"] = r->cycles;
-  j["seconds"] = r->seconds;
-  j["preemptionsPerSecond"] = r->preemptions_per_second;
-  j["podsPerSecond"] = r->pods_per_second;
-  j["decisionLatencyMicros"] = {{"p50", r->decision_p50_us}, {"p99", r->decision_p99_us}};
-  j["postFilterMeanMicros"] = r->evaluation_seconds_mean * 1e6;
-  j["attemptLatencyMicros"] = {{"p50", r->attempt_p50_us}, {"p99", r->attempt_p99_us}};
-  j["peakRssKiB"] = r->peak_rss_kib;
-  j["calibrationMillis"] = r->calibration_ms;
+  j = ResultJson(*r, run);
   j["anchor"] = {{"system", anchor_text}, {"podsPerSecond", anchor}};
   j["ratioToAnchor"] = r->pods_per_second / anchor;
   const bool preemption_metric = f.scenario != "Unschedulable";

@@ -161,6 +161,32 @@ TEST(BenchCli, SchedulingBasicPlacesEveryPod) {
   EXPECT_GT(j["podsPerSecond"].get<double>(), 0);
 }
 
+TEST(BenchCli, GangSchedulingPlacesEveryMemberOfEveryGang) {
+  auto j = BenchJson("--scenario GangScheduling --nodes 40 --gangs 6 --pods-per-gang 25");
+  EXPECT_EQ(j["scheduled"], 150);
+  EXPECT_EQ(j["preemptions"], 0);
+}
+
+TEST(BenchCli, GangPreemptionBasicEvictsEveryVictimInOneDecision) {
+  // 20 nodes of ten 40m victims; one gang of 20 pods at 3970m needs every node whole.
+  auto j = BenchJson("--scenario GangPreemptionBasic --nodes 20 --gangs 1 --pods-per-gang 20");
+  EXPECT_EQ(j["scheduled"], 20);
+  EXPECT_EQ(j["preemptions"], 1);
+  EXPECT_EQ(j["victims"], 200);
+}
+
+TEST(BenchCli, PodPreemptingAllModeGroupsEvictsWholeGangs) {
+  // Each preemptor clears one node's ten pods, each from a different all-mode gang of ten pods
+  // spread over ten nodes: a decision evicts 100 pods and frees ten nodes.
+  auto all = BenchJson("--scenario PreemptionPodGroupDisruptionMode --nodes 100 --mode all");
+  EXPECT_EQ(all["scheduled"], 100);
+  EXPECT_EQ(all["preemptions"], 10);
+  EXPECT_EQ(all["victims"], 1000);
+  auto single = BenchJson("--scenario PreemptionPodGroupDisruptionMode --nodes 100 --mode single");
+  EXPECT_EQ(single["preemptions"], 100);
+  EXPECT_EQ(single["victims"], 1000);
+}
+
 TEST(BenchCli, PreemptionBasicEvictsFourPodsPerPreemptor) {
   auto j = BenchJson("--scenario PreemptionBasic --nodes 30");
   EXPECT_EQ(j["preemptors"], 30);

@@ -43,6 +43,28 @@ StatusOr<PreemptionBenchResult> Finish(sim::ClusterSimulation& s, PreemptionBenc
   return r;
 }
 
+// A result named `name` and a simulation of `nodes` default nodes, ready for a scenario.
+struct Setup {
+  PreemptionBenchResult result;
+  sim::ClusterSimulation sim;
+  Setup(std::string name, size_t nodes, uint64_t seed)
+      : sim(model::SchedulerConfig{}, kStart, QuietSimulation(seed)) {
+    result.calibration_ms = CalibrationMillis();
+    result.name = std::move(name);
+    result.nodes = nodes;
+  }
+  Status Init() {
+    ARBITER_RETURN_IF_ERROR(sim.Init());
+    for (size_t i = 0; i < result.nodes; ++i) ARBITER_RETURN_IF_ERROR(sim.AddNode(DefaultNode(i)));
+    return Status::Ok();
+  }
+};
+
+std::string GangShape(const GangBenchOptions& o, const char* gangs_word) {
+  return std::to_string(o.nodes) + "Nodes_" + std::to_string(o.gangs) + gangs_word + std::to_string(o.pods_per_gang) +
+         "Pods";
+}
+
 // Preemptor gangs of `size` pods requesting `milli_cpu` at `priority`.
 size_t AddPreemptorGangs(sim::ClusterSimulation& s, size_t gangs, size_t size, int64_t milli_cpu, int32_t priority) {
   for (size_t g = 0; g < gangs; ++g) {
@@ -59,49 +81,34 @@ size_t AddPreemptorGangs(sim::ClusterSimulation& s, size_t gangs, size_t size, i
 
 StatusOr<PreemptionBenchResult> RunGangScheduling(const GangBenchOptions& o,
                                                   const std::function<void(size_t, size_t)>& progress) {
-  PreemptionBenchResult r;
-  r.calibration_ms = CalibrationMillis();
-  r.name = "GangScheduling/" + std::to_string(o.nodes) + "Nodes_" + std::to_string(o.gangs) + "x" +
-           std::to_string(o.pods_per_gang) + "Pods";
-  r.nodes = o.nodes;
-  sim::ClusterSimulation s(model::SchedulerConfig{}, kStart, QuietSimulation(o.seed));
-  ARBITER_RETURN_IF_ERROR(s.Init());
-  for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.AddNode(DefaultNode(i)));
+  Setup setup("GangScheduling/" + GangShape(o, "x"), o.nodes, o.seed);
+  ARBITER_RETURN_IF_ERROR(setup.Init());
+  sim::ClusterSimulation& s = setup.sim;
   for (size_t g = 0; g < o.gangs; ++g) {
     const std::string name = "gang-" + std::to_string(g);
     s.AddPodGroup(Gang(name, o.pods_per_gang, 0));
     for (size_t i = 0; i < o.pods_per_gang; ++i) s.AddPendingPod(Member(name + "-" + std::to_string(i), name, 100, 0));
   }
-  return Finish(s, std::move(r), o.gangs * o.pods_per_gang, progress);
+  return Finish(s, std::move(setup.result), o.gangs * o.pods_per_gang, progress);
 }
 
 StatusOr<PreemptionBenchResult> RunGangPreemptionBasic(const GangBenchOptions& o,
                                                        const std::function<void(size_t, size_t)>& progress) {
-  PreemptionBenchResult r;
-  r.calibration_ms = CalibrationMillis();
-  r.name = "GangPreemptionBasic/" + std::to_string(o.nodes) + "Nodes_" + std::to_string(o.gangs) + "PreemptorGangs_" +
-           std::to_string(o.pods_per_gang) + "Pods";
-  r.nodes = o.nodes;
-  sim::ClusterSimulation s(model::SchedulerConfig{}, kStart, QuietSimulation(o.seed));
-  ARBITER_RETURN_IF_ERROR(s.Init());
-  for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.AddNode(DefaultNode(i)));
+  Setup setup("GangPreemptionBasic/" + GangShape(o, "PreemptorGangs_"), o.nodes, o.seed);
+  ARBITER_RETURN_IF_ERROR(setup.Init());
+  sim::ClusterSimulation& s = setup.sim;
   for (size_t i = 0; i < o.nodes * 10; ++i) {
     ARBITER_RETURN_IF_ERROR(s.AddRunningPod(Running(BenchPod("low-" + std::to_string(i), 40, 0, 0), i / 10, i)));
   }
-  r.preemptors = o.gangs;
-  return Finish(s, std::move(r), AddPreemptorGangs(s, o.gangs, o.pods_per_gang, 3970, 10000), progress);
+  setup.result.preemptors = o.gangs;
+  return Finish(s, std::move(setup.result), AddPreemptorGangs(s, o.gangs, o.pods_per_gang, 3970, 10000), progress);
 }
 
 StatusOr<PreemptionBenchResult> RunGangPreemptionPodGroups(const GangBenchOptions& o,
                                                            const std::function<void(size_t, size_t)>& progress) {
-  PreemptionBenchResult r;
-  r.calibration_ms = CalibrationMillis();
-  r.name = "GangPreemptionPodGroups/" + std::to_string(o.nodes) + "Nodes_" + std::to_string(o.gangs) +
-           "PreemptorGangs_" + std::to_string(o.pods_per_gang) + "Pods";
-  r.nodes = o.nodes;
-  sim::ClusterSimulation s(model::SchedulerConfig{}, kStart, QuietSimulation(o.seed));
-  ARBITER_RETURN_IF_ERROR(s.Init());
-  for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.AddNode(DefaultNode(i)));
+  Setup setup("GangPreemptionPodGroups/" + GangShape(o, "PreemptorGangs_"), o.nodes, o.seed);
+  ARBITER_RETURN_IF_ERROR(setup.Init());
+  sim::ClusterSimulation& s = setup.sim;
   // Five pods of 600m per node, each from a different low gang: the low gangs hold 5 x nodes pods
   // in gangs of the preemptors' size.
   const size_t low_pods = o.nodes * 5;
@@ -111,8 +118,9 @@ StatusOr<PreemptionBenchResult> RunGangPreemptionPodGroups(const GangBenchOption
     const std::string gang = "low-" + std::to_string(i / o.pods_per_gang);
     ARBITER_RETURN_IF_ERROR(s.AddRunningPod(Running(Member("lowpod-" + std::to_string(i), gang, 600, 1000), i % o.nodes, i)));
   }
-  r.preemptors = o.gangs;
-  return Finish(s, std::move(r), AddPreemptorGangs(s, o.gangs, o.pods_per_gang, 3500, 9999999), progress);
+  setup.result.preemptors = o.gangs;
+  return Finish(s, std::move(setup.result), AddPreemptorGangs(s, o.gangs, o.pods_per_gang, 3500, 9999999),
+                progress);
 }
 
 StatusOr<PreemptionBenchResult> RunPreemptionPodGroupDisruptionMode(
@@ -123,13 +131,9 @@ StatusOr<PreemptionBenchResult> RunPreemptionPodGroupDisruptionMode(
   if (o.nodes < 10 || o.nodes % 10 != 0) {
     return Status(StatusCode::kInvalidArgument, "PreemptionPodGroupDisruptionMode needs a multiple of 10 nodes");
   }
-  PreemptionBenchResult r;
-  r.calibration_ms = CalibrationMillis();
-  r.name = "PreemptionPodGroupDisruptionMode/" + std::to_string(o.nodes) + "Nodes_" + o.mode;
-  r.nodes = o.nodes;
-  sim::ClusterSimulation s(model::SchedulerConfig{}, kStart, QuietSimulation(o.seed));
-  ARBITER_RETURN_IF_ERROR(s.Init());
-  for (size_t i = 0; i < o.nodes; ++i) ARBITER_RETURN_IF_ERROR(s.AddNode(DefaultNode(i)));
+  Setup setup("PreemptionPodGroupDisruptionMode/" + std::to_string(o.nodes) + "Nodes_" + o.mode, o.nodes, o.seed);
+  ARBITER_RETURN_IF_ERROR(setup.Init());
+  sim::ClusterSimulation& s = setup.sim;
   // As many low gangs as nodes, 10 pods of 300m each; pod j of gang g runs on node
   // (g + j * nodes/10) mod nodes, so every node holds 10 pods of 10 different gangs and every gang
   // spans 10 nodes.
@@ -145,8 +149,8 @@ StatusOr<PreemptionBenchResult> RunPreemptionPodGroupDisruptionMode(
   }
   const size_t preemptors = 100;
   for (size_t i = 0; i < preemptors; ++i) s.AddPendingPod(BenchPod("high-" + std::to_string(i), 3970, 10000, 0));
-  r.preemptors = preemptors;
-  return Finish(s, std::move(r), preemptors, progress);
+  setup.result.preemptors = preemptors;
+  return Finish(s, std::move(setup.result), preemptors, progress);
 }
 
 }  // namespace arbiter::bench
