@@ -625,6 +625,22 @@ TEST(GangScheduling, CompositeGangBindsWhenEveryChildGangFits) {
   EXPECT_TRUE(g->initially_scheduled);
 }
 
+TEST(GangScheduling, CompositeRootWaitsUntilEveryGangInItHasItsMembers) {
+  // A basic root over two gangs: b has one of the two members its minCount asks for, so the
+  // whole tree waits (no pod is tried), although gang a alone would fit.
+  std::string yaml = Classes() + NodeWithCpu("n1", "8") + Composite("root", "basic: {}", "single", "high") +
+                     Gang("a", 2, "high", "single", "root") + Gang("b", 2, "high", "single", "root");
+  for (const char* p : {"a-1", "a-2"}) yaml += Pending(p, "a", "high", "1");
+  yaml += Pending("b-1", "b", "high", "1");
+  auto r = Plan(yaml);
+  ASSERT_EQ(r.pods.size(), 3u);
+  for (const auto& p : r.pods) {
+    EXPECT_FALSE(p.scheduled) << p.name;
+    EXPECT_EQ(p.attempts, 0) << p.name;
+    EXPECT_TRUE(Contains(p.message, "waiting for the members")) << p.message;
+  }
+}
+
 // ---- 16: admission ---------------------------------------------------------------------------
 
 TEST(WorkloadAdmission, PodGroupWhoseParentCompositeIsMissingIsRejected) {
@@ -733,6 +749,70 @@ TEST(WorkloadPreemption, SameInputAndSeedGiveTheSamePlan) {
     }
   }
   EXPECT_EQ(a.end, b.end);
+}
+
+}  // namespace
+}  // namespace arbiter::sim
+
+namespace arbiter::sim {
+namespace {
+
+// A gang retried while its victims still terminate starts no second preemption: it keeps the
+// nominations of the first and waits (workload notes §4 step 0).
+TEST(WorkloadPreemption, GroupRetriedWhileItsVictimsTerminateWaitsWithoutPreemptingAgain) {
+  ClusterSimulation sim(model::SchedulerConfig{}, 0, SimulationOptions{});
+  ASSERT_TRUE(sim.Init().ok());
+  model::Node n;
+  n.name = "n1";
+  n.allocatable.milli_cpu = 4000;
+  n.allocatable.memory = int64_t{8} << 30;
+  n.allocatable.pods = 110;
+  ASSERT_TRUE(sim.AddNode(n).ok());
+  model::PodGroup g;
+  g.name = "gang";
+  g.policy = model::GroupPolicy::kGang;
+  g.min_count = 2;
+  g.priority.priority = 100;
+  sim.AddPodGroup(g);
+  for (int i = 0; i < 2; ++i) {
+    model::Pod low;
+    low.name = "low-" + std::to_string(i);
+    low.uid = "uid-low-" + std::to_string(i);
+    low.requests.milli_cpu = 2000;
+    low.node_name = "n1";
+    low.start_time = 0;
+    low.termination_grace_period_seconds = 60;
+    ASSERT_TRUE(sim.AddRunningPod(low).ok());
+  }
+  for (int i = 0; i < 2; ++i) {
+    model::Pod m;
+    m.name = "m-" + std::to_string(i);
+    m.uid = "uid-m-" + std::to_string(i);
+    m.requests.milli_cpu = 2000;
+    m.priority = 100;
+    m.pod_group_name = "gang";
+    sim.AddPendingPod(m);
+  }
+  bool idle = false;
+  auto first = sim.Step(&idle);
+  ASSERT_TRUE(first.ok() && *first);
+  ASSERT_EQ(sim.result().preemptions.size(), 1u);
+  ASSERT_EQ(sim.result().preemptions[0].victims.size(), 2u);
+  // Something wakes the group before the victims are gone (say, a node changed).
+  sim.scheduler().queue().MoveOnEvent(sched::ClusterEvent::kNodeUpdate);
+  sim.clock().AdvanceTo(sim.clock().Now() + 2 * kSecond);  // past the first backoff, well within the grace period
+  auto second = sim.Step(&idle);
+  ASSERT_TRUE(second.ok() && *second);
+  ASSERT_FALSE((*second)->members.empty());
+  EXPECT_NE((*second)->members[0].message.find("waiting for podgroup preemption to complete"), std::string::npos)
+      << (*second)->members[0].message;
+  EXPECT_EQ(sim.result().preemptions.size(), 1u);
+  EXPECT_EQ(sim.scheduler().nominator().NominatedNode("uid-m-0"), "n1");
+  EXPECT_EQ(sim.scheduler().nominator().NominatedNode("uid-m-1"), "n1");
+  ASSERT_TRUE(sim.RunUntilIdle().ok());
+  EXPECT_TRUE(PodOf(sim.result(), "default/m-0").scheduled);
+  EXPECT_TRUE(PodOf(sim.result(), "default/m-1").scheduled);
+  EXPECT_EQ(sim.result().preemptions.size(), 1u);
 }
 
 }  // namespace

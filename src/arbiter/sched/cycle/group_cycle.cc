@@ -34,14 +34,14 @@ void Scheduler::AddPodGroup(const model::PodGroup& group) {
   if (!GateOn(config_, "CompositePodGroup")) g.parent.clear();
   groups_.AddPodGroup(g);
   groups_dirty_ = true;
-  queue_->MoveOnEvent(ClusterEvent::kPodGroupChange);
+  if (queue_) queue_->MoveOnEvent(ClusterEvent::kPodGroupChange);
 }
 
 void Scheduler::AddCompositePodGroup(const model::CompositePodGroup& group) {
   if (!GateOn(config_, "GenericWorkload") || !GateOn(config_, "CompositePodGroup")) return;
   groups_.AddCompositePodGroup(group);
   groups_dirty_ = true;
-  queue_->MoveOnEvent(ClusterEvent::kPodGroupChange);
+  if (queue_) queue_->MoveOnEvent(ClusterEvent::kPodGroupChange);
 }
 
 void Scheduler::EnsureGroups() const {
@@ -86,6 +86,12 @@ bool Scheduler::GroupReady(const QueuedPodInfo& info) const {
   EnsureGroups();
   const state::GroupNode* root = groups_.Find(info.group);
   if (root == nullptr || !root->valid || root->root != root) return false;
+  if (!root->composite) {
+    // A lone PodGroup: every member of the entry is its own (checked as members join).
+    auto it = bound_members_.find(root->key);
+    const size_t running = it == bound_members_.end() ? 0 : it->second.size();
+    return static_cast<int64_t>(info.members.size() + running) >= root->Quorum();
+  }
   MemberCounts counts;
   for (const auto& m : info.members) {
     if (const state::GroupNode* leaf = LeafOf(m->pod)) ++counts[leaf];
@@ -96,7 +102,17 @@ bool Scheduler::GroupReady(const QueuedPodInfo& info) const {
     auto it = bound_members_.find(leaf->key);
     if (it != bound_members_.end()) counts[leaf] += static_cast<int64_t>(it->second.size());
   }
-  return QuorumMet(*root, counts);
+  // Every gang of the hierarchy has its own quorum: a gang PodGroup its minCount of members, a
+  // gang CompositePodGroup its minGroupCount of children that meet theirs.
+  auto every_gang = [&](auto&& self, const state::GroupNode& node) -> bool {
+    if (node.composite) {
+      for (const state::GroupNode* c : node.children) {
+        if (!self(self, *c)) return false;
+      }
+    }
+    return node.policy != model::GroupPolicy::kGang || QuorumMet(node, counts);
+  };
+  return every_gang(every_gang, *root);
 }
 
 std::string Scheduler::WaitingReason(const model::Pod& pod) const {

@@ -119,7 +119,7 @@ void SchedulingQueue::AddGroupMember(PodInfoPtr pod, const std::string& group, i
   e->info.members.push_back(std::move(pod));
   if (at < e->info.timestamp) e->info.timestamp = at;
   switch (where) {
-    case Entry::Where::kActive: PushActive(e); break;
+    case Entry::Where::kActive: e->where = where; active_.insert(e); break;  // a new member cannot close the gate
     case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
     case Entry::Where::kUnschedulable:
       // A new member may open the gate of a group that waits for its quorum.
