@@ -144,6 +144,7 @@ void SchedulingQueue::Requeue(QueuedPodInfo info) {
   if (e == nullptr) return;
   Detach(e);
   // Keep the members that are still pending (binding removed the others).
+  CompactMembers(e);
   std::vector<PodInfoPtr> members = std::move(e->info.members);
   e->info = std::move(info);
   e->info.members = std::move(members);
@@ -177,6 +178,7 @@ void SchedulingQueue::AddUnschedulable(QueuedPodInfo info) {
   Entry* e = Find(info);
   if (e == nullptr) return;  // deleted while in flight
   Detach(e);
+  if (!e->info.group.empty()) CompactMembers(e);
   std::vector<PodInfoPtr> members = std::move(e->info.members);
   e->info = std::move(info);
   if (!e->info.group.empty()) {
@@ -240,26 +242,26 @@ void SchedulingQueue::Delete(const std::string& uid) {
   unit_of_.erase(u);
   Entry* e = it->second.get();
   if (!e->info.group.empty()) {
-    auto& m = e->info.members;
-    m.erase(std::remove_if(m.begin(), m.end(), [&](const PodInfoPtr& p) { return p->uid() == uid; }), m.end());
-    if (!m.empty()) {
-      if (e->where == Entry::Where::kInFlight) return;  // the cycle in flight hands it back
-      const auto where = e->where;
-      Detach(e);
-      e->info.pod = m.front();
-      e->where = where;
-      switch (where) {
-        case Entry::Where::kActive: active_.insert(e); break;
-        case Entry::Where::kBackoff: backoff_.insert(e); break;
-        case Entry::Where::kUnschedulable: unschedulable_.insert(e); break;
-        case Entry::Where::kInFlight: break;
-      }
-      return;
-    }
-    if (e->where == Entry::Where::kInFlight) return;  // emptied in flight: the cycle hands it back
+    // A group in flight is handed back by its cycle, which binds members one by one: its member
+    // list is compacted then, once, rather than once per bound member.
+    if (e->where == Entry::Where::kInFlight) return;
+    CompactMembers(e);
+    if (!e->info.members.empty()) return;  // the order does not depend on the members
   }
   Detach(e);
   entries_.erase(it);
+}
+
+void SchedulingQueue::CompactMembers(Entry* e) {
+  const std::string key = UnitKey(e->info);
+  auto& m = e->info.members;
+  m.erase(std::remove_if(m.begin(), m.end(),
+                         [&](const PodInfoPtr& p) {
+                           auto u = unit_of_.find(p->uid());
+                           return u == unit_of_.end() || u->second != key;
+                         }),
+          m.end());
+  if (!m.empty()) e->info.pod = m.front();
 }
 
 void SchedulingQueue::ToActiveOrBackoff(Entry* e) {

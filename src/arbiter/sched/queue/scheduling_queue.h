@@ -109,6 +109,8 @@ class SchedulingQueue {
   void PushActive(Entry* e);
   void Detach(Entry* e);
   Entry* Find(const QueuedPodInfo& info);
+  // Drops the members of a group entry that were deleted (bound) since it was last compacted.
+  void CompactMembers(Entry* e);
   static std::string UnitKey(const QueuedPodInfo& info) {
     return info.group.empty() ? "pod:" + info.pod->uid() : "group:" + info.group;
   }
