@@ -247,17 +247,22 @@ TEST(GangScheduling, PlanRejectsAPodNamingAPodGroupMissingFromTheInput) {
   EXPECT_TRUE(Contains(errors[0], "spec.schedulingGroup.podGroupName")) << errors[0];
 }
 
+// A node of 4 CPUs and 8Gi for the tests that drive a ClusterSimulation directly.
+model::Node FourCpuNode(const std::string& name) {
+  model::Node n;
+  n.name = name;
+  n.allocatable.milli_cpu = 4000;
+  n.allocatable.memory = int64_t{8} << 30;
+  n.allocatable.pods = 110;
+  return n;
+}
+
 TEST(GangScheduling, PodWhosePodGroupDoesNotExistYetWaitsInTheScheduler) {
   // The engine as upstream (§1.3): a pod that names a PodGroup the scheduler has not seen waits,
   // never tried, and says so; a lone pod beside it is scheduled.
   ClusterSimulation sim(model::SchedulerConfig{}, 0, SimulationOptions{});
   ASSERT_TRUE(sim.Init().ok());
-  model::Node n;
-  n.name = "n1";
-  n.allocatable.milli_cpu = 4000;
-  n.allocatable.memory = int64_t{8} << 30;
-  n.allocatable.pods = 110;
-  ASSERT_TRUE(sim.AddNode(n).ok());
+  ASSERT_TRUE(sim.AddNode(FourCpuNode("n1")).ok());
   model::Pod orphan;
   orphan.name = "orphan";
   orphan.uid = "uid-orphan";
@@ -641,6 +646,36 @@ TEST(GangScheduling, CompositeRootWaitsUntilEveryGangInItHasItsMembers) {
   }
 }
 
+TEST(GangScheduling, ChildGangShortOfItsMinCountBindsNothingUnderABasicRoot) {
+  // Room for three 1-CPU pods: gang a (2) fits whole, gang b gets one of its two. The basic root
+  // is satisfied by a alone, but b must not run below its own minCount.
+  std::string yaml = Classes() + NodeWithCpu("n1", "3") + Composite("root", "basic: {}", "single", "high") +
+                     Gang("a", 2, "high", "single", "root") + Gang("b", 2, "high", "single", "root");
+  for (const char* p : {"a-1", "a-2"}) yaml += Pending(p, "a", "high", "1");
+  for (const char* p : {"b-1", "b-2"}) yaml += Pending(p, "b", "high", "1");
+  auto r = Plan(yaml);
+  EXPECT_TRUE(PodOf(r, "default/a-1").scheduled);
+  EXPECT_TRUE(PodOf(r, "default/a-2").scheduled);
+  EXPECT_FALSE(PodOf(r, "default/b-1").scheduled);
+  EXPECT_FALSE(PodOf(r, "default/b-2").scheduled);
+}
+
+TEST(DefaultPreemptionWithGroups, VictimsAreScoredByTheirRootsPriority) {
+  // n1 runs a member of PodGroup child (priority 50) under a root of priority 10; n2 runs a
+  // standalone pod of priority 40. Judged by its root, the member is the cheaper victim.
+  std::string yaml = Classes() + PriorityClass("forty", 40) + NodeWithCpu("n1", "2") + NodeWithCpu("n2", "2") +
+                     Composite("root", "basic: {}", "single", "low") + Gang("child", 1, "mid", "single", "root") +
+                     Running("member", "child", "mid", "2", "n1", 1) + Running("solo", "", "forty", "2", "n2", 2) +
+                     Pending("urgent", "", "high", "2");
+  auto r = Plan(yaml);
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(r.preemptions[0].node, std::optional<std::string>("n1"));
+  ASSERT_EQ(r.preemptions[0].victims.size(), 1u);
+  EXPECT_EQ(r.preemptions[0].victims[0].name, "default/member");
+  EXPECT_EQ(r.preemptions[0].victims[0].priority, 10);
+  EXPECT_TRUE(PodOf(r, "default/urgent").scheduled);
+}
+
 // ---- 16: admission ---------------------------------------------------------------------------
 
 TEST(WorkloadAdmission, PodGroupWhoseParentCompositeIsMissingIsRejected) {
@@ -751,23 +786,13 @@ TEST(WorkloadPreemption, SameInputAndSeedGiveTheSamePlan) {
   EXPECT_EQ(a.end, b.end);
 }
 
-}  // namespace
-}  // namespace arbiter::sim
-
-namespace arbiter::sim {
-namespace {
 
 // A gang retried while its victims still terminate starts no second preemption: it keeps the
 // nominations of the first and waits (workload notes §4 step 0).
 TEST(WorkloadPreemption, GroupRetriedWhileItsVictimsTerminateWaitsWithoutPreemptingAgain) {
   ClusterSimulation sim(model::SchedulerConfig{}, 0, SimulationOptions{});
   ASSERT_TRUE(sim.Init().ok());
-  model::Node n;
-  n.name = "n1";
-  n.allocatable.milli_cpu = 4000;
-  n.allocatable.memory = int64_t{8} << 30;
-  n.allocatable.pods = 110;
-  ASSERT_TRUE(sim.AddNode(n).ok());
+  ASSERT_TRUE(sim.AddNode(FourCpuNode("n1")).ok());
   model::PodGroup g;
   g.name = "gang";
   g.policy = model::GroupPolicy::kGang;
@@ -813,6 +838,47 @@ TEST(WorkloadPreemption, GroupRetriedWhileItsVictimsTerminateWaitsWithoutPreempt
   EXPECT_TRUE(PodOf(sim.result(), "default/m-0").scheduled);
   EXPECT_TRUE(PodOf(sim.result(), "default/m-1").scheduled);
   EXPECT_EQ(sim.result().preemptions.size(), 1u);
+}
+
+
+// The scheduler keeps a pod that arrives before its PodGroup (and before that group's parent)
+// waiting, then schedules it with its root once the groups exist.
+TEST(GangScheduling, PodThatArrivesBeforeItsGroupsJoinsItsRootWhenTheyAppear) {
+  ClusterSimulation sim(model::SchedulerConfig{}, 0, SimulationOptions{});
+  ASSERT_TRUE(sim.Init().ok());
+  ASSERT_TRUE(sim.AddNode(FourCpuNode("n1")).ok());
+  for (int i = 0; i < 2; ++i) {
+    model::Pod m;
+    m.name = "w-" + std::to_string(i);
+    m.uid = "uid-w-" + std::to_string(i);
+    m.requests.milli_cpu = 1000;
+    m.priority = 7;
+    m.pod_group_name = "workers";
+    sim.AddPendingPod(m);
+  }
+  bool idle = false;
+  auto none = sim.Step(&idle);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(*none) << "no group yet: nothing to try";
+  model::PodGroup g;
+  g.name = "workers";
+  g.parent = "job";
+  g.policy = model::GroupPolicy::kGang;
+  g.min_count = 2;
+  g.priority.priority = 7;
+  sim.AddPodGroup(g);  // its parent is still missing: the hierarchy is not valid yet
+  model::CompositePodGroup root;
+  root.name = "job";
+  root.policy = model::GroupPolicy::kBasic;
+  root.priority.priority = 7;
+  sim.AddCompositePodGroup(root);
+  ASSERT_TRUE(sim.RunUntilIdle().ok());
+  const PlanResult& r = sim.result();
+  EXPECT_TRUE(PodOf(r, "default/w-0").scheduled);
+  EXPECT_TRUE(PodOf(r, "default/w-1").scheduled);
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_EQ(r.groups[0].name, "default/job");
+  EXPECT_EQ(r.groups[0].kind, "CompositePodGroup");
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ const model::LabelMap* Snapshot::NamespaceLabels(std::string_view ns) const {
   return it == namespace_labels_.end() ? nullptr : &it->second;
 }
 
-void Snapshot::RebuildAffinityLists() {
+void Snapshot::RebuildAffinityLists() const {
+  affinity_stale_ = false;
   with_affinity_.clear();
   with_required_anti_affinity_.clear();
   for (const NodeInfo* n : list_) {
@@ -243,10 +244,9 @@ bool Snapshot::DropNominatedPod(const std::string& node, const std::string& uid)
 bool Snapshot::AddPod(PodInfoPtr pod) {
   auto it = index_.find(pod->pod.node_name);
   if (it == index_.end()) return false;
-  const bool affinity = pod->has_pod_affinity_terms;
+  affinity_stale_ |= pod->has_pod_affinity_terms;
   infos_[it->second].AddPod(std::move(pod));
   Touch(it->second);
-  if (affinity) RebuildAffinityLists();
   return true;
 }
 
@@ -254,10 +254,10 @@ bool Snapshot::RemovePod(const std::string& node, const std::string& uid) {
   auto it = index_.find(node);
   if (it == index_.end()) return false;
   NodeInfo& n = infos_[it->second];
-  const bool affinity = !n.pods_with_affinity().empty();
+  const size_t with_affinity = n.pods_with_affinity().size();
   if (!n.RemovePod(uid)) return false;
   Touch(it->second);
-  if (affinity) RebuildAffinityLists();
+  affinity_stale_ |= with_affinity != n.pods_with_affinity().size();
   return true;
 }
 

@@ -32,8 +32,12 @@ class Snapshot {
   size_t IndexOf(const NodeInfo* node) const { return static_cast<size_t>(node - infos_.data()); }
   // Changes whenever nodes are added or removed (and positions may change).
   uint64_t structure_version() const { return structure_version_; }
-  const std::vector<const NodeInfo*>& have_pods_with_affinity() const { return with_affinity_; }
+  const std::vector<const NodeInfo*>& have_pods_with_affinity() const {
+    if (affinity_stale_) RebuildAffinityLists();
+    return with_affinity_;
+  }
   const std::vector<const NodeInfo*>& have_pods_with_required_anti_affinity() const {
+    if (affinity_stale_) RebuildAffinityLists();
     return with_required_anti_affinity_;
   }
   // Labels of a namespace; nullptr if the input declared no such Namespace.
@@ -51,14 +55,16 @@ class Snapshot {
  private:
   void Touch(size_t at);
   friend class ClusterCache;
-  void RebuildAffinityLists();
+  void RebuildAffinityLists() const;
 
   std::vector<NodeInfo> infos_;  // in NodeTree order, contiguous for locality; never resized
                                  // between full rebuilds, so pointers into it stay valid
   std::vector<const NodeInfo*> list_;
   std::unordered_map<std::string, size_t> index_;  // lookup only; never iterated
-  std::vector<const NodeInfo*> with_affinity_;
-  std::vector<const NodeInfo*> with_required_anti_affinity_;
+  // Rebuilt when first read after a private change (a replay may add and remove many pods).
+  mutable std::vector<const NodeInfo*> with_affinity_;
+  mutable std::vector<const NodeInfo*> with_required_anti_affinity_;
+  mutable bool affinity_stale_ = false;
   std::map<std::string, model::LabelMap, std::less<>> namespace_labels_;
   uint64_t structure_version_ = 0;
   std::vector<size_t> touched_;  // nodes changed privately since the last update

@@ -34,14 +34,27 @@ void Scheduler::AddPodGroup(const model::PodGroup& group) {
   if (!GateOn(config_, "CompositePodGroup")) g.parent.clear();
   groups_.AddPodGroup(g);
   groups_dirty_ = true;
-  if (queue_) queue_->MoveOnEvent(ClusterEvent::kPodGroupChange);
+  GroupsChanged();
 }
 
 void Scheduler::AddCompositePodGroup(const model::CompositePodGroup& group) {
   if (!GateOn(config_, "GenericWorkload") || !GateOn(config_, "CompositePodGroup")) return;
   groups_.AddCompositePodGroup(group);
   groups_dirty_ = true;
-  if (queue_) queue_->MoveOnEvent(ClusterEvent::kPodGroupChange);
+  GroupsChanged();
+}
+
+std::pair<std::string, int32_t> Scheduler::QueueUnitOf(const model::Pod& pod) const {
+  const state::GroupNode* leaf = LeafOf(pod);
+  if (leaf == nullptr) return {pod.ns + "/" + pod.pod_group_name, pod.priority};
+  return {leaf->root->key, leaf->root->priority};
+}
+
+void Scheduler::GroupsChanged() {
+  if (!queue_) return;
+  // Pods that arrived before their group (or before its parent) move to their root's entry.
+  queue_->Regroup([this](const PodInfo& p) { return QueueUnitOf(p.pod); });
+  queue_->MoveOnEvent(ClusterEvent::kPodGroupChange);
 }
 
 void Scheduler::EnsureGroups() const {
@@ -65,7 +78,7 @@ const state::GroupNode* Scheduler::LeafOf(const model::Pod& pod) const {
 void Scheduler::BoundGroupMembers(const state::GroupNode& leaf, std::vector<PodInfoPtr>& out) const {
   auto it = bound_members_.find(leaf.key);
   if (it == bound_members_.end()) return;
-  out.insert(out.end(), it->second.begin(), it->second.end());
+  for (const auto& [uid, pod] : it->second) out.push_back(pod);
 }
 
 const preemption::WorkloadPreemptionMetrics* Scheduler::workload_preemption_metrics() const {
@@ -215,6 +228,33 @@ GroupPlacement Scheduler::PlaceGroup(const state::GroupNode& root, const std::ve
   for (; i < pods.size(); ++i) {
     r.unplaced.push_back({pods[i], "not tried: the pod group can no longer reach its quorum in this cycle.", {}, true});
   }
+  // A gang inside the hierarchy that misses its own quorum binds nothing, even when the root's
+  // quorum holds without it (a basic root, or minGroupCount below the number of child gangs):
+  // its placed pods are taken back, deepest gangs first.
+  auto prune = [&](auto&& self, const state::GroupNode& node) -> void {
+    if (node.composite) {
+      for (const state::GroupNode* c : node.children) self(self, *c);
+    }
+    if (node.policy != model::GroupPolicy::kGang || &node == &root || QuorumMet(node, placed)) return;
+    std::vector<const state::GroupNode*> under;
+    state::GroupIndex::LeavesUnder(node, under);
+    for (auto it = r.placed.begin(); it != r.placed.end();) {
+      const state::GroupNode* leaf = LeafOf(it->pod->pod);
+      if (std::find(under.begin(), under.end(), leaf) == under.end()) {
+        ++it;
+        continue;
+      }
+      framework_->RunUnreservePlugins(it->state, *it->pod, it->node);
+      snapshot_.RemovePod(it->node, it->pod->uid());
+      --placed[leaf];
+      r.unplaced.push_back({it->pod,
+                            "placed, but its " + std::string(node.composite ? "composite pod group " : "pod group ") +
+                                node.key + " cannot reach its quorum in this cycle.",
+                            {}, true});
+      it = r.placed.erase(it);
+    }
+  };
+  if (root.composite) prune(prune, root);
   r.feasible = QuorumMet(root, placed);
   if (!r.feasible) {
     if (!root.composite) {
@@ -301,6 +341,7 @@ std::optional<CycleOutcome> Scheduler::ScheduleGroup(QueuedPodInfo qpi) {
   }
 
   // Unschedulable: the group as a whole may preempt (PodGroupPostFilter).
+  for (auto& pp : placement.placed) framework_->RunUnreservePlugins(pp.state, *pp.pod, pp.node);
   RestoreSnapshot();
   GroupPostFilterResult wap;
   if (workload_preemption_ != nullptr) wap = workload_preemption_->PodGroupPostFilter(*root, pods);
@@ -318,8 +359,9 @@ std::optional<CycleOutcome> Scheduler::ScheduleGroup(QueuedPodInfo qpi) {
     if (!wap.message.empty()) m.message += " " + wap.message;
     if (auto n = nominated.find(p->uid()); n != nominated.end()) {
       if (!wap.waiting) m.nominated_node = n->second;
-    } else if (!wap.preempted && !wap.waiting && !nominator_.NominatedNode(p->uid()).empty()) {
-      nominator_.DeleteNominatedPod(p->uid());  // a failed group loses its nominations
+    } else if (!wap.waiting && !nominator_.NominatedNode(p->uid()).empty()) {
+      // A failed group loses its nominations; so does a member a new preemption did not place.
+      nominator_.DeleteNominatedPod(p->uid());
       m.nominated_node = "";
     }
     if (options_.explain) m.post_filter_explanation = wap.explanation;

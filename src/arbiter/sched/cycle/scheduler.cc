@@ -55,9 +55,7 @@ void Scheduler::AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_t
   if (!pod->pod.pod_group_name.empty() && groups() != nullptr) {
     // A member joins its root group's queue entry; a pod whose PodGroup does not exist waits
     // under that name until it does (GangScheduling's PreEnqueue).
-    const state::GroupNode* leaf = LeafOf(pod->pod);
-    const std::string key = leaf != nullptr ? leaf->root->key : pod->pod.ns + "/" + pod->pod.pod_group_name;
-    const int32_t priority = leaf != nullptr ? leaf->root->priority : pod->pod.priority;
+    auto [key, priority] = QueueUnitOf(pod->pod);
     queue_->AddGroupMember(std::move(pod), key, priority, enqueue_time);
     return;
   }
@@ -65,25 +63,24 @@ void Scheduler::AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_t
 }
 
 arbiter::Status Scheduler::AddBoundPod(PodInfoPtr pod) {
-  if (!pod->pod.pod_group_name.empty()) bound_members_[pod->pod.ns + "/" + pod->pod.pod_group_name].push_back(pod);
-  ARBITER_RETURN_IF_ERROR(cache_.AddPod(std::move(pod)));
+  ARBITER_RETURN_IF_ERROR(cache_.AddPod(pod));
+  if (!pod->pod.pod_group_name.empty()) bound_members_[pod->pod.ns + "/" + pod->pod.pod_group_name][pod->uid()] = pod;
   queue_->MoveOnEvent(ClusterEvent::kAssignedPodAdd);
   return arbiter::Status::Ok();
 }
 
 arbiter::Status Scheduler::UpdateBoundPod(PodInfoPtr pod) {
+  ARBITER_RETURN_IF_ERROR(cache_.UpdatePod(pod));
   if (!pod->pod.pod_group_name.empty()) {
-    for (auto& m : bound_members_[pod->pod.ns + "/" + pod->pod.pod_group_name]) {
-      if (m->uid() == pod->uid()) m = pod;
-    }
+    auto& members = bound_members_[pod->pod.ns + "/" + pod->pod.pod_group_name];
+    if (auto it = members.find(pod->uid()); it != members.end()) it->second = pod;
   }
-  return cache_.UpdatePod(std::move(pod));
+  return arbiter::Status::Ok();
 }
 
 arbiter::Status Scheduler::DeleteBoundPod(const std::string& uid) {
   if (PodInfoPtr p = cache_.FindPod(uid); p && !p->pod.pod_group_name.empty()) {
-    auto& v = bound_members_[p->pod.ns + "/" + p->pod.pod_group_name];
-    v.erase(std::remove_if(v.begin(), v.end(), [&](const PodInfoPtr& m) { return m->uid() == uid; }), v.end());
+    bound_members_[p->pod.ns + "/" + p->pod.pod_group_name].erase(uid);
   }
   ARBITER_RETURN_IF_ERROR(cache_.RemovePod(uid));
   queue_->MoveOnEvent(ClusterEvent::kAssignedPodDelete);

@@ -155,6 +155,10 @@ class Scheduler final : public GroupHost {
   static bool QuorumMet(const state::GroupNode& node, const MemberCounts& counts);
   bool GroupReady(const QueuedPodInfo& info) const;
   const state::GroupNode* LeafOf(const model::Pod& pod) const;
+  // The queue entry a pending member belongs to: its root group and the root's priority (its own
+  // PodGroup's name and its priority while that group is unknown).
+  std::pair<std::string, int32_t> QueueUnitOf(const model::Pod& pod) const;
+  void GroupsChanged();
   void EnsureGroups() const;
   // The pod's equivalence class for verdict reuse: every field of the pod that the
   // node-local filters read, interned to a number (never 0).
@@ -176,7 +180,8 @@ class Scheduler final : public GroupHost {
   std::unique_ptr<preemption::WorkloadPreemption> workload_preemption_;
   mutable state::GroupIndex groups_;
   mutable bool groups_dirty_ = false;
-  std::map<std::string, std::vector<PodInfoPtr>> bound_members_;  // PodGroup key -> its bound pods, in bind order
+  // PodGroup key -> its bound pods by UID.
+  std::map<std::string, std::map<std::string, PodInfoPtr>> bound_members_;
   size_t next_start_node_index_ = 0;
   // Verdict reuse: per snapshot node, the last verdict and what it was computed for.
   struct CachedVerdict {

@@ -63,7 +63,7 @@ class Handle {
   // The pod groups (Workload API) the scheduler knows; nullptr when the GenericWorkload gate is
   // off or there are none. Preemption reads them for group priority and disruption modes.
   virtual const state::GroupIndex* groups() const { return nullptr; }
-  // Appends the bound (or assumed) pods of the PodGroup `leaf`, on every node, in bind order.
+  // Appends the bound pods of the PodGroup `leaf`, on every node, in UID order.
   virtual void BoundGroupMembers(const state::GroupNode& leaf, std::vector<PodInfoPtr>& out) const {
     (void)leaf, (void)out;
   }

@@ -59,7 +59,7 @@ std::string Describe(const Candidate& c) {
   std::string s = "candidate " + c.node->name() + ": " + std::to_string(c.victims.size()) + " victim(s) [";
   for (size_t i = 0; i < c.victims.size(); ++i) {
     const auto& v = c.victims[i]->pod;
-    s += (i ? ", " : "") + v.Key() + " (priority " + std::to_string(v.priority) +
+    s += (i ? ", " : "") + v.Key() + " (priority " + std::to_string(c.VictimPriority(i)) +
          (c.violates_pdb[i] ? ", violates PDB" : "") + ")";
   }
   return s + "], " + std::to_string(c.num_pdb_violations) + " PDB violation(s)";
@@ -78,13 +78,14 @@ namespace {
 // The §7 keys of a candidate whose `victims` are known.
 void ComputeKeys(Candidate& c, Timestamp now) {
   c.victim_count = c.victims.size();
-  c.top_priority = c.victims.front()->pod.priority;
+  c.top_priority = c.VictimPriority(0);
   c.priority_sum = 0;
   c.earliest_top_start = std::numeric_limits<Timestamp>::max();
-  for (const auto& v : c.victims) {
-    c.priority_sum += int64_t{v->pod.priority} + kPriorityOffset;
-    if (v->pod.priority == c.top_priority) {
-      c.earliest_top_start = std::min(c.earliest_top_start, v->pod.start_time.value_or(now));
+  for (size_t i = 0; i < c.victims.size(); ++i) {
+    const int32_t priority = c.VictimPriority(i);
+    c.priority_sum += int64_t{priority} + kPriorityOffset;
+    if (priority == c.top_priority) {
+      c.earliest_top_start = std::min(c.earliest_top_start, c.victims[i]->pod.start_time.value_or(now));
     }
   }
 }
@@ -164,7 +165,7 @@ bool DefaultPreemption::PodEligibleToPreemptOthers(const PodInfo& pod, const Nod
   if (filtered.Get(nominated).code() == Code::kUnschedulableAndUnresolvable) return true;
   if (const NodeInfo* n = handle_->snapshot().Get(nominated)) {
     for (const auto& p : n->pods()) {
-      if (p->pod.priority < pod.pod.priority && p->pod.deletion_timestamp && p->pod.preempted_by_scheduler) {
+      if (p->pod.deletion_timestamp && p->pod.preempted_by_scheduler && EffectivePriority(*handle_, p->pod) < pod.pod.priority) {
         *reason = "not eligible due to a terminating pod on the nominated node.";
         return false;
       }
@@ -461,6 +462,7 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunWithUnits(c
     for (const auto& v : u->pods) {
       c.victims.push_back(v);
       c.violates_pdb.push_back(u->violates_pdb);
+      c.victim_priorities.push_back(u->priority);
       if (u->violates_pdb) ++c.num_pdb_violations;
     }
   }
@@ -638,16 +640,15 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
   if (explain) out.explanation.push_back("preemption: chose " + node + " (" + rule + ")");
   // 5) Carry it out: evict, then clear lower-priority nominations to that node.
   std::vector<Eviction> evictions;
-  const UnitBuilder priorities(*handle_);
   for (size_t i = 0; i < chosen.victims.size(); ++i) {
-    evictions.push_back({chosen.victims[i], chosen.violates_pdb[i], priorities.PriorityOf(chosen.victims[i]->pod)});
+    evictions.push_back({chosen.victims[i], chosen.violates_pdb[i], chosen.VictimPriority(i)});
   }
   metrics_.ObserveVictims(evictions.size());
   if (actuator_ != nullptr) {
     actuator_->Preempt(pod, node, evictions);
     std::vector<PodInfoPtr> lower;
     for (const auto& p : handle_->nominator().NominatedPodsForNode(node)) {
-      if (p->pod.priority < pod.pod.priority && p->uid() != pod.uid()) lower.push_back(p);
+      if (EffectivePriority(*handle_, p->pod) < pod.pod.priority && p->uid() != pod.uid()) lower.push_back(p);
     }
     for (const auto& p : lower) actuator_->ClearNomination(p);
   }

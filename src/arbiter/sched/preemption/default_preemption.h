@@ -37,6 +37,10 @@ struct Candidate {
   const NodeInfo* node = nullptr;
   std::vector<PodInfoPtr> victims;   // most important first
   std::vector<bool> violates_pdb;    // per victim
+  // Per victim, its effective priority when it differs from the pod's own (a group member under
+  // a root of another priority); empty: every victim's own priority.
+  std::vector<int32_t> victim_priorities;
+  int32_t VictimPriority(size_t i) const { return victim_priorities.empty() ? victims[i]->pod.priority : victim_priorities[i]; }
   int num_pdb_violations = 0;
   // The resource-only dry run keeps victims as indices into node->pods() (most important
   // first, none violating a PDB) and fills `victims` only for the chosen candidate.

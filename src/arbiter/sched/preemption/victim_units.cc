@@ -17,10 +17,13 @@ bool MoreImportantUnit(const VictimUnit& a, const VictimUnit& b) {
   return a.first_uid < b.first_uid;
 }
 
-int32_t UnitBuilder::PriorityOf(const model::Pod& pod) const {
-  const state::GroupIndex* groups = handle_.groups();
+int32_t EffectivePriority(const Handle& handle, const model::Pod& pod) {
+  if (pod.pod_group_name.empty()) return pod.priority;
+  const state::GroupIndex* groups = handle.groups();
   return groups != nullptr ? groups->EffectivePriority(pod) : pod.priority;
 }
+
+int32_t UnitBuilder::PriorityOf(const model::Pod& pod) const { return EffectivePriority(handle_, pod); }
 
 size_t UnitBuilder::UnitOf(const PodInfoPtr& pod) {
   const state::GroupIndex* groups = handle_.groups();

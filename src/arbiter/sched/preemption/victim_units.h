@@ -38,6 +38,9 @@ struct VictimUnit {
 
 bool MoreImportantUnit(const VictimUnit& a, const VictimUnit& b);
 
+// A pod's effective priority: its root group's (when the scheduler knows its group), else its own.
+int32_t EffectivePriority(const Handle& handle, const model::Pod& pod);
+
 // Builds units for running pods, reading groups and their members through the Handle. Units are
 // made once per key: AddPod returns the unit of a pod (existing or new) by index.
 class UnitBuilder {

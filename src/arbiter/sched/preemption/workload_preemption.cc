@@ -99,6 +99,7 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
   for (size_t i = 0; i < all_placed.size(); ++i) all_placed[i] = i;
 
   auto extension = [&](const PodInfoPtr& p, bool add) {
+    if (node_local) return;  // no placed pod has an active PreFilter extension
     const NodeInfo* n = snap.Get(p->pod.node_name);
     if (n == nullptr) return;
     for (auto& pp : placement.placed) {

@@ -134,6 +134,43 @@ void SchedulingQueue::AddGroupMember(PodInfoPtr pod, const std::string& group, i
   }
 }
 
+void SchedulingQueue::Regroup(const UnitOf& unit_of) {
+  struct Move {
+    PodInfoPtr pod;
+    std::string group;
+    int32_t priority;
+    Timestamp at;
+  };
+  std::vector<Move> moves;
+  std::vector<std::pair<Entry*, int32_t>> repriced;
+  for (auto& [key, e] : entries_) {  // std::map: a deterministic order
+    if (e->info.group.empty() || e->where == Entry::Where::kInFlight) continue;
+    for (const auto& m : e->info.members) {
+      auto [group, priority] = unit_of(*m);
+      if ("group:" + group != key) {
+        moves.push_back({m, group, priority, e->info.timestamp});
+      } else if (priority != e->info.priority) {
+        repriced.emplace_back(e.get(), priority);
+      }
+    }
+  }
+  for (auto& [e, priority] : repriced) {
+    const auto where = e->where;
+    Detach(e);
+    e->info.priority = priority;
+    switch (where) {
+      case Entry::Where::kActive: PushActive(e); break;
+      case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
+      case Entry::Where::kUnschedulable: e->where = where; unschedulable_.insert(e); break;
+      case Entry::Where::kInFlight: break;
+    }
+  }
+  for (auto& m : moves) {
+    Delete(m.pod->uid());
+    AddGroupMember(std::move(m.pod), m.group, m.priority, m.at);
+  }
+}
+
 SchedulingQueue::Entry* SchedulingQueue::Find(const QueuedPodInfo& info) {
   auto it = entries_.find(UnitKey(info));
   return it == entries_.end() ? nullptr : it->second.get();

@@ -60,6 +60,11 @@ class SchedulingQueue {
   // pool (rejected by "GangScheduling") until a member joins or a kPodGroupChange event.
   using GroupGate = std::function<bool(const QueuedPodInfo&)>;
   void set_group_gate(GroupGate gate) { group_gate_ = std::move(gate); }
+  // Moves members to the entry of the root `unit_of` names now, with that root's priority (after
+  // groups were added: a pod that arrived before its PodGroup, or before that group's parent).
+  // Entries in flight are left to their cycle.
+  using UnitOf = std::function<std::pair<std::string, int32_t>(const PodInfo&)>;
+  void Regroup(const UnitOf& unit_of);
   // Returns a group after a cycle that bound some members: the rest go straight back to activeQ
   // with their old timestamp (upstream requeues them so the next cycle may preempt for them).
   void Requeue(QueuedPodInfo info);
