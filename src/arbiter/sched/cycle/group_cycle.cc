@@ -22,14 +22,15 @@
 namespace arbiter::sched {
 
 namespace {
+}  // namespace
+
 bool GateOn(const model::SchedulerConfig& c, const char* gate) {
   auto it = c.feature_gates.find(gate);
   return it == c.feature_gates.end() || it->second;
 }
-}  // namespace
 
 void Scheduler::AddPodGroup(const model::PodGroup& group) {
-  if (!GateOn(config_, "GenericWorkload")) return;
+  if (!workload_enabled_) return;
   model::PodGroup g = group;
   if (!GateOn(config_, "CompositePodGroup")) g.parent.clear();
   groups_.AddPodGroup(g);
@@ -38,7 +39,7 @@ void Scheduler::AddPodGroup(const model::PodGroup& group) {
 }
 
 void Scheduler::AddCompositePodGroup(const model::CompositePodGroup& group) {
-  if (!GateOn(config_, "GenericWorkload") || !GateOn(config_, "CompositePodGroup")) return;
+  if (!workload_enabled_ || !GateOn(config_, "CompositePodGroup")) return;
   groups_.AddCompositePodGroup(group);
   groups_dirty_ = true;
   GroupsChanged();
@@ -64,7 +65,8 @@ void Scheduler::EnsureGroups() const {
 }
 
 const state::GroupIndex* Scheduler::groups() const {
-  if (!GateOn(config_, "GenericWorkload")) return nullptr;
+  // Read on every preemption dry run: nullptr as soon as there is nothing to consult.
+  if (!workload_enabled_ || groups_.empty()) return nullptr;
   EnsureGroups();
   return &groups_;
 }

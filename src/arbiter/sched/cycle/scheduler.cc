@@ -13,7 +13,11 @@ constexpr int64_t kMinFeasibleNodesPercentageToFind = 5;
 }  // namespace
 
 Scheduler::Scheduler(model::SchedulerConfig config, const Clock* clock, SchedulerOptions options)
-    : config_(std::move(config)), clock_(clock), options_(options), rng_(options.seed) {
+    : config_(std::move(config)),
+      clock_(clock),
+      options_(options),
+      rng_(options.seed),
+      workload_enabled_(GateOn(config_, "GenericWorkload")) {
   // Nodes mirror their nominated pods, so that filtering needs no lookup.
   nominator_.set_on_change([this](const std::string& node) {
     (void)cache_.SetNominatedPods(node, nominator_.NominatedPodsForNode(node));
@@ -52,7 +56,7 @@ const preemption::PreemptionMetrics* Scheduler::preemption_metrics() const {
 
 void Scheduler::AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_time) {
   if (!pod->pod.nominated_node_name.empty()) nominator_.AddNominatedPod(pod, pod->pod.nominated_node_name);
-  if (!pod->pod.pod_group_name.empty() && groups() != nullptr) {
+  if (!pod->pod.pod_group_name.empty() && workload_enabled_) {
     // A member joins its root group's queue entry; a pod whose PodGroup does not exist waits
     // under that name until it does (GangScheduling's PreEnqueue).
     auto [key, priority] = QueueUnitOf(pod->pod);

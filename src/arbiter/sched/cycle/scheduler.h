@@ -65,6 +65,9 @@ struct CycleOutcome {
   std::string group_message;
 };
 
+// True unless the configuration's featureGates switch `gate` off (Arbiter's gates default on).
+bool GateOn(const model::SchedulerConfig& config, const char* gate);
+
 struct SchedulerOptions {
   uint64_t seed = 0;
   bool explain = false;
@@ -178,6 +181,7 @@ class Scheduler final : public GroupHost {
   std::unique_ptr<SchedulingQueue> queue_;
   std::shared_ptr<preemption::DefaultPreemption> preemption_;
   std::unique_ptr<preemption::WorkloadPreemption> workload_preemption_;
+  const bool workload_enabled_;  // the GenericWorkload feature gate
   mutable state::GroupIndex groups_;
   mutable bool groups_dirty_ = false;
   // PodGroup key -> its bound pods by UID.
