@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--seed", plan.seed, "Seed of the random source (tie-breaks, sampling)");
   plan_cmd->add_flag("--explain", plan.explain, "Show every filter verdict and score of every cycle");
   plan_cmd->add_flag("--nomad", plan.nomad, "Read Nomad cluster and job files");
+  plan_cmd->add_option("--priority-delta", plan.nomad_priority_delta,
+                       "Nomad mode: how much lower a victim's job priority must be (Nomad: 10)")
+      ->check(CLI::Range(1, 32766));
   plan_cmd->add_flag("--no-fast-paths", plan.no_fast_paths,
                      "Filter every node and dry-run every candidate afresh (same decisions, slower)");
 

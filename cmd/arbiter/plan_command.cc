@@ -5,16 +5,54 @@
 
 #include "arbiter/admission/priority_admission.h"
 #include "arbiter/manifest/loader.h"
+#include "arbiter/nomad/input.h"
+#include "arbiter/nomad/planner.h"
+#include "arbiter/nomad/render.h"
 #include "arbiter/plan/render.h"
 #include "arbiter/sim/plan_simulation.h"
 
 namespace arbiter::cmd {
 
-int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
-  if (flags.nomad) {
-    err << "arbiter plan: --nomad: Nomad mode is not available in this build yet\n";
-    return 2;
+namespace {
+
+// `arbiter plan --nomad -f CLUSTER.json -f JOB.json`: exit codes as `nomad job plan` (0 no
+// change, 1 allocations created or destroyed, 255 an error).
+int RunNomadPlan(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
+  constexpr int kError = 255;
+  if (flags.files.size() != 2) {
+    err << "arbiter plan --nomad: give the cluster file and then the job file: -f CLUSTER.json -f JOB.json\n";
+    return kError;
   }
+  if (flags.output == "yaml") {
+    err << "arbiter plan --nomad: -o must be table or json\n";
+    return kError;
+  }
+  std::vector<manifest::InputFile> files;
+  for (const auto& path : flags.files) {
+    auto f = manifest::ReadInputFile(path);
+    if (!f.ok()) {
+      err << f.status().message() << "\n";
+      return kError;
+    }
+    files.push_back(std::move(*f));
+  }
+  nomad::NomadInput in = nomad::LoadNomad(files[0].name, files[0].content, files[1].name, files[1].content);
+  if (!in.ok()) {
+    for (const auto& e : in.errors) err << e << "\n";
+    return kError;
+  }
+  nomad::PlannerOptions options;
+  options.seed = flags.seed;
+  options.priority_delta = flags.nomad_priority_delta;
+  const nomad::NomadPlan plan = nomad::PlanJob(in.cluster, in.job, options);
+  out << (flags.output == "json" ? nomad::RenderJson(in.job, plan) : nomad::RenderTable(in.job, plan));
+  return nomad::ExitCode(plan);
+}
+
+}  // namespace
+
+int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
+  if (flags.nomad) return RunNomadPlan(flags, out, err);
   std::vector<manifest::InputFile> files;
   bool read_failed = false;
   for (const auto& path : flags.files) {

@@ -14,6 +14,7 @@ struct PlanFlags {
   uint64_t seed = 0;
   bool explain = false;
   bool nomad = false;
+  int32_t nomad_priority_delta = 10;  // Nomad's: a victim's job is at least this much lower
   bool no_fast_paths = false;
 };
 

@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "arbiter/nomad/input.h"
+#include "arbiter/nomad/planner.h"
+#include "arbiter/nomad/render.h"
 #include "arbiter/plan/render.h"
 #include "testing/paths.h"
 #include "testing/plan_harness.h"
@@ -27,12 +30,12 @@ std::string ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-std::vector<std::string> KubernetesCases() {
+std::vector<std::string> CasesOfMode(const std::string& mode) {
   std::vector<std::string> out;
   if (!fs::exists(ExamplesDir())) return out;
   for (const auto& e : fs::directory_iterator(ExamplesDir())) {
     if (!fs::exists(e.path() / "expected.json")) continue;
-    if (Json::parse(ReadFile(e.path() / "expected.json")).value("mode", "") == "kubernetes") {
+    if (Json::parse(ReadFile(e.path() / "expected.json")).value("mode", "") == mode) {
       out.push_back(e.path().filename().string());
     }
   }
@@ -164,13 +167,74 @@ TEST_P(ConformanceExample, MeetsItsExpectation) {
   ADD_FAILURE() << "plan: " << plan.dump(1);
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedExamples, ConformanceExample, ::testing::ValuesIn(KubernetesCases()),
+INSTANTIATE_TEST_SUITE_P(SharedExamples, ConformanceExample, ::testing::ValuesIn(CasesOfMode("kubernetes")),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ConformanceExample);
+
+// Nomad cases: `placed`, `task_group`, `placements` (node with `preempted` or `preempted_count`,
+// in any order) and `preempted` (the union, also Annotations.PreemptedAllocs).
+class NomadConformanceExample : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NomadConformanceExample, MeetsItsExpectation) {
+  const fs::path dir = ExamplesDir() / GetParam();
+  const Json expected = Json::parse(ReadFile(dir / "expected.json"));
+  const auto& inputs = expected["inputs"];
+  ASSERT_EQ(inputs.size(), 2u);
+  const std::string cluster = inputs[0].get<std::string>(), job = inputs[1].get<std::string>();
+  nomad::NomadInput in = nomad::LoadNomad(cluster, ReadFile(dir / cluster), job, ReadFile(dir / job));
+  ASSERT_TRUE(in.ok()) << in.errors.front();
+  const Json plan = Json::parse(nomad::RenderJson(in.job, nomad::PlanJob(in.cluster, in.job, {})));
+  const Json& e = expected["expect"];
+  const std::string tg = e.value("task_group", "");
+  if (e.contains("placed")) {
+    const bool failed = plan["FailedTGAllocs"].contains(tg);
+    EXPECT_EQ(!failed, e["placed"].get<bool>()) << plan.dump(1);
+    if (failed) {
+      for (const char* k : {"NodesEvaluated", "NodesExhausted", "DimensionExhausted"}) {
+        EXPECT_TRUE(plan["FailedTGAllocs"][tg].contains(k)) << k;
+      }
+    }
+  }
+  std::set<std::string> annotated;
+  for (const auto& a : plan["Annotations"]["PreemptedAllocs"]) annotated.insert(a["ID"].get<std::string>());
+  std::set<std::string> from_placements;
+  for (const auto& p : plan["Placements"]) {
+    for (const auto& id : p["PreemptedAllocations"]) from_placements.insert(id.get<std::string>());
+  }
+  EXPECT_EQ(annotated, from_placements);
+  if (e.contains("preempted")) {
+    EXPECT_EQ(annotated, Strings(e["preempted"])) << plan.dump(1);
+  }
+  if (e.contains("placements")) {
+    std::vector<Json> left(plan["Placements"].begin(), plan["Placements"].end());
+    for (const auto& want : e["placements"]) {
+      auto it = std::find_if(left.begin(), left.end(), [&](const Json& got) {
+        if (got["NodeID"] != want["node"]) return false;
+        if (want.contains("preempted")) return Strings(got["PreemptedAllocations"]) == Strings(want["preempted"]);
+        if (want.contains("preempted_count")) return got["PreemptedAllocations"].size() == want["preempted_count"].get<size_t>();
+        return true;
+      });
+      EXPECT_NE(it, left.end()) << "no placement matches " << want.dump() << " in " << plan["Placements"].dump();
+      if (it != left.end()) left.erase(it);
+    }
+  }
+  // A victim is always at least the delta below the placing job.
+  for (const auto& a : plan["Annotations"]["PreemptedAllocs"]) {
+    EXPECT_LE(a["JobPriority"].get<int>(), in.job.priority - nomad::kDefaultPriorityDelta) << a.dump();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedExamples, NomadConformanceExample, ::testing::ValuesIn(CasesOfMode("nomad")),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NomadConformanceExample);
 
 }  // namespace
 }  // namespace arbiter::sim

@@ -1,0 +1,60 @@
+// Nomad's preemptor (scheduler/feasible/preemption.go, as ../shared/reference/nomad-preemption.md
+// describes it; section numbers below refer to that page). One node, one placement at a time:
+//
+//   * Eligibility (§3): an allocation is a candidate only if the placing job's priority is at
+//     least `delta` (10 in Nomad) above its job's, and it is not one of the placing job's own.
+//   * CPU / memory / disk (§4): candidates bucketed by exact job priority, ascending; within a
+//     bucket, greedily the allocation nearest to what is still needed (the normalised distance
+//     plus the migrate.max_parallel penalty) until the node's free resources cover the ask; then
+//     the superset filter keeps the shortest prefix, largest distance first, that still covers it.
+//   * Network (§5): static ports first (by port number on the device), then bandwidth by
+//     ascending priority and bandwidth distance, then the bandwidth-only final filter.
+//   * Devices (§6): per device model, by ascending priority until enough instances; trimmed;
+//     the option with the lowest sum of distinct priorities wins.
+//
+// Where Nomad's choice depends on Go map order (ties, device order), Arbiter takes the
+// candidates in their order in the input (the plan's own placements after them) and the node's
+// devices in the order the node lists them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "arbiter/nomad/model.h"
+
+namespace arbiter::nomad {
+
+// The normalised distance between what is still needed and what an allocation frees (§4).
+double ResourceDistance(const Resources& need, const Resources& alloc);
+
+class Preemptor {
+ public:
+  // `plan_preemptions`: allocations already preempted by this plan, per "namespace/job/group",
+  // counted over all nodes (the max_parallel penalty reads it).
+  Preemptor(const Job& job, int32_t delta, const std::map<std::string, int64_t>& plan_preemptions)
+      : job_(job), delta_(delta), plan_preemptions_(plan_preemptions) {}
+
+  bool Eligible(const Alloc& a) const {
+    return !(a.ns == job_.ns && a.job_id == job_.id) && job_.priority - a.job_priority >= delta_;
+  }
+  double Penalty(const Alloc& a) const;
+
+  // `capacity`: the node's capacity less reserved; `proposed`: what runs on it now.
+  std::vector<const Alloc*> ForTaskGroup(const Resources& capacity, const std::vector<const Alloc*>& proposed,
+                                         const Resources& ask) const;
+  // A network ask on a node: `free_mbits[device]` is its free bandwidth now.
+  std::vector<const Alloc*> ForNetwork(const Node& node, const std::vector<const Alloc*>& proposed,
+                                       const NetworkUse& ask) const;
+  // A device request: `free[model]` is the number of free healthy instances of each model.
+  std::vector<const Alloc*> ForDevice(const Node& node, const std::vector<const Alloc*>& proposed,
+                                      const DeviceRequest& request, const std::map<std::string, int64_t>& free) const;
+
+ private:
+  const Job& job_;
+  int32_t delta_;
+  const std::map<std::string, int64_t>& plan_preemptions_;
+};
+
+}  // namespace arbiter::nomad

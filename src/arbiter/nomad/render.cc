@@ -1,0 +1,152 @@
+// Nomad plan output.
+#include "arbiter/nomad/render.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <sstream>
+
+namespace arbiter::nomad {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string Table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], r[i].size());
+    }
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderJson(const Job& job, const NomadPlan& plan) {
+  Json j;
+  Json updates = Json::object();
+  for (const auto& tg : job.groups) {
+    auto it = plan.desired_updates.find(tg.name);
+    const GroupUpdate u = it == plan.desired_updates.end() ? GroupUpdate{} : it->second;
+    updates[tg.name] = {{"Ignore", u.ignore}, {"Place", u.place},         {"Migrate", 0},
+                        {"Stop", 0},          {"InPlaceUpdate", 0},       {"DestructiveUpdate", 0},
+                        {"Canary", 0},        {"Preemptions", u.preemptions}};
+  }
+  Json preempted = Json::array();
+  for (const auto& p : plan.preempted) {
+    const Alloc& a = *p.alloc;
+    preempted.push_back({{"ID", a.id},
+                         {"Name", a.name},
+                         {"Namespace", a.ns},
+                         {"JobID", a.job_id},
+                         {"JobType", a.job_type},
+                         {"JobPriority", a.job_priority},
+                         {"TaskGroup", a.task_group},
+                         {"NodeID", a.node_id},
+                         {"DesiredStatus", "evict"},
+                         {"DesiredDescription", "Preempted by alloc ID " + p.by},
+                         {"ClientStatus", a.client_status},
+                         {"PreemptedByAllocation", p.by}});
+  }
+  j["Annotations"] = {{"DesiredTGUpdates", updates}, {"PreemptedAllocs", preempted}};
+  Json failed = Json::object();
+  for (const auto& [tg, f] : plan.failed) {
+    failed[tg] = {{"NodesEvaluated", f.nodes_evaluated},
+                  {"NodesFiltered", f.nodes_filtered},
+                  {"NodesExhausted", f.nodes_exhausted},
+                  {"DimensionExhausted", f.dimension_exhausted},
+                  {"CoalescedFailures", f.coalesced_failures}};
+  }
+  j["FailedTGAllocs"] = failed;
+  Json placements = Json::array();
+  for (const auto& p : plan.placements) {
+    placements.push_back({{"TaskGroup", p.task_group},
+                          {"Index", p.index},
+                          {"NodeID", p.node_id},
+                          {"NodeName", p.node_name},
+                          {"AllocID", p.alloc_id},
+                          {"PreemptedAllocations", p.preempted}});
+  }
+  j["Placements"] = placements;
+  return j.dump(2) + "\n";
+}
+
+std::string RenderTable(const Job& job, const NomadPlan& plan) {
+  std::ostringstream o;
+  o << "+ Job: \"" << job.id << "\"\n";
+  for (const auto& tg : job.groups) {
+    auto it = plan.desired_updates.find(tg.name);
+    const GroupUpdate u = it == plan.desired_updates.end() ? GroupUpdate{} : it->second;
+    o << "+ Task Group: \"" << tg.name << "\" (";
+    std::vector<std::string> parts;
+    auto failed = plan.failed.find(tg.name);
+    const int64_t want = u.place + (failed == plan.failed.end() ? 0 : failed->second.coalesced_failures + 1);
+    if (want > 0) parts.push_back(std::to_string(want) + " create");
+    if (u.ignore > 0) parts.push_back(std::to_string(u.ignore) + " ignore");
+    for (size_t i = 0; i < parts.size(); ++i) o << (i ? ", " : "") << parts[i];
+    o << ")\n";
+    for (const auto& t : tg.tasks) o << "  + Task: \"" << t.name << "\" (forces create)\n";
+  }
+  o << "\nScheduler dry-run:\n";
+  if (plan.failed.empty()) {
+    o << "- All tasks successfully allocated.\n";
+  } else {
+    o << "- WARNING: Failed to place all allocations.\n";
+    for (const auto& [tg, f] : plan.failed) {
+      const int64_t n = f.coalesced_failures + 1;
+      o << "  Task Group \"" << tg << "\" (failed to place " << n << " allocation" << (n == 1 ? "" : "s") << "):\n";
+      if (f.nodes_filtered > 0) o << "    * Constraint filtered " << f.nodes_filtered << " nodes\n";
+      if (f.nodes_exhausted > 0) o << "    * Resources exhausted on " << f.nodes_exhausted << " nodes\n";
+      for (const auto& [dim, count] : f.dimension_exhausted) {
+        o << "    * Dimension \"" << dim << "\" exhausted on " << count << " nodes\n";
+      }
+    }
+  }
+  if (!plan.preempted.empty()) {
+    o << "\nPreemptions:\n\n";
+    // `nomad job plan`'s three shapes: each allocation below ten; per job below ten jobs; per type.
+    std::set<std::pair<std::string, std::string>> jobs;
+    for (const auto& p : plan.preempted) jobs.insert({p.alloc->job_id, p.alloc->ns});
+    std::vector<std::vector<std::string>> rows;
+    if (plan.preempted.size() < 10) {
+      rows.push_back({"Alloc ID", "Job ID", "Task Group"});
+      for (const auto& p : plan.preempted) rows.push_back({p.alloc->id, p.alloc->job_id, p.alloc->task_group});
+    } else if (jobs.size() < 10) {
+      rows.push_back({"Job ID", "Namespace", "Job Type", "Preemptions"});
+      for (const auto& [id, ns] : jobs) {
+        int64_t n = 0;
+        std::string type;
+        for (const auto& p : plan.preempted) {
+          if (p.alloc->job_id == id && p.alloc->ns == ns) {
+            ++n;
+            type = p.alloc->job_type;
+          }
+        }
+        rows.push_back({id, ns, type, std::to_string(n)});
+      }
+    } else {
+      rows.push_back({"Job Type", "Preemptions"});
+      std::map<std::string, int64_t> by_type;
+      for (const auto& p : plan.preempted) ++by_type[p.alloc->job_type];
+      for (const auto& [type, n] : by_type) rows.push_back({type, std::to_string(n)});
+    }
+    o << Table(rows);
+  }
+  return o.str();
+}
+
+int ExitCode(const NomadPlan& plan) { return plan.Changes() ? 1 : 0; }
+
+}  // namespace arbiter::nomad
