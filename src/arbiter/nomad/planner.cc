@@ -108,14 +108,7 @@ class Planner {
     std::vector<const Alloc*> proposed = nodes_[n].proposed;
     Option o;
     o.node = n;
-    o.alloc.ns = job_.ns;
-    o.alloc.job_id = job_.id;
-    o.alloc.job_type = job_.type;
-    o.alloc.job_priority = job_.priority;
-    o.alloc.task_group = tg.name;
-    o.alloc.node_id = node.id;
-    o.alloc.max_parallel = tg.max_parallel;
-    o.alloc.resources = tg.Ask();
+    o.alloc.resources = tg.Ask();  // its identity is filled in by Apply, for the chosen option only
     Preemptor preemptor(job_, options_.priority_delta, plan_preemptions_);
     auto remove = [&](const std::vector<const Alloc*>& victims) {
       for (const Alloc* v : victims) {
@@ -262,9 +255,16 @@ class Planner {
     return o;
   }
 
-  void Apply(Option& o, int64_t index) {
+  void Apply(Option& o, const TaskGroup& tg, int64_t index) {
     NodeState& ns = nodes_[o.node];
     Alloc& a = new_allocs_.emplace_back(std::move(o.alloc));
+    a.ns = job_.ns;
+    a.job_id = job_.id;
+    a.job_type = job_.type;
+    a.job_priority = job_.priority;
+    a.task_group = tg.name;
+    a.node_id = ns.node->id;
+    a.max_parallel = tg.max_parallel;
     a.id = Uuid(rng_);
     a.name = job_.id + "." + a.task_group + "[" + std::to_string(index) + "]";
     Placement p{a.task_group, index, ns.node->id, ns.node->name, a.id, {}};
@@ -309,61 +309,96 @@ class Planner {
                              ? 2
                              : std::max<size_t>(2, static_cast<size_t>(std::ceil(std::log2(std::max<size_t>(n, 1)))));
     const bool may_preempt = cluster_.preemption.For(job_.type);
-    // Pass-one verdicts are reused while a node is unchanged: node -> version it failed at.
-    std::vector<uint64_t> infeasible(n, UINT64_MAX);
+    // Pass-one verdicts are kept while a node is unchanged: the first pass then evaluates only
+    // the nodes whose verdict is unknown, in the order it would visit them, and reaches the same
+    // options and the same stopping point as a visit of every node.
     std::vector<std::string> infeasible_dim(n);
+    std::set<size_t> unknown;
+    std::vector<size_t> position(n);
+    for (size_t i = 0; i < n; ++i) {
+      position[order_[i]] = i;
+      if (nodes_[i].node->eligible) unknown.insert(i);
+    }
+    auto pass_one_metrics = [&]() {
+      PassMetrics m;
+      for (size_t i = 0; i < n; ++i) {
+        if (!nodes_[i].node->eligible) {
+          ++m.filtered;
+          continue;
+        }
+        ++m.evaluated;
+        ++m.exhausted;
+        ++m.dimensions[infeasible_dim[i]];
+      }
+      return m;
+    };
+    auto pick = [](std::vector<Option>& options) {
+      size_t best = 0;
+      for (size_t i = 1; i < options.size(); ++i) {
+        if (options[i].score > options[best].score) best = i;
+      }
+      return std::move(options[best]);
+    };
     int64_t next_index = 0;
     for (int64_t k = 0; k < missing; ++k) {
       while (taken.count(next_index)) ++next_index;
       PassMetrics metrics;
       std::optional<Option> chosen;
-      for (bool evict : {false, true}) {
-        if (evict && !may_preempt) break;
+      {  // Pass one: no preemption.
+        std::vector<std::pair<size_t, size_t>> visit;  // (distance from the offset, node)
+        for (size_t idx : unknown) visit.emplace_back((position[idx] + n - offset_) % n, idx);
+        std::sort(visit.begin(), visit.end());
+        std::vector<Option> options;
+        size_t visited = n;
+        for (const auto& [rel, idx] : visit) {
+          std::string dim;
+          auto o = Evaluate(idx, tg, false, true, &dim);
+          if (!o) {
+            infeasible_dim[idx] = dim;
+            unknown.erase(idx);
+            continue;
+          }
+          options.push_back(std::move(*o));
+          if (options.size() == limit) {
+            visited = rel + 1;
+            break;
+          }
+        }
+        offset_ = n == 0 ? 0 : (offset_ + visited) % n;
+        if (!options.empty()) chosen = pick(options);
+      }
+      if (!chosen && may_preempt) {  // Pass two: with preemption.
         metrics = PassMetrics{};
         std::vector<Option> options;
         size_t visited = 0;
         while (visited < n && options.size() < limit) {
           const size_t idx = order_[(offset_ + visited) % n];
           ++visited;
-          const NodeState& ns = nodes_[idx];
-          if (!ns.node->eligible) {
+          if (!nodes_[idx].node->eligible) {
             ++metrics.filtered;
             continue;
           }
           ++metrics.evaluated;
-          if (!evict && infeasible[idx] == ns.version) {
-            ++metrics.exhausted;
-            ++metrics.dimensions[infeasible_dim[idx]];
-            continue;
-          }
           std::string dim;
-          auto o = Evaluate(idx, tg, evict, true, &dim);
+          auto o = Evaluate(idx, tg, true, true, &dim);
           if (!o) {
             ++metrics.exhausted;
             ++metrics.dimensions[dim];
-            if (!evict) {
-              infeasible[idx] = ns.version;
-              infeasible_dim[idx] = dim;
-            }
             continue;
           }
           options.push_back(std::move(*o));
         }
         offset_ = n == 0 ? 0 : (offset_ + visited) % n;
-        if (!options.empty()) {
-          size_t best = 0;
-          for (size_t i = 1; i < options.size(); ++i) {
-            if (options[i].score > options[best].score) best = i;
-          }
-          chosen = std::move(options[best]);
-          break;
-        }
+        if (!options.empty()) chosen = pick(options);
       }
       if (!chosen) {
+        // The last pass's metrics: pass one's are counted only now, when they are reported.
+        if (!may_preempt) metrics = pass_one_metrics();
         Fail(tg, metrics, missing - k - 1);
         return;
       }
-      Apply(*chosen, next_index);
+      unknown.insert(chosen->node);  // the node changed: its pass-one verdict is unknown again
+      Apply(*chosen, tg, next_index);
       taken.insert(next_index);
     }
   }
@@ -392,7 +427,7 @@ class Planner {
         ++failures;
         continue;
       }
-      Apply(*o, 0);
+      Apply(*o, tg, 0);
     }
     if (failures > 0) Fail(tg, metrics, failures - 1);
   }

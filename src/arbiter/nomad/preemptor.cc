@@ -17,7 +17,7 @@ double ResourceDistance(const Resources& need, const Resources& alloc) {
 }
 
 double Preemptor::Penalty(const Alloc& a) const {
-  if (a.max_parallel <= 0) return 0;
+  if (a.max_parallel <= 0 || plan_preemptions_.empty()) return 0;
   auto it = plan_preemptions_.find(a.ns + "/" + a.job_id + "/" + a.task_group);
   const int64_t n = it == plan_preemptions_.end() ? 0 : it->second;
   return n >= a.max_parallel ? 50.0 * static_cast<double>(n + 1 - a.max_parallel) : 0.0;
@@ -27,11 +27,15 @@ std::vector<const Alloc*> Preemptor::ForTaskGroup(const Resources& capacity, con
                                                   const Resources& ask) const {
   // Available: capacity less every candidate (not the placing job's own allocations: §12 #1).
   Resources available = capacity;
-  std::map<int32_t, std::vector<const Alloc*>> buckets;  // by priority, ascending
+  struct Candidate {
+    const Alloc* alloc;
+    double penalty;  // counted once per call, as Nomad does
+  };
+  std::map<int32_t, std::vector<Candidate>> buckets;  // by priority, ascending
   for (const Alloc* a : proposed) {
     if (a->ns == job_.ns && a->job_id == job_.id) continue;
     available -= a->resources;
-    if (Eligible(*a)) buckets[a->job_priority].push_back(a);
+    if (Eligible(*a)) buckets[a->job_priority].push_back({a, Penalty(*a)});
   }
   const Resources initial = available;
   Resources need = ask;
@@ -42,13 +46,13 @@ std::vector<const Alloc*> Preemptor::ForTaskGroup(const Resources& capacity, con
       size_t best = 0;
       double best_score = 0;
       for (size_t i = 0; i < bucket.size(); ++i) {
-        const double score = ResourceDistance(need, bucket[i]->resources) + Penalty(*bucket[i]);
+        const double score = ResourceDistance(need, bucket[i].alloc->resources) + bucket[i].penalty;
         if (i == 0 || score < best_score) {
           best = i;
           best_score = score;
         }
       }
-      const Alloc* pick = bucket[best];
+      const Alloc* pick = bucket[best].alloc;
       bucket.erase(bucket.begin() + static_cast<std::ptrdiff_t>(best));
       victims.push_back(pick);
       available += pick->resources;
