@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -147,6 +148,36 @@ TEST(PlanCli, OutputIsByteIdenticalAcrossRuns) {
 }  // namespace
 
 namespace {
+
+TEST(NomadPlanCli, ShippedExampleEvictsTheDocumentedAllocations) {
+  const std::string dir = arbiter::testing::SourceDir() + "/examples/nomad/";
+  CliRun r = Arbiter("plan --nomad -f " + dir + "cluster.json -f " + dir + "job.json -o json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // allocations created and destroyed
+  const auto j = nlohmann::json::parse(r.out);
+  std::set<std::string> victims;
+  for (const auto& a : j["Annotations"]["PreemptedAllocs"]) {
+    victims.insert(a["ID"].get<std::string>());
+    EXPECT_LE(a["JobPriority"].get<int>(), 75 - 10) << a.dump();
+    EXPECT_EQ(a["DesiredStatus"], "evict");
+  }
+  EXPECT_EQ(victims, (std::set<std::string>{"a-email-1", "a-email-2", "a-email-3", "a-analytics-1"}));
+  ASSERT_EQ(j["Placements"].size(), 2u);
+  EXPECT_EQ(j["Placements"][0]["NodeID"], "node-2");
+  EXPECT_EQ(j["Placements"][1]["NodeID"], "node-1");
+  EXPECT_EQ(j["Annotations"]["DesiredTGUpdates"]["web"]["Preemptions"], 4);
+  CliRun table = Arbiter("plan --nomad -f " + dir + "cluster.json -f " + dir + "job.json");
+  EXPECT_NE(table.out.find("Preemptions:"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("Alloc ID"), std::string::npos) << table.out;
+}
+
+TEST(NomadPlanCli, InvalidInputExitsWith255AndNamesTheField) {
+  const std::string dir = arbiter::testing::SourceDir() + "/examples/nomad/";
+  CliRun r = Arbiter("plan --nomad -f - -f " + dir + "job.json",
+                     R"({"Nodes": [{"ID": "n1", "NodeResources": {"Cpu": {"CpuShares": "lots"}}}]})");
+  EXPECT_EQ(r.exit_code, 255);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("Nodes[0] (n1): NodeResources.Cpu.CpuShares: must be an integer"), std::string::npos) << r.err;
+}
 
 // `arbiter bench` as a smoke test on small shapes: it completes and its counts hold (never a time).
 nlohmann::json BenchJson(const std::string& args) {

@@ -5,12 +5,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "arbiter/plan/render.h"
+#include "testing/manifest_builders.h"
 #include "testing/paths.h"
 #include "testing/plan_harness.h"
 
@@ -176,6 +178,70 @@ TEST(Plan, ConformanceExampleInputsLoadWithTheirStatedFacts) {
     ++checked;
   }
   EXPECT_GT(checked, 0);
+}
+
+}  // namespace
+}  // namespace arbiter::sim
+
+namespace arbiter::sim {
+namespace {
+
+// DefaultPreemptionArgs.victimSelection: Nomad applies Nomad's victim policy to pods. A 5-CPU
+// node runs keep-95 (1 CPU) and three priority-50 pods started in the order a (1), b (2), c (1);
+// `urgent` (priority 100) needs 3 CPUs.
+std::string VictimPolicyCluster(const std::string& config) {
+  std::string y;
+  for (auto [name, value] : {std::pair{"p50", 50}, std::pair{"p95", 95}, std::pair{"p100", 100}}) {
+    y += "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: " + std::string(name) +
+         "}\nvalue: " + std::to_string(value) + "\n";
+  }
+  y += arbiter::testing::Node("n1", "5");
+  y += arbiter::testing::Pod("keep-95", "1", "n1", "{}", "  priorityClassName: p95\n");
+  y += arbiter::testing::Pod("a", "1", "n1", "{}", "  priorityClassName: p50\n");
+  y += arbiter::testing::Pod("b", "2", "n1", "{}", "  priorityClassName: p50\n");
+  y += arbiter::testing::Pod("c", "1", "n1", "{}", "  priorityClassName: p50\n");
+  y += arbiter::testing::Pod("urgent", "3", "", "{}", "  priorityClassName: p100\n");
+  return y + config;
+}
+
+std::set<std::string> VictimNames(const PlanResult& r) {
+  std::set<std::string> out;
+  for (const auto& p : r.preemptions) {
+    for (const auto& v : p.victims) out.insert(v.name);
+  }
+  return out;
+}
+
+TEST(VictimSelection, KubernetesReprievesByImportance) {
+  // Every lower pod goes, then they come back most important first: keep-95, then a (earliest);
+  // b and c do not fit back.
+  auto r = arbiter::testing::Plan(VictimPolicyCluster(""));
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/b", "default/c"}));
+  EXPECT_TRUE(PodOf(r, "default/urgent").scheduled);
+}
+
+TEST(VictimSelection, NomadTakesTheBestFitWithinTheDelta) {
+  // keep-95 is within 10 of 100, never a victim. Nomad's greedy takes b (nearest to the 3 CPUs
+  // needed), then the first of the equally near a and c; the superset filter keeps both.
+  const std::string config = arbiter::testing::ProfileConfig(
+      "  pluginConfig:\n  - name: DefaultPreemption\n    args: {victimSelection: Nomad, priorityDelta: 10}\n");
+  auto r = arbiter::testing::Plan(VictimPolicyCluster(config));
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/a", "default/b"}));
+  EXPECT_TRUE(PodOf(r, "default/urgent").scheduled);
+  // With a delta of 60 no pod is eligible.
+  const std::string strict = arbiter::testing::ProfileConfig(
+      "  pluginConfig:\n  - name: DefaultPreemption\n    args: {victimSelection: Nomad, priorityDelta: 60}\n");
+  auto s = arbiter::testing::Plan(VictimPolicyCluster(strict));
+  EXPECT_TRUE(s.preemptions.empty());
+  EXPECT_FALSE(PodOf(s, "default/urgent").scheduled);
+}
+
+TEST(VictimSelection, UnknownPolicyIsAnInputError) {
+  const std::string config = arbiter::testing::ProfileConfig(
+      "  pluginConfig:\n  - name: DefaultPreemption\n    args: {victimSelection: Cheapest}\n");
+  const auto errors = arbiter::testing::LoadErrors(VictimPolicyCluster(config));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("args.victimSelection: must be Kubernetes or Nomad"), std::string::npos) << errors[0];
 }
 
 }  // namespace

@@ -1474,6 +1474,19 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
           if (cfg.min_candidate_nodes_percentage == 0 && cfg.min_candidate_nodes_absolute == 0) {
             d_.Error(ap, "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero");
           }
+          // Arbiter's extension: Nomad's victim policy for pods.
+          if (auto v = d_.String(D::Child(args, "victimSelection"), ap + ".victimSelection")) {
+            if (*v == "Kubernetes") {
+              cfg.victim_selection = model::VictimSelection::kKubernetes;
+            } else if (*v == "Nomad") {
+              cfg.victim_selection = model::VictimSelection::kNomad;
+            } else {
+              d_.Error(ap + ".victimSelection", "must be Kubernetes or Nomad, not \"" + *v + "\"");
+            }
+          }
+          if (auto v = d_.Int(D::Child(args, "priorityDelta"), ap + ".priorityDelta", 1, kInt32Max)) {
+            cfg.nomad_priority_delta = static_cast<int32_t>(*v);
+          }
         } else if (name == "NodeResourcesFit") {
           YAML::Node ss = D::Child(args, "scoringStrategy");
           if (!D::Present(ss) || !d_.ExpectMap(ss, ap + ".scoringStrategy")) continue;

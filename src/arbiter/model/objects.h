@@ -268,6 +268,11 @@ struct Workload {
 
 enum class ScoringStrategy { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
 
+// How DefaultPreemption picks victims on a node: kube-scheduler's rule (every lower-priority pod
+// removed, then reprieved by importance), or Nomad's (only pods at least `nomad_priority_delta`
+// lower; by ascending priority, best fit by Nomad's distance, then the superset filter).
+enum class VictimSelection { kKubernetes, kNomad };
+
 struct ResourceWeight {
   std::string name;
   int64_t weight = 1;
@@ -288,6 +293,9 @@ struct SchedulerConfig {
   // DefaultPreemptionArgs.
   int32_t min_candidate_nodes_percentage = 10;
   int32_t min_candidate_nodes_absolute = 100;
+  // Arbiter's extension (DefaultPreemptionArgs.victimSelection and .priorityDelta).
+  VictimSelection victim_selection = VictimSelection::kKubernetes;
+  int32_t nomad_priority_delta = 10;
   // NodeResourcesFitArgs.scoringStrategy.
   ScoringStrategy scoring_strategy = ScoringStrategy::kLeastAllocated;
   std::vector<ResourceWeight> scoring_resources = {{"cpu", 1}, {"memory", 1}};

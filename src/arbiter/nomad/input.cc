@@ -199,6 +199,7 @@ void ReadAlloc(Reader& r, const Json& j, Alloc& a) {
   a.node_id = r.String(j, "NodeID", "", true);
   a.desired_status = r.String(j, "DesiredStatus", "run");
   a.client_status = r.String(j, "ClientStatus", "running");
+  a.has_job = Reader::At(j, "Job") != nullptr;
   a.job_priority = static_cast<int32_t>(r.Int(j, "Job.Priority", 50, 1, 32766));
   a.job_type = r.String(j, "Job.Type", "service");
   a.max_parallel = a.job_type == "service" ? 1 : 0;  // canonical defaults

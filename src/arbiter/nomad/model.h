@@ -80,6 +80,7 @@ struct Alloc {
   std::string desired_status = "run";
   std::string client_status = "running";
   int32_t max_parallel = 0;  // the task group's migrate.max_parallel
+  bool has_job = true;       // Nomad never preempts an allocation without its Job (§2)
   Resources resources;
   std::vector<NetworkUse> networks;  // per device: at most one entry, the first seen
   std::vector<DeviceUse> devices;

@@ -2,6 +2,8 @@
 #include "arbiter/sched/preemption/default_preemption.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <deque>
 #include <limits>
 #include <tuple>
@@ -197,6 +199,7 @@ void SortVictims(Candidate& c, Timestamp now) {
 
 std::pair<std::optional<Candidate>, Status> DefaultPreemption::SelectVictimsOnNode(
     const CycleState& state, const PodInfo& pod, const NodeInfo& node, const std::vector<PdbView>& pdbs) const {
+  if (handle_->config().victim_selection == model::VictimSelection::kNomad) return DryRunNomad(state, pod, node, pdbs);
   // From v1.37 a lone pod preempts group members as units (§7 of the workload notes): group
   // priority, the shared importance order, and `all`-mode groups evicted whole.
   if (handle_->groups() != nullptr && node.has_group_members()) return DryRunWithUnits(state, pod, node, pdbs);
@@ -465,6 +468,111 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunWithUnits(c
       c.victim_priorities.push_back(u->priority);
       if (u->violates_pdb) ++c.num_pdb_violations;
     }
+  }
+  ComputeKeys(c, now);
+  return {std::move(c), {}};
+}
+
+namespace {
+
+// Nomad's basicResourceDistance over CPU, memory and ephemeral storage: each dimension still
+// needed contributes ((need - victim) / need)^2.
+double NomadDistance(const model::Resources& need, const model::Resources& v) {
+  double sum = 0;
+  for (auto [n, a] : {std::pair{need.milli_cpu, v.milli_cpu}, std::pair{need.memory, v.memory},
+                      std::pair{need.ephemeral_storage, v.ephemeral_storage}}) {
+    if (n <= 0) continue;
+    const double c = static_cast<double>(n - a) / static_cast<double>(n);
+    sum += c * c;
+  }
+  return std::sqrt(sum);
+}
+
+bool Covers(const model::Resources& available, const model::Resources& ask) {
+  return available.milli_cpu >= ask.milli_cpu && available.memory >= ask.memory &&
+         available.ephemeral_storage >= ask.ephemeral_storage;
+}
+
+}  // namespace
+
+std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunNomad(const CycleState& cycle_state,
+                                                                          const PodInfo& pod, const NodeInfo& original,
+                                                                          const std::vector<PdbView>& pdbs) const {
+  const Framework& fw = handle_->framework();
+  const Timestamp now = handle_->clock().Now();
+  const int64_t limit = int64_t{pod.pod.priority} - handle_->config().nomad_priority_delta;
+  // Free room now: allocatable less every pod and the nominated pods that count against this one.
+  model::Resources available = original.allocatable();
+  available.Sub(original.requested());
+  int64_t slots = original.allocatable().pods - static_cast<int64_t>(original.pods().size()) - 1;
+  SmallVector<const NodeInfo::Nominated*, 8> nominated;
+  original.NominatedAtLeast(pod, nominated);
+  for (const NodeInfo::Nominated* np : nominated) {
+    available.Sub(np->pod->pod.requests);
+    --slots;
+  }
+  std::map<int64_t, std::vector<PodInfoPtr>> buckets;  // by priority, ascending
+  for (const auto& p : original.pods()) {
+    const int64_t priority = EffectivePriority(*handle_, p->pod);
+    if (priority <= limit) buckets[priority].push_back(p);
+  }
+  if (buckets.empty()) return {std::nullopt, Status(Code::kUnschedulableAndUnresolvable, FixedNoVictims())};
+  const model::Resources& ask = pod.pod.requests;
+  const model::Resources initial = available;
+  const int64_t initial_slots = slots;
+  model::Resources need = ask;
+  std::vector<PodInfoPtr> chosen;
+  auto covered = [&]() { return Covers(available, ask) && slots >= 0; };
+  for (auto& [priority, bucket] : buckets) {
+    while (!bucket.empty() && !covered()) {
+      size_t best = 0;
+      for (size_t i = 1; i < bucket.size(); ++i) {
+        if (NomadDistance(need, bucket[i]->pod.requests) < NomadDistance(need, bucket[best]->pod.requests)) best = i;
+      }
+      chosen.push_back(bucket[best]);
+      available.Add(bucket[best]->pod.requests);
+      need.Sub(bucket[best]->pod.requests);
+      ++slots;
+      bucket.erase(bucket.begin() + static_cast<std::ptrdiff_t>(best));
+    }
+    if (covered()) break;
+  }
+  if (!covered()) return {std::nullopt, Status(Code::kUnschedulable, FixedNotHelpful())};
+  // The superset filter: largest distance to the whole ask first, the shortest prefix that fits.
+  std::stable_sort(chosen.begin(), chosen.end(), [&](const PodInfoPtr& a, const PodInfoPtr& b) {
+    return NomadDistance(ask, a->pod.requests) > NomadDistance(ask, b->pod.requests);
+  });
+  available = initial;
+  slots = initial_slots;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    available.Add(chosen[i]->pod.requests);
+    ++slots;
+    if (covered()) {
+      chosen.resize(i + 1);
+      break;
+    }
+  }
+  // Every filter must pass with the victims gone (extended resources, ports and the rest).
+  NodeInfo node = original;
+  CycleState state = cycle_state.Clone();
+  for (const auto& v : chosen) {
+    node.RemovePod(v->uid());
+    Status s = fw.RunPreFilterExtensionRemovePod(state, pod, *v, node);
+    if (!s.IsSuccess()) return {std::nullopt, s};
+  }
+  Status fits = fw.RunFilterPluginsWithNominatedPods(state, pod, node);
+  if (!fits.IsSuccess()) return {std::nullopt, fits};
+  std::sort(chosen.begin(), chosen.end(),
+            [now](const PodInfoPtr& a, const PodInfoPtr& b) { return MoreImportantPod(a->pod, b->pod, now); });
+  Candidate c;
+  c.node = &original;
+  PdbBudgets budgets(pdbs);
+  for (const auto& v : chosen) {
+    const bool violating = budgets.Consume(v->pod);
+    c.victims.push_back(v);
+    c.violates_pdb.push_back(violating);
+    c.victim_priorities.push_back(EffectivePriority(*handle_, v->pod));
+    if (violating) ++c.num_pdb_violations;
   }
   ComputeKeys(c, now);
   return {std::move(c), {}};

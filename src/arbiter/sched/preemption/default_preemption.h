@@ -133,6 +133,11 @@ class DefaultPreemption final : public PostFilterPlugin {
   std::pair<std::optional<Candidate>, Status> DryRunOnCopy(const CycleState& state, const PodInfo& pod,
                                                             const NodeInfo& node, std::vector<PodInfoPtr> potential,
                                                             const std::vector<PdbView>& pdbs) const;
+  // Nomad's victim policy for pods (SchedulerConfig::victim_selection kNomad): only pods at least
+  // the delta lower, by ascending priority, best fit by Nomad's distance over CPU, memory and
+  // ephemeral storage, then the superset filter; the node's filters must pass without them.
+  std::pair<std::optional<Candidate>, Status> DryRunNomad(const CycleState& state, const PodInfo& pod,
+                                                           const NodeInfo& node, const std::vector<PdbView>& pdbs) const;
   // The dry run when the node runs pod group members: by victim unit (see victim_units.h).
   std::pair<std::optional<Candidate>, Status> DryRunWithUnits(const CycleState& state, const PodInfo& pod,
                                                                const NodeInfo& node,
