@@ -218,6 +218,12 @@ TEST(BenchCli, PodPreemptingAllModeGroupsEvictsWholeGangs) {
   EXPECT_EQ(single["victims"], 1000);
 }
 
+TEST(BenchCli, NomadPlacementPlacesEveryAllocationByEvictingTwo) {
+  auto j = BenchJson("--scenario NomadPlacement --nodes 200");
+  EXPECT_EQ(j["placements"], 200);
+  EXPECT_EQ(j["preempted"], 400);
+}
+
 TEST(BenchCli, PreemptionBasicEvictsFourPodsPerPreemptor) {
   auto j = BenchJson("--scenario PreemptionBasic --nodes 30");
   EXPECT_EQ(j["preemptors"], 30);
