@@ -236,6 +236,27 @@ TEST(VictimSelection, NomadTakesTheBestFitWithinTheDelta) {
   EXPECT_FALSE(PodOf(s, "default/urgent").scheduled);
 }
 
+TEST(VictimSelection, NomadPolicyPreemptsForExtendedResources) {
+  // The node has CPU to spare but its one GPU is held by a priority-50 pod: the GPU is a
+  // dimension of the ask, so its holder is the victim (not the bigger CPU user).
+  using arbiter::testing::NodeY;
+  using arbiter::testing::PodY;
+  std::string y;
+  for (auto [name, value] : {std::pair{"p50", 50}, std::pair{"p100", 100}}) {
+    y += "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: " + std::string(name) +
+         "}\nvalue: " + std::to_string(value) + "\n";
+  }
+  y += NodeY("n1").Cpu("4").Allocatable("example.com/gpu", "1").Y();
+  y += PodY("gpu-user").On("n1").PriorityClass("p50").Cpu("500m").Request("example.com/gpu", "1").Y();
+  y += PodY("cpu-user").On("n1").PriorityClass("p50").Cpu("2").Y();
+  y += PodY("trainer").PriorityClass("p100").Cpu("100m").Request("example.com/gpu", "1").Y();
+  y += arbiter::testing::ProfileConfig(
+      "  pluginConfig:\n  - name: DefaultPreemption\n    args: {victimSelection: Nomad}\n");
+  auto r = arbiter::testing::Plan(y);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/gpu-user"}));
+  EXPECT_TRUE(PodOf(r, "default/trainer").scheduled);
+}
+
 TEST(VictimSelection, UnknownPolicyIsAnInputError) {
   const std::string config = arbiter::testing::ProfileConfig(
       "  pluginConfig:\n  - name: DefaultPreemption\n    args: {victimSelection: Cheapest}\n");

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <set>
@@ -45,11 +46,15 @@ class Reader {
               int64_t max = std::numeric_limits<int32_t>::max()) {
     const Json* v = At(j, path);
     if (v == nullptr) return fallback;
-    if (!v->is_number_integer() && !(v->is_number_float() && v->get<double>() == static_cast<double>(static_cast<int64_t>(v->get<double>())))) {
+    int64_t n = 0;
+    if (v->is_number_integer()) {
+      n = v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(max) ? max + 1 : v->get<int64_t>();
+    } else if (v->is_number_float() && std::abs(v->get<double>()) < 9.0e15 && std::trunc(v->get<double>()) == v->get<double>()) {
+      n = static_cast<int64_t>(v->get<double>());  // 2.0 as Go's JSON decoder accepts it
+    } else {
       Error(path, "must be an integer, not " + v->dump());
       return fallback;
     }
-    const int64_t n = v->is_number_integer() ? v->get<int64_t>() : static_cast<int64_t>(v->get<double>());
     if (n < min || n > max) {
       Error(path, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", not " + std::to_string(n));
       return fallback;
@@ -264,7 +269,7 @@ void ReadJob(Reader& r, const Json& j, Job& job) {
     tg.name = gr.String(g, "Name", "");
     if (tg.name.empty()) gr.Error(p + "Name", "is required");
     tg.count = gr.Int(g, "Count", 1, 0, 1000000);
-    tg.disk = gr.Int(g, "EphemeralDisk.SizeMB", 0);
+    tg.disk = gr.Int(g, "EphemeralDisk.SizeMB", 300);  // Nomad's DefaultEphemeralDisk when unset
     tg.max_parallel = static_cast<int32_t>(gr.Int(g, "Migrate.MaxParallel", job.type == "service" ? 1 : 0));
     if (const Json* nets = gr.List(g, "Networks")) {
       for (const auto& net : *nets) tg.networks.push_back({"", "", gr.Int(net, "MBits", 0), Ports(gr, net, p + "Networks[].")});
@@ -289,6 +294,9 @@ void ReadJob(Reader& r, const Json& j, Job& job) {
         }
         tg.tasks.push_back(std::move(task));
       }
+    }
+    for (const auto& other : job.groups) {
+      if (!tg.name.empty() && other.name == tg.name) gr.Error("Name", "another task group of the job is named \"" + tg.name + "\"");
     }
     job.groups.push_back(std::move(tg));
   }

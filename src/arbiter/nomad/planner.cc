@@ -67,8 +67,10 @@ class Planner {
       if (a.ClientTerminal()) continue;  // §2: terminal on the client, gone
       nodes_[node_index_.at(a.node_id)].proposed.push_back(&a);
     }
-    order_.resize(nodes_.size());
-    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    // The nodes a job may use: ready, eligible, not draining (Nomad never lists the others).
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (nodes_[i].node->eligible) order_.push_back(i);
+    }
     for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.Uniform(i)]);
   }
 
@@ -162,7 +164,7 @@ class Planner {
       if (!evict) return false;
       NetworkUse want = ask;
       if (!bandwidth) want.mbits = 0;
-      auto victims = preemptor.ForNetwork(node, proposed, want);
+      auto victims = preemptor.ForNetwork(node, proposed, want, o.alloc.networks);
       if (victims.empty()) return false;
       remove(victims);
       if (offer(ask, bandwidth)) return true;
@@ -277,7 +279,6 @@ class Planner {
     }
     ns.proposed.push_back(&a);
     ++ns.version;
-    ++plan_.desired_updates[a.task_group].place;
     plan_.placements.push_back(std::move(p));
   }
 
@@ -304,40 +305,57 @@ class Planner {
     std::set<int64_t> taken;
     for (const Alloc* a : existing) taken.insert(NameIndex(a->name));
     const int64_t missing = tg.count - static_cast<int64_t>(existing.size());
-    const size_t n = nodes_.size();
+    // Place counts what the reconciler wants placed, including what then fails to place.
+    plan_.desired_updates[tg.name].place = std::max<int64_t>(0, missing);
+    const size_t n = order_.size();
     const size_t limit = job_.type == "batch"
                              ? 2
                              : std::max<size_t>(2, static_cast<size_t>(std::ceil(std::log2(std::max<size_t>(n, 1)))));
     const bool may_preempt = cluster_.preemption.For(job_.type);
-    // Pass-one verdicts are kept while a node is unchanged: the first pass then evaluates only
-    // the nodes whose verdict is unknown, in the order it would visit them, and reaches the same
-    // options and the same stopping point as a visit of every node.
-    std::vector<std::string> infeasible_dim(n);
-    std::set<size_t> unknown;
-    std::vector<size_t> position(n);
-    for (size_t i = 0; i < n; ++i) {
-      position[order_[i]] = i;
-      if (nodes_[i].node->eligible) unknown.insert(i);
+    // Pass-one verdicts are kept while a node is unchanged: the first pass evaluates only the
+    // nodes whose verdict is unknown (kept by their place in the visiting order), in the order it
+    // would visit them, and so reaches the same options and the same stopping point as a visit of
+    // every node.
+    std::vector<std::string> infeasible_dim(nodes_.size());
+    std::vector<size_t> position(nodes_.size());
+    std::set<size_t> unknown;  // positions in order_
+    for (size_t p = 0; p < n; ++p) {
+      position[order_[p]] = p;
+      unknown.insert(p);
     }
     auto pass_one_metrics = [&]() {
       PassMetrics m;
-      for (size_t i = 0; i < n; ++i) {
-        if (!nodes_[i].node->eligible) {
-          ++m.filtered;
-          continue;
-        }
+      for (size_t idx : order_) {
         ++m.evaluated;
         ++m.exhausted;
-        ++m.dimensions[infeasible_dim[i]];
+        ++m.dimensions[infeasible_dim[idx]];
       }
       return m;
     };
-    auto pick = [](std::vector<Option>& options) {
-      size_t best = 0;
-      for (size_t i = 1; i < options.size(); ++i) {
-        if (options[i].score > options[best].score) best = i;
+    // Nomad's limit iterator: `limit` options, passing over up to three that score 0 or less,
+    // which are used only if too few others are found; then the highest score (first on ties).
+    struct Window {
+      std::vector<Option> options, skipped;
+      bool Full(size_t limit) const { return options.size() >= limit; }
+      void Add(Option o) {
+        if (o.score <= 0 && skipped.size() < 3) {
+          skipped.push_back(std::move(o));
+        } else {
+          options.push_back(std::move(o));
+        }
       }
-      return std::move(options[best]);
+      std::optional<Option> Best(size_t limit) {
+        for (auto& o : skipped) {
+          if (options.size() >= limit) break;
+          options.push_back(std::move(o));
+        }
+        if (options.empty()) return std::nullopt;
+        size_t best = 0;
+        for (size_t i = 1; i < options.size(); ++i) {
+          if (options[i].score > options[best].score) best = i;
+        }
+        return std::move(options[best]);
+      }
     };
     int64_t next_index = 0;
     for (int64_t k = 0; k < missing; ++k) {
@@ -345,39 +363,38 @@ class Planner {
       PassMetrics metrics;
       std::optional<Option> chosen;
       {  // Pass one: no preemption.
-        std::vector<std::pair<size_t, size_t>> visit;  // (distance from the offset, node)
-        for (size_t idx : unknown) visit.emplace_back((position[idx] + n - offset_) % n, idx);
-        std::sort(visit.begin(), visit.end());
-        std::vector<Option> options;
+        Window window;
         size_t visited = n;
-        for (const auto& [rel, idx] : visit) {
+        std::vector<size_t> settled;
+        auto visit = [&](size_t p) {  // false once the window is full
+          const size_t idx = order_[p];
           std::string dim;
           auto o = Evaluate(idx, tg, false, true, &dim);
           if (!o) {
             infeasible_dim[idx] = dim;
-            unknown.erase(idx);
-            continue;
+            settled.push_back(p);
+            return true;
           }
-          options.push_back(std::move(*o));
-          if (options.size() == limit) {
-            visited = rel + 1;
-            break;
+          window.Add(std::move(*o));
+          if (window.Full(limit)) {
+            visited = (p + n - offset_) % n + 1;
+            return false;
           }
-        }
+          return true;
+        };
+        bool more = true;
+        for (auto it = unknown.lower_bound(offset_); more && it != unknown.end(); ++it) more = visit(*it);
+        for (auto it = unknown.begin(); more && it != unknown.end() && *it < offset_; ++it) more = visit(*it);
+        for (size_t p : settled) unknown.erase(p);
         offset_ = n == 0 ? 0 : (offset_ + visited) % n;
-        if (!options.empty()) chosen = pick(options);
+        chosen = window.Best(limit);
       }
       if (!chosen && may_preempt) {  // Pass two: with preemption.
-        metrics = PassMetrics{};
-        std::vector<Option> options;
+        Window window;
         size_t visited = 0;
-        while (visited < n && options.size() < limit) {
+        while (visited < n && !window.Full(limit)) {
           const size_t idx = order_[(offset_ + visited) % n];
           ++visited;
-          if (!nodes_[idx].node->eligible) {
-            ++metrics.filtered;
-            continue;
-          }
           ++metrics.evaluated;
           std::string dim;
           auto o = Evaluate(idx, tg, true, true, &dim);
@@ -386,10 +403,10 @@ class Planner {
             ++metrics.dimensions[dim];
             continue;
           }
-          options.push_back(std::move(*o));
+          window.Add(std::move(*o));
         }
         offset_ = n == 0 ? 0 : (offset_ + visited) % n;
-        if (!options.empty()) chosen = pick(options);
+        chosen = window.Best(limit);
       }
       if (!chosen) {
         // The last pass's metrics: pass one's are counted only now, when they are reported.
@@ -397,7 +414,7 @@ class Planner {
         Fail(tg, metrics, missing - k - 1);
         return;
       }
-      unknown.insert(chosen->node);  // the node changed: its pass-one verdict is unknown again
+      unknown.insert(position[chosen->node]);  // the node changed: its pass-one verdict is unknown again
       Apply(*chosen, tg, next_index);
       taken.insert(next_index);
     }
@@ -410,14 +427,11 @@ class Planner {
     for (const Alloc* a : existing) has.insert(a->node_id);
     const bool evict = cluster_.preemption.For(job_.type);
     PassMetrics metrics;
-    int64_t failures = 0;
+    int64_t failures = 0, wanted = 0;
     for (size_t idx = 0; idx < nodes_.size(); ++idx) {
       const NodeState& ns = nodes_[idx];
-      if (has.count(ns.node->id)) continue;
-      if (!ns.node->eligible) {
-        ++metrics.filtered;
-        continue;
-      }
+      if (has.count(ns.node->id) || !ns.node->eligible) continue;
+      ++wanted;
       ++metrics.evaluated;
       std::string dim;
       auto o = Evaluate(idx, tg, evict, false, &dim);
@@ -429,6 +443,7 @@ class Planner {
       }
       Apply(*o, tg, 0);
     }
+    plan_.desired_updates[tg.name].place = wanted;
     if (failures > 0) Fail(tg, metrics, failures - 1);
   }
 

@@ -78,11 +78,15 @@ std::vector<const Alloc*> Preemptor::ForTaskGroup(const Resources& capacity, con
 }
 
 std::vector<const Alloc*> Preemptor::ForNetwork(const Node& node, const std::vector<const Alloc*>& proposed,
-                                                const NetworkUse& ask) const {
+                                                const NetworkUse& ask, const std::vector<NetworkUse>& held) const {
   // Candidates per device, from each allocation's first network; ineligible holders block ports.
   std::map<std::string, std::vector<const Alloc*>> by_device;
   std::map<std::string, std::set<int64_t>> blocked;
   std::map<std::string, int64_t> used;
+  for (const auto& n : held) {
+    used[n.device] += n.mbits;
+    blocked[n.device].insert(n.reserved_ports.begin(), n.reserved_ports.end());
+  }
   for (const Alloc* a : proposed) {
     for (const auto& n : a->networks) used[n.device] += n.mbits;
     if (a->networks.empty()) continue;

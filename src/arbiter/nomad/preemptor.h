@@ -44,9 +44,10 @@ class Preemptor {
   // `capacity`: the node's capacity less reserved; `proposed`: what runs on it now.
   std::vector<const Alloc*> ForTaskGroup(const Resources& capacity, const std::vector<const Alloc*>& proposed,
                                          const Resources& ask) const;
-  // A network ask on a node: `free_mbits[device]` is its free bandwidth now.
+  // A network ask on a node; `held` is what the allocation being placed already holds there
+  // (earlier tasks' networks), which Nomad's network index counts as used.
   std::vector<const Alloc*> ForNetwork(const Node& node, const std::vector<const Alloc*>& proposed,
-                                       const NetworkUse& ask) const;
+                                       const NetworkUse& ask, const std::vector<NetworkUse>& held = {}) const;
   // A device request: `free[model]` is the number of free healthy instances of each model.
   std::vector<const Alloc*> ForDevice(const Node& node, const std::vector<const Alloc*>& proposed,
                                       const DeviceRequest& request, const std::map<std::string, int64_t>& free) const;

@@ -91,8 +91,7 @@ std::string RenderTable(const Job& job, const NomadPlan& plan) {
     const GroupUpdate u = it == plan.desired_updates.end() ? GroupUpdate{} : it->second;
     o << "+ Task Group: \"" << tg.name << "\" (";
     std::vector<std::string> parts;
-    auto failed = plan.failed.find(tg.name);
-    const int64_t want = u.place + (failed == plan.failed.end() ? 0 : failed->second.coalesced_failures + 1);
+    const int64_t want = u.place;
     if (want > 0) parts.push_back(std::to_string(want) + " create");
     if (u.ignore > 0) parts.push_back(std::to_string(u.ignore) + " ignore");
     for (size_t i = 0; i < parts.size(); ++i) o << (i ? ", " : "") << parts[i];

@@ -199,10 +199,11 @@ void SortVictims(Candidate& c, Timestamp now) {
 
 std::pair<std::optional<Candidate>, Status> DefaultPreemption::SelectVictimsOnNode(
     const CycleState& state, const PodInfo& pod, const NodeInfo& node, const std::vector<PdbView>& pdbs) const {
-  if (handle_->config().victim_selection == model::VictimSelection::kNomad) return DryRunNomad(state, pod, node, pdbs);
   // From v1.37 a lone pod preempts group members as units (§7 of the workload notes): group
-  // priority, the shared importance order, and `all`-mode groups evicted whole.
+  // priority, the shared importance order, and `all`-mode groups evicted whole. Units come
+  // first under either victim policy: an `all` group is never broken up.
   if (handle_->groups() != nullptr && node.has_group_members()) return DryRunWithUnits(state, pod, node, pdbs);
+  if (handle_->config().victim_selection == model::VictimSelection::kNomad) return DryRunNomad(state, pod, node, pdbs);
   if (fast_path_.applies) {
     if (auto r = DryRunOnSummaries(state, pod, node, pdbs)) return std::move(*r);
   }
@@ -477,20 +478,31 @@ namespace {
 
 // Nomad's basicResourceDistance over CPU, memory and ephemeral storage: each dimension still
 // needed contributes ((need - victim) / need)^2.
+// Extended resources the pod asks for count as further dimensions.
 double NomadDistance(const model::Resources& need, const model::Resources& v) {
   double sum = 0;
-  for (auto [n, a] : {std::pair{need.milli_cpu, v.milli_cpu}, std::pair{need.memory, v.memory},
-                      std::pair{need.ephemeral_storage, v.ephemeral_storage}}) {
-    if (n <= 0) continue;
+  auto add = [&](int64_t n, int64_t a) {
+    if (n <= 0) return;
     const double c = static_cast<double>(n - a) / static_cast<double>(n);
     sum += c * c;
-  }
+  };
+  add(need.milli_cpu, v.milli_cpu);
+  add(need.memory, v.memory);
+  add(need.ephemeral_storage, v.ephemeral_storage);
+  for (const auto& [name, n] : need.scalars) add(n, v.Scalar(name));
   return std::sqrt(sum);
 }
 
+// `available` covers `ask` in every dimension the pod requests.
 bool Covers(const model::Resources& available, const model::Resources& ask) {
-  return available.milli_cpu >= ask.milli_cpu && available.memory >= ask.memory &&
-         available.ephemeral_storage >= ask.ephemeral_storage;
+  if (available.milli_cpu < ask.milli_cpu || available.memory < ask.memory ||
+      available.ephemeral_storage < ask.ephemeral_storage) {
+    return false;
+  }
+  for (const auto& [name, want] : ask.scalars) {
+    if (want > 0 && available.Scalar(name) < want) return false;
+  }
+  return true;
 }
 
 }  // namespace
