@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arbiter/bench/decision_quality.h"
 #include "arbiter/bench/gang_scenarios.h"
 #include "arbiter/bench/nomad_placement.h"
 #include "arbiter/bench/preemption_scenarios.h"
@@ -158,12 +159,36 @@ int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& er
   static const std::vector<std::string> kScenarios = {
       "SchedulingBasic", "PreemptionBasic",         "PreemptionBasicLegacy",  "Unschedulable",
       "GangScheduling",  "GangPreemptionBasic",     "GangPreemptionPodGroups", "PreemptionPodGroupDisruptionMode",
-      "NomadPlacement"};
+      "NomadPlacement", "DecisionQuality"};
   if (std::find(kScenarios.begin(), kScenarios.end(), flags.scenario) == kScenarios.end()) {
     err << "arbiter bench: unknown scenario \"" << flags.scenario << "\" (available:";
     for (const auto& s : kScenarios) err << " " << s;
     err << ")\n";
     return 2;
+  }
+  if (flags.scenario == "DecisionQuality") {
+    err << "decision quality: " << flags.clusters << " random clusters, seed " << flags.seed << "\n";
+    auto r = bench::RunDecisionQuality(flags.clusters, flags.seed);
+    if (!r.ok()) {
+      err << "arbiter bench: " << r.status().message() << "\n";
+      return 1;
+    }
+    for (const auto& q : *r) {
+      Json j;
+      j["scenario"] = "DecisionQuality";
+      j["engine"] = q.engine;
+      j["seed"] = flags.seed;
+      j["clustersWherePreemptionHelps"] = q.clusters;
+      j["optimal"] = q.optimal;
+      j["optimalPercent"] = q.clusters > 0 ? 100.0 * static_cast<double>(q.optimal) / static_cast<double>(q.clusters) : 0;
+      j["worse"] = q.worse;
+      j["missed"] = q.missed;
+      j["meanExcessVictims"] = q.mean_excess_victims;
+      j["meanExcessPrioritySum"] = q.mean_excess_priority_sum;
+      j["cheaperThanOptimum"] = q.beat_optimum;
+      out << j.dump() << "\n";
+    }
+    return 0;
   }
   std::vector<double> figures;
   for (int run = 1; run <= flags.runs; ++run) {

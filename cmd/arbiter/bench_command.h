@@ -18,6 +18,7 @@ struct BenchFlags {
   std::optional<size_t> gangs;
   std::optional<size_t> pods_per_gang;
   std::string mode = "single";
+  size_t clusters = 2000;  // DecisionQuality: random clusters to compare
 };
 
 int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& err);

@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000));
   bench_cmd->add_option("--mode", bench.mode, "PreemptionPodGroupDisruptionMode: none, single or all")
       ->check(CLI::IsMember({"none", "single", "all"}));
+  bench_cmd->add_option("--clusters", bench.clusters, "DecisionQuality: random clusters to compare")
+      ->check(CLI::Range(1, 10000000));
 
   CLI::App* version_cmd = app.add_subcommand("version", "Print the version");
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -222,6 +223,24 @@ TEST(BenchCli, NomadPlacementPlacesEveryAllocationByEvictingTwo) {
   auto j = BenchJson("--scenario NomadPlacement --nodes 200");
   EXPECT_EQ(j["placements"], 200);
   EXPECT_EQ(j["preempted"], 400);
+}
+
+TEST(BenchCli, DecisionQualityNeverBeatsTheExhaustiveOptimum) {
+  CliRun r = Arbiter("bench --scenario DecisionQuality --clusters 300 --seed 7");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  int engines = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    ++engines;
+    // The search is exact: no engine can find a cheaper victim set, and every cluster is counted once.
+    EXPECT_EQ(j["cheaperThanOptimum"], 0) << line;
+    EXPECT_EQ(j["optimal"].get<int>() + j["worse"].get<int>() + j["missed"].get<int>(),
+              j["clustersWherePreemptionHelps"].get<int>())
+        << line;
+    EXPECT_GT(j["clustersWherePreemptionHelps"].get<int>(), 0) << line;
+  }
+  EXPECT_EQ(engines, 2);
 }
 
 TEST(BenchCli, PreemptionBasicEvictsFourPodsPerPreemptor) {
