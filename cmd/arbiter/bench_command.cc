@@ -11,6 +11,7 @@
 #include "arbiter/bench/gang_scenarios.h"
 #include "arbiter/bench/nomad_placement.h"
 #include "arbiter/bench/preemption_scenarios.h"
+#include "arbiter/bench/scenario_file.h"
 #include "arbiter/bench/scheduling_basic.h"
 
 namespace arbiter::cmd {
@@ -155,7 +156,48 @@ StatusOr<std::pair<Json, double>> RunOnce(const BenchFlags& f, int run, std::ost
 
 }  // namespace
 
+static int RunBenchFiles(const BenchFlags& flags, std::ostream& out, std::ostream& err) {
+  int status = 0;
+  for (const auto& file : flags.files) {
+    if (!flags.label.empty()) {
+      auto labels = bench::ScenarioLabels(file);
+      if (!labels.ok()) {
+        err << "arbiter bench: " << labels.status().message() << "\n";
+        return 2;
+      }
+      if (std::find(labels->begin(), labels->end(), flags.label) == labels->end()) continue;
+    }
+    err << "arbiter bench: running " << file << "\n";
+    auto r = bench::RunScenarioFile(file, [&](size_t done, size_t total) {
+      err << file << ": " << done << "/" << total << " pods\n";
+    });
+    if (!r.ok()) {
+      err << "arbiter bench: " << r.status().message() << "\n";
+      return r.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+    }
+    const Json& j = *r;
+    if (!j["expectationsFailed"].empty()) {
+      for (const auto& f : j["expectationsFailed"]) err << file << ": expectation failed: " << f.get<std::string>() << "\n";
+      status = 1;
+    }
+    if (flags.output == "table") {
+      out << j["scenario"].get<std::string>() << ": ";
+      if (j.contains("nomad")) {
+        out << j["nomad"]["placementsPerSecond"].get<double>() << " placements/s";
+      } else {
+        out << j["podsPerSecond"].get<double>() << " pods/s, attempt p99 " << j["attemptLatencyMicros"]["p99"].get<double>()
+            << " us, " << j["preemptions"].get<size_t>() << " preemptions";
+      }
+      out << "\n";
+    } else {
+      out << j.dump() << "\n";
+    }
+  }
+  return status;
+}
+
 int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& err) {
+  if (!flags.files.empty()) return RunBenchFiles(flags, out, err);
   static const std::vector<std::string> kScenarios = {
       "SchedulingBasic", "PreemptionBasic",         "PreemptionBasicLegacy",  "Unschedulable",
       "GangScheduling",  "GangPreemptionBasic",     "GangPreemptionPodGroups", "PreemptionPodGroupDisruptionMode",

@@ -4,6 +4,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace arbiter::cmd {
 
@@ -19,6 +20,9 @@ struct BenchFlags {
   std::optional<size_t> pods_per_gang;
   std::string mode = "single";
   size_t clusters = 2000;  // DecisionQuality: random clusters to compare
+  std::vector<std::string> files;  // scenario files; when given, --scenario is not used
+  std::string output = "json";
+  std::string label;  // with files: only those carrying this label
 };
 
 int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& err);

@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000));
   bench_cmd->add_option("--mode", bench.mode, "PreemptionPodGroupDisruptionMode: none, single or all")
       ->check(CLI::IsMember({"none", "single", "all"}));
+  bench_cmd->add_option("files", bench.files, "Scenario files (bench/scenarios/*.yaml) to run instead of --scenario");
+  bench_cmd->add_option("-o,--output", bench.output, "Output format for scenario files")
+      ->check(CLI::IsMember({"json", "table"}));
+  bench_cmd->add_option("--label", bench.label, "Run only the scenario files with this label (short, performance)");
   bench_cmd->add_option("--clusters", bench.clusters, "DecisionQuality: random clusters to compare")
       ->check(CLI::Range(1, 10000000));
 

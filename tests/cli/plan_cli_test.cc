@@ -243,6 +243,14 @@ TEST(BenchCli, DecisionQualityNeverBeatsTheExhaustiveOptimum) {
   EXPECT_EQ(engines, 2);
 }
 
+TEST(BenchCli, ScenarioFileErrorsNameTheStepAndField) {
+  const std::string path = ::testing::TempDir() + "bad-scenario.yaml";
+  std::ofstream(path) << "name: Bad\nsteps:\n- createNodes: {count: 2}\n- createPods: {count: 3, cpu: lots}\n";
+  CliRun r = Arbiter("bench " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("steps[1].createPods: cpu:"), std::string::npos) << r.err;
+}
+
 TEST(BenchCli, PreemptionBasicEvictsFourPodsPerPreemptor) {
   auto j = BenchJson("--scenario PreemptionBasic --nodes 30");
   EXPECT_EQ(j["preemptors"], 30);

@@ -61,9 +61,11 @@ Status Measure(sim::ClusterSimulation& s, size_t total, const std::function<void
   r.preemptions_per_second = r.seconds > 0 ? static_cast<double>(r.preemptions) / r.seconds : 0;
   r.pods_per_second = r.seconds > 0 ? static_cast<double>(r.scheduled) / r.seconds : 0;
   r.decision_p50_us = Percentile(decisions, 0.50);
+  r.decision_p90_us = Percentile(decisions, 0.90);
   r.decision_p99_us = Percentile(decisions, 0.99);
   r.decision_max_us = decisions.empty() ? 0 : *std::max_element(decisions.begin(), decisions.end());
   r.attempt_p50_us = Percentile(attempts, 0.50);
+  r.attempt_p90_us = Percentile(attempts, 0.90);
   r.attempt_p99_us = Percentile(attempts, 0.99);
   r.peak_rss_kib = PeakRssKib();
   return Status::Ok();

@@ -39,11 +39,13 @@ struct PreemptionBenchResult {
   double preemptions_per_second = 0;
   double pods_per_second = 0;
   double decision_p50_us = 0;
+  double decision_p90_us = 0;
   double decision_p99_us = 0;
   double decision_max_us = 0;
   // scheduler_framework_extension_point_duration_seconds{PostFilter}: mean of PostFilter alone.
   double evaluation_seconds_mean = 0;
   double attempt_p50_us = 0;
+  double attempt_p90_us = 0;
   double attempt_p99_us = 0;
   long peak_rss_kib = 0;
   double calibration_ms = 0;

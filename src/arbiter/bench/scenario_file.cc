@@ -1,0 +1,274 @@
+// Scenario files: parsing, steps, measurement.
+#include "arbiter/bench/scenario_file.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "arbiter/bench/fixtures.h"
+#include "arbiter/bench/nomad_placement.h"
+#include "arbiter/bench/preemption_scenarios.h"
+#include "arbiter/model/quantity.h"
+
+namespace arbiter::bench {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr Timestamp kStart = 1704067200LL * kSecond;
+
+// Field access with errors naming file, step and field.
+class Fields {
+ public:
+  Fields(std::string where, const YAML::Node& node) : where_(std::move(where)), node_(node) {}
+  Status Error(const std::string& field, const std::string& msg) const {
+    return Status(StatusCode::kInvalidArgument, where_ + ": " + field + ": " + msg);
+  }
+  StatusOr<int64_t> Int(const std::string& field, int64_t fallback, int64_t min = 0) const {
+    const YAML::Node v = node_[field];
+    if (!v) return fallback;
+    try {
+      const int64_t n = v.as<int64_t>();
+      if (n < min) return Error(field, "must be at least " + std::to_string(min));
+      return n;
+    } catch (const YAML::Exception&) {
+      return Error(field, "must be an integer");
+    }
+  }
+  // A Kubernetes quantity; `milli` selects milli-units (CPU).
+  StatusOr<int64_t> Quantity(const std::string& field, int64_t fallback, bool milli) const {
+    const YAML::Node v = node_[field];
+    if (!v) return fallback;
+    auto q = model::Quantity::Parse(v.as<std::string>(""));
+    if (!q.ok()) return Error(field, q.status().message());
+    return milli ? q->milli() : q->value();
+  }
+  StatusOr<std::string> String(const std::string& field, const std::string& fallback) const {
+    const YAML::Node v = node_[field];
+    if (!v) return fallback;
+    if (!v.IsScalar()) return Error(field, "must be a string");
+    return v.as<std::string>();
+  }
+  bool Bool(const std::string& field) const {
+    const YAML::Node v = node_[field];
+    return v && v.IsScalar() && v.as<std::string>() == "true";
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  std::string where_;
+  YAML::Node node_;
+};
+
+#define ASSIGN_OR_RETURN_INT(var, expr) \
+  auto var##_or = (expr);               \
+  if (!var##_or.ok()) return var##_or.status(); \
+  const auto var = *var##_or
+
+struct Runner {
+  sim::ClusterSimulation sim{model::SchedulerConfig{}, kStart, QuietSimulation(0)};
+  size_t nodes = 0;
+  size_t pods = 0;
+  std::vector<std::string> last_groups;
+  bool measure_next = false;
+  size_t measured_pods = 0;
+  PreemptionBenchResult measured;
+  bool measured_any = false;
+
+  Status CreateNodes(const Fields& f) {
+    ASSIGN_OR_RETURN_INT(count, f.Int("count", 1, 1));
+    ASSIGN_OR_RETURN_INT(cpu, f.Quantity("cpu", 4000, true));
+    ASSIGN_OR_RETURN_INT(memory, f.Quantity("memory", int64_t{32} << 30, false));
+    ASSIGN_OR_RETURN_INT(max_pods, f.Int("maxPods", 110, 1));
+    for (int64_t i = 0; i < count; ++i) {
+      model::Node n = DefaultNode(nodes++);
+      n.allocatable.milli_cpu = cpu;
+      n.allocatable.memory = memory;
+      n.allocatable.pods = max_pods;
+      ARBITER_RETURN_IF_ERROR(sim.AddNode(std::move(n)));
+    }
+    return Status::Ok();
+  }
+
+  Status CreatePodGroups(const Fields& f) {
+    ASSIGN_OR_RETURN_INT(count, f.Int("count", 1, 1));
+    ASSIGN_OR_RETURN_INT(min_count, f.Int("minCount", 1, 0));
+    ASSIGN_OR_RETURN_INT(priority, f.Int("priority", 0, -2147483648LL));
+    ASSIGN_OR_RETURN_INT(mode, f.String("disruptionMode", "single"));
+    if (mode != "single" && mode != "all") return f.Error("disruptionMode", "must be single or all");
+    last_groups.clear();
+    for (int64_t i = 0; i < count; ++i) {
+      model::PodGroup g;
+      g.name = "group-" + std::to_string(i) + "-" + std::to_string(pods);
+      g.policy = min_count > 0 ? model::GroupPolicy::kGang : model::GroupPolicy::kBasic;
+      g.min_count = static_cast<int32_t>(min_count);
+      g.disruption_mode = mode == "all" ? model::DisruptionMode::kAll : model::DisruptionMode::kSingle;
+      g.priority.priority = static_cast<int32_t>(priority);
+      sim.AddPodGroup(g);
+      last_groups.push_back(g.name);
+    }
+    return Status::Ok();
+  }
+
+  Status CreatePods(const Fields& f) {
+    ASSIGN_OR_RETURN_INT(count, f.Int("count", 1, 1));
+    ASSIGN_OR_RETURN_INT(cpu, f.Quantity("cpu", 100, true));
+    ASSIGN_OR_RETURN_INT(memory, f.Quantity("memory", int64_t{500} << 20, false));
+    ASSIGN_OR_RETURN_INT(priority, f.Int("priority", 0, -2147483648LL));
+    ASSIGN_OR_RETURN_INT(grace, f.Int("gracePeriodSeconds", model::kDefaultTerminationGracePeriodSeconds, 0));
+    ASSIGN_OR_RETURN_INT(per_node, f.Int("runningPerNode", 0, 0));
+    ASSIGN_OR_RETURN_INT(per_group, f.Int("podsPerGroup", 0, 0));
+    if (per_node > 0 && nodes == 0) return f.Error("runningPerNode", "no nodes were created before this step");
+    if (per_group > 0 && static_cast<size_t>((count + per_group - 1) / per_group) > last_groups.size()) {
+      return f.Error("podsPerGroup", "needs " + std::to_string((count + per_group - 1) / per_group) +
+                                         " groups; the last createPodGroups step made " +
+                                         std::to_string(last_groups.size()));
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      model::Pod p = BenchPod("pod-" + std::to_string(pods), cpu, static_cast<int32_t>(priority), grace);
+      p.requests.memory = memory;
+      if (per_group > 0) p.pod_group_name = last_groups[static_cast<size_t>(i / per_group)];
+      ++pods;
+      if (per_node > 0) {
+        const size_t node = static_cast<size_t>(i / per_node) % nodes;
+        p.node_name = "node-" + std::to_string(node);
+        p.start_time = kStart - static_cast<Timestamp>(count - i) * kSecond;
+        ARBITER_RETURN_IF_ERROR(sim.AddRunningPod(std::move(p)));
+      } else {
+        sim.AddPendingPod(std::move(p));
+      }
+    }
+    if (f.Bool("measure")) {
+      measure_next = true;
+      measured_pods = static_cast<size_t>(count);
+    }
+    return Status::Ok();
+  }
+
+  Status Barrier(const std::function<void(size_t, size_t)>& progress) {
+    if (measure_next) {
+      measure_next = false;
+      measured_any = true;
+      return Measure(sim, measured_pods, progress, measured);
+    }
+    bool idle = false;
+    while (!idle) {
+      auto out = sim.Step(&idle);
+      if (!out.ok()) return out.status();
+    }
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> ScenarioLabels(const std::string& path) {
+  try {
+    YAML::Node root = YAML::LoadFile(path);
+    std::vector<std::string> out;
+    if (root["labels"]) {
+      for (const auto& l : root["labels"]) out.push_back(l.as<std::string>());
+    }
+    return out;
+  } catch (const YAML::Exception& e) {
+    return Status(StatusCode::kInvalidArgument, path + ": " + e.what());
+  }
+}
+
+StatusOr<Json> RunScenarioFile(const std::string& path, const std::function<void(size_t, size_t)>& progress) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    return Status(StatusCode::kInvalidArgument, path + ": " + e.what());
+  }
+  if (!root.IsMap()) return Status(StatusCode::kInvalidArgument, path + ": must be a map with name and steps");
+  const std::string name = root["name"] ? root["name"].as<std::string>() : path;
+  Json j;
+  j["scenario"] = name;
+  j["file"] = path;
+  j["labels"] = Json::array();
+  if (root["labels"]) {
+    for (const auto& l : root["labels"]) j["labels"].push_back(l.as<std::string>());
+  }
+  const double calibration = CalibrationMillis();
+  Runner runner;
+  ARBITER_RETURN_IF_ERROR(runner.sim.Init());
+  const YAML::Node steps = root["steps"];
+  if (!steps || !steps.IsSequence() || steps.size() == 0) {
+    return Status(StatusCode::kInvalidArgument, path + ": steps: a non-empty list is required");
+  }
+  Json nomad;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const YAML::Node step = steps[i];
+    if (!step.IsMap() || step.size() != 1) {
+      return Status(StatusCode::kInvalidArgument, path + ": steps[" + std::to_string(i) + "]: must be one operation");
+    }
+    const std::string op = step.begin()->first.as<std::string>();
+    const Fields f(path + ": steps[" + std::to_string(i) + "]." + op, step.begin()->second);
+    if (op == "createNodes") {
+      ARBITER_RETURN_IF_ERROR(runner.CreateNodes(f));
+    } else if (op == "createPodGroups") {
+      ARBITER_RETURN_IF_ERROR(runner.CreatePodGroups(f));
+    } else if (op == "createPods") {
+      ARBITER_RETURN_IF_ERROR(runner.CreatePods(f));
+    } else if (op == "barrier") {
+      ARBITER_RETURN_IF_ERROR(runner.Barrier(progress));
+    } else if (op == "nomadPlacement") {
+      ASSIGN_OR_RETURN_INT(n, f.Int("nodes", 5000, 1));
+      auto r = RunNomadPlacement(static_cast<size_t>(n), 0);
+      if (!r.ok()) return r.status();
+      nomad = {{"nodes", r->nodes}, {"placements", r->placements}, {"preempted", r->preempted},
+               {"seconds", r->seconds}, {"placementsPerSecond", r->placements_per_second}};
+    } else {
+      return Status(StatusCode::kInvalidArgument,
+                    f.where() + ": unknown operation (createNodes, createPodGroups, createPods, barrier, nomadPlacement)");
+    }
+  }
+  if (runner.measure_next) ARBITER_RETURN_IF_ERROR(runner.Barrier(progress));
+  const PreemptionBenchResult& m = runner.measured;
+  double figure = 0;
+  if (!nomad.is_null()) {
+    j["nomad"] = nomad;
+    figure = nomad["placementsPerSecond"].get<double>();
+  } else {
+    j["nodes"] = runner.nodes;
+    j["measuredPods"] = runner.measured_pods;
+    j["scheduled"] = m.scheduled;
+    j["seconds"] = m.seconds;
+    j["podsPerSecond"] = m.pods_per_second;
+    j["attemptLatencyMicros"] = {{"p50", m.attempt_p50_us}, {"p90", m.attempt_p90_us}, {"p99", m.attempt_p99_us}};
+    j["decisionLatencyMicros"] = {{"p50", m.decision_p50_us}, {"p90", m.decision_p90_us}, {"p99", m.decision_p99_us}};
+    j["preemptions"] = m.preemptions;
+    j["victims"] = m.victims;
+    figure = m.pods_per_second;
+  }
+  j["peakRssKiB"] = PeakRssKib();
+  j["calibrationMillis"] = calibration;
+  if (root["anchor"]) {
+    const std::string system = root["anchor"]["system"] ? root["anchor"]["system"].as<std::string>() : "";
+    const double anchor = root["anchor"]["podsPerSecond"] ? root["anchor"]["podsPerSecond"].as<double>() : 0;
+    j["anchor"] = {{"system", system}, {"podsPerSecond", anchor}};
+    if (anchor > 0) j["ratioToAnchor"] = figure / anchor;
+  }
+  // Invariants (never times): counts the run must reach.
+  Json failed = Json::array();
+  if (const YAML::Node e = root["expect"]) {
+    for (const auto& kv : e) {
+      const std::string key = kv.first.as<std::string>();
+      const int64_t want = kv.second.as<int64_t>();
+      int64_t got = -1;
+      if (key == "scheduled") got = static_cast<int64_t>(m.scheduled);
+      if (key == "preemptions") got = static_cast<int64_t>(m.preemptions);
+      if (key == "victims") got = static_cast<int64_t>(m.victims);
+      if (key == "placements" && !nomad.is_null()) got = nomad["placements"].get<int64_t>();
+      if (got != want) failed.push_back(key + ": want " + std::to_string(want) + ", got " + std::to_string(got));
+    }
+  }
+  j["expectationsFailed"] = failed;
+  (void)runner.measured_any;
+  return j;
+}
+
+}  // namespace arbiter::bench
