@@ -166,7 +166,7 @@ void ClusterSimulation::Evict(Preemption entry, const std::vector<sched::preempt
     model::Pod evicted = v;
     evicted.deletion_timestamp = clock_.Now() + evicted.termination_grace_period_seconds * kSecond;
     evicted.preempted_by_scheduler = true;
-    evicted_.insert(v.Key());
+    if (!pdbs_.empty()) evicted_.insert(v.Key());  // read only for budgets
     terminations_.push({*evicted.deletion_timestamp, termination_seq_++, v.uid});
     AddEvent("Normal", "Preempted", v, by);
     (void)scheduler_.UpdateBoundPod(state::MakePodInfo(std::move(evicted)));

@@ -221,7 +221,7 @@ GroupPlacement Scheduler::PlaceGroup(const state::GroupNode& root, const std::ve
       r.unplaced.push_back(std::move(u));
       --reachable[leaf];
     }
-    status_scratch_ = std::move(found.diagnosis.node_to_status.statuses);
+    RecycleStatuses(found.diagnosis.node_to_status.statuses);
     if (!QuorumMet(root, reachable)) {
       ++i;
       break;  // the hierarchy can no longer reach its quorum: stop early

@@ -180,11 +180,15 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
     if (s.IsSuccess()) {
       r.feasible.push_back(n);
     } else {
-      if (s.IsRejected() && !s.plugin().empty() && s.plugin() != last_rejecting_plugin) {
+      // Plugin names are static strings: the same plugin is the same pointer, so the common
+      // case (the same plugin as the node before) costs no string comparison.
+      const std::string_view plugin = s.plugin();
+      if (s.IsRejected() && !plugin.empty() && plugin.data() != last_rejecting_plugin.data() &&
+          plugin != last_rejecting_plugin) {
         last_rejecting_plugin = s.plugin();
         r.diagnosis.unschedulable_plugins.emplace(s.plugin());
       }
-      r.diagnosis.node_to_status.statuses.push_back({n->name(), n, std::move(s)});
+      r.diagnosis.node_to_status.statuses.push_back({{}, n, std::move(s)});
     }
   }
   if (!all.empty()) next_start_node_index_ = (next_start_node_index_ + processed) % all.size();
@@ -279,6 +283,11 @@ const NodeInfo* Scheduler::SelectHost(const ScoreTable& t) {
   return t.nodes[0];
 }
 
+void Scheduler::RecycleStatuses(std::vector<NodeStatus>& statuses) {
+  // A cycle that stopped at its nominated node never took the scratch: keep the larger buffer.
+  if (statuses.capacity() > status_scratch_.capacity()) status_scratch_ = std::move(statuses);
+}
+
 const NodeInfo* Scheduler::ChooseNode(CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& feasible,
                                       Explanation* explain, Status* error) {
   if (feasible.size() == 1) {
@@ -359,10 +368,10 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
   FindResult found = FindNodesThatFit(state, *pod, explain);
   if (found.feasible.empty()) {
     fail(found.diagnosis, state, true);
-    status_scratch_ = std::move(found.diagnosis.node_to_status.statuses);
+    RecycleStatuses(found.diagnosis.node_to_status.statuses);
     return out;
   }
-  status_scratch_ = std::move(found.diagnosis.node_to_status.statuses);
+  RecycleStatuses(found.diagnosis.node_to_status.statuses);
 
   Status score_error;
   const NodeInfo* chosen = ChooseNode(state, *pod, found.feasible, explain, &score_error);

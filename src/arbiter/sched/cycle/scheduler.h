@@ -145,6 +145,8 @@ class Scheduler final : public GroupHost {
   };
   FindResult FindNodesThatFit(CycleState& state, const PodInfo& pod, Explanation* explain);
   const NodeInfo* SelectHost(const ScoreTable& table);
+  // Keeps a cycle's per-node status buffer for the next cycle (see FindNodesThatFit).
+  void RecycleStatuses(std::vector<NodeStatus>& statuses);
   // Scores `feasible` (more than one) and picks the host; nullptr with `error` on a plugin error.
   const NodeInfo* ChooseNode(CycleState& state, const PodInfo& pod, const std::vector<const NodeInfo*>& feasible,
                              Explanation* explain, Status* error);

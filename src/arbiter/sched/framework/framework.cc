@@ -9,7 +9,7 @@ namespace arbiter::sched {
 
 const Status& NodeToStatus::Get(std::string_view node) const {
   for (const auto& s : statuses) {
-    if (s.name == node) return s.status;
+    if (s.Name() == node) return s.status;
   }
   return absent;
 }

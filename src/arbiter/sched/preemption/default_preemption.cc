@@ -671,6 +671,7 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
   // 2) Potential nodes: those that failed filtering with Unschedulable, in filtering order.
   const state::Snapshot& snap = handle_->snapshot();
   std::vector<const NodeInfo*> potential;
+  potential.reserve(filtered.statuses.size());
   if (filtered.absent.code() == Code::kUnschedulable) {
     for (const NodeInfo* n : snap.nodes()) {
       if (filtered.Get(n->name()).code() == Code::kUnschedulable) potential.push_back(n);
@@ -678,7 +679,7 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
   } else {
     for (const auto& ns : filtered.statuses) {
       if (ns.status.code() != Code::kUnschedulable) continue;
-      if (const NodeInfo* n = ns.node != nullptr ? ns.node : snap.Get(ns.name)) potential.push_back(n);
+      if (const NodeInfo* n = ns.node != nullptr ? ns.node : snap.Get(ns.Name())) potential.push_back(n);
     }
   }
   Diagnosis diagnosis;
@@ -730,7 +731,7 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
         if (list.size() < want) list.push_back(candidate);
       } else {
         if (explain) out.explanation.push_back("node " + node.name() + ": " + status.Message());
-        diagnosis.node_to_status.statuses.push_back({node.name(), &node, std::move(status)});
+        diagnosis.node_to_status.statuses.push_back({{}, &node, std::move(status)});
       }
       if (!non_violating.empty() && non_violating.size() + violating.size() >= want) break;
     }
