@@ -16,7 +16,9 @@ int32_t Percent(const model::IntOrPercent& v, int32_t of) {
 }  // namespace
 
 ClusterSimulation::ClusterSimulation(model::SchedulerConfig config, Timestamp start, SimulationOptions options)
-    : options_(options), clock_(start), scheduler_(std::move(config), &clock_, {options.seed, options.explain, options.preemption, options.reuse_verdicts, options.wall_clock}) {
+    : options_(options), clock_(start), scheduler_(std::move(config), &clock_,
+                 {options.seed, options.explain, options.preemption, options.reuse_verdicts, options.wall_clock,
+                  /*messages=*/options.record}) {
   result_.start = start;
 }
 

@@ -349,7 +349,7 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
         nominator_.AddNominatedPod(pod, *pf.nominated_node_name);
       }
     }
-    out.message = FitErrorMessage(snapshot_.size(), d);
+    if (options_.messages) out.message = FitErrorMessage(snapshot_.size(), d);
     qpi->unschedulable_plugins = d.unschedulable_plugins;
     if (qpi->unschedulable_plugins.empty() && snapshot_.size() > 0) {
       // Rejected, but by no plugin in particular: wait for any event.

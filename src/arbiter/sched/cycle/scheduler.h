@@ -79,6 +79,9 @@ struct SchedulerOptions {
   bool reuse_verdicts = true;
   // Real elapsed time for metrics (durations); decisions never read it. nullptr: none.
   const Clock* wall_clock = nullptr;
+  // Compose the FailedScheduling message of a failed cycle. Off when nobody reads it (a
+  // benchmark that records nothing); decisions never depend on it.
+  bool messages = true;
 };
 
 class Scheduler final : public GroupHost {
