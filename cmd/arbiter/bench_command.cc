@@ -20,25 +20,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// The fields every preemption and gang scenario reports.
+// The fields every preemption and gang scenario reports, with the run number.
 Json ResultJson(const bench::PreemptionBenchResult& r, int run) {
-  Json j;
-  j["scenario"] = r.name;
+  Json j = bench::ResultFields(r);
   j["run"] = run;
-  j["nodes"] = r.nodes;
-  j["preemptors"] = r.preemptors;
-  j["preemptions"] = r.preemptions;
-  j["victims"] = r.victims;
-  j["scheduled"] = r.scheduled;
-  j["cycles"] = r.cycles;
-  j["seconds"] = r.seconds;
-  j["preemptionsPerSecond"] = r.preemptions_per_second;
-  j["podsPerSecond"] = r.pods_per_second;
-  j["decisionLatencyMicros"] = {{"p50", r.decision_p50_us}, {"p99", r.decision_p99_us}, {"max", r.decision_max_us}};
-  j["postFilterMeanMicros"] = r.evaluation_seconds_mean * 1e6;
-  j["attemptLatencyMicros"] = {{"p50", r.attempt_p50_us}, {"p99", r.attempt_p99_us}};
-  j["peakRssKiB"] = r.peak_rss_kib;
-  j["calibrationMillis"] = r.calibration_ms;
   return j;
 }
 

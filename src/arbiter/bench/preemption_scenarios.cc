@@ -17,6 +17,27 @@ constexpr Timestamp kStart = 1704067200LL * kSecond;
 
 }  // namespace
 
+nlohmann::ordered_json ResultFields(const PreemptionBenchResult& r) {
+  nlohmann::ordered_json j;
+  j["scenario"] = r.name;
+  j["nodes"] = r.nodes;
+  j["preemptors"] = r.preemptors;
+  j["preemptions"] = r.preemptions;
+  j["victims"] = r.victims;
+  j["scheduled"] = r.scheduled;
+  j["cycles"] = r.cycles;
+  j["seconds"] = r.seconds;
+  j["preemptionsPerSecond"] = r.preemptions_per_second;
+  j["podsPerSecond"] = r.pods_per_second;
+  j["attemptLatencyMicros"] = {{"p50", r.attempt_p50_us}, {"p90", r.attempt_p90_us}, {"p99", r.attempt_p99_us}};
+  j["decisionLatencyMicros"] = {
+      {"p50", r.decision_p50_us}, {"p90", r.decision_p90_us}, {"p99", r.decision_p99_us}, {"max", r.decision_max_us}};
+  j["postFilterMeanMicros"] = r.evaluation_seconds_mean * 1e6;
+  j["peakRssKiB"] = r.peak_rss_kib;
+  j["calibrationMillis"] = r.calibration_ms;
+  return j;
+}
+
 Status Measure(sim::ClusterSimulation& s, size_t total, const std::function<void(size_t, size_t)>& progress,
                PreemptionBenchResult& r) {
   std::vector<double> attempts, decisions;

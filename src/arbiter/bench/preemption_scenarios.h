@@ -13,6 +13,8 @@
 #include <functional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "arbiter/base/status.h"
 #include "arbiter/sim/cluster_simulation.h"
 
@@ -50,6 +52,10 @@ struct PreemptionBenchResult {
   long peak_rss_kib = 0;
   double calibration_ms = 0;
 };
+
+// The measured fields of a result as JSON (counts, rates, p50/p90/p99 latencies, RSS,
+// calibration), shared by every way a benchmark prints one.
+nlohmann::ordered_json ResultFields(const PreemptionBenchResult& r);
 
 // Steps `s` until idle, timing every cycle; cycles in which a preemption engine ran are
 // decisions. Fills the timing and count fields of `r`.

@@ -233,19 +233,16 @@ StatusOr<Json> RunScenarioFile(const std::string& path, const std::function<void
     j["nomad"] = nomad;
     figure = nomad["placementsPerSecond"].get<double>();
   } else {
+    Json fields = ResultFields(m);
+    fields.erase("scenario");
     j["nodes"] = runner.nodes;
     j["measuredPods"] = runner.measured_pods;
-    j["scheduled"] = m.scheduled;
-    j["seconds"] = m.seconds;
-    j["podsPerSecond"] = m.pods_per_second;
-    j["attemptLatencyMicros"] = {{"p50", m.attempt_p50_us}, {"p90", m.attempt_p90_us}, {"p99", m.attempt_p99_us}};
-    j["decisionLatencyMicros"] = {{"p50", m.decision_p50_us}, {"p90", m.decision_p90_us}, {"p99", m.decision_p99_us}};
-    j["preemptions"] = m.preemptions;
-    j["victims"] = m.victims;
+    fields.erase("nodes");
+    j.update(fields);
     figure = m.pods_per_second;
   }
   j["peakRssKiB"] = PeakRssKib();
-  j["calibrationMillis"] = calibration;
+  j["calibrationMillis"] = calibration;  // measured before the steps
   if (root["anchor"]) {
     const std::string system = root["anchor"]["system"] ? root["anchor"]["system"].as<std::string>() : "";
     const double anchor = root["anchor"]["podsPerSecond"] ? root["anchor"]["podsPerSecond"].as<double>() : 0;
