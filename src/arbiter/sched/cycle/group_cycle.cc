@@ -191,12 +191,15 @@ GroupPlacement Scheduler::PlaceGroup(const state::GroupNode& root, const std::ve
     bool ok = false;
     if (chosen != nullptr) {
       const std::string node = chosen->name();
-      model::Pod assumed = pod->pod;
-      assumed.node_name = node;
-      snapshot_.AddPod(state::MakePodInfo(std::move(assumed)));
+      model::Pod copy = pod->pod;
+      copy.node_name = node;
+      copy.nominated_node_name.clear();
+      if (!copy.start_time) copy.start_time = clock_->Now();
+      PodInfoPtr assumed = state::MakePodInfo(std::move(copy));
+      snapshot_.AddPod(assumed);
       Status rs = framework_->RunReservePlugins(st, *pod, node);
       if (rs.IsSuccess()) {
-        r.placed.push_back({pod, node, std::move(st)});
+        r.placed.push_back({pod, node, std::move(st), std::move(assumed)});
         ++placed[leaf];
         ok = true;
       } else {
@@ -316,9 +319,11 @@ std::optional<CycleOutcome> Scheduler::ScheduleGroup(QueuedPodInfo qpi) {
     for (auto& pp : placement.placed) {
       CycleOutcome m = member(pp.pod);
       PermitResult pr = framework_->RunPermitPlugins(pp.state, *pp.pod, pp.node);
+      binding_ = &pp;  // Bind takes the assumed pod rather than copying it again
       Status bs = pr.status.IsSuccess() || pr.status.code() == Code::kWait
                       ? framework_->RunBindPlugins(pp.state, *pp.pod, pp.node)
                       : pr.status;
+      binding_ = nullptr;
       if (bs.IsSuccess()) {
         m.scheduled = true;
         m.node = pp.node;

@@ -92,6 +92,12 @@ arbiter::Status Scheduler::DeleteBoundPod(const std::string& uid) {
 }
 
 arbiter::Status Scheduler::Bind(const PodInfo& pod, const std::string& node) {
+  if (binding_ != nullptr && binding_->pod.get() == &pod && binding_->node == node && binding_->assumed) {
+    // A group member: the pod as assumed in its cycle is the bound pod.
+    nominator_.DeleteNominatedPod(pod.uid());
+    queue_->Delete(pod.uid());
+    return AddBoundPod(binding_->assumed);
+  }
   model::Pod bound = pod.pod;
   bound.node_name = node;
   bound.nominated_node_name.clear();

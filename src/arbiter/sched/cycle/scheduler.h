@@ -185,6 +185,7 @@ class Scheduler final : public GroupHost {
   std::unique_ptr<Framework> framework_;
   std::unique_ptr<SchedulingQueue> queue_;
   std::shared_ptr<preemption::DefaultPreemption> preemption_;
+  const PlacedPod* binding_ = nullptr;  // the group member being bound, while Bind runs for it
   std::unique_ptr<preemption::WorkloadPreemption> workload_preemption_;
   const bool workload_enabled_;  // the GenericWorkload feature gate
   mutable state::GroupIndex groups_;

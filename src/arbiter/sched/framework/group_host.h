@@ -20,6 +20,9 @@ struct PlacedPod {
   PodInfoPtr pod;        // the pending pod (node_name unset)
   std::string node;
   CycleState state;
+  // The pod as assumed on `node` (node set, nomination cleared, started now): what binding adds
+  // to the cache, so the pod is copied once per placement.
+  PodInfoPtr assumed;
 };
 
 struct UnplacedPod {
