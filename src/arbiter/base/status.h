@@ -74,3 +74,9 @@ class [[nodiscard]] StatusOr {
     ::arbiter::Status arbiter_status_ = (expr);  \
     if (!arbiter_status_.ok()) return arbiter_status_; \
   } while (0)
+
+// Declares `var` as the value of the StatusOr `expr`, or returns its error.
+#define ARBITER_ASSIGN_OR_RETURN(var, expr)          \
+  auto var##_or_ = (expr);                           \
+  if (!var##_or_.ok()) return var##_or_.status();    \
+  const auto var = *std::move(var##_or_)

@@ -61,11 +61,6 @@ class Fields {
   YAML::Node node_;
 };
 
-#define ASSIGN_OR_RETURN_INT(var, expr) \
-  auto var##_or = (expr);               \
-  if (!var##_or.ok()) return var##_or.status(); \
-  const auto var = *var##_or
-
 struct Runner {
   sim::ClusterSimulation sim{model::SchedulerConfig{}, kStart, QuietSimulation(0)};
   size_t nodes = 0;
@@ -74,13 +69,12 @@ struct Runner {
   bool measure_next = false;
   size_t measured_pods = 0;
   PreemptionBenchResult measured;
-  bool measured_any = false;
 
   Status CreateNodes(const Fields& f) {
-    ASSIGN_OR_RETURN_INT(count, f.Int("count", 1, 1));
-    ASSIGN_OR_RETURN_INT(cpu, f.Quantity("cpu", 4000, true));
-    ASSIGN_OR_RETURN_INT(memory, f.Quantity("memory", int64_t{32} << 30, false));
-    ASSIGN_OR_RETURN_INT(max_pods, f.Int("maxPods", 110, 1));
+    ARBITER_ASSIGN_OR_RETURN(count, f.Int("count", 1, 1));
+    ARBITER_ASSIGN_OR_RETURN(cpu, f.Quantity("cpu", 4000, true));
+    ARBITER_ASSIGN_OR_RETURN(memory, f.Quantity("memory", int64_t{32} << 30, false));
+    ARBITER_ASSIGN_OR_RETURN(max_pods, f.Int("maxPods", 110, 1));
     for (int64_t i = 0; i < count; ++i) {
       model::Node n = DefaultNode(nodes++);
       n.allocatable.milli_cpu = cpu;
@@ -92,10 +86,10 @@ struct Runner {
   }
 
   Status CreatePodGroups(const Fields& f) {
-    ASSIGN_OR_RETURN_INT(count, f.Int("count", 1, 1));
-    ASSIGN_OR_RETURN_INT(min_count, f.Int("minCount", 1, 0));
-    ASSIGN_OR_RETURN_INT(priority, f.Int("priority", 0, -2147483648LL));
-    ASSIGN_OR_RETURN_INT(mode, f.String("disruptionMode", "single"));
+    ARBITER_ASSIGN_OR_RETURN(count, f.Int("count", 1, 1));
+    ARBITER_ASSIGN_OR_RETURN(min_count, f.Int("minCount", 1, 0));
+    ARBITER_ASSIGN_OR_RETURN(priority, f.Int("priority", 0, -2147483648LL));
+    ARBITER_ASSIGN_OR_RETURN(mode, f.String("disruptionMode", "single"));
     if (mode != "single" && mode != "all") return f.Error("disruptionMode", "must be single or all");
     last_groups.clear();
     for (int64_t i = 0; i < count; ++i) {
@@ -112,13 +106,13 @@ struct Runner {
   }
 
   Status CreatePods(const Fields& f) {
-    ASSIGN_OR_RETURN_INT(count, f.Int("count", 1, 1));
-    ASSIGN_OR_RETURN_INT(cpu, f.Quantity("cpu", 100, true));
-    ASSIGN_OR_RETURN_INT(memory, f.Quantity("memory", int64_t{500} << 20, false));
-    ASSIGN_OR_RETURN_INT(priority, f.Int("priority", 0, -2147483648LL));
-    ASSIGN_OR_RETURN_INT(grace, f.Int("gracePeriodSeconds", model::kDefaultTerminationGracePeriodSeconds, 0));
-    ASSIGN_OR_RETURN_INT(per_node, f.Int("runningPerNode", 0, 0));
-    ASSIGN_OR_RETURN_INT(per_group, f.Int("podsPerGroup", 0, 0));
+    ARBITER_ASSIGN_OR_RETURN(count, f.Int("count", 1, 1));
+    ARBITER_ASSIGN_OR_RETURN(cpu, f.Quantity("cpu", 100, true));
+    ARBITER_ASSIGN_OR_RETURN(memory, f.Quantity("memory", int64_t{500} << 20, false));
+    ARBITER_ASSIGN_OR_RETURN(priority, f.Int("priority", 0, -2147483648LL));
+    ARBITER_ASSIGN_OR_RETURN(grace, f.Int("gracePeriodSeconds", model::kDefaultTerminationGracePeriodSeconds, 0));
+    ARBITER_ASSIGN_OR_RETURN(per_node, f.Int("runningPerNode", 0, 0));
+    ARBITER_ASSIGN_OR_RETURN(per_group, f.Int("podsPerGroup", 0, 0));
     if (per_node > 0 && nodes == 0) return f.Error("runningPerNode", "no nodes were created before this step");
     if (per_group > 0 && static_cast<size_t>((count + per_group - 1) / per_group) > last_groups.size()) {
       return f.Error("podsPerGroup", "needs " + std::to_string((count + per_group - 1) / per_group) +
@@ -149,7 +143,6 @@ struct Runner {
   Status Barrier(const std::function<void(size_t, size_t)>& progress) {
     if (measure_next) {
       measure_next = false;
-      measured_any = true;
       return Measure(sim, measured_pods, progress, measured);
     }
     bool idle = false;
@@ -216,7 +209,7 @@ StatusOr<Json> RunScenarioFile(const std::string& path, const std::function<void
     } else if (op == "barrier") {
       ARBITER_RETURN_IF_ERROR(runner.Barrier(progress));
     } else if (op == "nomadPlacement") {
-      ASSIGN_OR_RETURN_INT(n, f.Int("nodes", 5000, 1));
+      ARBITER_ASSIGN_OR_RETURN(n, f.Int("nodes", 5000, 1));
       auto r = RunNomadPlacement(static_cast<size_t>(n), 0);
       if (!r.ok()) return r.status();
       nomad = {{"nodes", r->nodes}, {"placements", r->placements}, {"preempted", r->preempted},
@@ -264,7 +257,6 @@ StatusOr<Json> RunScenarioFile(const std::string& path, const std::function<void
     }
   }
   j["expectationsFailed"] = failed;
-  (void)runner.measured_any;
   return j;
 }
 

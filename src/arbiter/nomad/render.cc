@@ -1,6 +1,8 @@
 // Nomad plan output.
 #include "arbiter/nomad/render.h"
 
+#include "arbiter/base/text_table.h"
+
 #include <nlohmann/json.hpp>
 
 #include <set>
@@ -12,25 +14,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string Table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width;
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size(); ++i) {
-      if (width.size() <= i) width.push_back(0);
-      width[i] = std::max(width[i], r[i].size());
-    }
-  }
-  std::string out;
-  for (const auto& r : rows) {
-    std::string line;
-    for (size_t i = 0; i < r.size(); ++i) {
-      line += r[i];
-      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
-    }
-    out += line + "\n";
-  }
-  return out;
-}
+// `nomad job plan` separates columns by two spaces.
+std::string Table(const std::vector<std::vector<std::string>>& rows) { return TextTable(rows, 2); }
 
 }  // namespace
 

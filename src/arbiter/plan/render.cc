@@ -1,6 +1,8 @@
 // Table, JSON and YAML renderings of a plan.
 #include "arbiter/plan/render.h"
 
+#include "arbiter/base/text_table.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -181,24 +183,7 @@ void EmitYaml(YAML::Emitter& out, const Json& j) {
 }
 
 // Columns padded to the widest cell plus three spaces, as kubectl's tabwriter does.
-std::string Table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width;
-  for (const auto& r : rows) {
-    if (width.size() < r.size()) width.resize(r.size(), 0);
-    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  }
-  std::string out;
-  for (const auto& r : rows) {
-    std::string line;
-    for (size_t i = 0; i < r.size(); ++i) {
-      line += r[i];
-      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 3, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
+std::string Table(const std::vector<std::vector<std::string>>& rows) { return TextTable(rows, 3); }
 
 std::string ExplainText(const sim::PlanResult& r) {
   std::ostringstream o;

@@ -35,7 +35,6 @@ void GroupIndex::AddCompositePodGroup(const model::CompositePodGroup& g) {
 }
 
 void GroupIndex::Finalize() {
-  order_.assign(groups_.size(), nullptr);
   for (auto& [key, g] : groups_) {
     g.parent = nullptr;
     g.children.clear();

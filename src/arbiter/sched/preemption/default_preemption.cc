@@ -707,12 +707,13 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
       dry_runs_.assign(snap.size(), CachedDryRun{});
       dry_runs_structure_ = snap.structure_version();
     }
+    const bool have_groups = handle_->groups() != nullptr;
     for (size_t i = 0; i < potential.size(); ++i) {
       const NodeInfo& node = *potential[(offset + i) % potential.size()];
       const Candidate* candidate = nullptr;
       Status status;
       // A dry run by victim unit reads other nodes (an `all`-mode unit's pods): never reused.
-      const bool by_units = handle_->groups() != nullptr && node.has_group_members();
+      const bool by_units = have_groups && node.has_group_members();
       if (pod_class != 0 && &node != own_nomination && !by_units) {
         CachedDryRun& e = dry_runs_[snap.IndexOf(&node)];
         if (e.generation != node.generation() || e.pod_class != pod_class || e.now != now) {

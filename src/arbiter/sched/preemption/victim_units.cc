@@ -34,7 +34,6 @@ size_t UnitBuilder::UnitOf(const PodInfoPtr& pod) {
   auto [it, inserted] = by_key_.emplace(id, units_.size());
   if (!inserted) return it->second;
   VictimUnit u;
-  u.key = all != nullptr ? "group:" + all->key : "pod:" + pod->uid();
   u.priority = PriorityOf(pod->pod);
   if (all != nullptr) {
     u.rank = all->composite ? UnitRank::kCompositePodGroup : UnitRank::kPodGroup;

@@ -27,7 +27,6 @@ namespace arbiter::sched::preemption {
 enum class UnitRank : int { kPod = 1, kPodGroup = 2, kCompositePodGroup = 3 };
 
 struct VictimUnit {
-  std::string key;  // "pod:<uid>" or "group:<namespace/name>"
   UnitRank rank = UnitRank::kPod;
   int32_t priority = 0;
   std::vector<PodInfoPtr> pods;  // every running pod of the unit, on every node
