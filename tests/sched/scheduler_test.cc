@@ -37,10 +37,10 @@ TEST(NumFeasibleNodesToFind, HonoursAConfiguredPercentage) {
 
 TEST(FitErrorMessage, CountsReasonsAndSortsThemAsStrings) {
   Diagnosis d;
-  for (int i = 0; i < 10; ++i) d.node_to_status.statuses.push_back({"a", nullptr, Status(Code::kUnschedulable, "Insufficient cpu")});
+  for (int i = 0; i < 10; ++i) d.node_to_status.statuses.push_back({nullptr, Status(Code::kUnschedulable, "Insufficient cpu")});
   for (int i = 0; i < 2; ++i) {
     d.node_to_status.statuses.push_back(
-        {"b", nullptr, Status(Code::kUnschedulable, std::vector<std::string>{"Insufficient cpu", "Insufficient memory"})});
+        {nullptr, Status(Code::kUnschedulable, std::vector<std::string>{"Insufficient cpu", "Insufficient memory"})});
   }
   EXPECT_EQ(FitErrorMessage(12, d), "0/12 nodes are available: 12 Insufficient cpu, 2 Insufficient memory.");
   d.node_to_status.statuses.resize(9);
@@ -52,7 +52,7 @@ TEST(FitErrorMessage, CountsReasonsAndSortsThemAsStrings) {
 
 TEST(FitErrorMessage, PreFilterMessageReplacesTheHistogramAndPostFilterFollows) {
   Diagnosis d;
-  d.node_to_status.statuses.push_back({"a", nullptr, Status(Code::kUnschedulable, "Insufficient cpu")});
+  d.node_to_status.statuses.push_back({nullptr, Status(Code::kUnschedulable, "Insufficient cpu")});
   d.pre_filter_message = "pod affinity terms conflict";
   d.post_filter_message = "preemption: not eligible due to preemptionPolicy=Never.";
   EXPECT_EQ(FitErrorMessage(3, d),

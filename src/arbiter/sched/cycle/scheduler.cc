@@ -181,7 +181,7 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
   for (size_t i = 0; i < nodes.size() && r.feasible.size() < want; ++i, at = at + 1 == nodes.size() ? 0 : at + 1) {
     const NodeInfo* n = nodes[at];
     ++processed;
-    Status s = FilterNode(state, pod, *n, own_nomination);
+    const Status& s = FilterNode(state, pod, *n, own_nomination);
     record(*n, s);
     if (s.IsSuccess()) {
       r.feasible.push_back(n);
@@ -194,7 +194,7 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
         last_rejecting_plugin = s.plugin();
         r.diagnosis.unschedulable_plugins.emplace(s.plugin());
       }
-      r.diagnosis.node_to_status.statuses.push_back({{}, n, std::move(s)});
+      r.diagnosis.node_to_status.statuses.push_back({n, s});
     }
   }
   if (!all.empty()) next_start_node_index_ = (next_start_node_index_ + processed) % all.size();
@@ -257,15 +257,18 @@ uint64_t Scheduler::PodClassOf(const PodInfo& info) {
   return it->second;
 }
 
-Status Scheduler::FilterNode(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
-                             const NodeInfo* own_nomination) {
+const Status& Scheduler::FilterNode(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                                    const NodeInfo* own_nomination) {
   // The pod's own nominated node is excluded: there its nomination does not count against it.
-  if (pod_class_ == 0 || &node == own_nomination) return framework_->RunFilterPluginsWithNominatedPods(state, pod, node);
+  if (pod_class_ == 0 || &node == own_nomination) {
+    uncached_verdict_ = framework_->RunFilterPluginsWithNominatedPods(state, pod, node);
+    return uncached_verdict_;
+  }
   CachedVerdict& v = verdicts_[snapshot_.IndexOf(&node)];
-  if (v.generation == node.generation() && v.pod_class == pod_class_) return v.status;
-  Status s = framework_->RunFilterPluginsWithNominatedPods(state, pod, node);
-  v = {node.generation(), pod_class_, s};
-  return s;
+  if (v.generation != node.generation() || v.pod_class != pod_class_) {
+    v = {node.generation(), pod_class_, framework_->RunFilterPluginsWithNominatedPods(state, pod, node)};
+  }
+  return v.status;
 }
 
 const NodeInfo* Scheduler::SelectHost(const ScoreTable& t) {

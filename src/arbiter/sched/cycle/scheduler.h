@@ -172,7 +172,9 @@ class Scheduler final : public GroupHost {
   // node-local filters read, interned to a number (never 0).
   uint64_t PodClassOf(const PodInfo& pod);
   // The verdict of the filters (with nominated pods) for `pod` on `node`, reused when possible.
-  Status FilterNode(const CycleState& state, const PodInfo& pod, const NodeInfo& node, const NodeInfo* own_nomination);
+  // The node's verdict for the pod; valid until the next call (it lives in the verdict cache).
+  const Status& FilterNode(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                           const NodeInfo* own_nomination);
   arbiter::Status Bind(const PodInfo& pod, const std::string& node);
 
   model::SchedulerConfig config_;
@@ -202,6 +204,7 @@ class Scheduler final : public GroupHost {
   uint64_t pod_class_ = 0;  // this cycle's class, 0 = no reuse
   std::map<std::string, uint64_t> pod_classes_;
   std::vector<CachedVerdict> verdicts_;
+  Status uncached_verdict_;  // FilterNode's answer when the cache does not apply
   std::vector<NodeStatus> status_scratch_;  // a cycle's per-node statuses, recycled
   uint64_t verdicts_structure_ = UINT64_MAX;
 };

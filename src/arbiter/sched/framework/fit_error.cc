@@ -13,7 +13,7 @@ std::string FitErrorMessage(size_t num_all_nodes, const Diagnosis& d) {
   } else {
     // Count statuses per shared reason list first: thousands of nodes usually share a handful.
     std::vector<std::pair<const Status*, size_t>> distinct;
-    for (const auto& [name, node, status] : d.node_to_status.statuses) {
+    for (const auto& [node, status] : d.node_to_status.statuses) {
       if (!distinct.empty() && distinct.back().first->reasons_identity() == status.reasons_identity() &&
           status.reasons_identity() != nullptr) {
         distinct.back().second++;

@@ -149,12 +149,11 @@ class FilterPlugin : public virtual Plugin {
 // Per-node outcome of filtering, for PostFilter and messages. Nodes without an entry take
 // `absent` (UnschedulableAndUnresolvable unless PreFilter rejected the pod outright).
 struct NodeStatus {
-  std::string_view name;           // the node's name when `node` is not known; else empty
-  const NodeInfo* node = nullptr;  // the node in the cycle's snapshot, when known
+  const NodeInfo* node = nullptr;  // the node in the cycle's snapshot
   Status status;
   // The node's name, valid for the cycle. (Read from the node only when asked: filtering
   // records thousands of statuses per cycle and rarely needs the names.)
-  std::string_view Name() const { return node != nullptr ? std::string_view(node->name()) : name; }
+  std::string_view Name() const { return node != nullptr ? std::string_view(node->name()) : std::string_view(); }
 };
 
 struct NodeToStatus {

@@ -670,8 +670,9 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
   }
   // 2) Potential nodes: those that failed filtering with Unschedulable, in filtering order.
   const state::Snapshot& snap = handle_->snapshot();
-  std::vector<const NodeInfo*> potential;
-  potential.reserve(filtered.statuses.size());
+  std::vector<const NodeInfo*>& potential = potential_scratch_;
+  potential.clear();
+  potential.reserve(snap.size());
   if (filtered.absent.code() == Code::kUnschedulable) {
     for (const NodeInfo* n : snap.nodes()) {
       if (filtered.Get(n->name()).code() == Code::kUnschedulable) potential.push_back(n);
@@ -679,11 +680,20 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
   } else {
     for (const auto& ns : filtered.statuses) {
       if (ns.status.code() != Code::kUnschedulable) continue;
-      if (const NodeInfo* n = ns.node != nullptr ? ns.node : snap.Get(ns.Name())) potential.push_back(n);
+      if (ns.node != nullptr) potential.push_back(ns.node);
     }
   }
   Diagnosis diagnosis;
   diagnosis.node_to_status.absent = Status(Code::kUnschedulableAndUnresolvable, FixedNotHelpful());
+  // Nodes without a candidate are many once most nodes run preemptors: their statuses go into
+  // a buffer kept across calls.
+  diagnosis.node_to_status.statuses = std::move(no_candidate_scratch_);
+  diagnosis.node_to_status.statuses.clear();
+  struct Recycle {
+    std::vector<NodeStatus>& from;
+    std::vector<NodeStatus>& to;
+    ~Recycle() { to = std::move(from); }
+  } recycle{diagnosis.node_to_status.statuses, no_candidate_scratch_};
   // Candidates by pointer: into the dry-run cache, or into `fresh` for dry runs made now.
   std::deque<Candidate> fresh;
   std::vector<const Candidate*> candidates;
@@ -708,10 +718,14 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
       dry_runs_structure_ = snap.structure_version();
     }
     const bool have_groups = handle_->groups() != nullptr;
-    for (size_t i = 0; i < potential.size(); ++i) {
-      const NodeInfo& node = *potential[(offset + i) % potential.size()];
+    non_violating.reserve(want);
+    violating.reserve(want);
+    size_t at = offset;  // walks the potential nodes from the offset, wrapping once
+    for (size_t i = 0; i < potential.size(); ++i, at = at + 1 == potential.size() ? 0 : at + 1) {
+      const NodeInfo& node = *potential[at];
       const Candidate* candidate = nullptr;
-      Status status;
+      Status fresh_status;
+      const Status* status = &fresh_status;  // read only when the node yields no candidate
       // A dry run by victim unit reads other nodes (an `all`-mode unit's pods): never reused.
       const bool by_units = have_groups && node.has_group_members();
       if (pod_class != 0 && &node != own_nomination && !by_units) {
@@ -721,18 +735,18 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
           e = {node.generation(), pod_class, now, std::move(r.first), std::move(r.second)};
         }
         if (e.candidate) candidate = &*e.candidate;
-        status = e.status;
+        status = &e.status;
       } else {
         auto r = SelectVictimsOnNode(state, pod, node, pdbs);
         if (r.first) candidate = &fresh.emplace_back(std::move(*r.first));
-        status = std::move(r.second);
+        fresh_status = std::move(r.second);
       }
       if (candidate != nullptr) {
         auto& list = candidate->num_pdb_violations == 0 ? non_violating : violating;
         if (list.size() < want) list.push_back(candidate);
       } else {
-        if (explain) out.explanation.push_back("node " + node.name() + ": " + status.Message());
-        diagnosis.node_to_status.statuses.push_back({{}, &node, std::move(status)});
+        if (explain) out.explanation.push_back("node " + node.name() + ": " + status->Message());
+        diagnosis.node_to_status.statuses.push_back({&node, *status});
       }
       if (!non_violating.empty() && non_violating.size() + violating.size() >= want) break;
     }

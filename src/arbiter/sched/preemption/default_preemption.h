@@ -171,6 +171,8 @@ class DefaultPreemption final : public PostFilterPlugin {
     Status status;
   };
   std::vector<CachedDryRun> dry_runs_;
+  std::vector<const NodeInfo*> potential_scratch_;  // PostFilter's potential nodes, recycled
+  std::vector<NodeStatus> no_candidate_scratch_;  // PostFilter's per-node statuses, recycled
   uint64_t dry_runs_structure_ = UINT64_MAX;
 };
 
