@@ -5,6 +5,7 @@
 // otherwise).
 #include <cstdio>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <string_view>
@@ -624,6 +625,64 @@ TEST(ScoreTieBreak, ClearWinnerDoesNotDependOnTheSeed) {
                            PodY("r1").On("busy-1").Cpu("1").Y() + PodY("r2").On("busy-2").Cpu("1").Y() + PodY("p").Y();
   for (uint64_t seed = 0; seed < 16; ++seed) {
     EXPECT_EQ(ChosenNode(Plan(yaml, seed), "default/p"), "free") << "seed " << seed;
+  }
+}
+
+}  // namespace
+}  // namespace arbiter::sched
+
+namespace arbiter::sched {
+namespace {
+
+// Where every pod of `yaml` ends, with fast paths (verdicts and raw scores remembered for
+// equivalent pods on unchanged nodes) or without (every node filtered and scored afresh).
+std::string Placements(const std::string& yaml, bool fast_paths) {
+  manifest::LoadResult r = manifest::Load({{"test.yaml", yaml}});
+  if (!r.ok()) return "load failed";
+  if (!admission::AdmitPriorities(r.objects).empty()) return "admission failed";
+  sim::PlanOptions o;
+  o.seed = 5;
+  o.fast_paths = fast_paths;
+  auto result = sim::RunPlan(r.objects, o);
+  if (!result.ok()) return "plan failed: " + result.status().message();
+  std::string out;
+  for (const auto& p : result->pods) out += p.name + "=" + p.node + " ";
+  return out;
+}
+
+// Pods of a few shapes that share requests but not everything the scores read: tolerations of
+// PreferNoSchedule taints, and a second container without requests (which the resource scores
+// count at the default 100m / 200Mi). Nodes differ in size and taints, and fill up as pods land,
+// so remembered scores must be dropped as nodes change and never shared across such pods.
+TEST(ScoreMemo, ChoosesExactlyAsScoringEveryNodeAfresh) {
+  std::mt19937 rng(7);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int cluster = 0; cluster < 40; ++cluster) {
+    std::string yaml;
+    const int nodes = pick(3, 30);
+    for (int i = 0; i < nodes; ++i) {
+      std::string taints;
+      if (pick(0, 2) == 0) {
+        taints = "  taints:\n  - {key: dedicated, value: batch, effect: PreferNoSchedule}\n";
+        if (pick(0, 1) == 0) taints += "  - {key: slow, effect: PreferNoSchedule}\n";
+      }
+      yaml += arbiter::testing::Node("n" + std::to_string(i), std::to_string(pick(2, 8)),
+                                     std::to_string(pick(4, 32)) + "Gi", "110", "{}", taints);
+    }
+    const int pods = pick(10, 120);
+    for (int i = 0; i < pods; ++i) {
+      std::string spec;
+      const int shape = pick(0, 3);
+      if (shape == 1) spec = "  tolerations:\n  - {key: dedicated, operator: Exists}\n";
+      if (shape == 2) spec = "  tolerations:\n  - {operator: Exists, effect: PreferNoSchedule}\n";
+      std::string pod = arbiter::testing::Pod("p" + std::to_string(i), pick(0, 1) ? "250m" : "500m", "", "{}", spec);
+      if (shape == 3) pod += "  - name: sidecar\n    image: x\n";
+      yaml += pod;
+    }
+    const std::string fast = Placements(yaml, true);
+    const std::string general = Placements(yaml, false);
+    ASSERT_EQ(fast, general) << "cluster #" << cluster << "\n" << yaml;
+    ASSERT_EQ(fast.find("failed"), std::string::npos) << fast;
   }
 }
 

@@ -203,7 +203,9 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
 
 uint64_t Scheduler::PodClassOf(const PodInfo& info) {
   // Everything NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts and
-  // NodeResourcesFit read of the pod, plus its priority (which nominated pods count against it).
+  // NodeResourcesFit read of the pod, plus its priority (which nominated pods count against it),
+  // and what the scores of NodeResourcesFit, NodeResourcesBalancedAllocation and TaintToleration
+  // read of it.
   const model::Pod& p = info.pod;
   std::string key;
   key.reserve(128);
@@ -217,6 +219,9 @@ uint64_t Scheduler::PodClassOf(const PodInfo& info) {
   add_int(p.priority);
   const model::Resources& r = p.requests;
   for (int64_t v : {r.milli_cpu, r.memory, r.ephemeral_storage, r.pods}) add_int(v);
+  // What the resource scores read (ScoreMemo): requests with the per-container defaults.
+  add_int(p.non_zero_milli_cpu);
+  add_int(p.non_zero_memory);
   for (const auto& [n, v] : r.scalars) {
     add(n);
     add_int(v);
@@ -308,9 +313,13 @@ const NodeInfo* Scheduler::ChooseNode(CycleState& state, const PodInfo& pod, con
     *error = ps;
     return nullptr;
   }
-  auto table = framework_->RunScorePlugins(state, pod, feasible);
-  if (!table.ok()) {
-    *error = Status(Code::kError, table.status().message());
+  ScoreTable* table = &score_table_;
+  // The pod class is set when FindNodesThatFit found verdicts reusable: the same holds for
+  // the scores of plugins that depend on the node alone.
+  score_memo_.pod_class = pod_class_;
+  score_memo_.snapshot = &snapshot_;
+  if (arbiter::Status s = framework_->RunScorePlugins(state, pod, feasible, *table, &score_memo_); !s.ok()) {
+    *error = Status(Code::kError, s.message());
     return nullptr;
   }
   const NodeInfo* chosen = SelectHost(*table);
@@ -326,8 +335,9 @@ const NodeInfo* Scheduler::ChooseNode(CycleState& state, const PodInfo& pod, con
                                    " other node(s); tie broken by the seeded random source)"
                              : "");
     for (const NodeInfo* n : table->nodes) explain->score_nodes.push_back(n->name());
-    table->nodes.clear();
-    explain->scores = std::move(*table);
+    explain->scores = *table;
+    explain->scores->nodes.clear();
+    explain->scores->column.clear();
   }
   return chosen;
 }

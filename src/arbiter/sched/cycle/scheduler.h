@@ -205,6 +205,8 @@ class Scheduler final : public GroupHost {
   std::map<std::string, uint64_t> pod_classes_;
   std::vector<CachedVerdict> verdicts_;
   Status uncached_verdict_;  // FilterNode's answer when the cache does not apply
+  ScoreMemo score_memo_;    // raw scores per node for equivalent pods (see ScoreMemo)
+  ScoreTable score_table_;  // the last cycle's scores; its buffers are reused
   std::vector<NodeStatus> status_scratch_;  // a cycle's per-node statuses, recycled
   uint64_t verdicts_structure_ = UINT64_MAX;
 };

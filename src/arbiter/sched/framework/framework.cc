@@ -14,6 +14,52 @@ const Status& NodeToStatus::Get(std::string_view node) const {
   return absent;
 }
 
+Status Framework::ScoreWithMemo(const ScorePlugin& plugin, size_t slot, const CycleState& state, const PodInfo& pod,
+                                std::span<const NodeInfo* const> nodes, std::span<NodeScore> out,
+                                ScoreMemo& memo) const {
+  const state::Snapshot& snap = *memo.snapshot;
+  const size_t rows = score_.size() * snap.size();
+  if (memo.entries.size() != rows || memo.structure != snap.structure_version()) {
+    memo.entries.assign(rows, ScoreMemo::Entry{});
+    memo.structure = snap.structure_version();
+  }
+  ScoreMemo::Entry* remembered = memo.entries.data() + slot * snap.size();
+  memo.misses.clear();
+  memo.miss_rows.clear();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ScoreMemo::Entry& e = remembered[snap.IndexOf(nodes[i])];
+    if (e.generation == nodes[i]->generation() && e.pod_class == memo.pod_class) {
+      out[i] = {nodes[i], e.score};
+    } else {
+      memo.misses.push_back(nodes[i]);
+      memo.miss_rows.push_back(i);
+    }
+  }
+  if (memo.misses.empty()) return {};
+  memo.miss_scores.resize(memo.misses.size());
+  if (Status s = plugin.ScoreNodes(state, pod, memo.misses, memo.miss_scores); !s.IsSuccess()) return s;
+  for (size_t m = 0; m < memo.misses.size(); ++m) {
+    const NodeInfo* n = memo.misses[m];
+    out[memo.miss_rows[m]] = memo.miss_scores[m];
+    remembered[snap.IndexOf(n)] = {n->generation(), memo.pod_class, memo.miss_scores[m].score};
+  }
+  return {};
+}
+
+Status ScoreFailure(const NodeInfo& node, const Status& status) {
+  return Status(Code::kError, "failed to score node " + node.name() + ": " + status.Message());
+}
+
+Status ScorePlugin::ScoreNodes(const CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                               std::span<NodeScore> out) const {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ScoreResult r = Score(state, pod, *nodes[i]);
+    if (!r.status.IsSuccess()) return ScoreFailure(*nodes[i], r.status);
+    out[i] = {nodes[i], r.score};
+  }
+  return {};
+}
+
 void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::span<NodeScore> scores) {
   int64_t max = 0;
   for (const auto& s : scores) max = std::max(max, s.score);
@@ -252,32 +298,34 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod,
   return {};
 }
 
-StatusOr<ScoreTable> Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
-                                                std::span<const NodeInfo* const> feasible) const {
-  ScoreTable t;
+arbiter::Status Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                                           std::span<const NodeInfo* const> feasible, ScoreTable& t,
+                                           ScoreMemo* memo) const {
   t.nodes.assign(feasible.begin(), feasible.end());
-  std::vector<std::pair<const ScorePlugin*, int32_t>> active;
-  for (const auto& s : score_) {
-    if (!state.ScoreSkipped(s.index)) active.emplace_back(s.plugin, s.weight);
-  }
-  for (const auto& [p, w] : active) {
-    t.plugins.push_back(p->Name());
-    t.weights.push_back(w);
+  t.plugins.clear();
+  t.weights.clear();
+  SmallVector<const ScorePlugin*, 8> active;
+  SmallVector<size_t, 8> slot;  // each active plugin's position in score_ (its memo rows)
+  for (size_t k = 0; k < score_.size(); ++k) {
+    const auto& s = score_[k];
+    if (state.ScoreSkipped(s.index)) continue;
+    active.push_back(s.plugin);
+    slot.push_back(k);
+    t.plugins.push_back(s.plugin->Name());
+    t.weights.push_back(s.weight);
   }
   const size_t np = active.size();
   t.scores.assign(feasible.size() * np, 0);
   t.totals.assign(feasible.size(), 0);
-  std::vector<NodeScore> column(feasible.size());
+  std::vector<NodeScore>& column = t.column;
+  column.resize(feasible.size());
   for (size_t j = 0; j < np; ++j) {
-    const ScorePlugin* p = active[j].first;
-    for (size_t i = 0; i < feasible.size(); ++i) {
-      ScoreResult r = p->Score(state, pod, *feasible[i]);
-      if (!r.status.IsSuccess()) {
-        return arbiter::Status(StatusCode::kInternal, "plugin " + std::string(p->Name()) +
-                                                          " failed to score node " +
-                                                          feasible[i]->name() + ": " + r.status.Message());
-      }
-      column[i] = {feasible[i], r.score};
+    const ScorePlugin* p = active[j];
+    Status scored = memo != nullptr && memo->pod_class != 0 && p->ScoreDependsOnlyOnPodClassAndNode()
+                        ? ScoreWithMemo(*p, slot[j], state, pod, feasible, column, *memo)
+                        : p->ScoreNodes(state, pod, feasible, column);
+    if (!scored.IsSuccess()) {
+      return arbiter::Status(StatusCode::kInternal, "plugin " + std::string(p->Name()) + " " + scored.Message());
     }
     Status ns = p->NormalizeScore(state, pod, column);
     if (!ns.IsSuccess()) {
@@ -292,10 +340,10 @@ StatusOr<ScoreTable> Framework::RunScorePlugins(const CycleState& state, const P
                                    std::to_string(s) + " for node " + feasible[i]->name());
       }
       t.scores[i * np + j] = s;
-      t.totals[i] += s * active[j].second;
+      t.totals[i] += s * t.weights[j];
     }
   }
-  return t;
+  return {};
 }
 
 Status Framework::RunReservePlugins(CycleState& state, const PodInfo& pod, const std::string& node) const {

@@ -35,7 +35,30 @@ struct ScoreTable {
   std::vector<const NodeInfo*> nodes;
   std::vector<int64_t> scores;  // nodes.size() x plugins.size(), row-major
   std::vector<int64_t> totals;
+  std::vector<NodeScore> column;  // one plugin's scores while they are normalised (scratch)
   int64_t score(size_t node, size_t plugin) const { return scores[node * plugins.size() + plugin]; }
+};
+
+// Raw scores remembered per node for the plugins whose score depends only on the pod's class
+// and the node (ScorePlugin::ScoreDependsOnlyOnPodClassAndNode). A gang's members, or a run of
+// equivalent pods, are scored on mostly unchanged nodes; a remembered score is used only while
+// the node's generation and the pod class are those it was computed for, so the result is the
+// one Score would give.
+struct ScoreMemo {
+  struct Entry {
+    uint64_t generation = UINT64_MAX;
+    uint64_t pod_class = 0;
+    int64_t score = 0;
+  };
+  uint64_t pod_class = 0;  // the pod's class for the coming call; 0 turns the memo off
+  // The snapshot the scored nodes belong to: a node's row is its IndexOf. Set with the pod class.
+  const state::Snapshot* snapshot = nullptr;
+  uint64_t structure = UINT64_MAX;  // the snapshot's structure_version the entries were kept for
+  std::vector<Entry> entries;  // [score plugin][node]
+  // Scratch of the call: the nodes to score afresh and where their scores go.
+  std::vector<const NodeInfo*> misses;
+  std::vector<size_t> miss_rows;
+  std::vector<NodeScore> miss_scores;
 };
 
 class Framework {
@@ -71,8 +94,11 @@ class Framework {
                                         const NodeToStatus& filtered) const;
   Status RunPreScorePlugins(CycleState& state, const PodInfo& pod,
                             std::span<const NodeInfo* const> feasible) const;
-  StatusOr<ScoreTable> RunScorePlugins(
-      const CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> feasible) const;
+  // Fills `table` (reusing its buffers): every active plugin's normalised score per feasible node.
+  // With a memo, remembered raw scores are used where they apply (see ScoreMemo).
+  arbiter::Status RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                                  std::span<const NodeInfo* const> feasible, ScoreTable& table,
+                                  ScoreMemo* memo = nullptr) const;
   Status RunReservePlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
   void RunUnreservePlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
   PermitResult RunPermitPlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
@@ -91,6 +117,8 @@ class Framework {
   std::vector<const FilterPlugin*> filter_list_;
   std::vector<PostFilterPlugin*> post_filter_;
   Indexed<const PreScorePlugin> pre_score_;
+  Status ScoreWithMemo(const ScorePlugin& plugin, size_t slot, const CycleState& state, const PodInfo& pod,
+                       std::span<const NodeInfo* const> nodes, std::span<NodeScore> out, ScoreMemo& memo) const;
   struct WeightedScore {
     const ScorePlugin* plugin;
     size_t index;

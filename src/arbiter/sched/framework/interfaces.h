@@ -191,9 +191,21 @@ struct ScoreResult {
   Status status;
 };
 
+// The status of a Score call that failed on `node`.
+Status ScoreFailure(const NodeInfo& node, const Status& status);
+
 class ScorePlugin : public virtual Plugin {
  public:
   virtual ScoreResult Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const = 0;
+  // Score for every node of `nodes`, into `out` (the same length, in the same order). The
+  // framework calls this form; the default asks Score node by node. Plugins scored on every
+  // cycle override it with ScoreEachNode, which calls their own Score without a virtual call.
+  virtual Status ScoreNodes(const CycleState& state, const PodInfo& pod,
+                            std::span<const NodeInfo* const> nodes, std::span<NodeScore> out) const;
+  // True when the raw score is a function of the node (its generation) and of what the pod
+  // class of Scheduler::PodClassOf covers alone: then a node's score may be remembered for an
+  // equivalent pod until the node changes (see ScoreMemo).
+  virtual bool ScoreDependsOnlyOnPodClassAndNode() const { return false; }
   // Brings raw scores into [kMinNodeScore, kMaxNodeScore]; plugins whose raw scores already are
   // keep the default (no-op).
   virtual Status NormalizeScore(const CycleState& state, const PodInfo& pod,
@@ -224,6 +236,21 @@ class BindPlugin : public virtual Plugin {
   // Returns Skip to let the next bind plugin handle the pod.
   virtual Status Bind(CycleState& state, const PodInfo& pod, const std::string& node) = 0;
 };
+
+// Scores `nodes` with P::Score, statically dispatched (for ScoreNodes overrides). A failure names
+// the node.
+template <typename P>
+Status ScoreEachNode(const P& plugin, const CycleState& state, const PodInfo& pod,
+                     std::span<const NodeInfo* const> nodes, std::span<NodeScore> out) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ScoreResult r = plugin.P::Score(state, pod, *nodes[i]);
+    if (!r.status.IsSuccess()) [[unlikely]] {
+      return ScoreFailure(*nodes[i], r.status);
+    }
+    out[i] = {nodes[i], r.score};
+  }
+  return {};
+}
 
 // Default upstream helper: scale raw scores to [0, 100] by the maximum (reverse: 100 - that).
 void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::span<NodeScore> scores);

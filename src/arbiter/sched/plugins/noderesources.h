@@ -25,6 +25,11 @@ class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
                                             std::span<const NodeInfo::Nominated* const> extra) const override;
   bool VerdictDependsOnlyOnNode() const override { return true; }
   ScoreResult Score(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+  Status ScoreNodes(const CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                    std::span<NodeScore> out) const override {
+    return ScoreEachNode(*this, state, pod, nodes, out);
+  }
+  bool ScoreDependsOnlyOnPodClassAndNode() const override { return true; }
 
   // The Filter's verdict for a request against a node's allocatable, what is already in use and
   // how many pods it runs. Shared with preemption's resource-only dry run.
@@ -51,6 +56,11 @@ class NodeResourcesBalancedAllocation final : public PreScorePlugin, public Scor
   Status PreScore(CycleState& state, const PodInfo& pod,
                   std::span<const NodeInfo* const> feasible) const override;
   ScoreResult Score(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
+  Status ScoreNodes(const CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                    std::span<NodeScore> out) const override {
+    return ScoreEachNode(*this, state, pod, nodes, out);
+  }
+  bool ScoreDependsOnlyOnPodClassAndNode() const override { return true; }
 };
 
 }  // namespace arbiter::sched::plugins

@@ -52,6 +52,11 @@ class TaintToleration final : public FilterPlugin, public PreScorePlugin, public
   Status PreScore(CycleState& state, const PodInfo& pod,
                   std::span<const NodeInfo* const> feasible) const override;
   ScoreResult Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const override;
+  Status ScoreNodes(const CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                    std::span<NodeScore> out) const override {
+    return ScoreEachNode(*this, state, pod, nodes, out);
+  }
+  bool ScoreDependsOnlyOnPodClassAndNode() const override { return true; }
   Status NormalizeScore(const CycleState&, const PodInfo&, std::span<NodeScore> scores) const override;
 };
 
