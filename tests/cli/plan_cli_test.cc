@@ -251,6 +251,26 @@ TEST(BenchCli, ScenarioFileErrorsNameTheStepAndField) {
   EXPECT_NE(r.err.find("steps[1].createPods: cpu:"), std::string::npos) << r.err;
 }
 
+TEST(BenchCli, ChurnOnlyCreatesAndCountsNoChurnPodAsMeasured) {
+  const std::string bad = ::testing::TempDir() + "bad-churn.yaml";
+  std::ofstream(bad) << "name: Bad\nsteps:\n- createNodes: {count: 2}\n- churn: {mode: delete}\n";
+  CliRun r = Arbiter("bench " + bad);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("steps[1].churn: mode: only create is supported"), std::string::npos) << r.err;
+
+  // 10 nodes with room for 40 small pods; a 9-CPU churn pod per 10 measured pods never fits.
+  const std::string good = ::testing::TempDir() + "churn.yaml";
+  std::ofstream(good) << "name: Churn\nsteps:\n- createNodes: {count: 10}\n"
+                         "- churn: {everyMeasuredPods: 10, cpu: \"9\", priority: 10}\n"
+                         "- createPods: {count: 40, measure: true}\n- barrier: {}\n";
+  r = Arbiter("bench " + good + " -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["scheduled"], 40);   // the churn pods are not among the measured
+  EXPECT_EQ(j["churnPods"], 5);    // at 0, 10, 20, 30 and 40 measured pods bound
+  EXPECT_EQ(j["preemptions"], 0);  // 9 CPU fits no node, whoever is evicted
+}
+
 TEST(BenchCli, PreemptionBasicEvictsFourPodsPerPreemptor) {
   auto j = BenchJson("--scenario PreemptionBasic --nodes 30");
   EXPECT_EQ(j["preemptors"], 30);

@@ -39,7 +39,7 @@ nlohmann::ordered_json ResultFields(const PreemptionBenchResult& r) {
 }
 
 Status Measure(sim::ClusterSimulation& s, size_t total, const std::function<void(size_t, size_t)>& progress,
-               PreemptionBenchResult& r) {
+               PreemptionBenchResult& r, const MeasureHooks& hooks) {
   std::vector<double> attempts, decisions;
   const auto start = SteadyClock::now();
   bool idle = false;
@@ -62,10 +62,17 @@ Status Measure(sim::ClusterSimulation& s, size_t total, const std::function<void
       last_attempts = n;
       decisions.push_back(us);
     }
-    size_t bound = (*out)->scheduled ? 1 : 0;
-    for (const auto& m : (*out)->members) bound += m.scheduled ? 1 : 0;
+    auto counts = [&](const sched::CycleOutcome& o) {
+      return o.scheduled && (!hooks.counted || hooks.counted(*o.pod));
+    };
+    size_t bound = counts(**out) ? 1 : 0;
+    for (const auto& m : (*out)->members) bound += counts(m) ? 1 : 0;
     for (size_t k = 0; k < bound; ++k) {
       if (++r.scheduled % 2000 == 0 && progress) progress(r.scheduled, total);
+    }
+    if (bound > 0 && hooks.after_bound) {
+      ARBITER_RETURN_IF_ERROR(hooks.after_bound(r.scheduled));
+      idle = false;  // pods created by the hook are still to be scheduled
     }
   }
   r.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();

@@ -57,10 +57,18 @@ struct PreemptionBenchResult {
 // calibration), shared by every way a benchmark prints one.
 nlohmann::ordered_json ResultFields(const PreemptionBenchResult& r);
 
+// What a measured phase counts, and what it does as pods bind (background churn).
+struct MeasureHooks {
+  // Whether a bound pod counts as measured (default: every pod).
+  std::function<bool(const state::PodInfo&)> counted;
+  // Called after every cycle that bound counted pods, with the number bound so far.
+  std::function<Status(size_t bound)> after_bound;
+};
+
 // Steps `s` until idle, timing every cycle; cycles in which a preemption engine ran are
 // decisions. Fills the timing and count fields of `r`.
 Status Measure(sim::ClusterSimulation& s, size_t total, const std::function<void(size_t, size_t)>& progress,
-               PreemptionBenchResult& r);
+               PreemptionBenchResult& r, const MeasureHooks& hooks = {});
 // Simulation options for benchmarks: nothing recorded, a wall clock for metrics.
 sim::SimulationOptions QuietSimulation(uint64_t seed);
 
