@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(
   cmake make g++ pkg-config
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libsqlite3-dev
+  python3-kubernetes
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
 )

@@ -5,6 +5,7 @@
 
 #include "bench_command.h"
 #include "plan_command.h"
+#include "serve_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Arbiter: a cluster scheduler whose heart is priority and preemption"};
@@ -46,6 +47,20 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--clusters", bench.clusters, "DecisionQuality: random clusters to compare")
       ->check(CLI::Range(1, 10000000));
 
+  arbiter::cmd::ServeFlags serve;
+  CLI::App* serve_cmd = app.add_subcommand("serve", "Run the control plane: Kubernetes API, store, scheduler");
+  serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to serve on");
+  serve_cmd->add_option("--data-dir", serve.data_dir, "Directory of the SQLite store");
+  serve_cmd->add_option("--store", serve.store, "State store")->check(CLI::IsMember({"sqlite", "memory"}));
+  serve_cmd->add_option("--tls-cert-file", serve.tls_cert_file, "Serve HTTPS with this certificate (PEM)");
+  serve_cmd->add_option("--tls-private-key-file", serve.tls_key_file, "The certificate's private key (PEM)");
+  serve_cmd->add_option("--token-auth-file", serve.token_auth_file,
+                        "Bearer tokens (token,user,uid,\"groups\" per line); without it, loopback only");
+  serve_cmd->add_flag("--no-simulate-nodes", serve.no_simulate_nodes,
+                      "Do not simulate nodes (real node agents report pod status)");
+  serve_cmd->add_flag("--fsync", serve.fsync, "Sync every commit to disk (survives power loss; slower)");
+  serve_cmd->add_option("--seed", serve.seed, "Seed of the scheduler's random source");
+
   CLI::App* version_cmd = app.add_subcommand("version", "Print the version");
 
   try {
@@ -56,6 +71,7 @@ int main(int argc, char** argv) {
   }
   if (plan_cmd->parsed()) return arbiter::cmd::RunPlanCommand(plan, std::cout, std::cerr);
   if (bench_cmd->parsed()) return arbiter::cmd::RunBenchCommand(bench, std::cout, std::cerr);
+  if (serve_cmd->parsed()) return arbiter::cmd::RunServeCommand(serve, std::cout, std::cerr);
   if (version_cmd->parsed()) {
     std::cout << "arbiter 0.1.0\n";
     return 0;

@@ -18,6 +18,9 @@ enum class StatusCode {
   kFailedPrecondition,
   kOutOfRange,
   kInternal,
+  kConflict,         // the object changed since the caller read it (optimistic concurrency)
+  kGone,             // the requested history (a revision to watch from) is no longer kept
+  kUnavailable,      // a backend could not be reached; retrying may succeed
 };
 
 class [[nodiscard]] Status {
@@ -39,6 +42,10 @@ inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgum
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
 inline Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
+inline Status Conflict(std::string m) { return {StatusCode::kConflict, std::move(m)}; }
+inline Status Gone(std::string m) { return {StatusCode::kGone, std::move(m)}; }
+inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
+inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
 }

@@ -123,6 +123,11 @@ std::string FormatRfc3339(Timestamp t) {
   return buf;
 }
 
+Timestamp SystemClock::Now() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 Timestamp SteadyClock::Now() const {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();

@@ -48,6 +48,13 @@ class VirtualClock final : public Clock {
   Timestamp now_;
 };
 
+// The wall clock (std::chrono::system_clock), for `arbiter serve`: object timestamps, grace
+// periods, ages. Injected like any Clock; only the serve command creates one.
+class SystemClock final : public Clock {
+ public:
+  Timestamp Now() const override;
+};
+
 // Real elapsed time (std::chrono::steady_clock), for metrics and benchmarks only.
 class SteadyClock final : public Clock {
  public:

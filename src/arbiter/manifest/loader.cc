@@ -1815,6 +1815,12 @@ void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& error
 }  // namespace
 
 LoadResult Load(const std::vector<InputFile>& files) {
+  LoadResult result = DecodeEach(files);
+  if (result.errors.empty()) CheckWholeInput(result.objects, result.errors);
+  return result;
+}
+
+LoadResult DecodeEach(const std::vector<InputFile>& files) {
   LoadResult result;
   ObjectDecoder decoder(result.objects, result.errors);
   for (const auto& file : files) {
@@ -1830,7 +1836,6 @@ LoadResult Load(const std::vector<InputFile>& files) {
       }
     }
   }
-  if (result.errors.empty()) CheckWholeInput(result.objects, result.errors);
   return result;
 }
 

@@ -64,5 +64,8 @@ struct LoadResult {
 // links of the group hierarchy (missing parents, cycles, more than
 // model::kMaxGroupHierarchyDepth levels).
 LoadResult Load(const std::vector<InputFile>& files);
+// Decodes every document on its own, without the checks that need the whole input (the API
+// server validates one object at a time and resolves references against its store).
+LoadResult DecodeEach(const std::vector<InputFile>& files);
 
 }  // namespace arbiter::manifest

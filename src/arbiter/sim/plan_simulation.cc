@@ -25,7 +25,7 @@ Timestamp StartTime(const manifest::ClusterObjects& objects) {
 
 StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const PlanOptions& options) {
   const model::SchedulerConfig config = objects.config ? objects.config->object : model::SchedulerConfig{};
-  const Timestamp start = StartTime(objects);
+  const Timestamp start = options.start ? *options.start : StartTime(objects);
   SimulationOptions so;
   so.seed = options.seed;
   so.explain = options.explain;

@@ -14,6 +14,9 @@ struct PlanOptions {
   size_t max_cycles = 1'000'000;
   // Verdict reuse and the resource-only dry run (same decisions; off to check that).
   bool fast_paths = true;
+  // The virtual clock's start; unset: the latest timestamp in the input. `arbiter serve` plans
+  // from the wall clock's now.
+  std::optional<Timestamp> start;
 };
 
 // REQUIRES: `objects` passed loading and admission without errors.

@@ -1,0 +1,144 @@
+// `arbiter serve`: opens the store, starts the HTTP API and the control loop, and shuts down
+// cleanly on SIGTERM or SIGINT.
+#include "serve_command.h"
+
+#include <csignal>
+#include <filesystem>
+#include <ostream>
+#include <pthread.h>
+#include <thread>
+
+#include "arbiter/api/admission.h"
+#include "arbiter/api/http.h"
+#include "arbiter/controlplane/control_loop.h"
+
+namespace arbiter::cmd {
+
+namespace {
+
+// One log line, klog-like: severity, UTC time, message and key="value" pairs.
+void Log(std::ostream& err, char severity, const std::string& msg, const std::string& kv = "") {
+  const std::string t = FormatRfc3339(SystemClock().Now());
+  err << severity << " " << t << " \"" << msg << "\"" << (kv.empty() ? "" : " " + kv) << std::endl;
+}
+
+bool Loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
+
+}  // namespace
+
+int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
+  (void)out;
+  const size_t colon = flags.listen.rfind(':');
+  if (colon == std::string::npos) {
+    err << "arbiter serve: --listen " << flags.listen << ": want HOST:PORT\n";
+    return 2;
+  }
+  api::HttpOptions http;
+  http.host = flags.listen.substr(0, colon);
+  try {
+    http.port = std::stoi(flags.listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    err << "arbiter serve: --listen " << flags.listen << ": the port is not a number\n";
+    return 2;
+  }
+  if (flags.tls_cert_file.empty() != flags.tls_key_file.empty()) {
+    err << "arbiter serve: --tls-cert-file and --tls-private-key-file go together\n";
+    return 2;
+  }
+  http.tls_cert_file = flags.tls_cert_file;
+  http.tls_key_file = flags.tls_key_file;
+  if (!flags.token_auth_file.empty()) {
+    auto tokens = api::LoadTokenFile(flags.token_auth_file);
+    if (!tokens.ok()) {
+      err << "arbiter serve: " << tokens.status().message() << "\n";
+      return 2;
+    }
+    http.tokens = std::move(*tokens);
+  } else if (!Loopback(http.host)) {
+    err << "arbiter serve: without --token-auth-file the API is served on loopback only (not " << http.host << ")\n";
+    return 2;
+  }
+
+  std::unique_ptr<store::Store> st;
+  if (flags.store == "memory") {
+    st = store::NewMemoryStore();
+  } else if (flags.store == "sqlite") {
+    std::error_code ec;
+    std::filesystem::create_directories(flags.data_dir, ec);
+    if (ec) {
+      err << "arbiter serve: --data-dir " << flags.data_dir << ": " << ec.message() << "\n";
+      return 2;
+    }
+    auto opened = store::OpenSqliteStore(flags.data_dir + "/arbiter.db", flags.fsync);
+    if (!opened.ok()) {
+      err << "arbiter serve: " << opened.status().message() << "\n";
+      return 2;
+    }
+    st = std::move(*opened);
+  } else {
+    err << "arbiter serve: --store " << flags.store << ": want sqlite or memory\n";
+    return 2;
+  }
+  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    nlohmann::json body = {{"apiVersion", "v1"}, {"kind", "Namespace"},
+                           {"metadata", {{"name", ns}, {"creationTimestamp", FormatRfc3339(SystemClock().Now() / kSecond * kSecond)}}},
+                           {"status", {{"phase", "Active"}}}};
+    auto r = st->Create("namespaces", "", ns, body);
+    if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) {
+      err << "arbiter serve: " << r.status().message() << "\n";
+      return 1;
+    }
+  }
+
+  // Block the shutdown signals in every thread; one thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  SystemClock clock;
+  api::ApiServer server(*st, clock, flags.seed ^ static_cast<uint64_t>(clock.Now()), {});
+  api::InstallAdmission(server);
+  controlplane::ControlLoop loop(*st, clock, {!flags.no_simulate_nodes, true, flags.seed});
+  api::HttpServer httpd(server, http);
+  std::atomic<bool> loop_healthy{true};
+  httpd.AddReadyCheck("scheduler", [&] { return loop_healthy.load(); });
+  httpd.SetMetrics([&] { return loop.MetricsText(); });
+  if (Status b = httpd.Bind(); !b.ok()) {
+    err << "arbiter serve: " << b.message() << "\n";
+    return 1;
+  }
+  Log(err, 'I', "Serving", "address=\"" + http.host + ":" + std::to_string(httpd.port()) + "\" store=\"" + flags.store +
+                               "\" dataDir=\"" + flags.data_dir + "\" tls=" + (http.tls_cert_file.empty() ? "false" : "true") +
+                               " authentication=" + (http.tokens.empty() ? "false" : "true"));
+  std::atomic<bool> stop{false};
+  std::thread control([&] {
+    std::string last_error;
+    while (!stop) {
+      Status s = loop.RunOnce();
+      loop_healthy = s.ok();
+      if (!s.ok() && s.message() != last_error) Log(err, 'E', "Control loop pass failed", "err=\"" + s.message() + "\"");
+      last_error = s.ok() ? "" : s.message();
+      std::this_thread::sleep_for(std::chrono::milliseconds(flags.loop_millis));
+    }
+  });
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    Log(err, 'I', "Shutting down", std::string("signal=\"") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + "\"");
+    stop = true;
+    httpd.Stop();
+  });
+  httpd.Serve();
+  stop = true;
+  control.join();
+  if (waiter.joinable()) {
+    pthread_kill(waiter.native_handle(), SIGTERM);
+    waiter.join();
+  }
+  Log(err, 'I', "Stopped");
+  return 0;
+}
+
+}  // namespace arbiter::cmd

@@ -1,0 +1,196 @@
+// PriorityClass validation, pod priority admission and ResourceQuota.
+#include "arbiter/api/admission.h"
+
+#include "arbiter/model/quantity.h"
+
+namespace arbiter::api {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int64_t kHighestUserPriority = 1'000'000'000;
+constexpr int64_t kSystemClusterCritical = 2'000'000'000;
+constexpr int64_t kSystemNodeCritical = 2'000'001'000;
+
+std::string NameOf(const Json& o) { return o["metadata"].value("name", ""); }
+
+Status ValidatePriorityClass(Json& pc, const Json* old, store::Store& store) {
+  const std::string name = NameOf(pc);
+  if (!pc.contains("value") || !pc["value"].is_number_integer()) {
+    return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name + "\" is invalid: value: Required value");
+  }
+  const int64_t value = pc["value"].get<int64_t>();
+  if (old == nullptr && name.starts_with("system-") && name != "system-cluster-critical" && name != "system-node-critical") {
+    return FailedPrecondition("priorityclasses.scheduling.k8s.io \"" + name +
+                              "\" is forbidden: priority class names with 'system-' prefix are reserved for system use only");
+  }
+  if (value > kHighestUserPriority && !name.starts_with("system-")) {
+    return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name +
+                           "\" is invalid: value: Invalid value: " + std::to_string(value) +
+                           ": must not be greater than 1000000000");
+  }
+  if (old != nullptr && (*old)["value"] != pc["value"]) {
+    return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name + "\" is invalid: value: Invalid value: " +
+                           std::to_string(value) + ": field is immutable");
+  }
+  const std::string policy = pc.value("preemptionPolicy", "PreemptLowerPriority");
+  if (policy != "PreemptLowerPriority" && policy != "Never") {
+    return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name + "\" is invalid: preemptionPolicy: Unsupported value: \"" +
+                           policy + "\": supported values: \"Never\", \"PreemptLowerPriority\"");
+  }
+  pc["preemptionPolicy"] = policy;
+  if (pc.value("globalDefault", false)) {
+    ARBITER_ASSIGN_OR_RETURN(list, store.List("priorityclasses", ""));
+    for (const auto& other : list.items) {
+      if (other.name != name && other.body.value("globalDefault", false)) {
+        return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name +
+                               "\" is invalid: globalDefault: Invalid value: true: globalDefault must be unique; "
+                               "PriorityClass \"" + other.name + "\" is already the global default");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+struct ResolvedPriority {
+  std::string class_name;
+  int64_t value = 0;
+  std::string policy = "PreemptLowerPriority";
+};
+
+StatusOr<ResolvedPriority> ResolvePriority(const Json& pod, store::Store& store) {
+  ResolvedPriority r;
+  const Json& spec = pod["spec"];
+  r.class_name = spec.value("priorityClassName", "");
+  if (r.class_name == "system-cluster-critical" || r.class_name == "system-node-critical") {
+    r.value = r.class_name == "system-node-critical" ? kSystemNodeCritical : kSystemClusterCritical;
+    return r;
+  }
+  if (!r.class_name.empty()) {
+    auto pc = store.Get("priorityclasses", "", r.class_name);
+    if (!pc.ok()) {
+      return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: no PriorityClass with name " + r.class_name +
+                                " was found");
+    }
+    r.value = pc->body.value("value", int64_t{0});
+    r.policy = pc->body.value("preemptionPolicy", "PreemptLowerPriority");
+    return r;
+  }
+  ARBITER_ASSIGN_OR_RETURN(list, store.List("priorityclasses", ""));
+  for (const auto& pc : list.items) {
+    if (pc.body.value("globalDefault", false)) {
+      r.class_name = pc.name;
+      r.value = pc.body.value("value", int64_t{0});
+      r.policy = pc.body.value("preemptionPolicy", "PreemptLowerPriority");
+      return r;
+    }
+  }
+  return r;
+}
+
+int64_t PodRequest(const Json& pod, const std::string& resource, bool milli) {
+  int64_t sum = 0;
+  for (const Json& c : pod["spec"].value("containers", Json::array())) {
+    const Json& req = c.value("resources", Json::object()).value("requests", Json::object());
+    if (req.contains(resource) && req[resource].is_string()) {
+      auto q = model::Quantity::Parse(req[resource].get<std::string>());
+      if (q.ok()) sum += milli ? q->milli() : q->value();
+    }
+  }
+  return sum;
+}
+
+bool InScope(const Json& quota, const std::string& class_name) {
+  const Json& sel = quota.value("spec", Json::object()).value("scopeSelector", Json::object());
+  for (const Json& e : sel.value("matchExpressions", Json::array())) {
+    if (e.value("scopeName", "") != "PriorityClass") continue;
+    const std::string op = e.value("operator", "");
+    const Json values = e.value("values", Json::array());
+    const bool listed = std::find(values.begin(), values.end(), Json(class_name)) != values.end();
+    if (op == "In" && !listed) return false;
+    if (op == "NotIn" && listed) return false;
+    if (op == "Exists" && class_name.empty()) return false;
+    if (op == "DoesNotExist" && !class_name.empty()) return false;
+  }
+  return true;
+}
+
+Status CheckQuotas(const Json& pod, const std::string& ns, store::Store& store) {
+  ARBITER_ASSIGN_OR_RETURN(quotas, store.List("resourcequotas", ns));
+  if (quotas.items.empty()) return Status::Ok();
+  ARBITER_ASSIGN_OR_RETURN(pods, store.List("pods", ns));
+  const std::string cls = pod["spec"].value("priorityClassName", "");
+  for (const auto& q : quotas.items) {
+    if (!InScope(q.body, cls)) continue;
+    const Json hard = q.body.value("spec", Json::object()).value("hard", Json::object());
+    struct Limit {
+      const char* key;
+      const char* resource;
+      bool milli;
+    };
+    for (const Limit& l : {Limit{"pods", "", false}, Limit{"requests.cpu", "cpu", true},
+                           Limit{"requests.memory", "memory", false}, Limit{"count/pods", "", false}}) {
+      if (!hard.contains(l.key) || !hard[l.key].is_string()) continue;
+      auto limit = model::Quantity::Parse(hard[l.key].get<std::string>());
+      if (!limit.ok()) continue;
+      const int64_t cap = l.milli ? limit->milli() : limit->value();
+      auto amount = [&](const Json& p) -> int64_t { return *l.resource ? PodRequest(p, l.resource, l.milli) : 1; };
+      int64_t used = 0;
+      for (const auto& p : pods.items) {
+        const std::string phase = p.body.value("status", Json::object()).value("phase", "");
+        if (phase == "Succeeded" || phase == "Failed") continue;
+        if (InScope(q.body, p.body["spec"].value("priorityClassName", ""))) used += amount(p.body);
+      }
+      const int64_t want = amount(pod);
+      if (used + want > cap) {
+        auto show = [&](int64_t v) { return l.milli ? std::to_string(v) + "m" : std::to_string(v); };
+        return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: exceeded quota: " + q.name +
+                                  ", requested: " + l.key + "=" + show(want) + ", used: " + l.key + "=" + show(used) +
+                                  ", limited: " + l.key + "=" + hard[l.key].get<std::string>());
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
+  if (!pod.contains("spec") || !pod["spec"].is_object()) pod["spec"] = Json::object();
+  Json& spec = pod["spec"];
+  if (old != nullptr) {
+    // Priority is decided once, at creation.
+    for (const char* k : {"priority", "priorityClassName", "preemptionPolicy"}) {
+      if ((*old)["spec"].contains(k)) {
+        spec[k] = (*old)["spec"][k];
+      } else {
+        spec.erase(k);
+      }
+    }
+    return Status::Ok();
+  }
+  ARBITER_ASSIGN_OR_RETURN(p, ResolvePriority(pod, store));
+  if (spec.contains("priority") && spec["priority"].is_number_integer() && spec["priority"].get<int64_t>() != p.value) {
+    return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: the integer value of priority (" +
+                              spec["priority"].dump() +
+                              ") must not be provided in pod spec; priority admission controller computed " +
+                              std::to_string(p.value) + " from the given PriorityClass name");
+  }
+  if (!p.class_name.empty()) spec["priorityClassName"] = p.class_name;
+  spec["priority"] = p.value;
+  if (!spec.contains("preemptionPolicy")) spec["preemptionPolicy"] = p.policy;
+  if (!spec.contains("schedulerName")) spec["schedulerName"] = "default-scheduler";
+  if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
+  return CheckQuotas(pod, pod["metadata"].value("namespace", "default"), store);
+}
+
+}  // namespace
+
+void InstallAdmission(ApiServer& server) {
+  server.AddAdmission([](const ResourceInfo& info, Json& object, const Json* old, store::Store& store) -> Status {
+    if (info.resource == "priorityclasses") return ValidatePriorityClass(object, old, store);
+    if (info.resource == "pods") return AdmitPod(object, old, store);
+    return Status::Ok();
+  });
+}
+
+}  // namespace arbiter::api

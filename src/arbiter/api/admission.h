@@ -1,0 +1,19 @@
+// Admission of `arbiter serve`, applied when objects are written:
+//   * PriorityClass validation: the 1e9 limit for user classes, reserved `system-` names, one
+//     globalDefault, an immutable value.
+//   * Pod priority admission, once at creation: the class named by priorityClassName (built-in
+//     system classes included) or the global default sets spec.priority and
+//     spec.preemptionPolicy; an unknown class, or a priority that disagrees with the class, is
+//     rejected. Later updates cannot change them.
+//   * ResourceQuota: `pods`, `requests.cpu` and `requests.memory` limits of quotas in the pod's
+//     namespace, with scopeSelector on PriorityClass (In, NotIn, Exists, DoesNotExist), so that
+//     an administrator can keep a namespace from creating pods of a high class.
+#pragma once
+
+#include "arbiter/api/server.h"
+
+namespace arbiter::api {
+
+void InstallAdmission(ApiServer& server);
+
+}  // namespace arbiter::api

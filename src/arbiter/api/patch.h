@@ -1,0 +1,27 @@
+// PATCH bodies: JSON merge patch (RFC 7386), JSON patch (RFC 6902), and the strategic merge
+// patch that kubectl apply, edit, label and annotate send.
+//
+// The strategic merge follows Kubernetes' rules for the fields Arbiter holds: lists of objects
+// with a merge key (containers and volumes by name, conditions by type, ...) merge element by
+// element; `$patch: delete` removes an element; `$deleteFromPrimitiveList/<field>` removes
+// values; `$setElementOrder` and `$retainKeys` directives are accepted and dropped; other lists
+// are replaced; null removes a key.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "arbiter/base/status.h"
+
+namespace arbiter::api {
+
+enum class PatchType { kMerge, kJson, kStrategic, kApply };
+
+// From the request's Content-Type; InvalidArgument (415 at the edge) for anything else.
+StatusOr<PatchType> PatchTypeOf(const std::string& content_type);
+
+// Applies `patch` to `target`; InvalidArgument with the reason when the patch cannot apply.
+StatusOr<nlohmann::json> ApplyPatch(const nlohmann::json& target, const nlohmann::json& patch, PatchType type);
+
+}  // namespace arbiter::api

@@ -1,0 +1,191 @@
+// The served resources and the discovery documents built from them.
+#include "arbiter/api/resources.h"
+
+#include <algorithm>
+
+namespace arbiter::api {
+
+namespace {
+
+std::vector<ResourceInfo> Build() {
+  return {
+      {"", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, {"status"}, true},
+      {"", "v1", "nodes", "node", "Node", false, {"no"}, {"status"}, true},
+      {"", "v1", "pods", "pod", "Pod", true, {"po"}, {"status", "binding", "eviction"}, true},
+      {"", "v1", "events", "event", "Event", true, {"ev"}, {}, false},
+      {"", "v1", "resourcequotas", "resourcequota", "ResourceQuota", true, {"quota"}, {"status"}, false},
+      {"scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", false, {"pc"}, {}, true},
+      {"scheduling.k8s.io", "v1beta1", "workloads", "workload", "Workload", true, {}, {"status"}, true},
+      {"scheduling.k8s.io", "v1beta1", "podgroups", "podgroup", "PodGroup", true, {}, {"status"}, true},
+      {"scheduling.k8s.io", "v1alpha3", "compositepodgroups", "compositepodgroup", "CompositePodGroup", true, {},
+       {"status"}, true},
+      {"policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true, {"pdb"},
+       {"status"}, true},
+      {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, {}, false},
+  };
+}
+
+// Groups in the order discovery lists them, each with its versions (preferred first).
+std::vector<std::pair<std::string, std::vector<std::string>>> Groups() {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& r : Resources()) {
+    if (r.group.empty()) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& g) { return g.first == r.group; });
+    if (it == out.end()) {
+      out.push_back({std::string(r.group), {}});
+      it = out.end() - 1;
+    }
+    if (std::find(it->second.begin(), it->second.end(), r.version) == it->second.end()) {
+      it->second.emplace_back(r.version);
+    }
+  }
+  return out;
+}
+
+Json GroupJson(const std::string& name, const std::vector<std::string>& versions) {
+  Json g = {{"name", name}, {"versions", Json::array()}};
+  for (const auto& v : versions) g["versions"].push_back({{"groupVersion", name + "/" + v}, {"version", v}});
+  g["preferredVersion"] = {{"groupVersion", name + "/" + versions.front()}, {"version", versions.front()}};
+  return g;
+}
+
+}  // namespace
+
+std::string ResourceInfo::ApiVersion() const {
+  return group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
+}
+
+bool ResourceInfo::HasSubresource(std::string_view s) const {
+  return std::find(subresources.begin(), subresources.end(), s) != subresources.end();
+}
+
+const std::vector<ResourceInfo>& Resources() {
+  static const std::vector<ResourceInfo> kResources = Build();
+  return kResources;
+}
+
+const ResourceInfo* FindResource(std::string_view group, std::string_view version, std::string_view resource) {
+  for (const auto& r : Resources()) {
+    if (r.group == group && r.version == version && r.resource == resource) return &r;
+  }
+  return nullptr;
+}
+
+const ResourceInfo* FindKind(std::string_view api_version, std::string_view kind) {
+  for (const auto& r : Resources()) {
+    if (r.kind == kind && r.ApiVersion() == api_version) return &r;
+  }
+  return nullptr;
+}
+
+Json CoreVersions() {
+  return {{"kind", "APIVersions"},
+          {"versions", {"v1"}},
+          {"serverAddressByClientCIDRs", {{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", ""}}}}};
+}
+
+Json GroupList() {
+  Json list = {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", Json::array()}};
+  for (const auto& [name, versions] : Groups()) list["groups"].push_back(GroupJson(name, versions));
+  return list;
+}
+
+Json GroupDocument(std::string_view group) {
+  for (const auto& [name, versions] : Groups()) {
+    if (name == group) {
+      Json g = GroupJson(name, versions);
+      g["kind"] = "APIGroup";
+      g["apiVersion"] = "v1";
+      return g;
+    }
+  }
+  return nullptr;
+}
+
+Json OpenApiIndex() {
+  Json paths = Json::object();
+  paths["api/v1"] = {{"serverRelativeURL", "/openapi/v3/api/v1?hash=arbiter"}};
+  for (const auto& [name, versions] : Groups()) {
+    for (const auto& v : versions) {
+      const std::string key = "apis/" + name + "/" + v;
+      paths[key] = {{"serverRelativeURL", "/openapi/v3/" + key + "?hash=arbiter"}};
+    }
+  }
+  return {{"paths", paths}};
+}
+
+Json OpenApiDocument(std::string_view group, std::string_view version) {
+  Json schemas = Json::object();
+  bool any = false;
+  for (const auto& r : Resources()) {
+    if (r.group != group || r.version != version) continue;
+    any = true;
+    const std::string prefix = group.empty() ? "io.k8s.api.core." + std::string(version) + "."
+                                             : "dev.arbiter." + std::string(group) + "." + std::string(version) + ".";
+    for (const std::string& kind : {std::string(r.kind), std::string(r.kind) + "List"}) {
+      schemas[prefix + kind] = {
+          {"type", "object"},
+          {"x-kubernetes-preserve-unknown-fields", true},
+          {"x-kubernetes-group-version-kind", {{{"group", r.group}, {"version", r.version}, {"kind", kind}}}}};
+    }
+  }
+  if (!any) return nullptr;
+  // The create and patch operations, so that kubectl sees that the server validates fields
+  // itself (fieldValidation) and leaves validation to it.
+  Json paths = Json::object();
+  for (const auto& r : Resources()) {
+    if (r.group != group || r.version != version) continue;
+    const std::string base = (group.empty() ? "/api/" : "/apis/" + std::string(group) + "/") + std::string(version) +
+                             (r.namespaced ? "/namespaces/{namespace}/" : "/") + std::string(r.resource);
+    const Json gvk = {{"group", r.group}, {"version", r.version}, {"kind", r.kind}};
+    const Json params = Json::array({{{"name", "fieldValidation"}, {"in", "query"}, {"schema", {{"type", "string"}}}},
+                                     {{"name", "dryRun"}, {"in", "query"}, {"schema", {{"type", "string"}}}}});
+    const Json op = {{"x-kubernetes-group-version-kind", gvk}, {"parameters", params}, {"responses", Json::object()}};
+    paths[base] = {{"post", op}};
+    paths[base + "/{name}"] = {{"patch", op}, {"put", op}};
+  }
+  return {{"openapi", "3.0.0"},
+          {"info", {{"title", "Arbiter"}, {"version", "v1.32.0-arbiter"}}},
+          {"paths", paths},
+          {"components", {{"schemas", schemas}}}};
+}
+
+Json ResourceList(std::string_view group, std::string_view version) {
+  Json list = {{"kind", "APIResourceList"},
+               {"apiVersion", "v1"},
+               {"groupVersion", group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version)},
+               {"resources", Json::array()}};
+  bool any = false;
+  for (const auto& r : Resources()) {
+    if (r.group != group || r.version != version) continue;
+    any = true;
+    Json verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
+    Json entry = {{"name", r.resource},   {"singularName", r.singular}, {"namespaced", r.namespaced},
+                  {"kind", r.kind},       {"verbs", verbs}};
+    if (!r.short_names.empty()) {
+      entry["shortNames"] = Json::array();
+      for (auto s : r.short_names) entry["shortNames"].push_back(s);
+    }
+    if (r.resource == "pods") entry["categories"] = {"all"};
+    list["resources"].push_back(entry);
+    for (auto sub : r.subresources) {
+      Json sub_verbs = sub == "status" ? Json{"get", "patch", "update"} : Json{"create"};
+      std::string kind = sub == "binding" ? "Binding" : sub == "eviction" ? "Eviction" : std::string(r.kind);
+      std::string gv = sub == "eviction" ? "policy/v1" : "";
+      Json s = {{"name", std::string(r.resource) + "/" + std::string(sub)},
+                {"singularName", ""},
+                {"namespaced", r.namespaced},
+                {"kind", kind},
+                {"verbs", sub_verbs}};
+      if (!gv.empty()) {
+        s["group"] = "policy";
+        s["version"] = "v1";
+      }
+      list["resources"].push_back(s);
+    }
+  }
+  if (!any) return nullptr;
+  return list;
+}
+
+}  // namespace arbiter::api

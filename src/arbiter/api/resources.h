@@ -1,0 +1,52 @@
+// The resources `arbiter serve` exposes: which group/version each belongs to, its kind, scope,
+// short names and subresources, and the discovery documents kubectl reads (/api, /apis and the
+// per-group-version resource lists).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace arbiter::api {
+
+using Json = nlohmann::json;
+
+struct ResourceInfo {
+  std::string_view group;     // "" for the core group
+  std::string_view version;
+  std::string_view resource;  // plural, lower case; also the store's resource key
+  std::string_view singular;
+  std::string_view kind;
+  bool namespaced = true;
+  std::vector<std::string_view> short_names;
+  std::vector<std::string_view> subresources;  // "status", "binding", "eviction"
+  // Validated through the manifest decoder (the kinds the engine models) rather than accepted
+  // as any object.
+  bool decoded = false;
+
+  std::string ApiVersion() const;  // "v1" or "group/version"
+  bool HasSubresource(std::string_view s) const;
+};
+
+// Every served resource, in a fixed order.
+const std::vector<ResourceInfo>& Resources();
+// The resource served under group/version with that plural name, or null.
+const ResourceInfo* FindResource(std::string_view group, std::string_view version, std::string_view resource);
+// The resource of a kind under an apiVersion, or null.
+const ResourceInfo* FindKind(std::string_view api_version, std::string_view kind);
+
+// Discovery documents.
+Json CoreVersions();                                // GET /api
+Json GroupList();                                   // GET /apis
+Json ResourceList(std::string_view group, std::string_view version);  // null if not served
+Json GroupDocument(std::string_view group);         // GET /apis/{group}; null if not served
+// OpenAPI v3: the index of group versions (GET /openapi/v3), and one group version's document
+// (GET /openapi/v3/api/v1, /openapi/v3/apis/{group}/{version}; null if not served). Schemas
+// name each kind (x-kubernetes-group-version-kind) and keep unknown fields: the server checks
+// objects itself, with errors that name the field.
+Json OpenApiIndex();
+Json OpenApiDocument(std::string_view group, std::string_view version);
+
+}  // namespace arbiter::api

@@ -1,0 +1,41 @@
+// Label and field selectors of list and watch requests (`?labelSelector=`, `?fieldSelector=`),
+// parsed as kube-apiserver parses them, and matched against objects in their wire form.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arbiter/base/status.h"
+
+namespace arbiter::api {
+
+struct Requirement {
+  enum class Op { kEquals, kNotEquals, kIn, kNotIn, kExists, kDoesNotExist };
+  std::string key;
+  Op op = Op::kEquals;
+  std::vector<std::string> values;
+};
+
+class Selector {
+ public:
+  // "a=b,c!=d,e in (f,g),h notin (i),j,!k"; an empty text selects everything.
+  static StatusOr<Selector> ParseLabels(const std::string& text);
+  // "spec.nodeName=n1,status.phase!=Running"; only the fields listed by SupportedFields.
+  static StatusOr<Selector> ParseFields(const std::string& text, const std::string& resource);
+
+  bool MatchesLabels(const nlohmann::json& object) const;
+  bool MatchesFields(const nlohmann::json& object) const;
+  bool empty() const { return requirements_.empty(); }
+
+ private:
+  std::vector<Requirement> requirements_;
+};
+
+// The field selectors a resource supports: metadata.name and metadata.namespace everywhere,
+// spec.nodeName and status.phase for pods, spec.unschedulable for nodes, involvedObject.* and
+// reason/type for events.
+std::vector<std::string> SupportedFields(const std::string& resource);
+
+}  // namespace arbiter::api

@@ -1,0 +1,781 @@
+// Request handling of the Kubernetes-compatible API.
+#include "arbiter/api/server.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "arbiter/api/patch.h"
+#include "arbiter/api/tables.h"
+#include "arbiter/manifest/loader.h"
+
+namespace arbiter::api {
+
+using Json = nlohmann::json;
+
+namespace {
+
+std::vector<std::string> Split(const std::string& path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < path.size()) {
+    const size_t j = path.find('/', i);
+    const std::string part = path.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    if (!part.empty()) out.push_back(part);
+    if (j == std::string::npos) break;
+    i = j + 1;
+  }
+  return out;
+}
+
+Response JsonResponse(int code, const Json& body) {
+  Response r;
+  r.code = code;
+  r.body = body.dump();
+  return r;
+}
+
+const char* ReasonFor(int code) {
+  switch (code) {
+    case 400: return "BadRequest";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "NotFound";
+    case 405: return "MethodNotAllowed";
+    case 406: return "NotAcceptable";
+    case 409: return "Conflict";
+    case 410: return "Expired";
+    case 413: return "RequestEntityTooLarge";
+    case 415: return "UnsupportedMediaType";
+    case 422: return "Invalid";
+    case 429: return "TooManyRequests";
+    case 503: return "ServiceUnavailable";
+    default: return "InternalError";
+  }
+}
+
+Response Error(int code, const std::string& message, const std::string& kind = "", const std::string& name = "") {
+  std::string reason = ReasonFor(code);
+  if (code == 409 && message.find("already exists") != std::string::npos) reason = "AlreadyExists";
+  return JsonResponse(code, StatusBody(code, reason, message, kind, name));
+}
+
+Response Error(const Status& s, const std::string& kind = "", const std::string& name = "") {
+  return Error(StatusToHttp(s), s.message(), kind, name);
+}
+
+// YAML (server-side apply bodies) to JSON, scalars typed as YAML 1.2's core schema reads them.
+Json YamlToJson(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      Json o = Json::object();
+      for (auto it = n.begin(); it != n.end(); ++it) o[it->first.as<std::string>()] = YamlToJson(it->second);
+      return o;
+    }
+    case YAML::NodeType::Sequence: {
+      Json a = Json::array();
+      for (const auto& e : n) a.push_back(YamlToJson(e));
+      return a;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& s = n.Scalar();
+      if (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str") return s;  // quoted
+      if (s == "true" || s == "True") return true;
+      if (s == "false" || s == "False") return false;
+      if (s == "null" || s == "~") return nullptr;
+      char* end = nullptr;
+      const long long i = std::strtoll(s.c_str(), &end, 10);
+      if (!s.empty() && end != nullptr && *end == '\0') return i;
+      const double d = std::strtod(s.c_str(), &end);
+      if (!s.empty() && end != nullptr && *end == '\0' && s.find_first_of(".eE") != std::string::npos) return d;
+      return s;
+    }
+    default: return nullptr;
+  }
+}
+
+StatusOr<Json> ParseBody(const Request& r) {
+  const std::string ct = r.headers.count("content-type") ? r.headers.at("content-type") : "application/json";
+  try {
+    if (ct.find("yaml") != std::string::npos) {
+      const YAML::Node n = YAML::Load(r.body);
+      return YamlToJson(n);
+    }
+    return Json::parse(r.body);
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("the request body is not valid ") +
+                           (ct.find("yaml") != std::string::npos ? "YAML" : "JSON") + ": " + e.what());
+  }
+}
+
+bool WantsTable(const Request& r) {
+  auto it = r.headers.find("accept");
+  return it != r.headers.end() && it->second.find("as=Table") != std::string::npos;
+}
+
+std::string QueryOr(const Request& r, const std::string& k, const std::string& fallback = "") {
+  auto it = r.query.find(k);
+  return it == r.query.end() ? fallback : it->second;
+}
+
+int64_t ParseRevision(const std::string& s) {
+  if (s.empty()) return 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  return end != nullptr && *end == '\0' && v > 0 ? v : -1;
+}
+
+std::string ObjectName(const Json& o) {
+  if (o.contains("metadata") && o["metadata"].is_object() && o["metadata"].contains("name") &&
+      o["metadata"]["name"].is_string()) {
+    return o["metadata"]["name"].get<std::string>();
+  }
+  return "";
+}
+
+// Copies what the server owns (uid, creationTimestamp, generation, deletion marks) from the
+// stored object into an incoming replacement.
+void KeepServerFields(Json& incoming, const Json& stored) {
+  Json& md = incoming["metadata"];
+  for (const char* k : {"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"}) {
+    if (stored["metadata"].contains(k)) {
+      md[k] = stored["metadata"][k];
+    } else {
+      md.erase(k);
+    }
+  }
+}
+
+}  // namespace
+
+int StatusToHttp(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument: return 422;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kAlreadyExists: return 409;
+    case StatusCode::kConflict: return 409;
+    case StatusCode::kGone: return 410;
+    case StatusCode::kFailedPrecondition: return 403;
+    case StatusCode::kOutOfRange: return 400;
+    case StatusCode::kUnavailable: return 503;
+    case StatusCode::kInternal: return 500;
+  }
+  return 500;
+}
+
+Json StatusBody(int code, const std::string& reason, const std::string& message, const std::string& kind,
+                const std::string& name) {
+  Json s = {{"kind", "Status"},       {"apiVersion", "v1"}, {"metadata", Json::object()}, {"status", "Failure"},
+            {"message", message},     {"reason", reason},   {"code", code}};
+  if (!kind.empty() || !name.empty()) s["details"] = {{"name", name}, {"kind", kind}};
+  return s;
+}
+
+struct ApiServer::Target {
+  const ResourceInfo* info = nullptr;
+  std::string ns;
+  std::string name;
+  std::string sub;
+  bool watch_prefix = false;
+};
+
+ApiServer::ApiServer(store::Store& store, const Clock& clock, uint64_t seed, Options options)
+    : store_(store), clock_(clock), options_(std::move(options)), rng_(seed) {}
+
+std::string ApiServer::NewUid() {
+  std::lock_guard<std::mutex> lock(rng_mu_);
+  const uint64_t a = rng_.Next(), b = rng_.Next();
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
+                static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
+                static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return buf;
+}
+
+std::string ApiServer::Now() const { return FormatRfc3339(clock_.Now() / kSecond * kSecond); }
+
+Response ApiServer::Discovery(const Request& r, bool* handled) {
+  *handled = true;
+  const std::vector<std::string> s = Split(r.path);
+  if (r.method == "GET") {
+    if (s.size() == 1 && s[0] == "api") return JsonResponse(200, CoreVersions());
+    if (s.size() == 2 && s[0] == "api" && s[1] == "v1") return JsonResponse(200, ResourceList("", "v1"));
+    if (s.size() == 1 && s[0] == "apis") return JsonResponse(200, GroupList());
+    if (s.size() == 2 && s[0] == "apis") {
+      Json g = GroupDocument(s[1]);
+      if (!g.is_null()) return JsonResponse(200, g);
+    }
+    if (s.size() == 3 && s[0] == "apis") {
+      Json l = ResourceList(s[1], s[2]);
+      if (!l.is_null()) return JsonResponse(200, l);
+      return Error(404, "the server could not find the requested resource");
+    }
+    if (s.size() == 2 && s[0] == "openapi" && s[1] == "v3") return JsonResponse(200, OpenApiIndex());
+    if (s.size() >= 3 && s[0] == "openapi" && s[1] == "v3") {
+      Json doc = s.size() == 4 && s[2] == "api" ? OpenApiDocument("", s[3])
+                 : s.size() == 5 && s[2] == "apis" ? OpenApiDocument(s[3], s[4])
+                                                   : Json(nullptr);
+      if (!doc.is_null()) return JsonResponse(200, doc);
+      return Error(404, "no OpenAPI document for " + r.path);
+    }
+    if (s.size() == 1 && s[0] == "version") {
+      return JsonResponse(200, {{"major", "1"},
+                                {"minor", "32"},
+                                {"gitVersion", options_.version},
+                                {"platform", "linux/amd64"},
+                                {"goVersion", "n/a"},
+                                {"compiler", "g++"}});
+    }
+  }
+  *handled = false;
+  return {};
+}
+
+Response ApiServer::Handle(const Request& r) {
+  if (r.body.size() > options_.max_body_bytes) {
+    return Error(413, "the request body is " + std::to_string(r.body.size()) + " bytes; the limit is " +
+                          std::to_string(options_.max_body_bytes));
+  }
+  bool handled = false;
+  Response d = Discovery(r, &handled);
+  if (handled) return d;
+
+  const std::vector<std::string> s = Split(r.path);
+  std::string group, version;
+  size_t at = 0;
+  if (s.size() >= 2 && s[0] == "api" && s[1] == "v1") {
+    version = "v1";
+    at = 2;
+  } else if (s.size() >= 3 && s[0] == "apis") {
+    group = s[1];
+    version = s[2];
+    at = 3;
+  } else {
+    return Error(404, "the server could not find the requested resource (" + r.path + ")");
+  }
+  std::vector<std::string> rest(s.begin() + static_cast<long>(at), s.end());
+  Target t;
+  if (!rest.empty() && rest[0] == "watch") {
+    t.watch_prefix = true;
+    rest.erase(rest.begin());
+  }
+  if (rest.empty()) return Error(404, "the server could not find the requested resource (" + r.path + ")");
+  if (rest[0] == "namespaces" && rest.size() >= 3) {
+    if (const ResourceInfo* info = FindResource(group, version, rest[2]); info != nullptr && info->namespaced) {
+      t.info = info;
+      t.ns = rest[1];
+      if (rest.size() > 3) t.name = rest[3];
+      if (rest.size() > 4) t.sub = rest[4];
+      if (rest.size() > 5) return Error(404, "the server could not find the requested resource (" + r.path + ")");
+    }
+  }
+  if (t.info == nullptr) {
+    t.info = FindResource(group, version, rest[0]);
+    if (t.info == nullptr) {
+      return Error(404, "the server could not find the requested resource (" + r.path + ")");
+    }
+    if (rest.size() > 1) t.name = rest[1];
+    if (rest.size() > 2) t.sub = rest[2];
+    if (rest.size() > 3) return Error(404, "the server could not find the requested resource (" + r.path + ")");
+    if (t.info->namespaced && !t.name.empty()) {
+      return Error(404, "the server could not find the requested resource (" + r.path + "): " +
+                            std::string(t.info->resource) + " are namespaced");
+    }
+  }
+  if (!t.sub.empty() && !t.info->HasSubresource(t.sub)) {
+    return Error(404, std::string(t.info->resource) + " have no subresource \"" + t.sub + "\"");
+  }
+  const bool watch = t.watch_prefix || QueryOr(r, "watch") == "true" || QueryOr(r, "watch") == "1";
+  if (r.method == "GET") {
+    if (t.name.empty()) return watch ? Watch(r, t) : List(r, t);
+    return Get(r, t);
+  }
+  if (r.method == "POST") {
+    if (t.name.empty()) return Create(r, t);
+    if (t.sub == "binding") return Bind(r, t);
+    if (t.sub == "eviction") return Evict(r, t);
+  }
+  if (r.method == "PUT" && !t.name.empty() && (t.sub.empty() || t.sub == "status")) return Update(r, t);
+  if (r.method == "PATCH" && !t.name.empty() && (t.sub.empty() || t.sub == "status")) return Patch(r, t);
+  if (r.method == "DELETE" && !t.name.empty() && t.sub.empty()) return Delete(r, t);
+  return Error(405, "the server does not allow " + r.method + " on " + r.path);
+}
+
+Response ApiServer::Get(const Request& r, const Target& t) {
+  auto o = store_.Get(std::string(t.info->resource), t.ns, t.name);
+  if (!o.ok()) {
+    return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
+                 t.name);
+  }
+  if (WantsTable(r)) return JsonResponse(200, ToTable(std::string(t.info->resource), {&o->body}, clock_.Now()));
+  return JsonResponse(200, o->body);
+}
+
+Response ApiServer::List(const Request& r, const Target& t) {
+  auto labels = Selector::ParseLabels(QueryOr(r, "labelSelector"));
+  if (!labels.ok()) return Error(400, labels.status().message());
+  auto fields = Selector::ParseFields(QueryOr(r, "fieldSelector"), std::string(t.info->resource));
+  if (!fields.ok()) return Error(400, fields.status().message());
+  auto list = store_.List(std::string(t.info->resource), t.ns);
+  if (!list.ok()) return Error(list.status());
+  std::vector<const Json*> items;
+  for (const auto& o : list->items) {
+    if (labels->MatchesLabels(o.body) && fields->MatchesFields(o.body)) items.push_back(&o.body);
+  }
+  const std::string rv = std::to_string(list->revision);
+  if (WantsTable(r)) {
+    Json table = ToTable(std::string(t.info->resource), items, clock_.Now());
+    table["metadata"]["resourceVersion"] = rv;
+    return JsonResponse(200, table);
+  }
+  Json out = {{"kind", std::string(t.info->kind) + "List"},
+              {"apiVersion", t.info->ApiVersion()},
+              {"metadata", {{"resourceVersion", rv}}},
+              {"items", Json::array()}};
+  for (const Json* o : items) out["items"].push_back(*o);
+  return JsonResponse(200, out);
+}
+
+bool ApiServer::Selected(const WatchStream& w, const Json& object) {
+  return w.labels.MatchesLabels(object) && w.fields.MatchesFields(object);
+}
+
+std::string ApiServer::WatchLine(const WatchStream& w, const store::Event& e) const {
+  Json object = e.object.body;
+  if (w.as_table) object = ToTable(w.resource, {&e.object.body}, clock_.Now());
+  return Json{{"type", store::EventTypeName(e.type)}, {"object", object}}.dump() + "\n";
+}
+
+Response ApiServer::Watch(const Request& r, const Target& t) {
+  auto labels = Selector::ParseLabels(QueryOr(r, "labelSelector"));
+  if (!labels.ok()) return Error(400, labels.status().message());
+  auto fields = Selector::ParseFields(QueryOr(r, "fieldSelector"), std::string(t.info->resource));
+  if (!fields.ok()) return Error(400, fields.status().message());
+  auto w = std::make_shared<WatchStream>();
+  w->resource = std::string(t.info->resource);
+  w->labels = *labels;
+  w->fields = *fields;
+  w->as_table = WantsTable(r);
+  if (auto ts = QueryOr(r, "timeoutSeconds"); !ts.empty()) w->timeout_seconds = std::max<int64_t>(1, ParseRevision(ts));
+  const std::string rv = QueryOr(r, "resourceVersion");
+  int64_t from = ParseRevision(rv);
+  if (from < 0 && rv != "0") return Error(400, "resourceVersion \"" + rv + "\" is not a revision");
+  if (rv.empty() || rv == "0") {
+    // No revision: the current state as ADDED events, then what follows.
+    auto list = store_.List(w->resource, t.ns);
+    if (!list.ok()) return Error(list.status());
+    w->initial = std::move(list->items);
+    from = list->revision;
+  }
+  auto watch = store_.WatchFrom(w->resource, t.ns, from);
+  if (!watch.ok()) {
+    if (watch.status().code() == StatusCode::kGone) {
+      return Error(410, "too old resource version: " + rv + " (" + watch.status().message() + ")");
+    }
+    return Error(watch.status());
+  }
+  w->watch = std::move(*watch);
+  Response out;
+  out.watch = std::move(w);
+  return out;
+}
+
+Status ApiServer::Validate(const ResourceInfo& info, Json& object, const Json* old, const std::string& ns,
+                           const std::string& name) {
+  if (!object.is_object()) return InvalidArgument("the body must be a JSON object");
+  if (object.contains("kind") && object["kind"] != info.kind) {
+    return Status(StatusCode::kOutOfRange, "the body is a " + object["kind"].dump() + ", not a " + std::string(info.kind));
+  }
+  if (object.contains("apiVersion") && object["apiVersion"] != info.ApiVersion()) {
+    return Status(StatusCode::kOutOfRange, "the body's apiVersion is " + object["apiVersion"].dump() + ", not " +
+                                               info.ApiVersion());
+  }
+  object["kind"] = info.kind;
+  object["apiVersion"] = info.ApiVersion();
+  if (!object.contains("metadata") || !object["metadata"].is_object()) object["metadata"] = Json::object();
+  Json& md = object["metadata"];
+  if (md.contains("namespace") && info.namespaced && md["namespace"] != ns) {
+    return Status(StatusCode::kOutOfRange,
+                  "the namespace of the provided object does not match the namespace sent on the request");
+  }
+  if (info.namespaced) {
+    md["namespace"] = ns;
+  } else {
+    md.erase("namespace");
+  }
+  if (!name.empty() && ObjectName(object) != name) {
+    return Status(StatusCode::kOutOfRange, "the name of the object (" + ObjectName(object) +
+                                               ") does not match the name on the URL (" + name + ")");
+  }
+  if (info.decoded) {
+    // The engine's own decoder is the schema: wrong types and invalid values are caught here,
+    // with the field named.
+    manifest::LoadResult decoded = manifest::DecodeEach({{"request", object.dump()}});
+    if (!decoded.ok()) {
+      std::string msg;
+      for (const auto& e : decoded.errors) {
+        std::string line = e;
+        if (line.starts_with("request: document 1: ")) line = line.substr(std::string("request: document 1: ").size());
+        msg += (msg.empty() ? "" : "; ") + line;
+      }
+      return InvalidArgument(std::string(info.kind) + " \"" + ObjectName(object) + "\" is invalid: " + msg);
+    }
+  }
+  return RunAdmission(info, object, old);
+}
+
+Status ApiServer::RunAdmission(const ResourceInfo& info, Json& object, const Json* old) {
+  for (const auto& hook : admission_) ARBITER_RETURN_IF_ERROR(hook(info, object, old, store_));
+  return Status::Ok();
+}
+
+Response ApiServer::Create(const Request& r, const Target& t) {
+  if (t.info->namespaced && t.ns.empty()) {
+    return Error(405, "create " + std::string(t.info->resource) + " in a namespace: POST to /namespaces/NS/" +
+                          std::string(t.info->resource));
+  }
+  auto body = ParseBody(r);
+  if (!body.ok()) return Error(400, body.status().message());
+  Json object = std::move(*body);
+  if (!object.is_object()) return Error(400, "the request body must be an object");
+  if (!object.contains("metadata") || !object["metadata"].is_object()) object["metadata"] = Json::object();
+  Json& md = object["metadata"];
+  if (ObjectName(object).empty()) {
+    if (md.contains("generateName") && md["generateName"].is_string() && !md["generateName"].get<std::string>().empty()) {
+      std::string suffix;
+      {
+        std::lock_guard<std::mutex> lock(rng_mu_);
+        static const char kChars[] = "bcdfghjklmnpqrstvwxz2456789";
+        for (int i = 0; i < 5; ++i) suffix += kChars[rng_.Uniform(sizeof kChars - 1)];
+      }
+      md["name"] = md["generateName"].get<std::string>() + suffix;
+    } else {
+      return Error(422, std::string(t.info->kind) + " is invalid: metadata.name: Required value: name or generateName is required",
+                   std::string(t.info->resource));
+    }
+  }
+  const std::string name = ObjectName(object);
+  if (md.contains("resourceVersion") && !md["resourceVersion"].get<std::string>().empty()) {
+    return Error(422, std::string(t.info->kind) + " \"" + name + "\" is invalid: metadata.resourceVersion: "
+                      "Invalid value: resourceVersion should not be set on objects to be created");
+  }
+  if (t.info->namespaced) {
+    if (!store_.Get("namespaces", "", t.ns).ok()) {
+      return Error(404, "namespaces \"" + t.ns + "\" not found", "namespaces", t.ns);
+    }
+  }
+  md["uid"] = NewUid();
+  md["creationTimestamp"] = Now();
+  md.erase("deletionTimestamp");
+  md.erase("deletionGracePeriodSeconds");
+  if (object.contains("spec")) md["generation"] = 1;
+  if (t.info->resource == "pods") {
+    if (!object.contains("status") || !object["status"].is_object()) object["status"] = Json::object();
+    if (!object["status"].contains("phase")) object["status"]["phase"] = "Pending";
+  }
+  if (t.info->resource == "namespaces") {
+    object["status"] = {{"phase", "Active"}};
+  }
+  if (Status v = Validate(*t.info, object, nullptr, t.ns, ""); !v.ok()) {
+    return Error(v, std::string(t.info->resource), name);
+  }
+  auto created = store_.Create(std::string(t.info->resource), t.ns, name, object);
+  if (!created.ok()) {
+    if (created.status().code() == StatusCode::kAlreadyExists) {
+      return Error(409, std::string(t.info->resource) + " \"" + name + "\" already exists",
+                   std::string(t.info->resource), name);
+    }
+    return Error(created.status());
+  }
+  return JsonResponse(201, created->body);
+}
+
+Response ApiServer::Update(const Request& r, const Target& t) {
+  auto body = ParseBody(r);
+  if (!body.ok()) return Error(400, body.status().message());
+  Json object = std::move(*body);
+  if (!object.is_object()) return Error(400, "the request body must be an object");
+  auto current = store_.Get(std::string(t.info->resource), t.ns, t.name);
+  if (!current.ok()) {
+    return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
+                 t.name);
+  }
+  int64_t expected = 0;
+  if (object.contains("metadata") && object["metadata"].is_object() && object["metadata"].contains("resourceVersion")) {
+    const Json& rv = object["metadata"]["resourceVersion"];
+    expected = rv.is_string() ? ParseRevision(rv.get<std::string>()) : -1;
+    if (expected < 0) return Error(400, "metadata.resourceVersion must be a revision string");
+  }
+  if (t.sub == "status") {
+    // The status subresource changes only the status.
+    Json next = current->body;
+    next["status"] = object.contains("status") ? object["status"] : Json::object();
+    object = std::move(next);
+  } else if (t.info->HasSubresource("status") && current->body.contains("status")) {
+    object["status"] = current->body["status"];  // the main resource does not change the status
+  }
+  if (!object.contains("metadata") || !object["metadata"].is_object()) object["metadata"] = Json::object();
+  KeepServerFields(object, current->body);
+  if (object.contains("spec") && current->body.contains("spec") && object["spec"] != current->body["spec"]) {
+    object["metadata"]["generation"] = current->body["metadata"].value("generation", int64_t{1}) + 1;
+  }
+  if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
+    return Error(v, std::string(t.info->resource), t.name);
+  }
+  auto updated = store_.Update(std::string(t.info->resource), t.ns, t.name, object, expected);
+  if (!updated.ok()) {
+    if (updated.status().code() == StatusCode::kConflict) {
+      return Error(409, "Operation cannot be fulfilled on " + std::string(t.info->resource) + " \"" + t.name +
+                            "\": the object has been modified; please apply your changes to the latest version and try again",
+                   std::string(t.info->resource), t.name);
+    }
+    return Error(updated.status(), std::string(t.info->resource), t.name);
+  }
+  return JsonResponse(200, updated->body);
+}
+
+Response ApiServer::Patch(const Request& r, const Target& t) {
+  const std::string ct = r.headers.count("content-type") ? r.headers.at("content-type") : "";
+  auto type = PatchTypeOf(ct);
+  if (!type.ok()) return Error(415, type.status().message());
+  auto patch = ParseBody(r);
+  if (!patch.ok()) return Error(400, patch.status().message());
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto current = store_.Get(std::string(t.info->resource), t.ns, t.name);
+    if (!current.ok()) {
+      if (*type == PatchType::kApply && t.sub.empty()) {
+        // Server-side apply of an absent object creates it.
+        Request create = r;
+        create.body = patch->dump();
+        create.headers["content-type"] = "application/json";
+        Target ct_target = t;
+        ct_target.name.clear();
+        return Create(create, ct_target);
+      }
+      return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found",
+                   std::string(t.info->resource), t.name);
+    }
+    auto next = ApplyPatch(current->body, *patch, *type);
+    if (!next.ok()) return Error(422, next.status().message(), std::string(t.info->resource), t.name);
+    Json object = std::move(*next);
+    int64_t expected = current->revision;
+    // A resourceVersion in the patch is a precondition, as upstream.
+    if (patch->is_object() && patch->contains("metadata") && (*patch)["metadata"].is_object() &&
+        (*patch)["metadata"].contains("resourceVersion") && (*patch)["metadata"]["resourceVersion"].is_string()) {
+      expected = ParseRevision((*patch)["metadata"]["resourceVersion"].get<std::string>());
+      if (expected != current->revision) {
+        return Error(409, "Operation cannot be fulfilled on " + std::string(t.info->resource) + " \"" + t.name +
+                              "\": the object has been modified; please apply your changes to the latest version and try again",
+                     std::string(t.info->resource), t.name);
+      }
+    }
+    if (!object.is_object()) return Error(422, "the patched object is not an object");
+    if (t.sub == "status") {
+      Json keep = current->body;
+      keep["status"] = object.contains("status") ? object["status"] : Json::object();
+      object = std::move(keep);
+    } else if (t.info->HasSubresource("status") && current->body.contains("status") &&
+               !(t.info->resource == "nodes" || t.info->resource == "namespaces")) {
+      object["status"] = current->body["status"];
+    }
+    if (!object.contains("metadata") || !object["metadata"].is_object()) object["metadata"] = Json::object();
+    KeepServerFields(object, current->body);
+    object["metadata"]["resourceVersion"] = std::to_string(current->revision);
+    if (object.contains("spec") && current->body.contains("spec") && object["spec"] != current->body["spec"]) {
+      object["metadata"]["generation"] = current->body["metadata"].value("generation", int64_t{1}) + 1;
+    }
+    if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
+      return Error(v, std::string(t.info->resource), t.name);
+    }
+    auto updated = store_.Update(std::string(t.info->resource), t.ns, t.name, object, expected);
+    if (updated.ok()) return JsonResponse(200, updated->body);
+    if (updated.status().code() != StatusCode::kConflict) return Error(updated.status());
+    // Someone wrote in between: patch the newer object.
+  }
+  return Error(409, "Operation cannot be fulfilled on " + std::string(t.info->resource) + " \"" + t.name +
+                        "\": the object keeps changing; try again", std::string(t.info->resource), t.name);
+}
+
+StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const std::string& ns,
+                                                const std::string& name, std::optional<int64_t> grace,
+                                                int64_t expected_revision) {
+  const std::string resource(info.resource);
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    ARBITER_ASSIGN_OR_RETURN(current, store_.Get(resource, ns, name));
+    if (expected_revision > 0 && current.revision != expected_revision) {
+      return Conflict("the object has been modified");
+    }
+    const Json& body = current.body;
+    const bool bound = body.contains("spec") && body["spec"].is_object() && body["spec"].contains("nodeName") &&
+                       body["spec"]["nodeName"].is_string() && !body["spec"]["nodeName"].get<std::string>().empty();
+    const bool terminal = body.contains("status") && body["status"].is_object() &&
+                          (body["status"].value("phase", "") == "Succeeded" || body["status"].value("phase", "") == "Failed");
+    int64_t g = grace.value_or(body.contains("spec") && body["spec"].is_object()
+                                   ? body["spec"].value("terminationGracePeriodSeconds", int64_t{30})
+                                   : int64_t{30});
+    if (info.resource != "pods" || !bound || terminal || g <= 0) {
+      auto deleted = store_.Delete(resource, ns, name, current.revision);
+      if (deleted.ok() || deleted.status().code() != StatusCode::kConflict || expected_revision > 0) return deleted;
+      continue;
+    }
+    // A running pod terminates first: the node finishes the deletion after the grace period.
+    Json next = body;
+    const Timestamp deadline = clock_.Now() / kSecond * kSecond + g * kSecond;
+    if (next["metadata"].contains("deletionTimestamp")) {
+      // Already terminating: a shorter grace period brings the deadline forward, never back.
+      auto existing = ParseRfc3339(next["metadata"]["deletionTimestamp"].get<std::string>());
+      if (existing.ok() && *existing <= deadline) return current;
+    }
+    next["metadata"]["deletionTimestamp"] = FormatRfc3339(deadline);
+    next["metadata"]["deletionGracePeriodSeconds"] = g;
+    auto updated = store_.Update(resource, ns, name, next, current.revision);
+    if (updated.ok() || updated.status().code() != StatusCode::kConflict) return updated;
+  }
+  return Conflict("the object keeps changing");
+}
+
+Response ApiServer::Delete(const Request& r, const Target& t) {
+  std::optional<int64_t> grace;
+  int64_t expected = 0;
+  if (auto g = QueryOr(r, "gracePeriodSeconds"); !g.empty()) grace = std::strtoll(g.c_str(), nullptr, 10);
+  if (!r.body.empty()) {
+    auto opts = ParseBody(r);
+    if (!opts.ok()) return Error(400, opts.status().message());
+    if (opts->is_object()) {
+      if (opts->contains("gracePeriodSeconds") && (*opts)["gracePeriodSeconds"].is_number_integer()) {
+        grace = (*opts)["gracePeriodSeconds"].get<int64_t>();
+      }
+      if (opts->contains("preconditions") && (*opts)["preconditions"].is_object() &&
+          (*opts)["preconditions"].contains("resourceVersion")) {
+        expected = ParseRevision((*opts)["preconditions"]["resourceVersion"].get<std::string>());
+      }
+    }
+  }
+  auto deleted = DeleteObject(*t.info, t.ns, t.name, grace, expected);
+  if (!deleted.ok()) {
+    if (deleted.status().code() == StatusCode::kNotFound) {
+      return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found",
+                   std::string(t.info->resource), t.name);
+    }
+    if (deleted.status().code() == StatusCode::kConflict) {
+      return Error(409, "Operation cannot be fulfilled on " + std::string(t.info->resource) + " \"" + t.name +
+                            "\": the object has been modified", std::string(t.info->resource), t.name);
+    }
+    return Error(deleted.status());
+  }
+  return JsonResponse(200, deleted->body);
+}
+
+Response ApiServer::Bind(const Request& r, const Target& t) {
+  auto body = ParseBody(r);
+  if (!body.ok()) return Error(400, body.status().message());
+  std::string node;
+  if (body->is_object() && body->contains("target") && (*body)["target"].is_object()) {
+    node = (*body)["target"].value("name", "");
+  }
+  if (node.empty()) return Error(422, "Binding \"" + t.name + "\" is invalid: target.name: Required value");
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto pod = store_.Get("pods", t.ns, t.name);
+    if (!pod.ok()) return Error(404, "pods \"" + t.name + "\" not found", "pods", t.name);
+    Json next = pod->body;
+    const std::string current = next["spec"].value("nodeName", "");
+    if (!current.empty()) {
+      return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name + "\": pod " + t.name +
+                            " is already assigned to node \"" + current + "\"", "pods", t.name);
+    }
+    if (next["metadata"].contains("deletionTimestamp")) {
+      return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name + "\": pod is being deleted",
+                   "pods", t.name);
+    }
+    if (body->contains("metadata") && (*body)["metadata"].is_object() && (*body)["metadata"].contains("uid") &&
+        (*body)["metadata"]["uid"] != next["metadata"].value("uid", "")) {
+      return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name +
+                            "\": the UID in the binding does not match the pod's", "pods", t.name);
+    }
+    next["spec"]["nodeName"] = node;
+    Json& conds = next["status"]["conditions"];
+    if (!conds.is_array()) conds = Json::array();
+    Json cond = {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", Now()}};
+    bool replaced = false;
+    for (Json& c : conds) {
+      if (c.value("type", "") == "PodScheduled") {
+        c = cond;
+        replaced = true;
+      }
+    }
+    if (!replaced) conds.push_back(cond);
+    auto updated = store_.Update("pods", t.ns, t.name, next, pod->revision);
+    if (updated.ok()) {
+      return JsonResponse(201, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()},
+                                {"status", "Success"}, {"code", 201}});
+    }
+    if (updated.status().code() != StatusCode::kConflict) return Error(updated.status());
+  }
+  return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name + "\": the pod keeps changing",
+               "pods", t.name);
+}
+
+Response ApiServer::Evict(const Request& r, const Target& t) {
+  auto body = ParseBody(r);
+  if (!body.ok()) return Error(400, body.status().message());
+  auto pod = store_.Get("pods", t.ns, t.name);
+  if (!pod.ok()) return Error(404, "pods \"" + t.name + "\" not found", "pods", t.name);
+  // PodDisruptionBudgets of the namespace that select the pod must allow one more disruption.
+  auto pdbs = store_.List("poddisruptionbudgets", t.ns);
+  if (!pdbs.ok()) return Error(pdbs.status());
+  auto pods = store_.List("pods", t.ns);
+  if (!pods.ok()) return Error(pods.status());
+  for (const auto& pdb : pdbs->items) {
+    const Json& spec = pdb.body.value("spec", Json::object());
+    const Json sel = spec.value("selector", Json::object());
+    auto matches = [&](const Json& p) {
+      const Json labels = p["metadata"].value("labels", Json::object());
+      const Json match = sel.value("matchLabels", Json::object());
+      for (const auto& [k, v] : match.items()) {
+        if (!labels.contains(k) || labels[k] != v) return false;
+      }
+      return true;
+    };
+    if (!matches(pod->body)) continue;
+    int64_t expected = 0, healthy = 0;
+    for (const auto& p : pods->items) {
+      if (!matches(p.body)) continue;
+      ++expected;
+      const Json& st = p.body.value("status", Json::object());
+      if (st.value("phase", "") == "Running" && !p.body["metadata"].contains("deletionTimestamp")) ++healthy;
+    }
+    auto value = [&](const Json& v) -> int64_t {
+      if (v.is_number_integer()) return v.get<int64_t>();
+      if (v.is_string()) {
+        std::string s = v.get<std::string>();
+        if (!s.empty() && s.back() == '%') return (std::strtoll(s.c_str(), nullptr, 10) * expected + 99) / 100;
+        return std::strtoll(s.c_str(), nullptr, 10);
+      }
+      return 0;
+    };
+    int64_t allowed = 0;
+    if (spec.contains("minAvailable")) {
+      allowed = healthy - value(spec["minAvailable"]);
+    } else if (spec.contains("maxUnavailable")) {
+      allowed = healthy - (expected - value(spec["maxUnavailable"]));
+    }
+    const bool pod_healthy = pod->body.value("status", Json::object()).value("phase", "") == "Running";
+    if (pod_healthy && allowed <= 0) {
+      return Error(429, "Cannot evict pod as it would violate the pod's disruption budget.", "pods", t.name);
+    }
+  }
+  std::optional<int64_t> grace;
+  if (body->is_object() && body->contains("deleteOptions") && (*body)["deleteOptions"].is_object() &&
+      (*body)["deleteOptions"].contains("gracePeriodSeconds")) {
+    grace = (*body)["deleteOptions"]["gracePeriodSeconds"].get<int64_t>();
+  }
+  auto deleted = DeleteObject(*t.info, t.ns, t.name, grace, 0);
+  if (!deleted.ok()) return Error(deleted.status(), "pods", t.name);
+  return JsonResponse(201, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()},
+                            {"status", "Success"}, {"code", 201}});
+}
+
+}  // namespace arbiter::api

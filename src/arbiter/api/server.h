@@ -1,0 +1,123 @@
+// The Kubernetes-compatible API of `arbiter serve`, independent of the HTTP transport: a request
+// (method, path, query, headers, body) goes in, a response (code, content type, body, or a
+// watch to stream) comes out. Wire objects are converted and checked here, at the edge: the
+// store below holds them as JSON, the scheduler reads them through its own decoding.
+//
+// What it does per request: discovery (/api, /apis, group versions, /version); create, get,
+// list, update, patch, delete and watch of every resource in resources.h; the pods' status,
+// binding and eviction subresources; label and field selectors; resourceVersion preconditions
+// (409 Conflict); Table output; graceful deletion of bound pods; admission (see Admission).
+// Errors are Kubernetes Status bodies with the matching code.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "arbiter/api/resources.h"
+#include "arbiter/api/selectors.h"
+#include "arbiter/base/rng.h"
+#include "arbiter/base/time.h"
+#include "arbiter/store/store.h"
+
+namespace arbiter::api {
+
+struct Request {
+  std::string method;  // GET, POST, PUT, PATCH, DELETE
+  std::string path;
+  std::map<std::string, std::string> query;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  std::string user;  // the authenticated user ("" when authentication is off)
+};
+
+// A watch to stream: events of `resource` after `from_revision`, filtered, each written as
+// one JSON line {"type":..., "object":...}.
+struct WatchStream {
+  std::unique_ptr<store::Watch> watch;
+  std::string resource;
+  Selector labels;
+  Selector fields;
+  bool as_table = false;
+  // Objects to send first as ADDED (a watch without a resourceVersion starts with the state).
+  std::vector<store::Object> initial;
+  int64_t timeout_seconds = 1800;
+};
+
+struct Response {
+  int code = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::shared_ptr<WatchStream> watch;  // set for watch requests: stream instead of body
+};
+
+// A hook that checks or completes an object before it is stored. `old` is null on create.
+// Returning a non-OK status rejects the request (InvalidArgument → 422, FailedPrecondition →
+// 403 Forbidden, others as mapped by StatusToHttp).
+using AdmissionHook = std::function<Status(const ResourceInfo& resource, nlohmann::json& object,
+                                           const nlohmann::json* old, store::Store& store)>;
+
+class ApiServer {
+ public:
+  struct Options {
+    size_t max_body_bytes = 3 * 1024 * 1024;  // kube-apiserver's limit for a request body
+    std::string version = "v1.32.0-arbiter";
+  };
+  ApiServer(store::Store& store, const Clock& clock, uint64_t seed, Options options);
+
+  void AddAdmission(AdmissionHook hook) { admission_.push_back(std::move(hook)); }
+  Response Handle(const Request& request);
+
+  // One line of a watch stream for `event` (as a Table row when the watch asked for tables).
+  std::string WatchLine(const WatchStream& w, const store::Event& event) const;
+  // Whether `event` passes the watch's selectors.
+  static bool Selected(const WatchStream& w, const nlohmann::json& object);
+
+  store::Store& store() { return store_; }
+  const Clock& clock() const { return clock_; }
+
+ private:
+  struct Target;  // the parsed path
+  Response Discovery(const Request& r, bool* handled);
+  Response Get(const Request& r, const Target& t);
+  Response List(const Request& r, const Target& t);
+  Response Watch(const Request& r, const Target& t);
+  Response Create(const Request& r, const Target& t);
+  Response Update(const Request& r, const Target& t);
+  Response Patch(const Request& r, const Target& t);
+  Response Delete(const Request& r, const Target& t);
+  Response Bind(const Request& r, const Target& t);
+  Response Evict(const Request& r, const Target& t);
+
+  // Checks the object's kind/apiVersion/metadata against the target, decodes it with the
+  // manifest decoder for modelled kinds, and runs the admission hooks.
+  Status Validate(const ResourceInfo& info, nlohmann::json& object, const nlohmann::json* old,
+                  const std::string& ns, const std::string& name);
+  Status RunAdmission(const ResourceInfo& info, nlohmann::json& object, const nlohmann::json* old);
+  // Deletes a pod now or, when it is bound and the grace period is positive, marks it
+  // terminating (deletionTimestamp = now + grace) for the node to finish.
+  StatusOr<store::Object> DeleteObject(const ResourceInfo& info, const std::string& ns, const std::string& name,
+                                       std::optional<int64_t> grace, int64_t expected_revision);
+  std::string NewUid();
+  std::string Now() const;
+
+  store::Store& store_;
+  const Clock& clock_;
+  Options options_;
+  std::mutex rng_mu_;
+  Rng rng_;
+  std::vector<AdmissionHook> admission_;
+};
+
+// The HTTP status code for a store or validation Status.
+int StatusToHttp(const Status& s);
+// A Kubernetes Status body (kind Status, status Failure, reason, code, details).
+nlohmann::json StatusBody(int code, const std::string& reason, const std::string& message,
+                          const std::string& kind = "", const std::string& name = "");
+
+}  // namespace arbiter::api

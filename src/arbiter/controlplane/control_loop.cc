@@ -1,0 +1,346 @@
+// The control loop: node simulation and scheduling over the store.
+#include "arbiter/controlplane/control_loop.h"
+
+#include <cstdio>
+#include <set>
+
+#include "arbiter/manifest/loader.h"
+#include "arbiter/sim/plan_simulation.h"
+
+namespace arbiter::controlplane {
+
+namespace {
+
+using Json = nlohmann::json;
+
+bool Terminal(const Json& pod) {
+  const std::string phase = pod.value("status", Json::object()).value("phase", "");
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+std::string NodeOf(const Json& pod) { return pod.value("spec", Json::object()).value("nodeName", ""); }
+
+bool Terminating(const Json& o) { return o["metadata"].contains("deletionTimestamp"); }
+
+void SetCondition(Json& status, Json cond) {
+  Json& conds = status["conditions"];
+  if (!conds.is_array()) conds = Json::array();
+  for (Json& c : conds) {
+    if (c.value("type", "") == cond.value("type", "")) {
+      if (c.value("status", "") == cond.value("status", "") && c.value("message", "") == cond.value("message", "")) {
+        return;
+      }
+      c = std::move(cond);
+      return;
+    }
+  }
+  conds.push_back(std::move(cond));
+}
+
+// "namespace/name" of an event object "Pod namespace/name".
+std::pair<std::string, std::string> PodKey(const std::string& object) {
+  std::string key = object.starts_with("Pod ") ? object.substr(4) : object;
+  const size_t slash = key.find('/');
+  if (slash == std::string::npos) return {"default", key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+}  // namespace
+
+ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions options)
+    : store_(store), clock_(clock), options_(options) {}
+
+Status ControlLoop::RunOnce() {
+  if (options_.simulate_nodes) ARBITER_RETURN_IF_ERROR(SimulateNodes());
+  if (options_.schedule) ARBITER_RETURN_IF_ERROR(Schedule());
+  return Status::Ok();
+}
+
+Status ControlLoop::RecordEvent(const std::string& ns, const std::string& pod, const std::string& uid,
+                                const std::string& type, const std::string& reason, const std::string& message) {
+  const std::string now = FormatRfc3339(clock_.Now() / kSecond * kSecond);
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".%016llx", static_cast<unsigned long long>(clock_.Now() * 1000 + event_seq_++));
+  Json e = {{"apiVersion", "v1"},
+            {"kind", "Event"},
+            {"metadata", {{"name", pod + suffix}, {"namespace", ns}, {"creationTimestamp", now}}},
+            {"involvedObject", {{"kind", "Pod"}, {"namespace", ns}, {"name", pod}, {"uid", uid}, {"apiVersion", "v1"}}},
+            {"reason", reason},
+            {"message", message},
+            {"type", type},
+            {"source", {{"component", "default-scheduler"}}},
+            {"reportingComponent", "default-scheduler"},
+            {"firstTimestamp", now},
+            {"lastTimestamp", now},
+            {"count", 1}};
+  auto r = store_.Create("events", ns, e["metadata"]["name"].get<std::string>(), e);
+  return r.ok() || r.status().code() == StatusCode::kAlreadyExists ? Status::Ok() : r.status();
+}
+
+Status ControlLoop::SimulateNodes() {
+  const Timestamp now = clock_.Now();
+  const std::string now_text = FormatRfc3339(now / kSecond * kSecond);
+  ARBITER_ASSIGN_OR_RETURN(nodes, store_.List("nodes", ""));
+  for (const auto& n : nodes.items) {
+    Json status = n.body.value("status", Json::object());
+    bool ready = false;
+    for (const Json& c : status.value("conditions", Json::array())) {
+      ready = ready || (c.value("type", "") == "Ready" && c.value("status", "") == "True");
+    }
+    if (ready) continue;
+    Json next = n.body;
+    SetCondition(next["status"], {{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"},
+                                  {"message", "node simulated by arbiter serve"}, {"lastTransitionTime", now_text}});
+    next["status"]["nodeInfo"]["kubeletVersion"] = "v1.32.0-arbiter";
+    auto r = store_.Update("nodes", "", n.name, next, n.revision);
+    if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
+      return r.status();
+    }
+  }
+  ARBITER_ASSIGN_OR_RETURN(pods, store_.List("pods", ""));
+  uint32_t ip = 0;
+  for (const auto& p : pods.items) {
+    ++ip;
+    const Json& body = p.body;
+    if (Terminating(body)) {
+      auto deadline = ParseRfc3339(body["metadata"]["deletionTimestamp"].get<std::string>());
+      if (deadline.ok() && *deadline <= now) {
+        auto r = store_.Delete("pods", p.ns, p.name, p.revision);
+        if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
+          return r.status();
+        }
+      }
+      continue;
+    }
+    if (NodeOf(body).empty() || Terminal(body)) continue;
+    if (body.value("status", Json::object()).value("phase", "") != "Pending") continue;
+    Json next = body;
+    Json& st = next["status"];
+    st["phase"] = "Running";
+    st["startTime"] = now_text;
+    st["hostIP"] = "10.0.0.1";
+    st["podIP"] = "10.244." + std::to_string((ip >> 8) & 0xff) + "." + std::to_string(ip & 0xff);
+    for (const char* type : {"Initialized", "ContainersReady", "Ready"}) {
+      SetCondition(st, {{"type", type}, {"status", "True"}, {"lastTransitionTime", now_text}});
+    }
+    st["containerStatuses"] = Json::array();
+    for (const Json& c : body["spec"].value("containers", Json::array())) {
+      st["containerStatuses"].push_back({{"name", c.value("name", "")},
+                                         {"image", c.value("image", "")},
+                                         {"ready", true},
+                                         {"started", true},
+                                         {"restartCount", 0},
+                                         {"state", {{"running", {{"startedAt", now_text}}}}}});
+    }
+    auto r = store_.Update("pods", p.ns, p.name, next, p.revision);
+    if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
+      return r.status();
+    }
+  }
+  return Status::Ok();
+}
+
+Status ControlLoop::Schedule() {
+  ARBITER_ASSIGN_OR_RETURN(pods, store_.List("pods", ""));
+  size_t pending = 0;
+  for (const auto& p : pods.items) {
+    if (NodeOf(p.body).empty() && !Terminating(p.body) && !Terminal(p.body)) ++pending;
+  }
+  metrics_.pending = pending;
+  if (pending == 0) return Status::Ok();
+
+  // The engine's input: every object the plan reads, decoded one by one; an object that does
+  // not decode (written by a client that skipped validation) is left out, not fatal.
+  manifest::ClusterObjects objects;
+  std::set<std::string> node_names;
+  auto decode = [&](const store::Object& o) {
+    manifest::LoadResult r = manifest::DecodeEach({{o.resource + "/" + o.ns + "/" + o.name, o.body.dump()}});
+    if (!r.ok()) return;
+    auto move_all = [](auto& to, auto& from) {
+      for (auto& x : from) to.push_back(std::move(x));
+    };
+    move_all(objects.nodes, r.objects.nodes);
+    move_all(objects.pods, r.objects.pods);
+    move_all(objects.priority_classes, r.objects.priority_classes);
+    move_all(objects.pdbs, r.objects.pdbs);
+    move_all(objects.namespaces, r.objects.namespaces);
+    move_all(objects.workloads, r.objects.workloads);
+    move_all(objects.pod_groups, r.objects.pod_groups);
+    move_all(objects.composite_pod_groups, r.objects.composite_pod_groups);
+  };
+  ARBITER_ASSIGN_OR_RETURN(nodes, store_.List("nodes", ""));
+  for (const auto& n : nodes.items) {
+    decode(n);
+    node_names.insert(n.name);
+  }
+  for (const char* resource : {"namespaces", "priorityclasses", "poddisruptionbudgets", "podgroups",
+                               "compositepodgroups", "workloads"}) {
+    ARBITER_ASSIGN_OR_RETURN(list, store_.List(resource, ""));
+    for (const auto& o : list.items) decode(o);
+  }
+  for (const auto& p : pods.items) {
+    if (Terminal(p.body)) continue;
+    const std::string node = NodeOf(p.body);
+    if (!node.empty() && node_names.count(node) == 0) continue;  // bound to a node that is gone
+    decode(p);
+  }
+  if (objects.nodes.empty()) return Status::Ok();
+  // Priorities were admitted once, when each object was created (a class deleted or a default
+  // changed since then changes nothing): the stored spec is authoritative.
+  std::map<std::string, const model::PriorityClass*> classes;
+  const model::PriorityClass* global_default = nullptr;
+  for (const auto& [pc, origin] : objects.priority_classes) {
+    classes[pc.name] = &pc;
+    if (pc.global_default) global_default = &pc;
+  }
+  for (auto& [pod, origin] : objects.pods) {
+    pod.priority = pod.spec_priority.value_or(0);
+    pod.preemption_policy = pod.spec_preemption_policy.value_or(model::PreemptionPolicy::kPreemptLowerPriority);
+  }
+  auto resolve_group = [&](model::GroupPriority& g) {
+    const model::PriorityClass* pc = nullptr;
+    if (!g.priority_class_name.empty()) {
+      auto it = classes.find(g.priority_class_name);
+      if (it != classes.end()) pc = it->second;
+    } else if (!g.spec_priority) {
+      pc = global_default;
+    }
+    g.priority = g.spec_priority.value_or(pc != nullptr ? pc->value : 0);
+    g.preemption_policy =
+        g.spec_preemption_policy.value_or(pc != nullptr ? pc->preemption_policy : model::PreemptionPolicy::kPreemptLowerPriority);
+  };
+  for (auto& [g, origin] : objects.pod_groups) resolve_group(g.priority);
+  for (auto& [g, origin] : objects.composite_pod_groups) resolve_group(g.priority);
+
+  sim::PlanOptions po;
+  po.seed = options_.seed;
+  po.start = clock_.Now() / kSecond * kSecond;
+  auto planned = sim::RunPlan(objects, po);
+  ++metrics_.plans;
+  if (!planned.ok()) {
+    ++metrics_.errors;
+    return planned.status();
+  }
+  const sim::PlanResult& plan = *planned;
+  std::map<std::string, const sim::PodPlan*> by_name;
+  for (const auto& p : plan.pods) by_name[p.name] = &p;
+  std::map<std::string, Timestamp> preempted_at;
+  for (const auto& e : plan.events) {
+    if (e.reason == "Preempted") preempted_at[PodKey(e.object).first + "/" + PodKey(e.object).second] = e.time;
+  }
+
+  // Preemptions decided now: evict the victims, nominate the preemptor.
+  for (const auto& pre : plan.preemptions) {
+    bool now = !pre.victims.empty();
+    for (const auto& v : pre.victims) now = now && preempted_at.count(v.name) && preempted_at[v.name] == plan.start;
+    if (!now) continue;
+    ++metrics_.preemption_attempts;
+    metrics_.preemption_victims += pre.victims.size();
+    size_t bucket = 0;
+    while (bucket < 7 && (size_t{1} << bucket) < pre.victims.size()) ++bucket;
+    ++metrics_.victim_histogram[bucket];
+    for (const auto& v : pre.victims) {
+      auto [ns, name] = PodKey(v.name);
+      auto cur = store_.Get("pods", ns, name);
+      if (!cur.ok() || Terminating(cur->body)) continue;
+      Json next = cur->body;
+      SetCondition(next["status"], {{"type", "DisruptionTarget"},
+                                    {"status", "True"},
+                                    {"reason", "PreemptionByScheduler"},
+                                    {"message", "default-scheduler: preempting to accommodate a higher priority pod"},
+                                    {"lastTransitionTime", FormatRfc3339(plan.start)}});
+      const int64_t grace = next["spec"].value("terminationGracePeriodSeconds", int64_t{30});
+      next["metadata"]["deletionTimestamp"] = FormatRfc3339(plan.start + grace * kSecond);
+      next["metadata"]["deletionGracePeriodSeconds"] = grace;
+      Status written = NodeOf(next).empty() || grace <= 0
+                           ? store_.Delete("pods", ns, name, cur->revision).status()
+                           : store_.Update("pods", ns, name, next, cur->revision).status();
+      if (!written.ok() && written.code() != StatusCode::kConflict) return written;
+      auto [pns, pname] = PodKey(pre.preemptor);
+      std::string preemptor_uid;
+      if (auto pp = store_.Get("pods", pns, pname); pp.ok()) preemptor_uid = pp->body["metadata"].value("uid", "");
+      ARBITER_RETURN_IF_ERROR(RecordEvent(ns, name, cur->body["metadata"].value("uid", ""), "Normal", "Preempted",
+                                          "Preempted by pod " + preemptor_uid + " on node " + pre.node.value_or("")));
+    }
+    if (pre.node) {
+      auto [ns, name] = PodKey(pre.preemptor);
+      if (auto cur = store_.Get("pods", ns, name); cur.ok()) {
+        Json next = cur->body;
+        if (next["status"].value("nominatedNodeName", "") != *pre.node) {
+          next["status"]["nominatedNodeName"] = *pre.node;
+          auto r = store_.Update("pods", ns, name, next, cur->revision);
+          if (!r.ok() && r.status().code() != StatusCode::kConflict) return r.status();
+        }
+      }
+    }
+  }
+
+  // Bindings and failures decided now.
+  for (const auto& e : plan.events) {
+    if (e.time != plan.start || (e.reason != "Scheduled" && e.reason != "FailedScheduling")) continue;
+    auto [ns, name] = PodKey(e.object);
+    auto cur = store_.Get("pods", ns, name);
+    if (!cur.ok() || !NodeOf(cur->body).empty() || Terminating(cur->body)) continue;
+    const std::string key = ns + "/" + name;
+    Json next = cur->body;
+    if (e.reason == "Scheduled") {
+      auto it = by_name.find(key);
+      if (it == by_name.end() || it->second->node.empty()) continue;
+      next["spec"]["nodeName"] = it->second->node;
+      next["status"].erase("nominatedNodeName");
+      SetCondition(next["status"], {{"type", "PodScheduled"}, {"status", "True"},
+                                    {"lastTransitionTime", FormatRfc3339(plan.start)}});
+      // Conditional on the revision read: a pod is never bound twice, even by a stale loop.
+      auto r = store_.Update("pods", ns, name, next, cur->revision);
+      if (!r.ok()) {
+        if (r.status().code() == StatusCode::kConflict) continue;
+        return r.status();
+      }
+      ++metrics_.scheduled;
+      last_failure_.erase(key);
+      ARBITER_RETURN_IF_ERROR(RecordEvent(ns, name, cur->body["metadata"].value("uid", ""), "Normal", "Scheduled", e.message));
+    } else {
+      if (last_failure_[key] == e.message) continue;
+      last_failure_[key] = e.message;
+      ++metrics_.unschedulable;
+      SetCondition(next["status"], {{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
+                                    {"message", e.message}, {"lastTransitionTime", FormatRfc3339(plan.start)}});
+      auto r = store_.Update("pods", ns, name, next, cur->revision);
+      if (!r.ok() && r.status().code() != StatusCode::kConflict) return r.status();
+      ARBITER_RETURN_IF_ERROR(RecordEvent(ns, name, cur->body["metadata"].value("uid", ""), "Warning", "FailedScheduling", e.message));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string ControlLoop::MetricsText() const {
+  std::string t;
+  auto counter = [&](const std::string& name, const std::string& help, const std::string& labels, uint64_t v) {
+    t += "# HELP " + name + " " + help + "\n# TYPE " + name + " counter\n" + name + labels + " " + std::to_string(v) + "\n";
+  };
+  t += "# HELP scheduler_schedule_attempts_total Number of attempts to schedule pods, by the result.\n"
+       "# TYPE scheduler_schedule_attempts_total counter\n";
+  t += "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"} " +
+       std::to_string(metrics_.scheduled.load()) + "\n";
+  t += "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"unschedulable\"} " +
+       std::to_string(metrics_.unschedulable.load()) + "\n";
+  t += "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"error\"} " +
+       std::to_string(metrics_.errors.load()) + "\n";
+  t += "# HELP scheduler_pending_pods Number of pending pods.\n# TYPE scheduler_pending_pods gauge\n"
+       "scheduler_pending_pods{queue=\"active\"} " + std::to_string(metrics_.pending.load()) + "\n";
+  counter("scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now", "",
+          metrics_.preemption_attempts.load());
+  t += "# HELP scheduler_preemption_victims Number of selected preemption victims\n"
+       "# TYPE scheduler_preemption_victims histogram\n";
+  uint64_t cumulative = 0;
+  const char* bounds[] = {"1", "2", "4", "8", "16", "32", "64", "+Inf"};
+  for (int i = 0; i < 8; ++i) {
+    cumulative += metrics_.victim_histogram[i].load();
+    t += std::string("scheduler_preemption_victims_bucket{le=\"") + bounds[i] + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  t += "scheduler_preemption_victims_sum " + std::to_string(metrics_.preemption_victims.load()) + "\n";
+  t += "scheduler_preemption_victims_count " + std::to_string(metrics_.preemption_attempts.load()) + "\n";
+  return t;
+}
+
+}  // namespace arbiter::controlplane

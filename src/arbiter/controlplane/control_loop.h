@@ -1,0 +1,65 @@
+// The running control plane behind `arbiter serve`: a level-triggered loop over the store that
+// (1) simulates nodes as KWOK does — nodes report Ready, bound pods start Running, terminating
+// pods disappear when their grace period ends — and (2) schedules: the engine plans from the
+// store's current state, with the wall clock's now as its start, and the decisions due now are
+// written back through the API paths a scheduler uses: bindings (conditional, never twice),
+// nominations, evictions of victims with a DisruptionTarget condition and a grace period, and
+// Scheduled / FailedScheduling / Preempted events.
+//
+// Because every decision is recomputed from the stored state, a restart resumes where the last
+// process stopped: a pod bound before the crash stays bound, a nomination or an eviction in
+// flight is in the store and is honoured by the next plan.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "arbiter/base/time.h"
+#include "arbiter/store/store.h"
+
+namespace arbiter::controlplane {
+
+struct LoopOptions {
+  bool simulate_nodes = true;  // off: real node agents report pod status themselves
+  bool schedule = true;
+  uint64_t seed = 0;
+};
+
+struct LoopMetrics {
+  std::atomic<uint64_t> scheduled{0};
+  std::atomic<uint64_t> unschedulable{0};
+  std::atomic<uint64_t> errors{0};
+  std::atomic<uint64_t> preemption_attempts{0};
+  std::atomic<uint64_t> preemption_victims{0};
+  std::atomic<uint64_t> plans{0};
+  std::atomic<uint64_t> pending{0};
+  std::atomic<uint64_t> victim_histogram[8] = {};  // buckets 1,2,4,...,64,+Inf
+};
+
+class ControlLoop {
+ public:
+  ControlLoop(store::Store& store, const Clock& clock, LoopOptions options);
+  // One pass: node simulation, then scheduling. Returns the first store error, if any.
+  Status RunOnce();
+  LoopMetrics& metrics() { return metrics_; }
+  // Prometheus text for the scheduler metrics (kube-scheduler's names).
+  std::string MetricsText() const;
+
+ private:
+  Status SimulateNodes();
+  Status Schedule();
+  Status RecordEvent(const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
+                     const std::string& reason, const std::string& message);
+
+  store::Store& store_;
+  const Clock& clock_;
+  LoopOptions options_;
+  LoopMetrics metrics_;
+  uint64_t event_seq_ = 0;
+  std::map<std::string, std::string> last_failure_;  // pod -> last FailedScheduling message written
+};
+
+}  // namespace arbiter::controlplane

@@ -1,0 +1,478 @@
+// The SQLite state store: objects and the store revision in one database file (WAL journal), one
+// transaction per write, with the shared in-memory watch history on top.
+#include <sqlite3.h>
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "arbiter/store/store.h"
+#include "arbiter/store/watch_hub.h"
+
+namespace arbiter::store {
+namespace {
+
+constexpr int kBusyTimeoutMs = 5000;
+constexpr int64_t kSchemaVersion = 1;
+
+constexpr const char* kSchema =
+    "CREATE TABLE IF NOT EXISTS objects(resource TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,"
+    " revision INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY(resource, ns, name));"
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER);"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES('revision', 0);"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', 1);";
+
+// Failures a retry (or the operator freeing space, fixing permissions, stopping the other
+// writer) may cure are Unavailable; the rest (a damaged or foreign file, a bug) are Internal.
+StatusCode CodeFor(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_PERM:
+    case SQLITE_READONLY:
+    case SQLITE_PROTOCOL:
+      return StatusCode::kUnavailable;
+    default:
+      return StatusCode::kInternal;
+  }
+}
+
+// Resets a cached statement (and drops its bindings) when one use of it ends. Text is bound
+// without copying, so bound strings must outlive the Use.
+class Use {
+ public:
+  explicit Use(sqlite3_stmt* s) : s_(s) {}
+  ~Use() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  Use(const Use&) = delete;
+  Use& operator=(const Use&) = delete;
+
+  void Bind(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), nullptr); }
+  void Bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
+  int Step() { return sqlite3_step(s_); }
+  sqlite3_stmt* get() const { return s_; }
+
+ private:
+  sqlite3_stmt* s_;
+};
+
+std::string ColumnText(sqlite3_stmt* s, int i) {
+  const unsigned char* p = sqlite3_column_text(s, i);
+  if (p == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(s, i)));
+}
+
+class SqliteStore : public Store {
+ public:
+  SqliteStore(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+
+  ~SqliteStore() override {
+    hub_.reset();  // open watches report Unavailable from now on
+    for (sqlite3_stmt** s : Statements()) sqlite3_finalize(*s);
+    sqlite3_close_v2(db_);
+  }
+
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  // Configures the connection, creates or checks the schema and prepares the statements.
+  Status Init(bool fsync_every_commit, size_t watch_history) {
+    std::lock_guard<std::mutex> lk(mu_);
+    sqlite3_extended_result_codes(db_, 1);
+    sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+
+    // The first statement that reads the file: a file that is not a database fails here.
+    {
+      sqlite3_stmt* s = nullptr;
+      int rc = sqlite3_prepare_v2(db_, "PRAGMA journal_mode=WAL", -1, &s, nullptr);
+      if (rc != SQLITE_OK) return OpenError("switch to the WAL journal", rc);
+      rc = sqlite3_step(s);
+      std::string mode = rc == SQLITE_ROW ? ColumnText(s, 0) : "";
+      if (rc != SQLITE_ROW) {
+        Status st = OpenError("switch to the WAL journal", rc);
+        sqlite3_finalize(s);
+        return st;
+      }
+      sqlite3_finalize(s);
+      if (mode != "wal") {
+        return Unavailable("cannot open the state store " + path_ + ": SQLite kept the \"" + mode +
+                           "\" journal instead of WAL (is the file on a file system without shared memory?)");
+      }
+    }
+    ARBITER_RETURN_IF_ERROR(
+        Exec(fsync_every_commit ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", "set synchronous"));
+
+    // The schema, created in one transaction so that a crash cannot leave half of it.
+    ARBITER_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "create the schema"));
+    if (Status st = Exec(kSchema, "create the schema"); !st.ok()) {
+      Rollback();
+      return st;
+    }
+    if (Status st = Exec("COMMIT", "create the schema"); !st.ok()) {
+      Rollback();
+      return st;
+    }
+
+    struct Prepared {
+      sqlite3_stmt** stmt;
+      const char* sql;
+    };
+    const Prepared prepared[] = {
+        {&begin_write_, "BEGIN IMMEDIATE"},
+        {&begin_read_, "BEGIN"},
+        {&commit_, "COMMIT"},
+        {&rollback_, "ROLLBACK"},
+        {&get_meta_, "SELECT value FROM meta WHERE key = ?1"},
+        {&set_revision_, "UPDATE meta SET value = ?1 WHERE key = 'revision'"},
+        {&get_object_, "SELECT revision, body FROM objects WHERE resource = ?1 AND ns = ?2 AND name = ?3"},
+        {&insert_object_, "INSERT INTO objects(resource, ns, name, revision, body) VALUES(?1, ?2, ?3, ?4, ?5)"},
+        {&update_object_, "UPDATE objects SET revision = ?4, body = ?5 WHERE resource = ?1 AND ns = ?2 AND name = ?3"},
+        {&delete_object_, "DELETE FROM objects WHERE resource = ?1 AND ns = ?2 AND name = ?3"},
+        {&list_namespace_,
+         "SELECT ns, name, revision, body FROM objects WHERE resource = ?1 AND ns = ?2 ORDER BY ns, name"},
+        {&list_all_, "SELECT ns, name, revision, body FROM objects WHERE resource = ?1 ORDER BY ns, name"},
+    };
+    for (const Prepared& p : prepared) {
+      int rc = sqlite3_prepare_v3(db_, p.sql, -1, SQLITE_PREPARE_PERSISTENT, p.stmt, nullptr);
+      if (rc != SQLITE_OK) {
+        return OpenError(std::string("prepare \"") + p.sql + "\" (is this an Arbiter state store?)", rc);
+      }
+    }
+
+    auto version = ReadMeta("schema_version");
+    if (!version.ok()) return version.status();
+    if (*version != kSchemaVersion) {
+      return Internal("cannot open the state store " + path_ + ": its schema version is " +
+                      std::to_string(*version) + " but this Arbiter reads version " +
+                      std::to_string(kSchemaVersion));
+    }
+    auto revision = ReadMeta("revision");
+    if (!revision.ok()) return revision.status();
+    hub_ = std::make_unique<WatchHub>(watch_history, *revision);
+    return Status::Ok();
+  }
+
+  StatusOr<Object> Create(const std::string& resource, const std::string& ns, const std::string& name,
+                          Json body) override {
+    ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
+    ARBITER_RETURN_IF_ERROR(ValidateBody(resource, ns, name, body));
+    const std::string what = "create " + DescribeKey(resource, ns, name);
+    std::lock_guard<std::mutex> lk(mu_);
+    return Write(what, [&]() -> StatusOr<Event> {
+      auto existing = ReadObject(resource, ns, name, what);
+      if (!existing.ok()) return existing.status();
+      if (existing->has_value()) return AlreadyExists(DescribeKey(resource, ns, name) + " already exists");
+      auto revision = ReadMeta("revision");
+      if (!revision.ok()) return revision.status();
+      Event e{EventType::kAdded, Object{resource, ns, name, *revision + 1, std::move(body)}};
+      StampRevision(e.object.body, e.object.revision);
+      ARBITER_RETURN_IF_ERROR(WriteRow(insert_object_, e.object, what));
+      ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
+      return e;
+    });
+  }
+
+  StatusOr<Object> Get(const std::string& resource, const std::string& ns, const std::string& name) override {
+    ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
+    const std::string what = "read " + DescribeKey(resource, ns, name);
+    std::lock_guard<std::mutex> lk(mu_);
+    auto o = ReadObject(resource, ns, name, what);
+    if (!o.ok()) return o.status();
+    if (!o->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
+    return std::move(**o);
+  }
+
+  StatusOr<Object> Update(const std::string& resource, const std::string& ns, const std::string& name, Json body,
+                          int64_t expected_revision) override {
+    ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
+    ARBITER_RETURN_IF_ERROR(ValidateBody(resource, ns, name, body));
+    const std::string what = "update " + DescribeKey(resource, ns, name);
+    std::lock_guard<std::mutex> lk(mu_);
+    return Write(what, [&]() -> StatusOr<Event> {
+      auto existing = ReadObject(resource, ns, name, what);
+      if (!existing.ok()) return existing.status();
+      if (!existing->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
+      ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("update", **existing, expected_revision));
+      auto revision = ReadMeta("revision");
+      if (!revision.ok()) return revision.status();
+      Event e{EventType::kModified, Object{resource, ns, name, *revision + 1, std::move(body)}};
+      StampRevision(e.object.body, e.object.revision);
+      ARBITER_RETURN_IF_ERROR(WriteRow(update_object_, e.object, what));
+      ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
+      return e;
+    });
+  }
+
+  StatusOr<Object> Delete(const std::string& resource, const std::string& ns, const std::string& name,
+                          int64_t expected_revision) override {
+    ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
+    const std::string what = "delete " + DescribeKey(resource, ns, name);
+    std::lock_guard<std::mutex> lk(mu_);
+    return Write(what, [&]() -> StatusOr<Event> {
+      auto existing = ReadObject(resource, ns, name, what);
+      if (!existing.ok()) return existing.status();
+      if (!existing->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
+      ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("delete", **existing, expected_revision));
+      auto revision = ReadMeta("revision");
+      if (!revision.ok()) return revision.status();
+      Event e{EventType::kDeleted, std::move(**existing)};
+      e.object.revision = *revision + 1;
+      StampRevision(e.object.body, e.object.revision);
+      {
+        Use u(delete_object_);
+        u.Bind(1, resource);
+        u.Bind(2, ns);
+        u.Bind(3, name);
+        if (int rc = u.Step(); rc != SQLITE_DONE) return Fail(what, rc);
+      }
+      ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
+      return e;
+    });
+  }
+
+  StatusOr<ListResult> List(const std::string& resource, const std::string& ns) override {
+    if (resource.empty()) return InvalidArgument("a list needs a resource (such as \"pods\")");
+    const std::string what = "list " + resource + (ns.empty() ? "" : " in namespace \"" + ns + "\"");
+    std::lock_guard<std::mutex> lk(mu_);
+    // One read transaction, so that the revision and the rows agree.
+    {
+      Use b(begin_read_);
+      if (int rc = b.Step(); rc != SQLITE_DONE) return Fail(what, rc);
+    }
+    StatusOr<ListResult> r = ListInTransaction(resource, ns, what);
+    if (!r.ok()) {
+      Rollback();
+      return r;
+    }
+    if (Status st = Commit(what); !st.ok()) {
+      Rollback();
+      return st;
+    }
+    return r;
+  }
+
+  StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& resource, const std::string& ns,
+                                             int64_t from_revision) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    return hub_->WatchFrom(resource, ns, from_revision);
+  }
+
+  StatusOr<int64_t> Revision() override {
+    std::lock_guard<std::mutex> lk(mu_);
+    return ReadMeta("revision");
+  }
+
+  Status Compact(int64_t revision) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto latest = ReadMeta("revision");
+    if (!latest.ok()) return latest.status();
+    ARBITER_RETURN_IF_ERROR(ValidateCompact(revision, *latest));
+    // Only the watch history is kept per revision; the file holds the latest state only.
+    hub_->Compact(revision);
+    return Status::Ok();
+  }
+
+ private:
+  // The error for a failed SQLite call while doing `what`, with SQLite's own message. Must be
+  // called before anything else runs on the connection (a rollback would replace the message).
+  Status Fail(const std::string& what, int rc) const {
+    return Status(CodeFor(rc), "state store " + path_ + ": cannot " + what + ": " + sqlite3_errmsg(db_));
+  }
+  Status OpenError(const std::string& what, int rc) const {
+    std::string hint;
+    if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT) {
+      hint = " (the file is damaged or is not an Arbiter state store)";
+    }
+    return Status(CodeFor(rc), "cannot open the state store " + path_ + ": cannot " + what + ": " +
+                                   sqlite3_errmsg(db_) + hint);
+  }
+
+  Status Exec(const char* sql, const std::string& what) {
+    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+    return rc == SQLITE_OK ? Status::Ok() : OpenError(what, rc);
+  }
+
+  Status Commit(const std::string& what) {
+    Use c(commit_);
+    if (int rc = c.Step(); rc != SQLITE_DONE) return Fail(what, rc);
+    return Status::Ok();
+  }
+
+  // Ends the open transaction, if SQLite has not already done so after an error.
+  void Rollback() {
+    if (sqlite3_get_autocommit(db_) != 0) return;
+    if (rollback_ != nullptr) {  // prepared once Init got that far
+      Use r(rollback_);
+      if (r.Step() == SQLITE_DONE) return;
+    }
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);  // last resort; nothing else to do
+  }
+
+  // Runs `fn` (which reads and writes rows and returns the event of the write) in one IMMEDIATE
+  // transaction; commits and publishes the event if it succeeds, rolls back otherwise.
+  template <typename Fn>
+  StatusOr<Object> Write(const std::string& what, Fn&& fn) {
+    {
+      Use b(begin_write_);
+      if (int rc = b.Step(); rc != SQLITE_DONE) return Fail(what, rc);
+    }
+    StatusOr<Event> e = fn();
+    if (!e.ok()) {
+      Rollback();
+      return e.status();
+    }
+    if (Status st = Commit(what); !st.ok()) {
+      Rollback();
+      return st;
+    }
+    hub_->Publish(*e);
+    return std::move(e->object);
+  }
+
+  StatusOr<int64_t> ReadMeta(const std::string& key) {
+    Use u(get_meta_);
+    u.Bind(1, key);
+    int rc = u.Step();
+    if (rc == SQLITE_ROW) return static_cast<int64_t>(sqlite3_column_int64(u.get(), 0));
+    if (rc == SQLITE_DONE) {
+      return Internal("state store " + path_ + ": the meta table has no \"" + key +
+                      "\" entry (the file is damaged or is not an Arbiter state store)");
+    }
+    return Fail("read the " + key, rc);
+  }
+
+  Status WriteRevision(int64_t revision, const std::string& what) {
+    Use u(set_revision_);
+    u.Bind(1, revision);
+    if (int rc = u.Step(); rc != SQLITE_DONE) return Fail(what, rc);
+    if (sqlite3_changes(db_) != 1) {
+      return Internal("state store " + path_ + ": cannot " + what + ": the meta table has no revision entry");
+    }
+    return Status::Ok();
+  }
+
+  // Inserts or updates (by `stmt`) the row of `o`.
+  Status WriteRow(sqlite3_stmt* stmt, const Object& o, const std::string& what) {
+    std::string text;
+    try {
+      text = o.body.dump();
+    } catch (const Json::exception& e) {
+      return InvalidArgument("the body of " + DescribeKey(o.resource, o.ns, o.name) + " cannot be stored: " +
+                             e.what());
+    }
+    Use u(stmt);
+    u.Bind(1, o.resource);
+    u.Bind(2, o.ns);
+    u.Bind(3, o.name);
+    u.Bind(4, o.revision);
+    u.Bind(5, text);
+    if (int rc = u.Step(); rc != SQLITE_DONE) return Fail(what, rc);
+    return Status::Ok();
+  }
+
+  StatusOr<Object> RowToObject(const std::string& resource, std::string ns, std::string name, int64_t revision,
+                               const std::string& text) const {
+    Json body = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (body.is_discarded() || !body.is_object()) {
+      return Internal("state store " + path_ + ": the stored body of " + DescribeKey(resource, ns, name) +
+                      " is not a JSON object (the file is damaged)");
+    }
+    return Object{resource, std::move(ns), std::move(name), revision, std::move(body)};
+  }
+
+  StatusOr<std::optional<Object>> ReadObject(const std::string& resource, const std::string& ns,
+                                             const std::string& name, const std::string& what) {
+    Use u(get_object_);
+    u.Bind(1, resource);
+    u.Bind(2, ns);
+    u.Bind(3, name);
+    int rc = u.Step();
+    if (rc == SQLITE_DONE) return std::optional<Object>();
+    if (rc != SQLITE_ROW) return Fail(what, rc);
+    auto o = RowToObject(resource, ns, name, sqlite3_column_int64(u.get(), 0), ColumnText(u.get(), 1));
+    if (!o.ok()) return o.status();
+    return std::optional<Object>(std::move(*o));
+  }
+
+  StatusOr<ListResult> ListInTransaction(const std::string& resource, const std::string& ns,
+                                         const std::string& what) {
+    ListResult r;
+    auto revision = ReadMeta("revision");
+    if (!revision.ok()) return revision.status();
+    r.revision = *revision;
+    Use u(ns.empty() ? list_all_ : list_namespace_);
+    u.Bind(1, resource);
+    if (!ns.empty()) u.Bind(2, ns);
+    for (;;) {
+      int rc = u.Step();
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) return Fail(what, rc);
+      auto o = RowToObject(resource, ColumnText(u.get(), 0), ColumnText(u.get(), 1),
+                           sqlite3_column_int64(u.get(), 2), ColumnText(u.get(), 3));
+      if (!o.ok()) return o.status();
+      r.items.push_back(std::move(*o));
+    }
+    return r;
+  }
+
+  std::array<sqlite3_stmt**, 12> Statements() {
+    return {&begin_write_,    &begin_read_,    &commit_,         &rollback_,       &get_meta_,       &set_revision_,
+            &get_object_,     &insert_object_, &update_object_,  &delete_object_,  &list_namespace_, &list_all_};
+  }
+
+  const std::string path_;
+  sqlite3* const db_;
+  std::mutex mu_;  // serialises every use of db_ and the statements
+  sqlite3_stmt* begin_write_ = nullptr;
+  sqlite3_stmt* begin_read_ = nullptr;
+  sqlite3_stmt* commit_ = nullptr;
+  sqlite3_stmt* rollback_ = nullptr;
+  sqlite3_stmt* get_meta_ = nullptr;
+  sqlite3_stmt* set_revision_ = nullptr;
+  sqlite3_stmt* get_object_ = nullptr;
+  sqlite3_stmt* insert_object_ = nullptr;
+  sqlite3_stmt* update_object_ = nullptr;
+  sqlite3_stmt* delete_object_ = nullptr;
+  sqlite3_stmt* list_namespace_ = nullptr;
+  sqlite3_stmt* list_all_ = nullptr;
+  std::unique_ptr<WatchHub> hub_;  // created once the revision at open is known
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path, bool fsync_every_commit,
+                                                 size_t watch_history) {
+  if (path.empty()) return InvalidArgument("the state store needs a file path");
+  // SQLite's own message for a missing directory ("unable to open database file") does not say
+  // what is wrong, so check first.
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
+    return Unavailable("cannot open the state store " + path + ": the directory " + dir.string() +
+                       " does not exist (create it first)");
+  }
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    return Status(CodeFor(rc), "cannot open the state store " + path + ": " + msg);
+  }
+  auto store = std::make_unique<SqliteStore>(path, db);
+  ARBITER_RETURN_IF_ERROR(store->Init(fsync_every_commit, watch_history));
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace arbiter::store

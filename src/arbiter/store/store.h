@@ -1,0 +1,112 @@
+// The state store of `arbiter serve`: versioned objects by resource, namespace and name, with
+// conditional writes and watches that resume from a revision.
+//
+// The store knows nothing of Kubernetes kinds: an object is a JSON body under a key. Every
+// write advances one store-wide revision; an object's revision is that of its last write and is
+// what the API serves as metadata.resourceVersion (the store writes it into the body). This is
+// etcd's model, so that an etcd backend can implement the interface directly.
+//
+// Errors (base::Status codes): NotFound, AlreadyExists, Conflict (an expected revision did not
+// match), Gone (a watch asked for history that is no longer kept), Unavailable (the backend
+// could not be reached), InvalidArgument (an empty resource or name), Internal.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arbiter/base/status.h"
+
+namespace arbiter::store {
+
+using Json = nlohmann::json;
+
+struct Object {
+  std::string resource;  // plural, lower case: "pods", "nodes", "priorityclasses"
+  std::string ns;        // empty for cluster-scoped objects
+  std::string name;
+  int64_t revision = 0;  // the revision of the object's last write
+  Json body;             // with metadata.resourceVersion = the decimal revision
+};
+
+enum class EventType { kAdded, kModified, kDeleted };
+const char* EventTypeName(EventType t);  // "ADDED", "MODIFIED", "DELETED"
+
+struct Event {
+  EventType type = EventType::kAdded;
+  // For kDeleted: the object as last stored, with `revision` (and the body's resourceVersion)
+  // set to the revision of the deletion.
+  Object object;
+};
+
+struct ListResult {
+  std::vector<Object> items;  // sorted by namespace, then name
+  int64_t revision = 0;       // the store revision the list was read at
+};
+
+// A stream of events after a revision, in revision order, for one resource (and namespace).
+class Watch {
+ public:
+  virtual ~Watch() = default;
+  // Waits up to `timeout` for events and returns the ones available (none on timeout).
+  // Gone when the watcher fell behind the kept history; FailedPrecondition after Stop.
+  virtual StatusOr<std::vector<Event>> Next(std::chrono::milliseconds timeout) = 0;
+  // Ends the stream; a Next blocked in another thread returns at once. Safe to call twice.
+  virtual void Stop() = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Stores a new object at a new revision. AlreadyExists if the key is taken.
+  virtual StatusOr<Object> Create(const std::string& resource, const std::string& ns, const std::string& name,
+                                  Json body) = 0;
+  virtual StatusOr<Object> Get(const std::string& resource, const std::string& ns, const std::string& name) = 0;
+  // Replaces the body at a new revision. With expected_revision > 0, only if the object's
+  // revision is still that one (else Conflict). NotFound if absent.
+  virtual StatusOr<Object> Update(const std::string& resource, const std::string& ns, const std::string& name,
+                                  Json body, int64_t expected_revision) = 0;
+  // Removes the object (with expected_revision > 0, only if unchanged); returns it as it was,
+  // with `revision` set to the deletion's revision.
+  virtual StatusOr<Object> Delete(const std::string& resource, const std::string& ns, const std::string& name,
+                                  int64_t expected_revision) = 0;
+  // Every object of `resource` in namespace `ns` (all namespaces when empty).
+  virtual StatusOr<ListResult> List(const std::string& resource, const std::string& ns) = 0;
+  // Events of `resource` (in `ns` when not empty) with revision > from_revision. Gone when
+  // from_revision is older than the kept history (see Compact).
+  virtual StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& resource, const std::string& ns,
+                                                     int64_t from_revision) = 0;
+  // The latest revision (0 for an empty store).
+  virtual StatusOr<int64_t> Revision() = 0;
+  // Forgets the history up to and including `revision`: watches from before it get Gone.
+  // OutOfRange when `revision` is negative or later than the latest revision.
+  virtual Status Compact(int64_t revision) = 0;
+};
+
+// How many events a store keeps for watches unless told otherwise. A watch that asks for older
+// history, or falls further behind than this, gets Gone.
+inline constexpr size_t kDefaultWatchHistory = 100000;
+
+// An in-memory store (no durability), for tests and `arbiter serve --store memory`.
+std::unique_ptr<Store> NewMemoryStore();
+// The same, keeping the last `watch_history` events for watches (at least 1); tests use a small
+// bound to exercise Gone.
+std::unique_ptr<Store> NewMemoryStore(size_t watch_history);
+
+// A SQLite store in `path` (created if absent; WAL journal). Writes are durable once they
+// return: an acknowledged write survives the process being killed. With `fsync_every_commit`
+// also a power loss (synchronous=FULL; slower). Revisions continue across restarts; the watch
+// history starts empty at each open, so a watch from before the revision at open gets Gone.
+// `watch_history` bounds the watch history as for NewMemoryStore. Errors name `path`:
+// Unavailable when the file cannot be opened or is busy, Internal when it is not a usable
+// Arbiter database.
+StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path, bool fsync_every_commit = false,
+                                                 size_t watch_history = kDefaultWatchHistory);
+
+}  // namespace arbiter::store

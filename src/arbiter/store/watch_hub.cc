@@ -1,0 +1,174 @@
+// The bounded event history and the watches over it, shared by the store backends.
+#include "arbiter/store/watch_hub.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace arbiter::store {
+
+struct WatchHub::State {
+  mutable std::mutex mu;
+  std::condition_variable cv;  // notified on Publish, Compact, Stop and close
+  std::deque<std::shared_ptr<const Event>> history;  // strictly increasing revisions
+  size_t capacity = kDefaultWatchHistory;
+  int64_t horizon = 0;  // every event with revision <= horizon is no longer kept
+  bool closed = false;  // the hub (and so its store) is gone
+  size_t watchers = 0;
+};
+
+namespace {
+
+using State = WatchHub::State;
+
+std::string DescribeWatch(const std::string& resource, const std::string& ns) {
+  std::string d = "the watch of " + resource;
+  if (!ns.empty()) d += " in namespace \"" + ns + "\"";
+  return d;
+}
+
+class HubWatch : public Watch {
+ public:
+  HubWatch(std::shared_ptr<State> state, std::string resource, std::string ns, int64_t from_revision)
+      : state_(std::move(state)), resource_(std::move(resource)), ns_(std::move(ns)), cursor_(from_revision) {}
+
+  ~HubWatch() override {
+    std::lock_guard<std::mutex> lk(state_->mu);
+    --state_->watchers;
+  }
+
+  StatusOr<std::vector<Event>> Next(std::chrono::milliseconds timeout) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<std::shared_ptr<const Event>> found;
+    {
+      std::unique_lock<std::mutex> lk(state_->mu);
+      for (;;) {
+        if (stopped_) return FailedPrecondition(DescribeWatch(resource_, ns_) + " was stopped");
+        if (state_->closed) return Unavailable(DescribeWatch(resource_, ns_) + " ended: the store was closed");
+        if (cursor_ < state_->horizon) {
+          return Gone(DescribeWatch(resource_, ns_) + " fell behind: it needs the events after revision " +
+                      std::to_string(cursor_) + " but the oldest revision still kept is " +
+                      std::to_string(state_->horizon + 1) + "; list again and watch from the list's revision");
+        }
+        Collect(found);
+        if (!found.empty()) break;
+        if (std::chrono::steady_clock::now() >= deadline) return std::vector<Event>{};
+        state_->cv.wait_until(lk, deadline);
+      }
+    }
+    // Copy the bodies outside the lock so that writers are not held up by a large batch.
+    std::vector<Event> out;
+    out.reserve(found.size());
+    for (const auto& e : found) out.push_back(*e);
+    return out;
+  }
+
+  void Stop() override {
+    {
+      std::lock_guard<std::mutex> lk(state_->mu);
+      stopped_ = true;
+    }
+    state_->cv.notify_all();
+  }
+
+ private:
+  // Appends the kept events after the cursor that match, and moves the cursor past every kept
+  // event (matching or not) so that the next call does not scan them again. Needs state_->mu.
+  void Collect(std::vector<std::shared_ptr<const Event>>& found) {
+    const auto& h = state_->history;
+    auto it = std::upper_bound(h.begin(), h.end(), cursor_,
+                               [](int64_t rev, const std::shared_ptr<const Event>& e) {
+                                 return rev < e->object.revision;
+                               });
+    for (; it != h.end(); ++it) {
+      const Object& o = (*it)->object;
+      if (o.resource == resource_ && (ns_.empty() || o.ns == ns_)) found.push_back(*it);
+      cursor_ = o.revision;
+    }
+  }
+
+  std::shared_ptr<State> state_;
+  const std::string resource_;
+  const std::string ns_;
+  int64_t cursor_;        // every event up to this revision has been looked at; guarded by mu
+  bool stopped_ = false;  // guarded by state_->mu
+};
+
+}  // namespace
+
+WatchHub::WatchHub(size_t capacity, int64_t start_revision) : state_(std::make_shared<State>()) {
+  state_->capacity = std::max<size_t>(capacity, 1);
+  state_->horizon = start_revision;
+}
+
+WatchHub::~WatchHub() {
+  {
+    std::lock_guard<std::mutex> lk(state_->mu);
+    state_->closed = true;
+    state_->history.clear();
+  }
+  state_->cv.notify_all();
+}
+
+void WatchHub::Publish(Event event) {
+  auto e = std::make_shared<const Event>(std::move(event));
+  {
+    std::lock_guard<std::mutex> lk(state_->mu);
+    state_->history.push_back(std::move(e));
+    while (state_->history.size() > state_->capacity) {
+      state_->horizon = state_->history.front()->object.revision;
+      state_->history.pop_front();
+    }
+  }
+  state_->cv.notify_all();
+}
+
+void WatchHub::Compact(int64_t revision) {
+  {
+    std::lock_guard<std::mutex> lk(state_->mu);
+    auto& h = state_->history;
+    while (!h.empty() && h.front()->object.revision <= revision) h.pop_front();
+    state_->horizon = std::max(state_->horizon, revision);
+  }
+  // Watchers behind the new horizon learn at once that they are Gone.
+  state_->cv.notify_all();
+}
+
+StatusOr<std::unique_ptr<Watch>> WatchHub::WatchFrom(const std::string& resource, const std::string& ns,
+                                                     int64_t from_revision) {
+  if (resource.empty()) return InvalidArgument("a watch needs a resource (such as \"pods\")");
+  if (from_revision < 0) {
+    return InvalidArgument("cannot watch " + resource + " from revision " + std::to_string(from_revision) +
+                           ": revisions are not negative");
+  }
+  std::lock_guard<std::mutex> lk(state_->mu);
+  if (from_revision < state_->horizon) {
+    return Gone("cannot watch " + resource + " from revision " + std::to_string(from_revision) +
+                ": the history up to revision " + std::to_string(state_->horizon) +
+                " is no longer kept (the oldest available revision is " + std::to_string(state_->horizon + 1) +
+                "); list again and watch from the list's revision");
+  }
+  ++state_->watchers;
+  return std::unique_ptr<Watch>(std::make_unique<HubWatch>(state_, resource, ns, from_revision));
+}
+
+int64_t WatchHub::horizon() const {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->horizon;
+}
+
+size_t WatchHub::size() const {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->history.size();
+}
+
+size_t WatchHub::watchers() const {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->watchers;
+}
+
+}  // namespace arbiter::store

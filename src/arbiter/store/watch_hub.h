@@ -1,0 +1,72 @@
+// The watch machinery both store backends share (a bounded, revision-ordered event history that
+// watches read from), and the small checks and messages the backends have in common.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "arbiter/base/status.h"
+#include "arbiter/store/store.h"
+
+namespace arbiter::store {
+
+// Keeps the last `capacity` events in revision order and hands out watches over them.
+//
+// A backend calls Publish under its write lock after each successful write, so events arrive in
+// strictly increasing revision order. Everything up to the "horizon" revision is no longer kept
+// (evicted by the bound, dropped by Compact, or from before the hub existed): a watch that needs
+// an event at or before the horizon gets Gone. Watches pull from the shared history with their
+// own cursor, so a slow watcher costs nothing until it asks. Thread-safe.
+class WatchHub {
+ public:
+  // `start_revision` is the store's revision when the hub is created: history before it is not
+  // available. A `capacity` of 0 is taken as 1.
+  explicit WatchHub(size_t capacity = kDefaultWatchHistory, int64_t start_revision = 0);
+  // Watches still open report Unavailable from then on.
+  ~WatchHub();
+  WatchHub(const WatchHub&) = delete;
+  WatchHub& operator=(const WatchHub&) = delete;
+
+  // Appends an event (its revision must exceed every earlier one) and wakes blocked watchers.
+  void Publish(Event event);
+  // Drops the history up to and including `revision`.
+  void Compact(int64_t revision);
+  // A watch of `resource` (and `ns` when not empty) delivering events after `from_revision`.
+  // Gone when events after `from_revision` are no longer all kept; InvalidArgument for an
+  // empty resource or a negative revision.
+  StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& resource, const std::string& ns,
+                                             int64_t from_revision);
+
+  // The revision up to which history is no longer kept.
+  int64_t horizon() const;
+  // How many events are kept, and how many watches are open (for diagnostics and tests).
+  size_t size() const;
+  size_t watchers() const;
+
+  struct State;  // shared with the watches, which may outlive the hub (watch_hub.cc)
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+// ---- Helpers shared by the backends (implemented in store.cc) ----
+
+// How messages name an object: `pods "default/web-1"`, `nodes "n1"`.
+std::string DescribeKey(const std::string& resource, const std::string& ns, const std::string& name);
+// InvalidArgument when `resource` or `name` is empty.
+Status ValidateKey(const std::string& resource, const std::string& ns, const std::string& name);
+// InvalidArgument unless `body` is a JSON object whose metadata, if present, is an object.
+Status ValidateBody(const std::string& resource, const std::string& ns, const std::string& name,
+                    const Json& body);
+// Sets metadata.resourceVersion to the decimal `revision` (the body must have passed
+// ValidateBody).
+void StampRevision(Json& body, int64_t revision);
+// Conflict when `expected_revision` > 0 and `current` is at another revision; `op` is the
+// verb for the message ("update", "delete").
+Status CheckExpectedRevision(const char* op, const Object& current, int64_t expected_revision);
+// The error of Compact for a revision outside [0, latest]; OK otherwise.
+Status ValidateCompact(int64_t revision, int64_t latest);
+
+}  // namespace arbiter::store
