@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arbiter/bench/api_load.h"
 #include "arbiter/bench/decision_quality.h"
 #include "arbiter/bench/gang_scenarios.h"
 #include "arbiter/bench/nomad_placement.h"
@@ -186,12 +187,31 @@ int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& er
   static const std::vector<std::string> kScenarios = {
       "SchedulingBasic", "PreemptionBasic",         "PreemptionBasicLegacy",  "Unschedulable",
       "GangScheduling",  "GangPreemptionBasic",     "GangPreemptionPodGroups", "PreemptionPodGroupDisruptionMode",
-      "NomadPlacement", "DecisionQuality"};
+      "NomadPlacement", "DecisionQuality", "ApiLoad"};
   if (std::find(kScenarios.begin(), kScenarios.end(), flags.scenario) == kScenarios.end()) {
     err << "arbiter bench: unknown scenario \"" << flags.scenario << "\" (available:";
     for (const auto& s : kScenarios) err << " " << s;
     err << ")\n";
     return 2;
+  }
+  if (flags.scenario == "ApiLoad") {
+    bench::ApiLoadOptions o;
+    o.server = flags.server;
+    o.token = flags.token;
+    o.pods = flags.measured_pods;
+    o.connections = flags.connections;
+    err << "api load: " << o.pods << " pods over " << o.connections << " connections to " << o.server << "\n";
+    auto r = bench::RunApiLoad(o, [&](size_t done, size_t total) { err << done << "/" << total << " pods created\n"; });
+    if (!r.ok()) {
+      err << "arbiter bench: " << r.status().message() << "\n";
+      return 1;
+    }
+    Json j = {{"scenario", "ApiLoad"}, {"server", o.server}, {"connections", o.connections},
+              {"created", r->created}, {"createSeconds", r->create_seconds},
+              {"createsPerSecond", r->creates_per_second}, {"bound", r->bound},
+              {"allBoundSeconds", r->all_bound_seconds}};
+    out << j.dump() << "\n";
+    return r->all_bound_seconds < 0 ? 1 : 0;
   }
   if (flags.scenario == "DecisionQuality") {
     err << "decision quality: " << flags.clusters << " random clusters, seed " << flags.seed << "\n";

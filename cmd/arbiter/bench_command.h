@@ -23,6 +23,10 @@ struct BenchFlags {
   std::vector<std::string> files;  // scenario files; when given, --scenario is not used
   std::string output = "json";
   std::string label;  // with files: only those carrying this label
+  // ApiLoad: the server to load, its bearer token, and the client connections.
+  std::string server = "http://127.0.0.1:8080";
+  std::string token;
+  size_t connections = 8;
 };
 
 int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& err);

@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("-o,--output", bench.output, "Output format for scenario files")
       ->check(CLI::IsMember({"json", "table"}));
   bench_cmd->add_option("--label", bench.label, "Run only the scenario files with this label (short, performance)");
+  bench_cmd->add_option("--server", bench.server, "ApiLoad: the arbiter serve URL");
+  bench_cmd->add_option("--token", bench.token, "ApiLoad: bearer token");
+  bench_cmd->add_option("--connections", bench.connections, "ApiLoad: client connections")->check(CLI::Range(1, 256));
   bench_cmd->add_option("--clusters", bench.clusters, "DecisionQuality: random clusters to compare")
       ->check(CLI::Range(1, 10000000));
 

@@ -122,6 +122,7 @@ void HttpServer::Install() {
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_->set_payload_max_length(64 * 1024 * 1024);  // the API answers 413 above its own limit
   http_->set_keep_alive_max_count(1000);
+  http_->set_tcp_nodelay(true);
   auto health = [this](const httplib::Request& req, httplib::Response& res, bool ready) {
     bool ok = true;
     std::string verbose = "[+]ping ok\n";

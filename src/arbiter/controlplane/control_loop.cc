@@ -13,14 +13,28 @@ namespace {
 
 using Json = nlohmann::json;
 
+// The value at `a`.`b` of an object, or null; never copies.
+const Json* At(const Json& o, const char* a, const char* b) {
+  if (!o.is_object()) return nullptr;
+  auto i = o.find(a);
+  if (i == o.end() || !i->is_object()) return nullptr;
+  auto j = i->find(b);
+  return j == i->end() ? nullptr : &*j;
+}
+
+std::string_view StringAt(const Json& o, const char* a, const char* b) {
+  const Json* v = At(o, a, b);
+  return v != nullptr && v->is_string() ? std::string_view(v->get_ref<const std::string&>()) : std::string_view();
+}
+
 bool Terminal(const Json& pod) {
-  const std::string phase = pod.value("status", Json::object()).value("phase", "");
+  const std::string_view phase = StringAt(pod, "status", "phase");
   return phase == "Succeeded" || phase == "Failed";
 }
 
-std::string NodeOf(const Json& pod) { return pod.value("spec", Json::object()).value("nodeName", ""); }
+std::string NodeOf(const Json& pod) { return std::string(StringAt(pod, "spec", "nodeName")); }
 
-bool Terminating(const Json& o) { return o["metadata"].contains("deletionTimestamp"); }
+bool Terminating(const Json& o) { return At(o, "metadata", "deletionTimestamp") != nullptr; }
 
 void SetCondition(Json& status, Json cond) {
   Json& conds = status["conditions"];
@@ -47,13 +61,28 @@ std::pair<std::string, std::string> PodKey(const std::string& object) {
 
 }  // namespace
 
+constexpr const char* kWatched[] = {"nodes", "pods", "namespaces", "priorityclasses", "poddisruptionbudgets",
+                                    "podgroups", "compositepodgroups", "workloads"};
+
 ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions options)
-    : store_(store), clock_(clock), options_(options) {}
+    : store_(store), clock_(clock), options_(options) {
+  for (const char* r : kWatched) informers_[r] = std::make_unique<store::Informer>(store_, r);
+}
 
 Status ControlLoop::RunOnce() {
+  for (auto& [name, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
   if (options_.simulate_nodes) ARBITER_RETURN_IF_ERROR(SimulateNodes());
   if (options_.schedule) ARBITER_RETURN_IF_ERROR(Schedule());
   return Status::Ok();
+}
+
+const manifest::LoadResult& ControlLoop::Decoded(const store::Object& o) {
+  auto& slot = decoded_[{o.resource, o.ns, o.name}];
+  if (slot.first != o.revision) {
+    slot.first = o.revision;
+    slot.second = manifest::DecodeEach({{o.resource + "/" + o.ns + "/" + o.name, o.body.dump()}});
+  }
+  return slot.second;
 }
 
 Status ControlLoop::RecordEvent(const std::string& ns, const std::string& pod, const std::string& uid,
@@ -80,12 +109,12 @@ Status ControlLoop::RecordEvent(const std::string& ns, const std::string& pod, c
 Status ControlLoop::SimulateNodes() {
   const Timestamp now = clock_.Now();
   const std::string now_text = FormatRfc3339(now / kSecond * kSecond);
-  ARBITER_ASSIGN_OR_RETURN(nodes, store_.List("nodes", ""));
-  for (const auto& n : nodes.items) {
-    Json status = n.body.value("status", Json::object());
+  for (const auto& [key, n] : informers_["nodes"]->objects()) {
     bool ready = false;
-    for (const Json& c : status.value("conditions", Json::array())) {
-      ready = ready || (c.value("type", "") == "Ready" && c.value("status", "") == "True");
+    if (const Json* conds = At(n.body, "status", "conditions"); conds != nullptr && conds->is_array()) {
+      for (const Json& c : *conds) {
+        ready = ready || (c.value("type", "") == "Ready" && c.value("status", "") == "True");
+      }
     }
     if (ready) continue;
     Json next = n.body;
@@ -97,9 +126,8 @@ Status ControlLoop::SimulateNodes() {
       return r.status();
     }
   }
-  ARBITER_ASSIGN_OR_RETURN(pods, store_.List("pods", ""));
   uint32_t ip = 0;
-  for (const auto& p : pods.items) {
+  for (const auto& [key, p] : informers_["pods"]->objects()) {
     ++ip;
     const Json& body = p.body;
     if (Terminating(body)) {
@@ -113,7 +141,7 @@ Status ControlLoop::SimulateNodes() {
       continue;
     }
     if (NodeOf(body).empty() || Terminal(body)) continue;
-    if (body.value("status", Json::object()).value("phase", "") != "Pending") continue;
+    if (StringAt(body, "status", "phase") != "Pending") continue;
     Json next = body;
     Json& st = next["status"];
     st["phase"] = "Running";
@@ -141,48 +169,58 @@ Status ControlLoop::SimulateNodes() {
 }
 
 Status ControlLoop::Schedule() {
-  ARBITER_ASSIGN_OR_RETURN(pods, store_.List("pods", ""));
+  const auto& pods = informers_["pods"]->objects();
   size_t pending = 0;
-  for (const auto& p : pods.items) {
+  for (const auto& [key, p] : pods) {
     if (NodeOf(p.body).empty() && !Terminating(p.body) && !Terminal(p.body)) ++pending;
   }
   metrics_.pending = pending;
   if (pending == 0) return Status::Ok();
+  // Plan when something changed, and at least once a second (backoffs and grace periods run out
+  // with time alone).
+  int64_t revision = 0;
+  for (const auto& [name, informer] : informers_) revision = std::max(revision, informer->revision());
+  const Timestamp now_time = clock_.Now();
+  if (revision == planned_revision_ && now_time - planned_at_ < kSecond) return Status::Ok();
+  planned_revision_ = revision;
+  planned_at_ = now_time;
 
   // The engine's input: every object the plan reads, decoded one by one; an object that does
   // not decode (written by a client that skipped validation) is left out, not fatal.
   manifest::ClusterObjects objects;
   std::set<std::string> node_names;
   auto decode = [&](const store::Object& o) {
-    manifest::LoadResult r = manifest::DecodeEach({{o.resource + "/" + o.ns + "/" + o.name, o.body.dump()}});
+    const manifest::LoadResult& r = Decoded(o);
     if (!r.ok()) return;
-    auto move_all = [](auto& to, auto& from) {
-      for (auto& x : from) to.push_back(std::move(x));
-    };
-    move_all(objects.nodes, r.objects.nodes);
-    move_all(objects.pods, r.objects.pods);
-    move_all(objects.priority_classes, r.objects.priority_classes);
-    move_all(objects.pdbs, r.objects.pdbs);
-    move_all(objects.namespaces, r.objects.namespaces);
-    move_all(objects.workloads, r.objects.workloads);
-    move_all(objects.pod_groups, r.objects.pod_groups);
-    move_all(objects.composite_pod_groups, r.objects.composite_pod_groups);
+    auto copy_all = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+    copy_all(objects.nodes, r.objects.nodes);
+    copy_all(objects.pods, r.objects.pods);
+    copy_all(objects.priority_classes, r.objects.priority_classes);
+    copy_all(objects.pdbs, r.objects.pdbs);
+    copy_all(objects.namespaces, r.objects.namespaces);
+    copy_all(objects.workloads, r.objects.workloads);
+    copy_all(objects.pod_groups, r.objects.pod_groups);
+    copy_all(objects.composite_pod_groups, r.objects.composite_pod_groups);
   };
-  ARBITER_ASSIGN_OR_RETURN(nodes, store_.List("nodes", ""));
-  for (const auto& n : nodes.items) {
+  for (const auto& [key, n] : informers_["nodes"]->objects()) {
     decode(n);
     node_names.insert(n.name);
   }
   for (const char* resource : {"namespaces", "priorityclasses", "poddisruptionbudgets", "podgroups",
                                "compositepodgroups", "workloads"}) {
-    ARBITER_ASSIGN_OR_RETURN(list, store_.List(resource, ""));
-    for (const auto& o : list.items) decode(o);
+    for (const auto& [key, o] : informers_[resource]->objects()) decode(o);
   }
-  for (const auto& p : pods.items) {
+  for (const auto& [key, p] : pods) {
     if (Terminal(p.body)) continue;
     const std::string node = NodeOf(p.body);
     if (!node.empty() && node_names.count(node) == 0) continue;  // bound to a node that is gone
     decode(p);
+  }
+  // Forget the decoded form of objects that are gone.
+  for (auto it = decoded_.begin(); it != decoded_.end();) {
+    const auto& [resource, ns, name] = it->first;
+    const auto& objs = informers_[resource]->objects();
+    it = objs.count({ns, name}) ? std::next(it) : decoded_.erase(it);
   }
   if (objects.nodes.empty()) return Status::Ok();
   // Priorities were admitted once, when each object was created (a class deleted or a default
@@ -279,8 +317,11 @@ Status ControlLoop::Schedule() {
   for (const auto& e : plan.events) {
     if (e.time != plan.start || (e.reason != "Scheduled" && e.reason != "FailedScheduling")) continue;
     auto [ns, name] = PodKey(e.object);
-    auto cur = store_.Get("pods", ns, name);
-    if (!cur.ok() || !NodeOf(cur->body).empty() || Terminating(cur->body)) continue;
+    // The pod as this pass read it; the write below is conditional on that revision.
+    auto found = pods.find({ns, name});
+    if (found == pods.end()) continue;
+    const store::Object* cur = &found->second;
+    if (!NodeOf(cur->body).empty() || Terminating(cur->body)) continue;
     const std::string key = ns + "/" + name;
     Json next = cur->body;
     if (e.reason == "Scheduled") {

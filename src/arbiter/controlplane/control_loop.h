@@ -15,9 +15,13 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <memory>
 #include <string>
+#include <tuple>
 
 #include "arbiter/base/time.h"
+#include "arbiter/manifest/loader.h"
+#include "arbiter/store/informer.h"
 #include "arbiter/store/store.h"
 
 namespace arbiter::controlplane {
@@ -54,9 +58,16 @@ class ControlLoop {
   Status RecordEvent(const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
                      const std::string& reason, const std::string& message);
 
+  // The decoded form of a stored object, kept while its revision is unchanged.
+  const manifest::LoadResult& Decoded(const store::Object& o);
+
   store::Store& store_;
   const Clock& clock_;
   LoopOptions options_;
+  std::map<std::string, std::unique_ptr<store::Informer>> informers_;  // by resource
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, manifest::LoadResult>> decoded_;
+  int64_t planned_revision_ = -1;  // the store revision of the last plan
+  Timestamp planned_at_ = 0;
   LoopMetrics metrics_;
   uint64_t event_seq_ = 0;
   std::map<std::string, std::string> last_failure_;  // pod -> last FailedScheduling message written

@@ -1,0 +1,45 @@
+// The informer: list, then watch.
+#include "arbiter/store/informer.h"
+
+namespace arbiter::store {
+
+Informer::Informer(Store& store, std::string resource) : store_(store), resource_(std::move(resource)) {}
+
+Status Informer::Relist() {
+  if (watch_) watch_->Stop();
+  watch_.reset();
+  ARBITER_ASSIGN_OR_RETURN(list, store_.List(resource_, ""));
+  objects_.clear();
+  for (auto& o : list.items) {
+    auto key = std::make_pair(o.ns, o.name);
+    objects_.emplace(std::move(key), std::move(o));
+  }
+  revision_ = list.revision;
+  auto w = store_.WatchFrom(resource_, "", revision_);
+  if (!w.ok()) return w.status();
+  watch_ = std::move(*w);
+  return Status::Ok();
+}
+
+Status Informer::Sync() {
+  if (!watch_) return Relist();
+  while (true) {
+    auto events = watch_->Next(std::chrono::milliseconds(0));
+    if (!events.ok()) {
+      if (events.status().code() == StatusCode::kGone) return Relist();  // fell behind: start over
+      return events.status();
+    }
+    if (events->empty()) return Status::Ok();
+    for (auto& e : *events) {
+      auto key = std::make_pair(e.object.ns, e.object.name);
+      revision_ = std::max(revision_, e.object.revision);
+      if (e.type == EventType::kDeleted) {
+        objects_.erase(key);
+      } else {
+        objects_[key] = std::move(e.object);
+      }
+    }
+  }
+}
+
+}  // namespace arbiter::store

@@ -1,0 +1,34 @@
+// An informer: a local, up-to-date copy of one resource of a store, kept by listing once and
+// then applying the store's watch events (relisting when the watch expires). Readers of many
+// objects per pass (the control loop) read this copy instead of listing the store each time.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "arbiter/store/store.h"
+
+namespace arbiter::store {
+
+class Informer {
+ public:
+  Informer(Store& store, std::string resource);
+  // Applies every event available now (lists afresh on the first call and after Gone).
+  Status Sync();
+  // Objects by (namespace, name), in that order.
+  const std::map<std::pair<std::string, std::string>, Object>& objects() const { return objects_; }
+  // The store revision the copy reflects.
+  int64_t revision() const { return revision_; }
+
+ private:
+  Status Relist();
+  Store& store_;
+  std::string resource_;
+  std::unique_ptr<Watch> watch_;
+  std::map<std::pair<std::string, std::string>, Object> objects_;
+  int64_t revision_ = 0;
+};
+
+}  // namespace arbiter::store
