@@ -182,7 +182,8 @@ void HttpServer::Install() {
       std::string resource, ns;
       bool has_name = false;
       ResourceOf(r.path, &resource, &ns, &has_name);
-      const bool watch = r.query.count("watch") > 0 && (r.query["watch"] == "true" || r.query["watch"] == "1");
+      const std::string w = r.query.count("watch") > 0 ? r.query["watch"] : "";
+      const bool watch = w == "true" || w == "True" || w == "1";
       const std::string verb = VerbOf(r.method, has_name, watch);
       if (!resource.empty() && !Authorized(*user, verb, resource, ns)) {
         return fail(403, "Forbidden",
@@ -200,7 +201,7 @@ void HttpServer::Install() {
     auto sent_initial = std::make_shared<bool>(false);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(w->timeout_seconds);
     res.set_chunked_content_provider(
-        "application/json",
+        "application/json;stream=watch",  // as kube-apiserver; also keeps the stream uncompressed
         [this, w, sent_initial, deadline](size_t, httplib::DataSink& sink) {
           if (!*sent_initial) {
             *sent_initial = true;

@@ -109,6 +109,9 @@ StatusOr<Json> ParseBody(const Request& r) {
   }
 }
 
+// Query booleans as Go's strconv.ParseBool reads them (clients send true, True and 1).
+bool IsTrue(const std::string& v) { return v == "true" || v == "True" || v == "TRUE" || v == "1" || v == "t" || v == "T"; }
+
 bool WantsTable(const Request& r) {
   auto it = r.headers.find("accept");
   return it != r.headers.end() && it->second.find("as=Table") != std::string::npos;
@@ -239,6 +242,11 @@ Response ApiServer::Handle(const Request& r) {
     return Error(413, "the request body is " + std::to_string(r.body.size()) + " bytes; the limit is " +
                           std::to_string(options_.max_body_bytes));
   }
+  if (auto ct = r.headers.find("content-type"); ct != r.headers.end() && !r.body.empty() &&
+      (ct->second.find("protobuf") != std::string::npos || ct->second.find("cbor") != std::string::npos)) {
+    // Objects are served as JSON (and read as JSON or YAML); clients retry with JSON on 415.
+    return Error(415, "the Content-Type \"" + ct->second + "\" is not supported: send application/json or application/yaml");
+  }
   bool handled = false;
   Response d = Discovery(r, &handled);
   if (handled) return d;
@@ -288,7 +296,7 @@ Response ApiServer::Handle(const Request& r) {
   if (!t.sub.empty() && !t.info->HasSubresource(t.sub)) {
     return Error(404, std::string(t.info->resource) + " have no subresource \"" + t.sub + "\"");
   }
-  const bool watch = t.watch_prefix || QueryOr(r, "watch") == "true" || QueryOr(r, "watch") == "1";
+  const bool watch = t.watch_prefix || IsTrue(QueryOr(r, "watch"));
   if (r.method == "GET") {
     if (t.name.empty()) return watch ? Watch(r, t) : List(r, t);
     return Get(r, t);

@@ -120,7 +120,12 @@ Status ControlLoop::SimulateNodes() {
     Json next = n.body;
     SetCondition(next["status"], {{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"},
                                   {"message", "node simulated by arbiter serve"}, {"lastTransitionTime", now_text}});
-    next["status"]["nodeInfo"]["kubeletVersion"] = "v1.32.0-arbiter";
+    next["status"]["nodeInfo"] = {{"architecture", "amd64"},          {"bootID", ""},
+                                  {"containerRuntimeVersion", "arbiter-sim://1"},
+                                  {"kernelVersion", "n/a"},           {"kubeProxyVersion", ""},
+                                  {"kubeletVersion", "v1.32.0-arbiter"}, {"machineID", ""},
+                                  {"operatingSystem", "linux"},       {"osImage", "simulated by arbiter serve"},
+                                  {"systemUUID", ""}};
     auto r = store_.Update("nodes", "", n.name, next, n.revision);
     if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
       return r.status();
@@ -155,6 +160,8 @@ Status ControlLoop::SimulateNodes() {
     for (const Json& c : body["spec"].value("containers", Json::array())) {
       st["containerStatuses"].push_back({{"name", c.value("name", "")},
                                          {"image", c.value("image", "")},
+                                         {"imageID", "arbiter-sim://" + c.value("image", std::string())},
+                                         {"containerID", "arbiter-sim://" + p.ns + "/" + p.name + "/" + c.value("name", std::string())},
                                          {"ready", true},
                                          {"started", true},
                                          {"restartCount", 0},

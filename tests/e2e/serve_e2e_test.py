@@ -1,0 +1,419 @@
+#!/usr/bin/python3
+"""End-to-end tests of `arbiter serve`, driven by the stock kubectl and the Kubernetes Python client.
+
+Each test starts the real server on a free loopback port with its own data directory and talks
+to it as a user would. Run: serve_e2e_test.py ARBITER_BINARY
+"""
+import json
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+ARBITER = os.environ.get("ARBITER_BINARY", "build/bin/arbiter")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """An `arbiter serve` process on a free port with its own data directory."""
+
+    def __init__(self, data_dir, port=None, extra=()):
+        self.data_dir = data_dir
+        self.port = port or free_port()
+        self.extra = list(extra)
+        self.proc = None
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        self.log = open(os.path.join(self.data_dir, "server.log"), "a")
+        self.proc = subprocess.Popen(
+            [ARBITER, "serve", "--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir, "--seed", "1"]
+            + self.extra, stdout=self.log, stderr=self.log)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"arbiter serve exited with {self.proc.returncode}; see {self.log.name}")
+            try:
+                with urllib.request.urlopen(self.url + "/livez", timeout=1) as r:
+                    if r.status == 200:
+                        return self
+            except (urllib.error.URLError, ConnectionError, OSError):
+                time.sleep(0.05)
+        raise RuntimeError("arbiter serve did not come up")
+
+    def kill(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                raise
+
+
+class ServeTestCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.server = Server(self.tmp.name).start()
+        self.kubeconfig = os.path.join(self.tmp.name, "kubeconfig")
+        open(self.kubeconfig, "w").close()
+
+    def tearDown(self):
+        self.server.stop()
+        self.tmp.cleanup()
+
+    def kubectl(self, *args, check=True, stdin=None):
+        r = subprocess.run(["kubectl", "-s", self.server.url, *args], input=stdin, capture_output=True, text=True,
+                           env={**os.environ, "KUBECONFIG": self.kubeconfig}, timeout=60)
+        if check and r.returncode != 0:
+            self.fail(f"kubectl {' '.join(args)} failed ({r.returncode}): {r.stderr}")
+        return r
+
+    def apply(self, yaml_text, check=True):
+        return self.kubectl("apply", "-f", "-", stdin=yaml_text, check=check)
+
+    def wait_for(self, what, predicate, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.1)
+        self.fail(f"timed out waiting for {what}")
+
+    def pod(self, name, ns="default"):
+        r = self.kubectl("get", "pod", name, "-n", ns, "-o", "json", check=False)
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    def request(self, method, path, body=None, content_type="application/json", token=None):
+        data = body if isinstance(body, (bytes, type(None))) else body.encode()
+        req = urllib.request.Request(self.server.url + path, data=data, method=method)
+        req.add_header("Content-Type", content_type)
+        if token:
+            req.add_header("Authorization", "Bearer " + token)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+
+CLUSTER = """
+apiVersion: v1
+kind: Node
+metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 100
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+"""
+
+
+def pod_yaml(name, cls, cpu, ns="default", grace=2):
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  priorityClassName: {cls}
+  terminationGracePeriodSeconds: {grace}
+  containers:
+  - name: c
+    image: busybox
+    resources: {{requests: {{cpu: "{cpu}"}}}}
+"""
+
+
+class KubectlTest(ServeTestCase):
+    def test_a_high_priority_pod_preempts_and_runs(self):
+        self.apply(CLUSTER)
+        self.apply(pod_yaml("filler", "low", "3", grace=3))
+        self.wait_for("filler running", lambda: (self.pod("filler") or {}).get("status", {}).get("phase") == "Running")
+        watch = subprocess.Popen(["kubectl", "-s", self.server.url, "get", "pods", "-w", "-o", "wide"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env={**os.environ, "KUBECONFIG": self.kubeconfig})
+        try:
+            self.apply(pod_yaml("urgent", "high", "2"))
+            # The victim is marked as a disruption target and terminates within its grace period.
+            victim = self.wait_for("filler terminating", lambda: (p := self.pod("filler")) and
+                                   p["metadata"].get("deletionTimestamp") and p)
+            conds = {c["type"]: c for c in victim["status"].get("conditions", [])}
+            self.assertEqual(conds["DisruptionTarget"]["reason"], "PreemptionByScheduler")
+            nominated = self.pod("urgent")["status"].get("nominatedNodeName")
+            self.assertEqual(nominated, "node-1")
+            wide = self.kubectl("get", "pods", "-o", "wide").stdout
+            self.assertRegex(wide, r"NODE\s+NOMINATED NODE")
+            self.assertRegex(wide, r"urgent\s+0/1\s+Pending.*<none>\s+node-1")
+            self.wait_for("urgent running on node-1", lambda: (p := self.pod("urgent")) and
+                          p["spec"].get("nodeName") == "node-1" and p["status"].get("phase") == "Running")
+            self.wait_for("filler gone", lambda: self.pod("filler") is None)
+        finally:
+            time.sleep(0.5)
+            watch.terminate()
+            out, _ = watch.communicate(timeout=10)
+        self.assertIn("urgent", out)
+        self.assertRegex(out, r"urgent\s+1/1\s+Running.*node-1")
+        describe = self.kubectl("describe", "pod", "urgent").stdout
+        self.assertRegex(describe, r"Normal\s+Scheduled\s+.*default-scheduler\s+Successfully assigned default/urgent to node-1")
+        events = self.kubectl("get", "events").stdout
+        self.assertRegex(events, r"Preempted\s+pod/filler\s+Preempted by pod \S+ on node node-1")
+        wide = self.kubectl("get", "pods", "-o", "wide").stdout
+        self.assertRegex(wide, r"urgent\s+1/1\s+Running\s+0\s+\S+\s+\S+\s+node-1\s+<none>")
+
+    def test_get_prints_yaml_and_json_and_delete_removes(self):
+        self.apply(CLUSTER)
+        self.apply(pod_yaml("p", "low", "1"))
+        as_json = json.loads(self.kubectl("get", "pod", "p", "-o", "json").stdout)
+        self.assertEqual(as_json["spec"]["priority"], 100)
+        self.assertEqual(as_json["spec"]["preemptionPolicy"], "PreemptLowerPriority")
+        self.assertTrue(as_json["metadata"]["uid"])
+        as_yaml = self.kubectl("get", "pod", "p", "-o", "yaml").stdout
+        self.assertIn("priorityClassName: low", as_yaml)
+        pcs = self.kubectl("get", "priorityclasses").stdout
+        self.assertRegex(pcs, r"NAME\s+VALUE\s+GLOBAL-DEFAULT\s+AGE\s+PREEMPTIONPOLICY")
+        self.kubectl("delete", "pod", "p", "--grace-period=0", "--force")
+        self.assertIsNone(self.pod("p"))
+        r = self.kubectl("get", "pod", "p", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('Error from server (NotFound): pods "p" not found', r.stderr)
+
+    def test_resource_quota_keeps_a_namespace_from_high_priority_pods(self):
+        self.apply(CLUSTER)
+        self.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n")
+        self.apply("""
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: no-high, namespace: team}
+spec:
+  hard: {pods: "0"}
+  scopeSelector:
+    matchExpressions:
+    - {scopeName: PriorityClass, operator: In, values: [high]}
+""")
+        r = self.apply(pod_yaml("vip", "high", "1", ns="team"), check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("exceeded quota: no-high", r.stderr)
+        self.assertIsNone(self.pod("vip", ns="team"))
+        self.apply(pod_yaml("ordinary", "low", "1", ns="team"))
+
+    def test_unknown_priority_class_is_rejected_by_admission(self):
+        self.apply(CLUSTER)
+        r = self.apply(pod_yaml("p", "missing", "1"), check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("no PriorityClass with name missing was found", r.stderr)
+
+
+class PythonClientTest(ServeTestCase):
+    def test_list_and_watch(self):
+        from kubernetes import client, watch
+        self.apply(CLUSTER)
+        cfg = client.Configuration()
+        cfg.host = self.server.url
+        api = client.CoreV1Api(client.ApiClient(cfg))
+        listed = api.list_namespaced_pod("default")
+        self.assertEqual(listed.items, [])
+        seen = []
+
+        def create():
+            time.sleep(0.5)
+            self.apply(pod_yaml("watched", "low", "1"))
+
+        t = threading.Thread(target=create)
+        t.start()
+        w = watch.Watch()
+        for event in w.stream(api.list_namespaced_pod, "default", resource_version=listed.metadata.resource_version,
+                              timeout_seconds=20):
+            seen.append((event["type"], event["object"].metadata.name, event["object"].status.phase))
+            if event["object"].status.phase == "Running":
+                w.stop()
+        t.join()
+        self.assertEqual(seen[0][:2], ("ADDED", "watched"))
+        self.assertIn(("MODIFIED", "watched", "Running"), seen)
+        nodes = api.list_node()
+        self.assertEqual([n.metadata.name for n in nodes.items], ["node-1"])
+        pcs = client.SchedulingV1Api(client.ApiClient(cfg)).list_priority_class()
+        self.assertEqual(sorted(p.metadata.name for p in pcs.items), ["high", "low"])
+
+
+class BadRequestTest(ServeTestCase):
+    def assertStatus(self, got, code, reason):
+        status, body = got
+        self.assertEqual(status, code, body)
+        self.assertEqual(body.get("kind"), "Status")
+        self.assertEqual(body.get("code"), code)
+        self.assertEqual(body.get("reason"), reason)
+
+    def test_bad_requests_get_status_errors_and_change_nothing(self):
+        self.apply(CLUSTER)
+        pods = "/api/v1/namespaces/default/pods"
+        before = self.request("GET", pods)[1]["items"]
+        self.assertStatus(self.request("POST", pods, "{not json"), 400, "BadRequest")
+        self.assertStatus(self.request("POST", pods, "[1, 2]"), 400, "BadRequest")
+        self.assertStatus(self.request("POST", pods, "metadata: {name: y}\nspec: [", "application/yaml"), 400,
+                          "BadRequest")
+        wrong = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "w"},
+                            "spec": {"containers": "not-a-list"}})
+        status, body = self.request("POST", pods, wrong)
+        self.assertStatus((status, body), 422, "Invalid")
+        self.assertIn("spec.containers", body["message"])
+        big = json.dumps({"metadata": {"name": "big", "annotations": {"a": "x" * (4 * 1024 * 1024)}}})
+        self.assertStatus(self.request("POST", pods, big), 413, "RequestEntityTooLarge")
+        self.assertStatus(self.request("GET", "/api/v1/namespaces/default/widgets"), 404, "NotFound")
+        self.assertStatus(self.request("GET", "/apis/example.com/v1/things"), 404, "NotFound")
+        pc = json.dumps({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "x"},
+                         "value": 2000000000})
+        self.assertStatus(self.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", pc), 422, "Invalid")
+        self.assertEqual(self.request("GET", pods)[1]["items"], before)
+        self.assertNotIn("x", [p["metadata"]["name"] for p in
+                               self.request("GET", "/apis/scheduling.k8s.io/v1/priorityclasses")[1]["items"]])
+
+
+class AuthTest(unittest.TestCase):
+    def test_tokens_authenticate_and_namespaces_authorise(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tokens = os.path.join(tmp, "tokens.csv")
+            with open(tokens, "w") as f:
+                f.write('admin-token,admin,1,"system:masters"\nalice-token,alice,2,"namespace:team"\n')
+            server = Server(tmp, extra=["--token-auth-file", tokens]).start()
+            try:
+                def call(method, path, body=None, token=None):
+                    req = urllib.request.Request(server.url + path, data=body and body.encode(), method=method)
+                    req.add_header("Content-Type", "application/json")
+                    if token:
+                        req.add_header("Authorization", "Bearer " + token)
+                    try:
+                        with urllib.request.urlopen(req, timeout=10) as r:
+                            return r.status
+                    except urllib.error.HTTPError as e:
+                        return e.code
+
+                self.assertEqual(call("GET", "/api/v1/pods"), 401)
+                self.assertEqual(call("GET", "/api/v1/pods", token="wrong"), 401)
+                ns = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+                self.assertEqual(call("POST", "/api/v1/namespaces", ns, token="alice-token"), 403)
+                self.assertEqual(call("POST", "/api/v1/namespaces", ns, token="admin-token"), 201)
+                pod = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                                  "spec": {"containers": [{"name": "c", "image": "x"}]}})
+                self.assertEqual(call("POST", "/api/v1/namespaces/default/pods", pod, token="alice-token"), 403)
+                self.assertEqual(call("POST", "/api/v1/namespaces/team/pods", pod, token="alice-token"), 201)
+                self.assertEqual(call("GET", "/api/v1/nodes", token="alice-token"), 200)
+            finally:
+                server.stop()
+
+
+class CrashTest(unittest.TestCase):
+    """200 pods submitted while the server is killed with SIGKILL at random moments and restarted."""
+
+    def test_acknowledged_objects_survive_and_no_pod_is_bound_twice(self):
+        rng = random.Random(7)
+        with tempfile.TemporaryDirectory() as tmp:
+            server = Server(tmp).start()
+            nodes = "".join(f"""---
+apiVersion: v1
+kind: Node
+metadata: {{name: node-{i}}}
+status: {{allocatable: {{cpu: "1", memory: 8Gi, pods: "110"}}}}
+""" for i in range(3))
+            # 3 nodes of 1 CPU hold 150 pods of 20m; the other 50 stay pending, reported unschedulable.
+            kubeconfig = os.path.join(tmp, "kubeconfig")
+            open(kubeconfig, "w").close()
+            subprocess.run(["kubectl", "-s", server.url, "apply", "-f", "-"], input=nodes, text=True, check=True,
+                           capture_output=True, env={**os.environ, "KUBECONFIG": kubeconfig})
+            acked = set()
+            done = threading.Event()
+
+            def submit():
+                i = 0
+                while i < 200:
+                    body = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"},
+                                       "spec": {"terminationGracePeriodSeconds": 0, "containers": [
+                                           {"name": "c", "image": "x", "resources": {"requests": {"cpu": "20m"}}}]}})
+                    req = urllib.request.Request(server.url + "/api/v1/namespaces/default/pods", data=body.encode(),
+                                                 method="POST", headers={"Content-Type": "application/json"})
+                    try:
+                        with urllib.request.urlopen(req, timeout=5) as r:
+                            if r.status == 201:
+                                acked.add(f"p{i}")
+                                i += 1
+                                time.sleep(0.01)  # spread the submissions over several crashes
+                    except urllib.error.HTTPError as e:
+                        if e.code == 409:  # created before a crash, acknowledgement lost
+                            i += 1
+                        else:
+                            time.sleep(0.05)
+                    except (urllib.error.URLError, ConnectionError, OSError):
+                        time.sleep(0.05)  # the server is down: retry
+                done.set()
+
+            t = threading.Thread(target=submit)
+            t.start()
+            kills = 0
+            while not done.is_set() and kills < 6:
+                time.sleep(rng.uniform(0.05, 0.4))
+                server.kill()
+                kills += 1
+                time.sleep(rng.uniform(0.0, 0.2))
+                server.start()
+            t.join()
+            self.assertGreaterEqual(kills, 3)
+
+            def pods():
+                with urllib.request.urlopen(server.url + "/api/v1/namespaces/default/pods", timeout=10) as r:
+                    return {p["metadata"]["name"]: p for p in json.loads(r.read())["items"]}
+
+            deadline = time.time() + 60
+            while True:
+                current = pods()
+                settled = all(p["spec"].get("nodeName") or any(
+                    c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable"
+                    for c in p["status"].get("conditions", [])) for p in current.values())
+                if settled or time.time() > deadline:
+                    break
+                time.sleep(0.2)
+            self.assertTrue(settled, "some pods are neither bound nor reported unschedulable")
+            self.assertTrue(acked <= set(current), f"lost acknowledged pods: {sorted(acked - set(current))}")
+            bound = [p for p in current.values() if p["spec"].get("nodeName")]
+            self.assertEqual(len(bound), 150)
+            with urllib.request.urlopen(server.url + "/api/v1/namespaces/default/events", timeout=10) as r:
+                events = json.loads(r.read())["items"]
+            scheduled = {}
+            for e in events:
+                if e["reason"] == "Scheduled":
+                    name = e["involvedObject"]["name"]
+                    scheduled.setdefault(name, []).append(e["message"])
+            for name, messages in scheduled.items():
+                # One binding per pod, and to the node it is on.
+                self.assertEqual(len(messages), 1, f"{name} was bound more than once: {messages}")
+                self.assertTrue(messages[0].endswith(" to " + current[name]["spec"]["nodeName"]), messages[0])
+            server.stop()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
+        ARBITER = sys.argv.pop(1)
+    unittest.main(verbosity=2)
