@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <mutex>
 #include <ostream>
 #include <pthread.h>
 #include <thread>
@@ -18,7 +19,9 @@ namespace {
 
 // One log line, klog-like: severity, UTC time, message and key="value" pairs.
 void Log(std::ostream& err, char severity, const std::string& msg, const std::string& kv = "") {
+  static std::mutex mu;  // lines come from the HTTP, control and signal threads
   const std::string t = FormatRfc3339(SystemClock().Now());
+  std::lock_guard<std::mutex> lock(mu);
   err << severity << " " << t << " \"" << msg << "\"" << (kv.empty() ? "" : " " + kv) << std::endl;
 }
 
@@ -100,7 +103,11 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   SystemClock clock;
   api::ApiServer server(*st, clock, flags.seed ^ static_cast<uint64_t>(clock.Now()), {});
   api::InstallAdmission(server);
-  controlplane::ControlLoop loop(*st, clock, {!flags.no_simulate_nodes, true, flags.seed});
+  controlplane::LoopOptions lo;
+  lo.simulate_nodes = !flags.no_simulate_nodes;
+  lo.seed = flags.seed;
+  lo.log = [&err](const std::string& msg, const std::string& kv) { Log(err, 'I', msg, kv); };
+  controlplane::ControlLoop loop(*st, clock, lo);
   api::HttpServer httpd(server, http);
   std::atomic<bool> loop_healthy{true};
   httpd.AddReadyCheck("scheduler", [&] { return loop_healthy.load(); });

@@ -304,6 +304,10 @@ Status ControlLoop::Schedule() {
       auto [pns, pname] = PodKey(pre.preemptor);
       std::string preemptor_uid;
       if (auto pp = store_.Get("pods", pns, pname); pp.ok()) preemptor_uid = pp->body["metadata"].value("uid", "");
+      if (options_.log) {
+        options_.log("Preemptor Pod preempted victim Pod", "preemptor=\"" + pre.preemptor + "\" victim=\"" + v.name +
+                                                              "\" node=\"" + pre.node.value_or("") + "\"");
+      }
       ARBITER_RETURN_IF_ERROR(RecordEvent(ns, name, cur->body["metadata"].value("uid", ""), "Normal", "Preempted",
                                           "Preempted by pod " + preemptor_uid + " on node " + pre.node.value_or("")));
     }
@@ -346,6 +350,15 @@ Status ControlLoop::Schedule() {
       }
       ++metrics_.scheduled;
       last_failure_.erase(key);
+      if (const Json* created = At(cur->body, "metadata", "creationTimestamp"); created != nullptr && created->is_string()) {
+        if (auto t = ParseRfc3339(created->get<std::string>()); t.ok()) {
+          const Duration d = std::max<Duration>(0, clock_.Now() - *t);
+          metrics_.e2e_micros_sum += static_cast<uint64_t>(d);
+          size_t b = 0;
+          while (b < 15 && static_cast<double>(d) > 0.01 * kSecond * static_cast<double>(uint64_t{1} << b)) ++b;
+          ++metrics_.e2e_histogram[b];
+        }
+      }
       ARBITER_RETURN_IF_ERROR(RecordEvent(ns, name, cur->body["metadata"].value("uid", ""), "Normal", "Scheduled", e.message));
     } else {
       if (last_failure_[key] == e.message) continue;
@@ -388,6 +401,24 @@ std::string ControlLoop::MetricsText() const {
   }
   t += "scheduler_preemption_victims_sum " + std::to_string(metrics_.preemption_victims.load()) + "\n";
   t += "scheduler_preemption_victims_count " + std::to_string(metrics_.preemption_attempts.load()) + "\n";
+  t += "# HELP scheduler_pod_scheduling_sli_duration_seconds E2e latency for a pod being scheduled, from the time "
+       "the pod was created until it is bound.\n# TYPE scheduler_pod_scheduling_sli_duration_seconds histogram\n";
+  cumulative = 0;
+  for (int i = 0; i < 16; ++i) {
+    cumulative += metrics_.e2e_histogram[i].load();
+    char le[32];
+    if (i < 15) {
+      std::snprintf(le, sizeof le, "%g", 0.01 * static_cast<double>(1 << i));
+    } else {
+      std::snprintf(le, sizeof le, "+Inf");
+    }
+    t += std::string("scheduler_pod_scheduling_sli_duration_seconds_bucket{le=\"") + le + "\"} " +
+         std::to_string(cumulative) + "\n";
+  }
+  char sum[64];
+  std::snprintf(sum, sizeof sum, "%.6f", static_cast<double>(metrics_.e2e_micros_sum.load()) / kSecond);
+  t += std::string("scheduler_pod_scheduling_sli_duration_seconds_sum ") + sum + "\n";
+  t += "scheduler_pod_scheduling_sli_duration_seconds_count " + std::to_string(cumulative) + "\n";
   return t;
 }
 

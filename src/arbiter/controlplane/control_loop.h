@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -30,6 +31,8 @@ struct LoopOptions {
   bool simulate_nodes = true;  // off: real node agents report pod status themselves
   bool schedule = true;
   uint64_t seed = 0;
+  // Receives one structured line per decision worth logging (preemptions); may be empty.
+  std::function<void(const std::string& msg, const std::string& kv)> log;
 };
 
 struct LoopMetrics {
@@ -41,6 +44,9 @@ struct LoopMetrics {
   std::atomic<uint64_t> plans{0};
   std::atomic<uint64_t> pending{0};
   std::atomic<uint64_t> victim_histogram[8] = {};  // buckets 1,2,4,...,64,+Inf
+  // Creation to binding, in seconds: buckets 0.01 * 2^i for i < 15, then +Inf.
+  std::atomic<uint64_t> e2e_histogram[16] = {};
+  std::atomic<uint64_t> e2e_micros_sum{0};
 };
 
 class ControlLoop {

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Load benchmark of `arbiter serve`: for each run, a fresh server on the SQLite store (in a
+# temporary directory, on a free port), 100 simulated nodes of 16 CPUs applied with kubectl, then
+# `arbiter bench --scenario ApiLoad` creating PODS pods over 8 keep-alive connections and waiting
+# until all are bound. Prints one JSON line per run. Run after the build:
+#   ./scripts/bench-serve.sh [RUNS=3] [PODS=10000] [build/bin/arbiter]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS="${1:-3}"
+PODS="${2:-10000}"
+ARBITER="$(realpath "${3:-build/bin/arbiter}")"
+nodes=$(mktemp)
+trap 'rm -f "$nodes"' EXIT
+for i in $(seq 0 99); do
+  printf -- '---\napiVersion: v1\nkind: Node\nmetadata: {name: node-%d}\nstatus: {allocatable: {cpu: "16", memory: 64Gi, pods: "110"}}\n' "$i"
+done > "$nodes"
+for ((run = 1; run <= RUNS; run++)); do
+  dir=$(mktemp -d)
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$ARBITER" serve --listen "127.0.0.1:$port" --data-dir "$dir" 2>"$dir/server.log" &
+  pid=$!
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
+  KUBECONFIG=/dev/null kubectl -s "http://127.0.0.1:$port" apply -f "$nodes" >/dev/null
+  echo "bench-serve: run $run/$RUNS, $PODS pods" >&2
+  "$ARBITER" bench --scenario ApiLoad --server "http://127.0.0.1:$port" --pods "$PODS" 2>/dev/null || true
+  kill -TERM "$pid"
+  wait "$pid" || true
+  rm -rf "$dir"
+done
