@@ -1,6 +1,8 @@
 // PriorityClass validation, pod priority admission and ResourceQuota.
 #include "arbiter/api/admission.h"
 
+#include <algorithm>
+
 #include "arbiter/model/quantity.h"
 
 namespace arbiter::api {
@@ -22,8 +24,10 @@ Status ValidatePriorityClass(Json& pc, const Json* old, store::Store& store) {
   }
   const int64_t value = pc["value"].get<int64_t>();
   if (old == nullptr && name.starts_with("system-") && name != "system-cluster-critical" && name != "system-node-critical") {
-    return FailedPrecondition("priorityclasses.scheduling.k8s.io \"" + name +
-                              "\" is forbidden: priority class names with 'system-' prefix are reserved for system use only");
+    // A validation error upstream (422), though its field error is of type Forbidden.
+    return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name +
+                           "\" is invalid: metadata.name: Forbidden: priority class names with 'system-' prefix are "
+                           "reserved for system use only");
   }
   if (value > kHighestUserPriority && !name.starts_with("system-")) {
     return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name +
@@ -44,9 +48,9 @@ Status ValidatePriorityClass(Json& pc, const Json* old, store::Store& store) {
     ARBITER_ASSIGN_OR_RETURN(list, store.List("priorityclasses", ""));
     for (const auto& other : list.items) {
       if (other.name != name && other.body.value("globalDefault", false)) {
-        return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name +
-                               "\" is invalid: globalDefault: Invalid value: true: globalDefault must be unique; "
-                               "PriorityClass \"" + other.name + "\" is already the global default");
+        // The priority admission plugin's answer upstream: Forbidden.
+        return FailedPrecondition("priorityclasses.scheduling.k8s.io \"" + name + "\" is forbidden: PriorityClass " +
+                                  other.name + " is already marked as default (globalDefault). Only one default can exist");
       }
     }
   }
@@ -116,13 +120,15 @@ bool InScope(const Json& quota, const std::string& class_name) {
   return true;
 }
 
+Status ValidateQuota(const Json& q);
+
 Status CheckQuotas(const Json& pod, const std::string& ns, store::Store& store) {
   ARBITER_ASSIGN_OR_RETURN(quotas, store.List("resourcequotas", ns));
   if (quotas.items.empty()) return Status::Ok();
   ARBITER_ASSIGN_OR_RETURN(pods, store.List("pods", ns));
   const std::string cls = pod["spec"].value("priorityClassName", "");
   for (const auto& q : quotas.items) {
-    if (!InScope(q.body, cls)) continue;
+    if (!ValidateQuota(q.body).ok() || !InScope(q.body, cls)) continue;
     const Json hard = q.body.value("spec", Json::object()).value("hard", Json::object());
     struct Limit {
       const char* key;
@@ -175,12 +181,54 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
                               ") must not be provided in pod spec; priority admission controller computed " +
                               std::to_string(p.value) + " from the given PriorityClass name");
   }
+  if (spec.contains("preemptionPolicy") && spec["preemptionPolicy"] != p.policy) {
+    return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: the string value of PreemptionPolicy (" +
+                              spec["preemptionPolicy"].dump() +
+                              ") must not be provided in pod spec; priority admission controller computed " + p.policy +
+                              " from the given PriorityClass name");
+  }
   if (!p.class_name.empty()) spec["priorityClassName"] = p.class_name;
   spec["priority"] = p.value;
-  if (!spec.contains("preemptionPolicy")) spec["preemptionPolicy"] = p.policy;
+  spec["preemptionPolicy"] = p.policy;
   if (!spec.contains("schedulerName")) spec["schedulerName"] = "default-scheduler";
   if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
   return CheckQuotas(pod, pod["metadata"].value("namespace", "default"), store);
+}
+
+// A ResourceQuota's shape, checked when it is written so that admission can rely on it.
+Status ValidateQuota(const Json& q) {
+  const std::string where = "ResourceQuota \"" + NameOf(q) + "\" is invalid: ";
+  if (!q.contains("spec")) return Status::Ok();
+  const Json& spec = q["spec"];
+  if (!spec.is_object()) return InvalidArgument(where + "spec: must be an object");
+  if (spec.contains("hard")) {
+    if (!spec["hard"].is_object()) return InvalidArgument(where + "spec.hard: must be an object");
+    for (const auto& [k, v] : spec["hard"].items()) {
+      const std::string text = v.is_string() ? v.get<std::string>() : v.is_number() ? v.dump() : "";
+      if (text.empty() || !model::Quantity::Parse(text).ok()) {
+        return InvalidArgument(where + "spec.hard." + k + ": must be a quantity");
+      }
+    }
+  }
+  if (spec.contains("scopeSelector")) {
+    const Json& sel = spec["scopeSelector"];
+    if (!sel.is_object() || (sel.contains("matchExpressions") && !sel["matchExpressions"].is_array())) {
+      return InvalidArgument(where + "spec.scopeSelector.matchExpressions: must be a list");
+    }
+    for (const Json& e : sel.value("matchExpressions", Json::array())) {
+      const std::string op = e.is_object() && e.contains("operator") && e["operator"].is_string() ? e["operator"].get<std::string>() : "";
+      if (!e.is_object() || !e.contains("scopeName") || !e["scopeName"].is_string() ||
+          (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist")) {
+        return InvalidArgument(where + "spec.scopeSelector.matchExpressions: each needs a scopeName and an operator "
+                               "(In, NotIn, Exists, DoesNotExist)");
+      }
+      if (e.contains("values") && (!e["values"].is_array() ||
+                                   !std::all_of(e["values"].begin(), e["values"].end(), [](const Json& v) { return v.is_string(); }))) {
+        return InvalidArgument(where + "spec.scopeSelector.matchExpressions.values: must be a list of strings");
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -189,6 +237,7 @@ void InstallAdmission(ApiServer& server) {
   server.AddAdmission([](const ResourceInfo& info, Json& object, const Json* old, store::Store& store) -> Status {
     if (info.resource == "priorityclasses") return ValidatePriorityClass(object, old, store);
     if (info.resource == "pods") return AdmitPod(object, old, store);
+    if (info.resource == "resourcequotas") return ValidateQuota(object);
     return Status::Ok();
   });
 }

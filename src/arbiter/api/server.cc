@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 #include "arbiter/api/patch.h"
@@ -150,6 +151,36 @@ void KeepServerFields(Json& incoming, const Json& stored) {
   }
 }
 
+// A metav1.LabelSelector (matchLabels and matchExpressions) against labels. An empty selector
+// selects everything, as a PodDisruptionBudget's does.
+bool SelectorMatches(const Json& selector, const Json& labels) {
+  if (!selector.is_object()) return false;
+  auto label = [&](const std::string& k) -> const Json* {
+    return labels.is_object() && labels.contains(k) ? &labels[k] : nullptr;
+  };
+  if (const auto it = selector.find("matchLabels"); it != selector.end() && it->is_object()) {
+    for (const auto& [k, v] : it->items()) {
+      const Json* l = label(k);
+      if (l == nullptr || *l != v) return false;
+    }
+  }
+  if (const auto it = selector.find("matchExpressions"); it != selector.end() && it->is_array()) {
+    for (const Json& e : *it) {
+      if (!e.is_object() || !e.contains("key") || !e["key"].is_string()) return false;
+      const Json* l = label(e["key"].get<std::string>());
+      const std::string op = e.value("operator", "");
+      const Json values = e.value("values", Json::array());
+      const bool listed = l != nullptr && std::find(values.begin(), values.end(), *l) != values.end();
+      if (op == "In" && !listed) return false;
+      if (op == "NotIn" && listed) return false;
+      if (op == "Exists" && l == nullptr) return false;
+      if (op == "DoesNotExist" && l != nullptr) return false;
+      if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist") return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int StatusToHttp(const Status& s) {
@@ -238,6 +269,16 @@ Response ApiServer::Discovery(const Request& r, bool* handled) {
 }
 
 Response ApiServer::Handle(const Request& r) {
+  try {
+    return HandleUnchecked(r);
+  } catch (const std::exception& e) {
+    // A body of an unexpected shape that slipped past a check: the request fails, the server and
+    // the store do not.
+    return Error(400, std::string("the request could not be processed: ") + e.what());
+  }
+}
+
+Response ApiServer::HandleUnchecked(const Request& r) {
   if (r.body.size() > options_.max_body_bytes) {
     return Error(413, "the request body is " + std::to_string(r.body.size()) + " bytes; the limit is " +
                           std::to_string(options_.max_body_bytes));
@@ -421,7 +462,7 @@ Status ApiServer::Validate(const ResourceInfo& info, Json& object, const Json* o
   if (info.decoded) {
     // The engine's own decoder is the schema: wrong types and invalid values are caught here,
     // with the field named.
-    manifest::LoadResult decoded = manifest::DecodeEach({{"request", object.dump()}});
+    manifest::LoadResult decoded = manifest::DecodeEach({{"request", object.dump(), /*strict_strings=*/true}});
     if (!decoded.ok()) {
       std::string msg;
       for (const auto& e : decoded.errors) {
@@ -466,7 +507,7 @@ Response ApiServer::Create(const Request& r, const Target& t) {
     }
   }
   const std::string name = ObjectName(object);
-  if (md.contains("resourceVersion") && !md["resourceVersion"].get<std::string>().empty()) {
+  if (md.contains("resourceVersion") && !(md["resourceVersion"].is_string() && md["resourceVersion"].get<std::string>().empty())) {
     return Error(422, std::string(t.info->kind) + " \"" + name + "\" is invalid: metadata.resourceVersion: "
                       "Invalid value: resourceVersion should not be set on objects to be created");
   }
@@ -481,8 +522,7 @@ Response ApiServer::Create(const Request& r, const Target& t) {
   md.erase("deletionGracePeriodSeconds");
   if (object.contains("spec")) md["generation"] = 1;
   if (t.info->resource == "pods") {
-    if (!object.contains("status") || !object["status"].is_object()) object["status"] = Json::object();
-    if (!object["status"].contains("phase")) object["status"]["phase"] = "Pending";
+    object["status"] = {{"phase", "Pending"}};  // a new pod's status is the cluster's to write, as upstream
   }
   if (t.info->resource == "namespaces") {
     object["status"] = {{"phase", "Active"}};
@@ -648,7 +688,14 @@ StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const 
 Response ApiServer::Delete(const Request& r, const Target& t) {
   std::optional<int64_t> grace;
   int64_t expected = 0;
-  if (auto g = QueryOr(r, "gracePeriodSeconds"); !g.empty()) grace = std::strtoll(g.c_str(), nullptr, 10);
+  if (auto g = QueryOr(r, "gracePeriodSeconds"); !g.empty()) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(g.data(), g.data() + g.size(), v);
+    if (ec != std::errc() || end != g.data() + g.size()) {
+      return Error(400, "gracePeriodSeconds \"" + g + "\" is not an integer");
+    }
+    grace = v;
+  }
   if (!r.body.empty()) {
     auto opts = ParseBody(r);
     if (!opts.ok()) return Error(400, opts.status().message());
@@ -658,7 +705,9 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
       }
       if (opts->contains("preconditions") && (*opts)["preconditions"].is_object() &&
           (*opts)["preconditions"].contains("resourceVersion")) {
-        expected = ParseRevision((*opts)["preconditions"]["resourceVersion"].get<std::string>());
+        const Json& rv = (*opts)["preconditions"]["resourceVersion"];
+        expected = rv.is_string() ? ParseRevision(rv.get<std::string>()) : -1;
+        if (expected < 0) return Error(400, "preconditions.resourceVersion must be a revision string");
       }
     }
   }
@@ -682,7 +731,11 @@ Response ApiServer::Bind(const Request& r, const Target& t) {
   if (!body.ok()) return Error(400, body.status().message());
   std::string node;
   if (body->is_object() && body->contains("target") && (*body)["target"].is_object()) {
-    node = (*body)["target"].value("name", "");
+    const Json& target = (*body)["target"];
+    if (target.contains("name") && !target["name"].is_string()) {
+      return Error(422, "Binding \"" + t.name + "\" is invalid: target.name: must be a string");
+    }
+    node = target.value("name", "");
   }
   if (node.empty()) return Error(422, "Binding \"" + t.name + "\" is invalid: target.name: Required value");
   for (int attempt = 0; attempt < 5; ++attempt) {
@@ -739,14 +792,7 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
   for (const auto& pdb : pdbs->items) {
     const Json& spec = pdb.body.value("spec", Json::object());
     const Json sel = spec.value("selector", Json::object());
-    auto matches = [&](const Json& p) {
-      const Json labels = p["metadata"].value("labels", Json::object());
-      const Json match = sel.value("matchLabels", Json::object());
-      for (const auto& [k, v] : match.items()) {
-        if (!labels.contains(k) || labels[k] != v) return false;
-      }
-      return true;
-    };
+    auto matches = [&](const Json& p) { return SelectorMatches(sel, p["metadata"].value("labels", Json::object())); };
     if (!matches(pod->body)) continue;
     int64_t expected = 0, healthy = 0;
     for (const auto& p : pods->items) {
@@ -778,7 +824,9 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
   std::optional<int64_t> grace;
   if (body->is_object() && body->contains("deleteOptions") && (*body)["deleteOptions"].is_object() &&
       (*body)["deleteOptions"].contains("gracePeriodSeconds")) {
-    grace = (*body)["deleteOptions"]["gracePeriodSeconds"].get<int64_t>();
+    const Json& g = (*body)["deleteOptions"]["gracePeriodSeconds"];
+    if (!g.is_number_integer()) return Error(400, "deleteOptions.gracePeriodSeconds must be an integer");
+    grace = g.get<int64_t>();
   }
   auto deleted = DeleteObject(*t.info, t.ns, t.name, grace, 0);
   if (!deleted.ok()) return Error(deleted.status(), "pods", t.name);

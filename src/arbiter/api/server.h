@@ -83,6 +83,7 @@ class ApiServer {
 
  private:
   struct Target;  // the parsed path
+  Response HandleUnchecked(const Request& r);
   Response Discovery(const Request& r, bool* handled);
   Response Get(const Request& r, const Target& t);
   Response List(const Request& r, const Target& t);

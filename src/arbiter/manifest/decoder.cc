@@ -40,8 +40,8 @@ bool Quoted(const YAML::Node& n) { return n.Tag() == "!"; }
 
 std::optional<std::string> Decoder::String(const YAML::Node& n, std::string_view path) {
   if (!Present(n)) return std::nullopt;
-  if (!n.IsScalar()) {
-    Error(path, std::string("must be a string, not ") + TypeName(n));
+  if (!n.IsScalar() || (strict_strings_ && !Quoted(n))) {
+    Error(path, std::string("must be a string, not ") + (n.IsScalar() ? "a number or boolean" : TypeName(n)));
     return std::nullopt;
   }
   return n.Scalar();

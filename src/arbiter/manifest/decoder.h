@@ -21,6 +21,8 @@ class Decoder {
       : prefix_(std::move(prefix)), errors_(errors) {}
 
   void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
+  // Strings must be quoted scalars (JSON written by a program, where 5 is a number, not "5").
+  void set_strict_strings(bool strict) { strict_strings_ = strict; }
   // Records "PREFIX: FIELD: MESSAGE".
   void Error(std::string_view field, std::string_view message);
   size_t error_count() const { return errors_->size(); }
@@ -45,6 +47,7 @@ class Decoder {
   std::vector<std::string> StringList(const YAML::Node& n, std::string_view path);
 
  private:
+  bool strict_strings_ = false;
   std::string prefix_;
   std::vector<std::string>* errors_;
 };

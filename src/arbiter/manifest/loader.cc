@@ -288,6 +288,7 @@ std::vector<Document> ParseFile(const InputFile& file, std::vector<std::string>&
 class ObjectDecoder {
  public:
   ObjectDecoder(ClusterObjects& out, std::vector<std::string>& errors) : out_(out), d_("", &errors) {}
+  void set_strict_strings(bool strict) { d_.set_strict_strings(strict); }
 
   // `list_depth` counts the Lists around `root`.
   void Decode(const YAML::Node& root, Origin origin, int list_depth = 0);
@@ -1824,6 +1825,7 @@ LoadResult DecodeEach(const std::vector<InputFile>& files) {
   LoadResult result;
   ObjectDecoder decoder(result.objects, result.errors);
   for (const auto& file : files) {
+    decoder.set_strict_strings(file.strict_strings);
     for (const auto& doc : ParseFile(file, result.errors)) {
       Origin origin;
       origin.file = file.name;

@@ -16,6 +16,8 @@ namespace arbiter::manifest {
 struct InputFile {
   std::string name;     // shown in errors; "-" or "<stdin>" for standard input
   std::string content;
+  // JSON written by a program (the API server's requests): string fields must be JSON strings.
+  bool strict_strings = false;
 };
 
 // Reads a file, or standard input for "-".

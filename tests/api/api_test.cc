@@ -1,0 +1,1710 @@
+// Tests of the transport-independent Kubernetes-compatible API (src/arbiter/api): an ApiServer
+// over an in-memory store and a virtual clock, with the admission of `arbiter serve`, driven by
+// api::Request values and checked through api::Response (code, JSON body, watch).
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "arbiter/api/admission.h"
+#include "arbiter/api/server.h"
+#include "arbiter/api/tables.h"
+#include "arbiter/base/time.h"
+#include "arbiter/store/store.h"
+
+namespace arbiter::api {
+namespace {
+
+using namespace std::chrono_literals;
+using Json = nlohmann::json;
+using Strings = std::map<std::string, std::string>;
+using Names = std::vector<std::string>;
+
+const std::string kPods = "/api/v1/namespaces/default/pods";
+const std::string kNodes = "/api/v1/nodes";
+const std::string kNamespaces = "/api/v1/namespaces";
+const std::string kClasses = "/apis/scheduling.k8s.io/v1/priorityclasses";
+const std::string kPdbs = "/apis/policy/v1/namespaces/default/poddisruptionbudgets";
+const std::string kQuotas = "/api/v1/namespaces/default/resourcequotas";
+const std::string kTableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+
+Timestamp Start() { return ParseRfc3339("2025-03-01T10:00:00Z").value(); }
+
+Json Parse(const Response& r) { return Json::parse(r.body, nullptr, /*allow_exceptions=*/false); }
+
+// Checks that `r` is an error with `code` and a Kubernetes Status body (kind Status, status
+// Failure, the same code, a reason; `reason` when given).
+testing::AssertionResult IsStatus(const Response& r, int code, const std::string& reason = "") {
+  if (r.code != code) return testing::AssertionFailure() << "code " << r.code << ", want " << code << ": " << r.body;
+  if (r.watch) return testing::AssertionFailure() << "an error response carries a watch";
+  Json b = Parse(r);
+  if (!b.is_object()) return testing::AssertionFailure() << "the body is not a JSON object: " << r.body;
+  if (b["kind"] != "Status") return testing::AssertionFailure() << "kind is not Status: " << r.body;
+  if (b["apiVersion"] != "v1") return testing::AssertionFailure() << "apiVersion is not v1: " << r.body;
+  if (b["status"] != "Failure") return testing::AssertionFailure() << "status is not Failure: " << r.body;
+  if (b["code"] != code) return testing::AssertionFailure() << "code in the body is not " << code << ": " << r.body;
+  if (!b["reason"].is_string() || b["reason"].get<std::string>().empty()) {
+    return testing::AssertionFailure() << "no reason: " << r.body;
+  }
+  if (!reason.empty() && b["reason"] != reason) {
+    return testing::AssertionFailure() << "reason " << b["reason"] << ", want " << reason << ": " << r.body;
+  }
+  if (!b["message"].is_string()) return testing::AssertionFailure() << "no message: " << r.body;
+  return testing::AssertionSuccess();
+}
+
+std::string MessageOf(const Response& r) {
+  Json b = Parse(r);
+  return b.is_object() && b["message"].is_string() ? b["message"].get<std::string>() : "";
+}
+
+Json NamespaceJson(const std::string& name) {
+  return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+}
+
+Json PodJson(const std::string& name, const Json& labels = Json::object()) {
+  Json container = {{"name", "app"},
+                    {"image", "nginx:1.25"},
+                    {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "64Mi"}}}}}};
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}}},
+              {"spec", {{"containers", Json::array({container})}}}};
+  if (!labels.empty()) pod["metadata"]["labels"] = labels;
+  return pod;
+}
+
+Json NodeJson(const std::string& name) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
+          {"status", {{"allocatable", {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}}}}}};
+}
+
+Json ClassJson(const std::string& name, int64_t value) {
+  return {{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", name}}},
+          {"value", value}};
+}
+
+Json BindingJson(const std::string& pod, const std::string& node) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Binding"},
+          {"metadata", {{"name", pod}}},
+          {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+}
+
+Json EvictionJson(const std::string& pod) {
+  return {{"apiVersion", "policy/v1"}, {"kind", "Eviction"}, {"metadata", {{"name", pod}, {"namespace", "default"}}}};
+}
+
+Json PdbJson(const std::string& name, const Json& selector, int64_t min_available) {
+  return {{"apiVersion", "policy/v1"},
+          {"kind", "PodDisruptionBudget"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"selector", selector}, {"minAvailable", min_available}}}};
+}
+
+// The names of a list body's items, in order.
+Names ItemNames(const Json& list) {
+  Names out;
+  if (!list.contains("items") || !list["items"].is_array()) return out;
+  for (const Json& i : list["items"]) out.push_back(i["metadata"].value("name", ""));
+  return out;
+}
+
+class ApiServerTest : public testing::Test {
+ protected:
+  ApiServerTest()
+      : store_(store::NewMemoryStore()), clock_(Start()), server_(*store_, clock_, 7, ApiServer::Options{}) {
+    InstallAdmission(server_);
+  }
+
+  void SetUp() override {
+    Response r = Post(kNamespaces, NamespaceJson("default"));
+    ASSERT_EQ(r.code, 201) << r.body;
+  }
+
+  // Handles `r` on `server`; an exception escaping the server is a failure (the server answers
+  // every request with a response), reported as code 0.
+  static Response Call(ApiServer& server, const Request& r) {
+    try {
+      return server.Handle(r);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << r.method << " " << r.path << " threw instead of answering: " << e.what();
+      Response out;
+      out.code = 0;
+      out.body = std::string("exception: ") + e.what();
+      return out;
+    }
+  }
+
+  Response Do(const std::string& method, const std::string& path, const std::string& body = "",
+              const Strings& query = {}, const Strings& headers = {}) {
+    Request r;
+    r.method = method;
+    r.path = path;
+    r.query = query;
+    r.headers = headers;
+    r.body = body;
+    return Call(server_, r);
+  }
+  Response Get(const std::string& path, const Strings& query = {}, const Strings& headers = {}) {
+    return Do("GET", path, "", query, headers);
+  }
+  Response Post(const std::string& path, const Json& body) { return Do("POST", path, body.dump()); }
+  Response Put(const std::string& path, const Json& body) { return Do("PUT", path, body.dump()); }
+  Response PatchAs(const std::string& path, const std::string& content_type, const Json& body) {
+    return Do("PATCH", path, body.dump(), {}, {{"content-type", content_type}});
+  }
+  Response Delete(const std::string& path, const Strings& query = {}, const std::string& body = "") {
+    return Do("DELETE", path, body, query);
+  }
+
+  // GET that must succeed; the parsed body.
+  Json MustGet(const std::string& path, const Strings& query = {}) {
+    Response r = Get(path, query);
+    EXPECT_EQ(r.code, 200) << "GET " << path << ": " << r.body;
+    return Parse(r);
+  }
+  Names List(const std::string& path, const Strings& query = {}) { return ItemNames(MustGet(path, query)); }
+
+  Json MustCreate(const std::string& collection, const Json& object) {
+    Response r = Post(collection, object);
+    EXPECT_EQ(r.code, 201) << "POST " << collection << ": " << r.body;
+    return Parse(r);
+  }
+  Json CreatePod(const std::string& name, const Json& labels = Json::object()) {
+    return MustCreate(kPods, PodJson(name, labels));
+  }
+  void BindPod(const std::string& pod, const std::string& node) {
+    Response r = Post(kPods + "/" + pod + "/binding", BindingJson(pod, node));
+    EXPECT_EQ(r.code, 201) << "binding " << pod << ": " << r.body;
+  }
+  // Replaces the pod's status through the status subresource.
+  void SetStatus(const std::string& pod, const Json& status) {
+    Json p = MustGet(kPods + "/" + pod);
+    p["status"] = status;
+    Response r = Put(kPods + "/" + pod + "/status", p);
+    EXPECT_EQ(r.code, 200) << "status of " << pod << ": " << r.body;
+  }
+  // A bound, Running pod.
+  void RunningPod(const std::string& name, const Json& labels, const std::string& node = "n1") {
+    CreatePod(name, labels);
+    BindPod(name, node);
+    Json status = MustGet(kPods + "/" + name)["status"];
+    status["phase"] = "Running";
+    SetStatus(name, status);
+  }
+
+  int64_t Revision() { return store_->Revision().value(); }
+
+  std::unique_ptr<store::Store> store_;
+  VirtualClock clock_;
+  ApiServer server_;
+};
+
+// Reads events from the watch until `n` arrived or 5 s passed.
+std::vector<store::Event> NextEvents(WatchStream& w, size_t n) {
+  std::vector<store::Event> out;
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
+    auto events = w.watch->Next(200ms);
+    EXPECT_TRUE(events.ok()) << events.status().message();
+    if (!events.ok()) break;
+    for (auto& e : *events) out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Discovery
+
+TEST_F(ApiServerTest, CoreApiListsVersionV1) {
+  Json b = MustGet("/api");
+  EXPECT_EQ(b["kind"], "APIVersions");
+  EXPECT_EQ(b["versions"], Json::array({"v1"}));
+}
+
+TEST_F(ApiServerTest, ApisListsEveryGroupWithItsPreferredVersion) {
+  Json b = MustGet("/apis");
+  EXPECT_EQ(b["kind"], "APIGroupList");
+  std::map<std::string, Json> groups;
+  for (const Json& g : b["groups"]) groups[g["name"].get<std::string>()] = g;
+  ASSERT_TRUE(groups.count("scheduling.k8s.io"));
+  ASSERT_TRUE(groups.count("policy"));
+  ASSERT_TRUE(groups.count("coordination.k8s.io"));
+  EXPECT_EQ(groups["scheduling.k8s.io"]["preferredVersion"]["groupVersion"], "scheduling.k8s.io/v1");
+  Names versions;
+  for (const Json& v : groups["scheduling.k8s.io"]["versions"]) versions.push_back(v["version"].get<std::string>());
+  EXPECT_EQ(versions, (Names{"v1", "v1beta1", "v1alpha3"}));
+  EXPECT_EQ(groups["policy"]["preferredVersion"]["version"], "v1");
+}
+
+TEST_F(ApiServerTest, CoreResourceListHasPodsWithShortNameAndSubresources) {
+  Json b = MustGet("/api/v1");
+  EXPECT_EQ(b["kind"], "APIResourceList");
+  EXPECT_EQ(b["groupVersion"], "v1");
+  std::map<std::string, Json> resources;
+  for (const Json& r : b["resources"]) resources[r["name"].get<std::string>()] = r;
+  ASSERT_TRUE(resources.count("pods"));
+  EXPECT_EQ(resources["pods"]["shortNames"], Json::array({"po"}));
+  EXPECT_EQ(resources["pods"]["kind"], "Pod");
+  EXPECT_EQ(resources["pods"]["namespaced"], true);
+  EXPECT_EQ(resources["pods"]["singularName"], "pod");
+  EXPECT_EQ(resources["pods"]["verbs"], Json::array({"create", "delete", "get", "list", "patch", "update", "watch"}));
+  ASSERT_TRUE(resources.count("pods/status"));
+  ASSERT_TRUE(resources.count("pods/binding"));
+  ASSERT_TRUE(resources.count("pods/eviction"));
+  EXPECT_EQ(resources["pods/binding"]["kind"], "Binding");
+  EXPECT_EQ(resources["pods/binding"]["verbs"], Json::array({"create"}));
+  EXPECT_EQ(resources["pods/eviction"]["kind"], "Eviction");
+  EXPECT_EQ(resources["pods/eviction"]["group"], "policy");
+  EXPECT_EQ(resources["pods/status"]["verbs"], Json::array({"get", "patch", "update"}));
+  ASSERT_TRUE(resources.count("nodes"));
+  EXPECT_EQ(resources["nodes"]["namespaced"], false);
+  EXPECT_EQ(resources["nodes"]["shortNames"], Json::array({"no"}));
+  ASSERT_TRUE(resources.count("namespaces"));
+  EXPECT_FALSE(resources.count("priorityclasses")) << "priorityclasses belong to scheduling.k8s.io";
+}
+
+TEST_F(ApiServerTest, SchedulingGroupVersionListsClusterScopedPriorityClasses) {
+  Json b = MustGet("/apis/scheduling.k8s.io/v1");
+  EXPECT_EQ(b["kind"], "APIResourceList");
+  EXPECT_EQ(b["groupVersion"], "scheduling.k8s.io/v1");
+  ASSERT_EQ(b["resources"].size(), 1u) << b.dump();
+  const Json& pc = b["resources"][0];
+  EXPECT_EQ(pc["name"], "priorityclasses");
+  EXPECT_EQ(pc["kind"], "PriorityClass");
+  EXPECT_EQ(pc["namespaced"], false);
+  EXPECT_EQ(pc["shortNames"], Json::array({"pc"}));
+}
+
+TEST_F(ApiServerTest, VersionReportsTheConfiguredGitVersion) {
+  Json b = MustGet("/version");
+  EXPECT_EQ(b["major"], "1");
+  EXPECT_EQ(b["minor"], "32");
+  EXPECT_EQ(b["gitVersion"], "v1.32.0-arbiter");
+}
+
+TEST_F(ApiServerTest, OpenApiIndexListsEveryGroupVersion) {
+  Json b = MustGet("/openapi/v3");
+  ASSERT_TRUE(b["paths"].is_object());
+  for (const char* gv : {"api/v1", "apis/scheduling.k8s.io/v1", "apis/scheduling.k8s.io/v1beta1", "apis/policy/v1",
+                         "apis/coordination.k8s.io/v1"}) {
+    EXPECT_TRUE(b["paths"].contains(gv)) << gv;
+  }
+  EXPECT_TRUE(b["paths"]["api/v1"]["serverRelativeURL"].get<std::string>().starts_with("/openapi/v3/api/v1"));
+}
+
+TEST_F(ApiServerTest, OpenApiGroupDocumentNamesEachKind) {
+  Json b = MustGet("/openapi/v3/apis/scheduling.k8s.io/v1");
+  EXPECT_EQ(b["openapi"], "3.0.0");
+  bool found = false;
+  for (const auto& [name, schema] : b["components"]["schemas"].items()) {
+    for (const Json& gvk : schema["x-kubernetes-group-version-kind"]) {
+      if (gvk["kind"] == "PriorityClass" && gvk["group"] == "scheduling.k8s.io" && gvk["version"] == "v1") found = true;
+    }
+  }
+  EXPECT_TRUE(found) << b.dump();
+  EXPECT_TRUE(b["paths"].contains("/apis/scheduling.k8s.io/v1/priorityclasses"));
+  Json core = MustGet("/openapi/v3/api/v1");
+  EXPECT_TRUE(core["paths"].contains("/api/v1/namespaces/{namespace}/pods/{name}"));
+}
+
+TEST_F(ApiServerTest, GroupDocumentDescribesTheGroup) {
+  Json b = MustGet("/apis/scheduling.k8s.io");
+  EXPECT_EQ(b["kind"], "APIGroup");
+  EXPECT_EQ(b["name"], "scheduling.k8s.io");
+  EXPECT_EQ(b["preferredVersion"]["version"], "v1");
+}
+
+TEST_F(ApiServerTest, UnknownGroupVersionIsNotFoundWithStatusBody) {
+  EXPECT_TRUE(IsStatus(Get("/apis/example.com/v1"), 404, "NotFound"));
+  EXPECT_TRUE(IsStatus(Get("/apis/scheduling.k8s.io/v9"), 404, "NotFound"));
+  EXPECT_TRUE(IsStatus(Get("/apis/example.com"), 404, "NotFound"));
+  EXPECT_TRUE(IsStatus(Get("/openapi/v3/apis/example.com/v1"), 404, "NotFound"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Create, get, list, update, delete
+
+TEST_F(ApiServerTest, CreatePodSetsUidCreationTimestampAndResourceVersion) {
+  Response r = Post(kPods, PodJson("web"));
+  ASSERT_EQ(r.code, 201) << r.body;
+  Json p = Parse(r);
+  EXPECT_EQ(p["kind"], "Pod");
+  EXPECT_EQ(p["apiVersion"], "v1");
+  EXPECT_EQ(p["metadata"]["name"], "web");
+  EXPECT_EQ(p["metadata"]["namespace"], "default");
+  ASSERT_TRUE(p["metadata"]["uid"].is_string());
+  EXPECT_EQ(p["metadata"]["uid"].get<std::string>().size(), 36u) << p["metadata"]["uid"];
+  EXPECT_EQ(p["metadata"]["creationTimestamp"], FormatRfc3339(Start()));
+  ASSERT_TRUE(p["metadata"]["resourceVersion"].is_string());
+  EXPECT_EQ(p["metadata"]["resourceVersion"], std::to_string(Revision()));
+  EXPECT_EQ(p["metadata"]["generation"], 1);
+  EXPECT_EQ(p["status"]["phase"], "Pending");
+  EXPECT_EQ(p["spec"]["schedulerName"], "default-scheduler");
+  EXPECT_EQ(p["spec"]["terminationGracePeriodSeconds"], 30);
+}
+
+TEST_F(ApiServerTest, CreateStartsEveryPodPendingWhateverStatusItCarries) {
+  Json quota = {{"apiVersion", "v1"},
+                {"kind", "ResourceQuota"},
+                {"metadata", {{"name", "one"}}},
+                {"spec", {{"hard", {{"pods", "1"}}}}}};
+  MustCreate(kQuotas, quota);
+  Json p = PodJson("web");
+  p["status"] = {{"phase", "Succeeded"}, {"podIP", "10.9.9.9"}};
+  Response r = Post(kPods, p);
+  ASSERT_EQ(r.code, 201) << r.body;
+  Json created = Parse(r);
+  EXPECT_EQ(created["status"]["phase"], "Pending");
+  EXPECT_FALSE(created["status"].contains("podIP"));
+  EXPECT_TRUE(IsStatus(Post(kPods, PodJson("second")), 403, "Forbidden")) << "the first pod counts against the quota";
+}
+
+TEST_F(ApiServerTest, CreatedObjectsGetDistinctUids) {
+  Json a = CreatePod("a");
+  Json b = CreatePod("b");
+  EXPECT_NE(a["metadata"]["uid"], b["metadata"]["uid"]);
+}
+
+TEST_F(ApiServerTest, GetReturnsTheStoredPod) {
+  Json created = CreatePod("web");
+  Json got = MustGet(kPods + "/web");
+  EXPECT_EQ(got, created);
+}
+
+TEST_F(ApiServerTest, GetOfAMissingPodIsNotFoundNamingIt) {
+  Response r = Get(kPods + "/nope");
+  ASSERT_TRUE(IsStatus(r, 404, "NotFound"));
+  Json b = Parse(r);
+  EXPECT_EQ(b["details"]["name"], "nope");
+  EXPECT_EQ(b["details"]["kind"], "pods");
+  EXPECT_NE(MessageOf(r).find("nope"), std::string::npos);
+}
+
+TEST_F(ApiServerTest, ListReturnsAPodListSortedByNameAtTheStoreRevision) {
+  CreatePod("b");
+  CreatePod("a");
+  Json l = MustGet(kPods);
+  EXPECT_EQ(l["kind"], "PodList");
+  EXPECT_EQ(l["apiVersion"], "v1");
+  EXPECT_EQ(l["metadata"]["resourceVersion"], std::to_string(Revision()));
+  EXPECT_EQ(ItemNames(l), (Names{"a", "b"}));
+}
+
+TEST_F(ApiServerTest, ListAcrossNamespacesAndWithinOne) {
+  MustCreate(kNamespaces, NamespaceJson("other"));
+  CreatePod("a");
+  MustCreate("/api/v1/namespaces/other/pods", PodJson("b"));
+  EXPECT_EQ(List("/api/v1/pods"), (Names{"a", "b"}));
+  EXPECT_EQ(List(kPods), (Names{"a"}));
+  EXPECT_EQ(List("/api/v1/namespaces/other/pods"), (Names{"b"}));
+  EXPECT_EQ(MustGet("/api/v1/namespaces/other/pods/b")["metadata"]["namespace"], "other");
+}
+
+TEST_F(ApiServerTest, UpdateOfAPodChangesLabelsAndBumpsResourceVersion) {
+  Json p = CreatePod("web");
+  const std::string rv = p["metadata"]["resourceVersion"];
+  p["metadata"]["labels"] = {{"app", "web"}};
+  Response r = Put(kPods + "/web", p);
+  ASSERT_EQ(r.code, 200) << r.body;
+  Json u = Parse(r);
+  EXPECT_EQ(u["metadata"]["labels"]["app"], "web");
+  EXPECT_NE(u["metadata"]["resourceVersion"], rv);
+  EXPECT_EQ(u["metadata"]["uid"], p["metadata"]["uid"]);
+  EXPECT_EQ(MustGet(kPods + "/web")["metadata"]["labels"]["app"], "web");
+}
+
+TEST_F(ApiServerTest, UpdateOfTheSpecBumpsGeneration) {
+  Json p = CreatePod("web");
+  p["spec"]["containers"][0]["image"] = "nginx:1.26";
+  Json u = Parse(Put(kPods + "/web", p));
+  EXPECT_EQ(u["metadata"]["generation"], 2);
+  u["metadata"]["labels"] = {{"x", "y"}};
+  Json v = Parse(Put(kPods + "/web", u));
+  EXPECT_EQ(v["metadata"]["generation"], 2) << "a metadata-only change keeps the generation";
+}
+
+TEST_F(ApiServerTest, UpdateCannotChangeServerOwnedMetadata) {
+  Json p = CreatePod("web");
+  Json changed = p;
+  changed["metadata"]["uid"] = "forged";
+  changed["metadata"]["creationTimestamp"] = "2000-01-01T00:00:00Z";
+  Response r = Put(kPods + "/web", changed);
+  ASSERT_EQ(r.code, 200) << r.body;
+  Json u = Parse(r);
+  EXPECT_EQ(u["metadata"]["uid"], p["metadata"]["uid"]);
+  EXPECT_EQ(u["metadata"]["creationTimestamp"], p["metadata"]["creationTimestamp"]);
+}
+
+TEST_F(ApiServerTest, DeleteOfAnUnboundPodRemovesItAtOnce) {
+  CreatePod("web");
+  Response r = Delete(kPods + "/web");
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(Parse(r)["metadata"]["name"], "web");
+  EXPECT_TRUE(IsStatus(Get(kPods + "/web"), 404, "NotFound"));
+  EXPECT_TRUE(List(kPods).empty());
+}
+
+TEST_F(ApiServerTest, DeleteOfAMissingPodIsNotFound) {
+  EXPECT_TRUE(IsStatus(Delete(kPods + "/nope"), 404, "NotFound"));
+}
+
+TEST_F(ApiServerTest, NodesCanBeCreatedReadListedUpdatedAndDeleted) {
+  Json n = MustCreate(kNodes, NodeJson("n1"));
+  EXPECT_EQ(n["kind"], "Node");
+  EXPECT_FALSE(n["metadata"].contains("namespace"));
+  EXPECT_TRUE(n["metadata"]["uid"].is_string());
+  EXPECT_EQ(n["metadata"]["creationTimestamp"], FormatRfc3339(Start()));
+  MustCreate(kNodes, NodeJson("n2"));
+  Json l = MustGet(kNodes);
+  EXPECT_EQ(l["kind"], "NodeList");
+  EXPECT_EQ(ItemNames(l), (Names{"n1", "n2"}));
+  EXPECT_EQ(MustGet(kNodes + "/n1")["status"]["allocatable"]["cpu"], "4");
+
+  n["spec"] = {{"unschedulable", true}};
+  Response u = Put(kNodes + "/n1", n);
+  ASSERT_EQ(u.code, 200) << u.body;
+  EXPECT_EQ(MustGet(kNodes + "/n1")["spec"]["unschedulable"], true);
+
+  ASSERT_EQ(Delete(kNodes + "/n1").code, 200);
+  EXPECT_TRUE(IsStatus(Get(kNodes + "/n1"), 404, "NotFound"));
+  EXPECT_EQ(List(kNodes), (Names{"n2"}));
+}
+
+TEST_F(ApiServerTest, NodesCreatedInANamespacePathAreNotFound) {
+  EXPECT_TRUE(IsStatus(Post("/api/v1/namespaces/default/nodes", NodeJson("n1")), 404, "NotFound"));
+  EXPECT_TRUE(List(kNodes).empty());
+}
+
+TEST_F(ApiServerTest, PriorityClassesCanBeCreatedReadListedUpdatedAndDeleted) {
+  Json pc = MustCreate(kClasses, ClassJson("high", 1000));
+  EXPECT_EQ(pc["kind"], "PriorityClass");
+  EXPECT_EQ(pc["apiVersion"], "scheduling.k8s.io/v1");
+  EXPECT_EQ(pc["preemptionPolicy"], "PreemptLowerPriority");
+  EXPECT_TRUE(pc["metadata"]["uid"].is_string());
+  MustCreate(kClasses, ClassJson("low", 10));
+  Json l = MustGet(kClasses);
+  EXPECT_EQ(l["kind"], "PriorityClassList");
+  EXPECT_EQ(l["apiVersion"], "scheduling.k8s.io/v1");
+  EXPECT_EQ(ItemNames(l), (Names{"high", "low"}));
+
+  pc["description"] = "for the important things";
+  Response u = Put(kClasses + "/high", pc);
+  ASSERT_EQ(u.code, 200) << u.body;
+  EXPECT_EQ(MustGet(kClasses + "/high")["description"], "for the important things");
+
+  ASSERT_EQ(Delete(kClasses + "/high").code, 200);
+  EXPECT_TRUE(IsStatus(Get(kClasses + "/high"), 404, "NotFound"));
+  EXPECT_EQ(List(kClasses), (Names{"low"}));
+}
+
+TEST_F(ApiServerTest, GenerateNameMakesAUniqueNameWithThePrefix) {
+  Json p = PodJson("");
+  p["metadata"].erase("name");
+  p["metadata"]["generateName"] = "worker-";
+  Json a = MustCreate(kPods, p);
+  Json b = MustCreate(kPods, p);
+  const std::string an = a["metadata"]["name"], bn = b["metadata"]["name"];
+  EXPECT_TRUE(an.starts_with("worker-")) << an;
+  EXPECT_EQ(an.size(), std::string("worker-").size() + 5) << an;
+  EXPECT_NE(an, bn);
+  EXPECT_EQ(List(kPods).size(), 2u);
+  EXPECT_EQ(MustGet(kPods + "/" + an)["metadata"]["generateName"], "worker-");
+}
+
+TEST_F(ApiServerTest, CreateWithoutNameOrGenerateNameIsInvalid) {
+  Json p = PodJson("");
+  p["metadata"].erase("name");
+  EXPECT_TRUE(IsStatus(Post(kPods, p), 422, "Invalid"));
+  EXPECT_TRUE(List(kPods).empty());
+}
+
+TEST_F(ApiServerTest, CreateInAMissingNamespaceIsNotFoundNamingTheNamespace) {
+  const int64_t before = Revision();
+  Response r = Post("/api/v1/namespaces/nowhere/pods", PodJson("web"));
+  ASSERT_TRUE(IsStatus(r, 404, "NotFound"));
+  EXPECT_NE(MessageOf(r).find("nowhere"), std::string::npos) << r.body;
+  EXPECT_EQ(Parse(r)["details"]["kind"], "namespaces");
+  EXPECT_EQ(Revision(), before);
+  EXPECT_TRUE(List("/api/v1/pods").empty());
+}
+
+TEST_F(ApiServerTest, DuplicateCreateIsAlreadyExists) {
+  CreatePod("web");
+  const int64_t before = Revision();
+  Response r = Post(kPods, PodJson("web"));
+  ASSERT_TRUE(IsStatus(r, 409, "AlreadyExists"));
+  EXPECT_NE(MessageOf(r).find("already exists"), std::string::npos);
+  EXPECT_EQ(Revision(), before);
+  MustCreate(kNodes, NodeJson("n1"));
+  EXPECT_TRUE(IsStatus(Post(kNodes, NodeJson("n1")), 409, "AlreadyExists"));
+}
+
+TEST_F(ApiServerTest, ResourceVersionOnCreateIsInvalid) {
+  Json p = PodJson("web");
+  p["metadata"]["resourceVersion"] = "5";
+  Response r = Post(kPods, p);
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  EXPECT_NE(MessageOf(r).find("metadata.resourceVersion"), std::string::npos) << r.body;
+  EXPECT_TRUE(List(kPods).empty());
+}
+
+TEST_F(ApiServerTest, NonStringResourceVersionOnCreateIsABadRequestNotACrash) {
+  Json p = PodJson("web");
+  p["metadata"]["resourceVersion"] = 5;
+  Response r = Post(kPods, p);
+  EXPECT_TRUE(r.code == 400 || r.code == 422) << r.code << ": " << r.body;
+  EXPECT_TRUE(IsStatus(r, r.code));
+  EXPECT_TRUE(List(kPods).empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Updates: preconditions and the status subresource
+
+TEST_F(ApiServerTest, UpdateWithAStaleResourceVersionIsAConflict) {
+  Json p = CreatePod("web");
+  Json first = p;
+  first["metadata"]["labels"] = {{"v", "1"}};
+  ASSERT_EQ(Put(kPods + "/web", first).code, 200);
+  const int64_t before = Revision();
+  Json stale = p;  // still carries the creation's resourceVersion
+  stale["metadata"]["labels"] = {{"v", "2"}};
+  Response r = Put(kPods + "/web", stale);
+  ASSERT_TRUE(IsStatus(r, 409, "Conflict"));
+  EXPECT_NE(MessageOf(r).find("the object has been modified"), std::string::npos) << r.body;
+  EXPECT_EQ(Revision(), before);
+  EXPECT_EQ(MustGet(kPods + "/web")["metadata"]["labels"]["v"], "1");
+}
+
+TEST_F(ApiServerTest, UpdateWithTheCurrentResourceVersionSucceeds) {
+  CreatePod("web");
+  Json current = MustGet(kPods + "/web");
+  current["metadata"]["labels"] = {{"v", "2"}};
+  EXPECT_EQ(Put(kPods + "/web", current).code, 200);
+}
+
+TEST_F(ApiServerTest, UnconditionalUpdateWithoutResourceVersionSucceeds) {
+  Json p = CreatePod("web");
+  Json first = p;
+  first["metadata"]["labels"] = {{"v", "1"}};
+  ASSERT_EQ(Put(kPods + "/web", first).code, 200);
+  Json blind = p;
+  blind["metadata"].erase("resourceVersion");
+  blind["metadata"]["labels"] = {{"v", "2"}};
+  Response r = Put(kPods + "/web", blind);
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(MustGet(kPods + "/web")["metadata"]["labels"]["v"], "2");
+}
+
+TEST_F(ApiServerTest, UpdateOfAMissingObjectIsNotFound) {
+  EXPECT_TRUE(IsStatus(Put(kPods + "/web", PodJson("web")), 404, "NotFound"));
+  EXPECT_TRUE(List(kPods).empty());
+}
+
+TEST_F(ApiServerTest, PutToStatusChangesOnlyTheStatus) {
+  Json p = CreatePod("web");
+  Json next = p;
+  next["spec"]["containers"][0]["image"] = "evil:latest";
+  next["metadata"]["labels"] = {{"sneaky", "yes"}};
+  next["status"] = {{"phase", "Running"}, {"podIP", "10.1.2.3"}};
+  Response r = Put(kPods + "/web/status", next);
+  ASSERT_EQ(r.code, 200) << r.body;
+  Json got = MustGet(kPods + "/web");
+  EXPECT_EQ(got["status"]["phase"], "Running");
+  EXPECT_EQ(got["status"]["podIP"], "10.1.2.3");
+  EXPECT_EQ(got["spec"], p["spec"]);
+  EXPECT_FALSE(got["metadata"].contains("labels"));
+}
+
+TEST_F(ApiServerTest, PutToTheMainResourceKeepsTheStoredStatus) {
+  CreatePod("web");
+  SetStatus("web", {{"phase", "Running"}, {"podIP", "10.1.2.3"}});
+  Json p = MustGet(kPods + "/web");
+  p["status"] = {{"phase", "Failed"}};
+  p["metadata"]["labels"] = {{"app", "web"}};
+  Response r = Put(kPods + "/web", p);
+  ASSERT_EQ(r.code, 200) << r.body;
+  Json got = MustGet(kPods + "/web");
+  EXPECT_EQ(got["status"]["phase"], "Running");
+  EXPECT_EQ(got["status"]["podIP"], "10.1.2.3");
+  EXPECT_EQ(got["metadata"]["labels"]["app"], "web");
+}
+
+TEST_F(ApiServerTest, PutWithANameThatDiffersFromTheUrlIsABadRequest) {
+  Json p = CreatePod("web");
+  p["metadata"]["name"] = "other";
+  EXPECT_TRUE(IsStatus(Put(kPods + "/web", p), 400, "BadRequest"));
+  EXPECT_EQ(List(kPods), (Names{"web"}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// PATCH
+
+TEST_F(ApiServerTest, MergePatchSetsAndRemovesLabels) {
+  CreatePod("web", {{"app", "web"}, {"tier", "frontend"}});
+  Response r = PatchAs(kPods + "/web", "application/merge-patch+json",
+                       {{"metadata", {{"labels", {{"tier", nullptr}, {"team", "a"}}}}}});
+  ASSERT_EQ(r.code, 200) << r.body;
+  Json got = MustGet(kPods + "/web");
+  EXPECT_EQ(got["metadata"]["labels"], (Json{{"app", "web"}, {"team", "a"}}));
+  EXPECT_EQ(got["spec"]["containers"][0]["image"], "nginx:1.25");
+}
+
+TEST_F(ApiServerTest, MergePatchReplacesListsWhole) {
+  Json p = PodJson("web");
+  p["spec"]["containers"].push_back({{"name", "sidecar"}, {"image", "envoy:1"}});
+  MustCreate(kPods, p);
+  Response r = PatchAs(kPods + "/web", "application/merge-patch+json",
+                       {{"spec", {{"containers", Json::array({{{"name", "app"}, {"image", "nginx:2"}}})}}}});
+  ASSERT_EQ(r.code, 200) << r.body;
+  Json got = MustGet(kPods + "/web");
+  ASSERT_EQ(got["spec"]["containers"].size(), 1u);
+  EXPECT_FALSE(got["spec"]["containers"][0].contains("resources"));
+}
+
+TEST_F(ApiServerTest, JsonPatchAppliesOperations) {
+  CreatePod("web", {{"app", "web"}});
+  Json ops = Json::array({{{"op", "replace"}, {"path", "/metadata/labels/app"}, {"value", "api"}},
+                          {{"op", "add"}, {"path", "/metadata/annotations"}, {"value", {{"note", "x"}}}},
+                          {{"op", "replace"}, {"path", "/spec/containers/0/image"}, {"value", "nginx:2"}}});
+  Response r = PatchAs(kPods + "/web", "application/json-patch+json", ops);
+  ASSERT_EQ(r.code, 200) << r.body;
+  Json got = MustGet(kPods + "/web");
+  EXPECT_EQ(got["metadata"]["labels"]["app"], "api");
+  EXPECT_EQ(got["metadata"]["annotations"]["note"], "x");
+  EXPECT_EQ(got["spec"]["containers"][0]["image"], "nginx:2");
+  EXPECT_EQ(got["metadata"]["generation"], 2);
+}
+
+TEST_F(ApiServerTest, JsonPatchThatCannotApplyIsInvalidAndChangesNothing) {
+  CreatePod("web", {{"app", "web"}});
+  const int64_t before = Revision();
+  Json ops = Json::array({{{"op", "test"}, {"path", "/metadata/labels/app"}, {"value", "db"}},
+                          {{"op", "replace"}, {"path", "/metadata/labels/app"}, {"value", "api"}}});
+  EXPECT_TRUE(IsStatus(PatchAs(kPods + "/web", "application/json-patch+json", ops), 422, "Invalid"));
+  Json remove_missing = Json::array({{{"op", "remove"}, {"path", "/metadata/nothing/here"}}});
+  EXPECT_TRUE(IsStatus(PatchAs(kPods + "/web", "application/json-patch+json", remove_missing), 422, "Invalid"));
+  EXPECT_EQ(Revision(), before);
+  EXPECT_EQ(MustGet(kPods + "/web")["metadata"]["labels"]["app"], "web");
+}
+
+TEST_F(ApiServerTest, StrategicMergePatchMergesContainersByName) {
+  Json p = PodJson("web");
+  p["spec"]["containers"].push_back({{"name", "sidecar"}, {"image", "envoy:1"}});
+  MustCreate(kPods, p);
+  Json patch = {{"spec", {{"containers", Json::array({{{"name", "app"}, {"image", "nginx:2"}}})}}}};
+  Response r = PatchAs(kPods + "/web", "application/strategic-merge-patch+json", patch);
+  ASSERT_EQ(r.code, 200) << r.body;
+  Json got = MustGet(kPods + "/web");
+  ASSERT_EQ(got["spec"]["containers"].size(), 2u) << got["spec"].dump();
+  EXPECT_EQ(got["spec"]["containers"][0]["name"], "app");
+  EXPECT_EQ(got["spec"]["containers"][0]["image"], "nginx:2");
+  EXPECT_EQ(got["spec"]["containers"][0]["resources"]["requests"]["cpu"], "100m");
+  EXPECT_EQ(got["spec"]["containers"][0]["resources"]["requests"]["memory"], "64Mi");
+  EXPECT_EQ(got["spec"]["containers"][1]["image"], "envoy:1");
+}
+
+TEST_F(ApiServerTest, StrategicMergePatchDeletesAContainerWithPatchDelete) {
+  Json p = PodJson("web");
+  p["spec"]["containers"].push_back({{"name", "sidecar"}, {"image", "envoy:1"}});
+  MustCreate(kPods, p);
+  Json patch = {{"spec", {{"containers", Json::array({{{"name", "sidecar"}, {"$patch", "delete"}}})}}}};
+  ASSERT_EQ(PatchAs(kPods + "/web", "application/strategic-merge-patch+json", patch).code, 200);
+  Json got = MustGet(kPods + "/web");
+  ASSERT_EQ(got["spec"]["containers"].size(), 1u);
+  EXPECT_EQ(got["spec"]["containers"][0]["name"], "app");
+}
+
+TEST_F(ApiServerTest, PatchWithAnUnsupportedContentTypeIsUnsupportedMediaType) {
+  CreatePod("web");
+  const int64_t before = Revision();
+  EXPECT_TRUE(IsStatus(PatchAs(kPods + "/web", "application/json", {{"metadata", {{"labels", {{"a", "b"}}}}}}), 415,
+                       "UnsupportedMediaType"));
+  EXPECT_TRUE(IsStatus(PatchAs(kPods + "/web", "text/plain", {{"metadata", {{"labels", {{"a", "b"}}}}}}), 415,
+                       "UnsupportedMediaType"));
+  EXPECT_TRUE(IsStatus(Do("PATCH", kPods + "/web", "{}"), 415, "UnsupportedMediaType"));
+  EXPECT_EQ(Revision(), before);
+}
+
+TEST_F(ApiServerTest, PatchOfAMissingObjectIsNotFound) {
+  EXPECT_TRUE(IsStatus(PatchAs(kPods + "/nope", "application/merge-patch+json", Json::object()), 404, "NotFound"));
+}
+
+TEST_F(ApiServerTest, PatchWithAStaleResourceVersionIsAConflict) {
+  Json p = CreatePod("web");
+  ASSERT_EQ(PatchAs(kPods + "/web", "application/merge-patch+json", {{"metadata", {{"labels", {{"v", "1"}}}}}}).code,
+            200);
+  Response r = PatchAs(kPods + "/web", "application/merge-patch+json",
+                       {{"metadata",
+                         {{"resourceVersion", p["metadata"]["resourceVersion"]}, {"labels", {{"v", "2"}}}}}});
+  EXPECT_TRUE(IsStatus(r, 409, "Conflict"));
+  EXPECT_EQ(MustGet(kPods + "/web")["metadata"]["labels"]["v"], "1");
+}
+
+TEST_F(ApiServerTest, PatchOfTheMainResourceKeepsTheStatusAndPatchOfStatusKeepsTheSpec) {
+  CreatePod("web");
+  Response s = PatchAs(kPods + "/web/status", "application/merge-patch+json",
+                       {{"status", {{"phase", "Running"}}}, {"spec", {{"nodeName", "n9"}}}});
+  ASSERT_EQ(s.code, 200) << s.body;
+  Json got = MustGet(kPods + "/web");
+  EXPECT_EQ(got["status"]["phase"], "Running");
+  EXPECT_FALSE(got["spec"].contains("nodeName"));
+  Response m = PatchAs(kPods + "/web", "application/merge-patch+json", {{"status", {{"phase", "Failed"}}}});
+  ASSERT_EQ(m.code, 200) << m.body;
+  EXPECT_EQ(MustGet(kPods + "/web")["status"]["phase"], "Running");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Selectors
+
+class SelectorTest : public ApiServerTest {
+ protected:
+  void SetUp() override {
+    ApiServerTest::SetUp();
+    CreatePod("a", {{"app", "web"}, {"tier", "frontend"}});
+    CreatePod("b", {{"app", "web"}, {"tier", "backend"}});
+    CreatePod("c", {{"app", "db"}});
+    CreatePod("d");
+    BindPod("a", "n1");
+    SetStatus("c", {{"phase", "Running"}});
+  }
+  Names Labels(const std::string& selector) { return List(kPods, {{"labelSelector", selector}}); }
+  Names Fields(const std::string& selector) { return List(kPods, {{"fieldSelector", selector}}); }
+};
+
+TEST_F(SelectorTest, EqualityLabelSelectors) {
+  EXPECT_EQ(Labels("app=web"), (Names{"a", "b"}));
+  EXPECT_EQ(Labels("app==db"), (Names{"c"}));
+  EXPECT_EQ(Labels("app=web,tier=backend"), (Names{"b"}));
+  EXPECT_EQ(Labels("app=none"), Names{});
+}
+
+TEST_F(SelectorTest, InequalityMatchesObjectsWithoutTheLabel) {
+  EXPECT_EQ(Labels("app!=web"), (Names{"c", "d"}));
+}
+
+TEST_F(SelectorTest, SetBasedLabelSelectors) {
+  EXPECT_EQ(Labels("app in (web,db)"), (Names{"a", "b", "c"}));
+  EXPECT_EQ(Labels("app in (db)"), (Names{"c"}));
+  EXPECT_EQ(Labels("app notin (web)"), (Names{"c", "d"}));
+  EXPECT_EQ(Labels("tier notin (frontend, backend)"), (Names{"c", "d"}));
+}
+
+TEST_F(SelectorTest, ExistenceLabelSelectors) {
+  EXPECT_EQ(Labels("tier"), (Names{"a", "b"}));
+  EXPECT_EQ(Labels("!tier"), (Names{"c", "d"}));
+  EXPECT_EQ(Labels("app,!tier"), (Names{"c"}));
+}
+
+TEST_F(SelectorTest, MalformedLabelSelectorIsABadRequest) {
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"labelSelector", "app in (web"}}), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"labelSelector", "app=web,,tier"}}), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"labelSelector", "bad key!=x y"}}), 400, "BadRequest"));
+}
+
+TEST_F(SelectorTest, FieldSelectorOnNodeName) {
+  EXPECT_EQ(Fields("spec.nodeName=n1"), (Names{"a"}));
+  EXPECT_EQ(Fields("spec.nodeName="), (Names{"b", "c", "d"}));
+  EXPECT_EQ(Fields("spec.nodeName!="), (Names{"a"}));
+}
+
+TEST_F(SelectorTest, FieldSelectorOnPhase) {
+  EXPECT_EQ(Fields("status.phase!=Running"), (Names{"a", "b", "d"}));
+  EXPECT_EQ(Fields("status.phase=Running"), (Names{"c"}));
+  EXPECT_EQ(Fields("status.phase==Pending"), (Names{"a", "b", "d"}));
+}
+
+TEST_F(SelectorTest, FieldSelectorOnName) {
+  EXPECT_EQ(Fields("metadata.name=c"), (Names{"c"}));
+  EXPECT_EQ(Fields("metadata.name!=c,metadata.namespace=default"), (Names{"a", "b", "d"}));
+}
+
+TEST_F(SelectorTest, LabelAndFieldSelectorsCombine) {
+  EXPECT_EQ(List(kPods, {{"labelSelector", "app=web"}, {"fieldSelector", "spec.nodeName="}}), (Names{"b"}));
+}
+
+TEST_F(SelectorTest, UnsupportedFieldIsABadRequest) {
+  Response r = Get(kPods, {{"fieldSelector", "spec.priority=5"}});
+  ASSERT_TRUE(IsStatus(r, 400, "BadRequest"));
+  EXPECT_NE(MessageOf(r).find("spec.priority"), std::string::npos) << r.body;
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"fieldSelector", "spec.nodeName"}}), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Get(kNodes, {{"fieldSelector", "spec.nodeName=n1"}}), 400, "BadRequest"));
+}
+
+TEST_F(SelectorTest, NodeFieldSelectorTreatsAbsentUnschedulableAsFalse) {
+  MustCreate(kNodes, NodeJson("n1"));
+  Json cordoned = NodeJson("n2");
+  cordoned["spec"] = {{"unschedulable", true}};
+  MustCreate(kNodes, cordoned);
+  EXPECT_EQ(List(kNodes, {{"fieldSelector", "spec.unschedulable=false"}}), (Names{"n1"}));
+  EXPECT_EQ(List(kNodes, {{"fieldSelector", "spec.unschedulable=true"}}), (Names{"n2"}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table output
+
+TEST_F(ApiServerTest, PodTableHasKubectlColumnsWithWideOnesAtPriorityOne) {
+  CreatePod("web");
+  Response r = Get(kPods, {}, {{"accept", kTableAccept}});
+  ASSERT_EQ(r.code, 200) << r.body;
+  Json t = Parse(r);
+  EXPECT_EQ(t["kind"], "Table");
+  EXPECT_EQ(t["apiVersion"], "meta.k8s.io/v1");
+  EXPECT_EQ(t["metadata"]["resourceVersion"], std::to_string(Revision()));
+  Names names;
+  std::vector<int> priorities;
+  for (const Json& c : t["columnDefinitions"]) {
+    names.push_back(c["name"].get<std::string>());
+    priorities.push_back(c["priority"].get<int>());
+  }
+  EXPECT_EQ(names, (Names{"Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", "Nominated Node",
+                          "Readiness Gates"}));
+  EXPECT_EQ(priorities, (std::vector<int>{0, 0, 0, 0, 0, 1, 1, 1, 1}));
+  EXPECT_EQ(t["columnDefinitions"][0]["format"], "name");
+  ASSERT_EQ(t["rows"].size(), 1u);
+  EXPECT_EQ(t["rows"][0]["object"]["metadata"]["name"], "web");
+}
+
+TEST_F(ApiServerTest, PodTableCellsOfABoundRunningPodWithANominatedNode) {
+  CreatePod("web");
+  BindPod("web", "n1");
+  Json status = MustGet(kPods + "/web")["status"];
+  status["phase"] = "Running";
+  status["podIP"] = "10.0.0.5";
+  status["nominatedNodeName"] = "n2";
+  status["containerStatuses"] = Json::array({{{"name", "app"}, {"ready", true}, {"restartCount", 2}}});
+  SetStatus("web", status);
+  clock_.Advance(3 * kMinute + 12 * kSecond);
+  Json t = Parse(Get(kPods + "/web", {}, {{"accept", kTableAccept}}));
+  ASSERT_EQ(t["kind"], "Table");
+  ASSERT_EQ(t["rows"].size(), 1u);
+  EXPECT_EQ(t["rows"][0]["cells"],
+            Json::array({"web", "1/1", "Running", "2", "3m12s", "10.0.0.5", "n1", "n2", "<none>"}));
+}
+
+TEST_F(ApiServerTest, PodTableCellsOfAPendingPod) {
+  CreatePod("web");
+  clock_.Advance(45 * kSecond);
+  Json t = Parse(Get(kPods, {}, {{"accept", kTableAccept}}));
+  ASSERT_EQ(t["rows"].size(), 1u);
+  EXPECT_EQ(t["rows"][0]["cells"],
+            Json::array({"web", "0/1", "Pending", "0", "45s", "<none>", "<none>", "<none>", "<none>"}));
+}
+
+TEST_F(ApiServerTest, PodTableShowsTerminatingPods) {
+  CreatePod("web");
+  BindPod("web", "n1");
+  ASSERT_EQ(Delete(kPods + "/web").code, 200);
+  Json t = Parse(Get(kPods, {}, {{"accept", kTableAccept}}));
+  ASSERT_EQ(t["rows"].size(), 1u);
+  EXPECT_EQ(t["rows"][0]["cells"][2], "Terminating");
+}
+
+TEST_F(ApiServerTest, TableRowsFollowTheSelectors) {
+  CreatePod("a", {{"app", "web"}});
+  CreatePod("b", {{"app", "db"}});
+  Json t = Parse(Get(kPods, {{"labelSelector", "app=db"}}, {{"accept", kTableAccept}}));
+  ASSERT_EQ(t["rows"].size(), 1u);
+  EXPECT_EQ(t["rows"][0]["cells"][0], "b");
+}
+
+TEST_F(ApiServerTest, WithoutAsTableTheAcceptHeaderGivesAList) {
+  CreatePod("web");
+  Json l = Parse(Get(kPods, {}, {{"accept", "application/json"}}));
+  EXPECT_EQ(l["kind"], "PodList");
+}
+
+TEST_F(ApiServerTest, PriorityClassTableShowsValueAndGlobalDefault) {
+  Json pc = ClassJson("high", 1000);
+  pc["globalDefault"] = true;
+  MustCreate(kClasses, pc);
+  Json t = Parse(Get(kClasses, {}, {{"accept", kTableAccept}}));
+  ASSERT_EQ(t["rows"].size(), 1u);
+  EXPECT_EQ(t["rows"][0]["cells"], Json::array({"high", 1000, true, "0s", "PreemptLowerPriority"}));
+}
+
+TEST(HumanDurationTest, FormatsAsKubectlDoes) {
+  EXPECT_EQ(HumanDuration(0), "0s");
+  EXPECT_EQ(HumanDuration(45 * kSecond), "45s");
+  EXPECT_EQ(HumanDuration(119 * kSecond), "119s");
+  EXPECT_EQ(HumanDuration(2 * kMinute), "2m");
+  EXPECT_EQ(HumanDuration(3 * kMinute + 12 * kSecond), "3m12s");
+  EXPECT_EQ(HumanDuration(12 * kMinute), "12m");
+  EXPECT_EQ(HumanDuration(12 * kMinute + 30 * kSecond), "12m");
+  EXPECT_EQ(HumanDuration(179 * kMinute), "179m");
+  EXPECT_EQ(HumanDuration(184 * kMinute), "3h4m");
+  EXPECT_EQ(HumanDuration(5 * 60 * kMinute), "5h");
+  EXPECT_EQ(HumanDuration(20 * 60 * kMinute), "20h");
+  EXPECT_EQ(HumanDuration(51 * 60 * kMinute), "2d3h");
+  EXPECT_EQ(HumanDuration(3 * 24 * 60 * kMinute), "3d");
+  EXPECT_EQ(HumanDuration(45 * 24 * 60 * kMinute), "45d");
+  EXPECT_EQ(HumanDuration((2 * 365 + 10) * 24 * 60 * kMinute), "2y10d");
+  EXPECT_EQ(HumanDuration(9 * 365 * 24 * 60 * kMinute), "9y");
+  EXPECT_EQ(HumanDuration(-kSecond), "0s");
+  EXPECT_EQ(HumanDuration(-5 * kSecond), "<invalid>");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Watch
+
+TEST_F(ApiServerTest, WatchReturnsAStreamInsteadOfABody) {
+  Response r = Get(kPods, {{"watch", "true"}});
+  ASSERT_EQ(r.code, 200) << r.body;
+  ASSERT_NE(r.watch, nullptr);
+  EXPECT_NE(r.watch->watch, nullptr);
+  EXPECT_EQ(r.watch->resource, "pods");
+  EXPECT_FALSE(r.watch->as_table);
+}
+
+TEST_F(ApiServerTest, WatchFromAListRevisionDeliversLaterEventsAsWatchLines) {
+  CreatePod("before");
+  const std::string rv = MustGet(kPods)["metadata"]["resourceVersion"];
+  Response r = Get(kPods, {{"watch", "true"}, {"resourceVersion", rv}});
+  ASSERT_EQ(r.code, 200) << r.body;
+  ASSERT_NE(r.watch, nullptr);
+  EXPECT_TRUE(r.watch->initial.empty());
+  CreatePod("after");
+  std::vector<store::Event> events = NextEvents(*r.watch, 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, store::EventType::kAdded);
+  const std::string line = server_.WatchLine(*r.watch, events[0]);
+  ASSERT_FALSE(line.empty());
+  EXPECT_EQ(line.back(), '\n');
+  Json j = Json::parse(line);
+  EXPECT_EQ(j["type"], "ADDED");
+  EXPECT_EQ(j["object"]["metadata"]["name"], "after");
+  EXPECT_EQ(j["object"]["kind"], "Pod");
+}
+
+TEST_F(ApiServerTest, WatchDeliversModifiedAndDeletedEvents) {
+  CreatePod("web");
+  const std::string rv = MustGet(kPods)["metadata"]["resourceVersion"];
+  Response r = Get(kPods, {{"watch", "1"}, {"resourceVersion", rv}});
+  ASSERT_NE(r.watch, nullptr) << r.body;
+  ASSERT_EQ(PatchAs(kPods + "/web", "application/merge-patch+json", {{"metadata", {{"labels", {{"a", "b"}}}}}}).code,
+            200);
+  ASSERT_EQ(Delete(kPods + "/web").code, 200);
+  std::vector<store::Event> events = NextEvents(*r.watch, 2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(Json::parse(server_.WatchLine(*r.watch, events[0]))["type"], "MODIFIED");
+  Json deleted = Json::parse(server_.WatchLine(*r.watch, events[1]));
+  EXPECT_EQ(deleted["type"], "DELETED");
+  EXPECT_EQ(deleted["object"]["metadata"]["name"], "web");
+}
+
+TEST_F(ApiServerTest, WatchWithoutResourceVersionStartsWithTheCurrentObjects) {
+  CreatePod("a");
+  CreatePod("b");
+  Response r = Get(kPods, {{"watch", "true"}});
+  ASSERT_NE(r.watch, nullptr) << r.body;
+  ASSERT_EQ(r.watch->initial.size(), 2u);
+  EXPECT_EQ(r.watch->initial[0].name, "a");
+  EXPECT_EQ(r.watch->initial[1].name, "b");
+  CreatePod("c");
+  std::vector<store::Event> events = NextEvents(*r.watch, 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].object.name, "c");
+}
+
+TEST_F(ApiServerTest, WatchPathPrefixIsAWatch) {
+  CreatePod("a");
+  Response r = Get("/api/v1/watch/namespaces/default/pods");
+  ASSERT_EQ(r.code, 200) << r.body;
+  ASSERT_NE(r.watch, nullptr);
+  EXPECT_EQ(r.watch->initial.size(), 1u);
+}
+
+TEST_F(ApiServerTest, WatchSelectorsFilterEventsAndTablesFormatRows) {
+  Response r = Get(kPods, {{"watch", "true"}, {"labelSelector", "app=web"}}, {{"accept", kTableAccept}});
+  ASSERT_NE(r.watch, nullptr) << r.body;
+  EXPECT_TRUE(r.watch->as_table);
+  CreatePod("db", {{"app", "db"}});
+  CreatePod("web", {{"app", "web"}});
+  std::vector<store::Event> events = NextEvents(*r.watch, 2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_FALSE(ApiServer::Selected(*r.watch, events[0].object.body));
+  EXPECT_TRUE(ApiServer::Selected(*r.watch, events[1].object.body));
+  Json line = Json::parse(server_.WatchLine(*r.watch, events[1]));
+  EXPECT_EQ(line["type"], "ADDED");
+  EXPECT_EQ(line["object"]["kind"], "Table");
+  EXPECT_EQ(line["object"]["rows"][0]["cells"][0], "web");
+}
+
+TEST_F(ApiServerTest, WatchFromACompactedRevisionIsGone) {
+  const std::string rv = MustGet(kPods)["metadata"]["resourceVersion"];
+  CreatePod("a");
+  CreatePod("b");
+  ASSERT_TRUE(store_->Compact(Revision()).ok());
+  Response r = Get(kPods, {{"watch", "true"}, {"resourceVersion", rv}});
+  EXPECT_TRUE(IsStatus(r, 410, "Expired"));
+  EXPECT_EQ(r.watch, nullptr);
+  Response now = Get(kPods, {{"watch", "true"}, {"resourceVersion", std::to_string(Revision())}});
+  EXPECT_EQ(now.code, 200) << now.body;
+}
+
+TEST_F(ApiServerTest, WatchWithAMalformedResourceVersionIsABadRequest) {
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"watch", "true"}, {"resourceVersion", "abc"}}), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"watch", "true"}, {"labelSelector", "a in (b"}}), 400, "BadRequest"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binding
+
+TEST_F(ApiServerTest, BindingSetsNodeNameAndPodScheduled) {
+  CreatePod("web");
+  Response r = Post(kPods + "/web/binding", BindingJson("web", "n1"));
+  ASSERT_EQ(r.code, 201) << r.body;
+  EXPECT_EQ(Parse(r)["status"], "Success");
+  Json p = MustGet(kPods + "/web");
+  EXPECT_EQ(p["spec"]["nodeName"], "n1");
+  bool scheduled = false;
+  for (const Json& c : p["status"]["conditions"]) {
+    if (c["type"] == "PodScheduled") {
+      scheduled = c["status"] == "True";
+      EXPECT_EQ(c["lastTransitionTime"], FormatRfc3339(Start()));
+    }
+  }
+  EXPECT_TRUE(scheduled) << p["status"].dump();
+}
+
+TEST_F(ApiServerTest, SecondBindingIsAConflict) {
+  CreatePod("web");
+  BindPod("web", "n1");
+  const int64_t before = Revision();
+  Response r = Post(kPods + "/web/binding", BindingJson("web", "n2"));
+  ASSERT_TRUE(IsStatus(r, 409, "Conflict"));
+  EXPECT_NE(MessageOf(r).find("n1"), std::string::npos) << r.body;
+  EXPECT_EQ(Revision(), before);
+  EXPECT_EQ(MustGet(kPods + "/web")["spec"]["nodeName"], "n1");
+}
+
+TEST_F(ApiServerTest, BindingAMissingPodIsNotFound) {
+  EXPECT_TRUE(IsStatus(Post(kPods + "/nope/binding", BindingJson("nope", "n1")), 404, "NotFound"));
+}
+
+TEST_F(ApiServerTest, BindingWithoutATargetIsInvalid) {
+  CreatePod("web");
+  Json b = BindingJson("web", "n1");
+  b.erase("target");
+  EXPECT_TRUE(IsStatus(Post(kPods + "/web/binding", b), 422, "Invalid"));
+  EXPECT_FALSE(MustGet(kPods + "/web")["spec"].contains("nodeName"));
+}
+
+TEST_F(ApiServerTest, BindingWithAMismatchedUidIsAConflict) {
+  CreatePod("web");
+  Json b = BindingJson("web", "n1");
+  b["metadata"]["uid"] = "not-the-uid";
+  EXPECT_TRUE(IsStatus(Post(kPods + "/web/binding", b), 409, "Conflict"));
+  EXPECT_FALSE(MustGet(kPods + "/web")["spec"].contains("nodeName"));
+}
+
+TEST_F(ApiServerTest, BindingWithANonStringTargetNameIsRejectedNotACrash) {
+  CreatePod("web");
+  Json b = BindingJson("web", "n1");
+  b["target"]["name"] = 5;
+  Response r = Post(kPods + "/web/binding", b);
+  EXPECT_TRUE(r.code == 400 || r.code == 422) << r.code << ": " << r.body;
+  EXPECT_FALSE(MustGet(kPods + "/web")["spec"].contains("nodeName"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graceful deletion
+
+TEST_F(ApiServerTest, DeletingABoundPodMarksItTerminatingForItsGracePeriod) {
+  Json p = PodJson("web");
+  p["spec"]["terminationGracePeriodSeconds"] = 30;
+  MustCreate(kPods, p);
+  BindPod("web", "n1");
+  clock_.Advance(10 * kSecond);
+  Response r = Delete(kPods + "/web");
+  ASSERT_EQ(r.code, 200) << r.body;
+  const std::string want = FormatRfc3339(Start() + 40 * kSecond);
+  EXPECT_EQ(Parse(r)["metadata"]["deletionTimestamp"], want);
+  Json got = MustGet(kPods + "/web");
+  EXPECT_EQ(got["metadata"]["deletionTimestamp"], want);
+  EXPECT_EQ(got["metadata"]["deletionGracePeriodSeconds"], 30);
+  EXPECT_EQ(List(kPods), (Names{"web"}));
+}
+
+TEST_F(ApiServerTest, DeletingATerminatingPodWithAShorterGraceBringsTheDeadlineForward) {
+  CreatePod("web");
+  BindPod("web", "n1");
+  ASSERT_EQ(Delete(kPods + "/web").code, 200);
+  ASSERT_EQ(Delete(kPods + "/web", {{"gracePeriodSeconds", "5"}}).code, 200);
+  EXPECT_EQ(MustGet(kPods + "/web")["metadata"]["deletionTimestamp"], FormatRfc3339(Start() + 5 * kSecond));
+  ASSERT_EQ(Delete(kPods + "/web", {{"gracePeriodSeconds", "20"}}).code, 200);
+  EXPECT_EQ(MustGet(kPods + "/web")["metadata"]["deletionTimestamp"], FormatRfc3339(Start() + 5 * kSecond))
+      << "a longer grace period never moves the deadline back";
+}
+
+TEST_F(ApiServerTest, DeletingAnUnboundPodIsImmediate) {
+  Json p = PodJson("web");
+  p["spec"]["terminationGracePeriodSeconds"] = 30;
+  MustCreate(kPods, p);
+  ASSERT_EQ(Delete(kPods + "/web").code, 200);
+  EXPECT_TRUE(IsStatus(Get(kPods + "/web"), 404, "NotFound"));
+}
+
+TEST_F(ApiServerTest, GracePeriodZeroDeletesABoundPodAtOnce) {
+  CreatePod("a");
+  CreatePod("b");
+  BindPod("a", "n1");
+  BindPod("b", "n1");
+  ASSERT_EQ(Delete(kPods + "/a", {{"gracePeriodSeconds", "0"}}).code, 200);
+  EXPECT_TRUE(IsStatus(Get(kPods + "/a"), 404, "NotFound"));
+  ASSERT_EQ(Delete(kPods + "/b", {}, R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":0})").code,
+            200);
+  EXPECT_TRUE(IsStatus(Get(kPods + "/b"), 404, "NotFound"));
+}
+
+TEST_F(ApiServerTest, MalformedGracePeriodIsABadRequestAndDeletesNothing) {
+  CreatePod("web");
+  BindPod("web", "n1");
+  const int64_t before = Revision();
+  EXPECT_TRUE(IsStatus(Delete(kPods + "/web", {{"gracePeriodSeconds", "soon"}}), 400, "BadRequest"));
+  EXPECT_EQ(Revision(), before);
+  Json got = MustGet(kPods + "/web");
+  EXPECT_FALSE(got["metadata"].contains("deletionTimestamp"));
+}
+
+TEST_F(ApiServerTest, DeletingATerminalBoundPodIsImmediate) {
+  CreatePod("web");
+  BindPod("web", "n1");
+  SetStatus("web", {{"phase", "Succeeded"}});
+  ASSERT_EQ(Delete(kPods + "/web").code, 200);
+  EXPECT_TRUE(IsStatus(Get(kPods + "/web"), 404, "NotFound"));
+}
+
+TEST_F(ApiServerTest, DeleteWithAStalePreconditionIsAConflict) {
+  Json p = CreatePod("web");
+  ASSERT_EQ(PatchAs(kPods + "/web", "application/merge-patch+json", {{"metadata", {{"labels", {{"v", "1"}}}}}}).code,
+            200);
+  Json opts = {{"preconditions", {{"resourceVersion", p["metadata"]["resourceVersion"]}}}};
+  EXPECT_TRUE(IsStatus(Delete(kPods + "/web", {}, opts.dump()), 409, "Conflict"));
+  EXPECT_EQ(List(kPods), (Names{"web"}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Eviction
+
+class EvictionTest : public ApiServerTest {
+ protected:
+  void SetUp() override {
+    ApiServerTest::SetUp();
+    RunningPod("web-1", {{"app", "web"}});
+    RunningPod("web-2", {{"app", "web"}});
+  }
+  Response Evict(const std::string& pod) { return Post(kPods + "/" + pod + "/eviction", EvictionJson(pod)); }
+};
+
+TEST_F(EvictionTest, ABudgetWithNoDisruptionsLeftAnswersTooManyRequests) {
+  MustCreate(kPdbs, PdbJson("web", {{"matchLabels", {{"app", "web"}}}}, 2));
+  const int64_t before = Revision();
+  Response r = Evict("web-1");
+  ASSERT_TRUE(IsStatus(r, 429, "TooManyRequests"));
+  EXPECT_NE(MessageOf(r).find("disruption budget"), std::string::npos) << r.body;
+  EXPECT_EQ(Revision(), before);
+  EXPECT_FALSE(MustGet(kPods + "/web-1")["metadata"].contains("deletionTimestamp"));
+}
+
+TEST_F(EvictionTest, WithoutABudgetABoundPodIsMarkedTerminating) {
+  Response r = Evict("web-1");
+  ASSERT_EQ(r.code, 201) << r.body;
+  EXPECT_EQ(Parse(r)["status"], "Success");
+  Json p = MustGet(kPods + "/web-1");
+  EXPECT_EQ(p["metadata"]["deletionTimestamp"], FormatRfc3339(Start() + 30 * kSecond));
+}
+
+TEST_F(EvictionTest, WithoutABudgetAnUnboundPodIsDeleted) {
+  CreatePod("pending", {{"app", "web"}});
+  ASSERT_EQ(Evict("pending").code, 201);
+  EXPECT_TRUE(IsStatus(Get(kPods + "/pending"), 404, "NotFound"));
+}
+
+TEST_F(EvictionTest, ABudgetAllowsDisruptionsUntilItIsUsedUp) {
+  MustCreate(kPdbs, PdbJson("web", {{"matchLabels", {{"app", "web"}}}}, 1));
+  ASSERT_EQ(Evict("web-1").code, 201);
+  EXPECT_TRUE(MustGet(kPods + "/web-1")["metadata"].contains("deletionTimestamp"));
+  EXPECT_TRUE(IsStatus(Evict("web-2"), 429, "TooManyRequests"));
+}
+
+TEST_F(EvictionTest, ABudgetDoesNotProtectPodsItDoesNotSelect) {
+  RunningPod("db-1", {{"app", "db"}});
+  MustCreate(kPdbs, PdbJson("web", {{"matchLabels", {{"app", "web"}}}}, 2));
+  EXPECT_EQ(Evict("db-1").code, 201);
+}
+
+TEST_F(EvictionTest, ABudgetWithMatchExpressionsSelectsOnlyMatchingPods) {
+  RunningPod("db-1", {{"app", "db"}});
+  Json selector = {{"matchExpressions", Json::array({{{"key", "app"}, {"operator", "In"}, {"values", {"web"}}}})}};
+  MustCreate(kPdbs, PdbJson("web", selector, 2));
+  // Two Running web pods and minAvailable 2: no web pod may go, the db pod is not covered.
+  EXPECT_TRUE(IsStatus(Evict("web-1"), 429, "TooManyRequests"));
+  EXPECT_EQ(Evict("db-1").code, 201);
+}
+
+TEST_F(EvictionTest, EvictingAMissingPodIsNotFound) {
+  EXPECT_TRUE(IsStatus(Evict("nope"), 404, "NotFound"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Admission: priority
+
+TEST_F(ApiServerTest, PodNamingAPriorityClassGetsItsPriorityAndPreemptionPolicy) {
+  Json pc = ClassJson("high", 1000);
+  pc["preemptionPolicy"] = "Never";
+  MustCreate(kClasses, pc);
+  Json p = PodJson("web");
+  p["spec"]["priorityClassName"] = "high";
+  Json created = MustCreate(kPods, p);
+  EXPECT_EQ(created["spec"]["priority"], 1000);
+  EXPECT_EQ(created["spec"]["preemptionPolicy"], "Never");
+  EXPECT_EQ(MustGet(kPods + "/web")["spec"]["priority"], 1000);
+}
+
+TEST_F(ApiServerTest, PodNamingAnUnknownPriorityClassIsForbidden) {
+  Json p = PodJson("web");
+  p["spec"]["priorityClassName"] = "nope";
+  Response r = Post(kPods, p);
+  ASSERT_TRUE(IsStatus(r, 403, "Forbidden"));
+  EXPECT_NE(MessageOf(r).find("no PriorityClass with name"), std::string::npos) << r.body;
+  EXPECT_TRUE(List(kPods).empty());
+}
+
+TEST_F(ApiServerTest, PodPriorityDisagreeingWithItsClassIsForbidden) {
+  MustCreate(kClasses, ClassJson("high", 1000));
+  Json p = PodJson("web");
+  p["spec"]["priorityClassName"] = "high";
+  p["spec"]["priority"] = 5;
+  ASSERT_TRUE(IsStatus(Post(kPods, p), 403, "Forbidden"));
+  EXPECT_TRUE(List(kPods).empty());
+  p["spec"]["priority"] = 1000;
+  EXPECT_EQ(Post(kPods, p).code, 201) << "a priority equal to the class's is accepted";
+}
+
+TEST_F(ApiServerTest, PodPreemptionPolicyDisagreeingWithItsClassIsForbidden) {
+  Json pc = ClassJson("batch", 100);
+  pc["preemptionPolicy"] = "Never";
+  MustCreate(kClasses, pc);
+  Json p = PodJson("web");
+  p["spec"]["priorityClassName"] = "batch";
+  p["spec"]["preemptionPolicy"] = "PreemptLowerPriority";
+  Response r = Post(kPods, p);
+  ASSERT_TRUE(IsStatus(r, 403, "Forbidden"));
+  EXPECT_NE(MessageOf(r).find("PreemptionPolicy"), std::string::npos) << r.body;
+  EXPECT_TRUE(List(kPods).empty());
+  p["spec"]["preemptionPolicy"] = "Never";
+  EXPECT_EQ(Post(kPods, p).code, 201) << "a policy equal to the class's is accepted";
+}
+
+TEST_F(ApiServerTest, GlobalDefaultClassAppliesToPodsWithoutAClass) {
+  MustCreate(kClasses, ClassJson("other", 50));
+  Json def = ClassJson("standard", 100);
+  def["globalDefault"] = true;
+  MustCreate(kClasses, def);
+  Json created = CreatePod("web");
+  EXPECT_EQ(created["spec"]["priority"], 100);
+  EXPECT_EQ(created["spec"]["priorityClassName"], "standard");
+  EXPECT_EQ(created["spec"]["preemptionPolicy"], "PreemptLowerPriority");
+}
+
+TEST_F(ApiServerTest, WithoutAnyClassAPodGetsPriorityZero) {
+  Json created = CreatePod("web");
+  EXPECT_EQ(created["spec"]["priority"], 0);
+  EXPECT_FALSE(created["spec"].contains("priorityClassName"));
+}
+
+TEST_F(ApiServerTest, SystemCriticalClassesResolveWithoutBeingStored) {
+  Json p = PodJson("dns");
+  p["spec"]["priorityClassName"] = "system-cluster-critical";
+  EXPECT_EQ(MustCreate(kPods, p)["spec"]["priority"], 2000000000);
+  Json q = PodJson("proxy");
+  q["spec"]["priorityClassName"] = "system-node-critical";
+  EXPECT_EQ(MustCreate(kPods, q)["spec"]["priority"], 2000001000);
+}
+
+TEST_F(ApiServerTest, PodPriorityIsFixedAtCreation) {
+  MustCreate(kClasses, ClassJson("high", 1000));
+  Json p = PodJson("web");
+  p["spec"]["priorityClassName"] = "high";
+  MustCreate(kPods, p);
+  ASSERT_EQ(Delete(kClasses + "/high").code, 200);
+  EXPECT_EQ(MustGet(kPods + "/web")["spec"]["priority"], 1000);
+
+  Json changed = MustGet(kPods + "/web");
+  changed["spec"]["priority"] = 7;
+  changed["spec"]["priorityClassName"] = "other";
+  changed["metadata"]["labels"] = {{"touched", "yes"}};
+  Response r = Put(kPods + "/web", changed);
+  EXPECT_TRUE(r.code == 200 || (r.code >= 400 && r.code < 500)) << r.code << ": " << r.body;
+  Json got = MustGet(kPods + "/web");
+  EXPECT_EQ(got["spec"]["priority"], 1000);
+  EXPECT_EQ(got["spec"]["priorityClassName"], "high");
+
+  Response patched =
+      PatchAs(kPods + "/web", "application/merge-patch+json",
+              {{"spec", {{"priority", 9}, {"preemptionPolicy", "Never"}}}});
+  EXPECT_TRUE(patched.code == 200 || (patched.code >= 400 && patched.code < 500)) << patched.body;
+  got = MustGet(kPods + "/web");
+  EXPECT_EQ(got["spec"]["priority"], 1000);
+  EXPECT_EQ(got["spec"]["preemptionPolicy"], "PreemptLowerPriority");
+}
+
+TEST_F(ApiServerTest, PriorityClassValueAboveOneBillionIsInvalid) {
+  Response r = Post(kClasses, ClassJson("huge", 1000000001));
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  EXPECT_NE(MessageOf(r).find("value"), std::string::npos);
+  EXPECT_TRUE(List(kClasses).empty());
+  EXPECT_EQ(Post(kClasses, ClassJson("max", 1000000000)).code, 201);
+}
+
+TEST_F(ApiServerTest, SecondGlobalDefaultClassIsForbidden) {
+  Json a = ClassJson("a", 10);
+  a["globalDefault"] = true;
+  MustCreate(kClasses, a);
+  Json b = ClassJson("b", 20);
+  b["globalDefault"] = true;
+  Response r = Post(kClasses, b);
+  ASSERT_TRUE(IsStatus(r, 403, "Forbidden"));
+  EXPECT_NE(MessageOf(r).find("globalDefault"), std::string::npos) << r.body;
+  EXPECT_EQ(List(kClasses), (Names{"a"}));
+  // Making an existing class the default is refused the same way.
+  MustCreate(kClasses, ClassJson("c", 30));
+  Json c = MustGet(kClasses + "/c");
+  c["globalDefault"] = true;
+  EXPECT_TRUE(IsStatus(Put(kClasses + "/c", c), 403, "Forbidden"));
+  // Updating the default class itself is fine.
+  Json again = MustGet(kClasses + "/a");
+  again["description"] = "still the default";
+  EXPECT_EQ(Put(kClasses + "/a", again).code, 200);
+}
+
+TEST_F(ApiServerTest, PriorityClassNamesWithTheSystemPrefixAreInvalid) {
+  Response r = Post(kClasses, ClassJson("system-mine", 10));
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  EXPECT_NE(MessageOf(r).find("system-"), std::string::npos);
+  EXPECT_TRUE(List(kClasses).empty());
+}
+
+TEST_F(ApiServerTest, PriorityClassValueIsImmutable) {
+  Json pc = MustCreate(kClasses, ClassJson("high", 1000));
+  pc["value"] = 2000;
+  Response r = Put(kClasses + "/high", pc);
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  EXPECT_NE(MessageOf(r).find("immutable"), std::string::npos) << r.body;
+  EXPECT_EQ(MustGet(kClasses + "/high")["value"], 1000);
+  EXPECT_TRUE(IsStatus(PatchAs(kClasses + "/high", "application/merge-patch+json", {{"value", 3}}), 422, "Invalid"));
+  EXPECT_EQ(MustGet(kClasses + "/high")["value"], 1000);
+}
+
+TEST_F(ApiServerTest, PriorityClassWithAnUnsupportedPreemptionPolicyIsInvalid) {
+  Json pc = ClassJson("high", 1000);
+  pc["preemptionPolicy"] = "Sometimes";
+  EXPECT_TRUE(IsStatus(Post(kClasses, pc), 422, "Invalid"));
+  EXPECT_TRUE(List(kClasses).empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Admission: ResourceQuota
+
+TEST_F(ApiServerTest, QuotaScopedToAPriorityClassLimitsOnlyThatClass) {
+  MustCreate(kClasses, ClassJson("high", 1000));
+  MustCreate(kClasses, ClassJson("low", 10));
+  Json quota = {{"apiVersion", "v1"},
+                {"kind", "ResourceQuota"},
+                {"metadata", {{"name", "high-pods"}}},
+                {"spec",
+                 {{"hard", {{"pods", "1"}}},
+                  {"scopeSelector",
+                   {{"matchExpressions",
+                     Json::array({{{"scopeName", "PriorityClass"}, {"operator", "In"}, {"values", {"high"}}}})}}}}}};
+  MustCreate(kQuotas, quota);
+  auto pod = [](const std::string& name, const std::string& cls) {
+    Json p = PodJson(name);
+    p["spec"]["priorityClassName"] = cls;
+    return p;
+  };
+  ASSERT_EQ(Post(kPods, pod("high-1", "high")).code, 201);
+  Response r = Post(kPods, pod("high-2", "high"));
+  ASSERT_TRUE(IsStatus(r, 403, "Forbidden"));
+  EXPECT_NE(MessageOf(r).find("exceeded quota"), std::string::npos) << r.body;
+  EXPECT_NE(MessageOf(r).find("high-pods"), std::string::npos) << r.body;
+  EXPECT_EQ(Post(kPods, pod("low-1", "low")).code, 201);
+  EXPECT_EQ(Post(kPods, PodJson("none")).code, 201);
+  EXPECT_EQ(List(kPods), (Names{"high-1", "low-1", "none"}));
+}
+
+TEST_F(ApiServerTest, QuotaCountsOnlyPodsThatAreNotFinished) {
+  Json quota = {{"apiVersion", "v1"},
+                {"kind", "ResourceQuota"},
+                {"metadata", {{"name", "two"}}},
+                {"spec", {{"hard", {{"pods", "1"}}}}}};
+  MustCreate(kQuotas, quota);
+  CreatePod("a");
+  EXPECT_TRUE(IsStatus(Post(kPods, PodJson("b")), 403, "Forbidden"));
+  SetStatus("a", {{"phase", "Succeeded"}});
+  EXPECT_EQ(Post(kPods, PodJson("b")).code, 201);
+}
+
+TEST_F(ApiServerTest, MalformedResourceQuotaDoesNotBreakPodCreation) {
+  Json quota = {{"apiVersion", "v1"}, {"kind", "ResourceQuota"}, {"metadata", {{"name", "bad"}}}, {"spec", "oops"}};
+  Response q = Post(kQuotas, quota);
+  if (q.code == 201) {
+    EXPECT_EQ(Post(kPods, PodJson("web")).code, 201) << "a quota that limits nothing must not block pods";
+  } else {
+    EXPECT_TRUE(IsStatus(q, q.code));
+    EXPECT_TRUE(q.code == 400 || q.code == 422) << q.body;
+    EXPECT_EQ(Post(kPods, PodJson("web")).code, 201);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input changes nothing
+
+class BadInputTest : public ApiServerTest {
+ protected:
+  void SetUp() override {
+    ApiServerTest::SetUp();
+    CreatePod("existing");
+    MustCreate(kClasses, ClassJson("high", 1000));
+    revision_ = Revision();
+    pods_ = MustGet(kPods);
+    classes_ = MustGet(kClasses);
+  }
+  void ExpectUnchanged() {
+    EXPECT_EQ(Revision(), revision_);
+    EXPECT_EQ(MustGet(kPods), pods_);
+    EXPECT_EQ(MustGet(kClasses), classes_);
+  }
+  int64_t revision_ = 0;
+  Json pods_, classes_;
+};
+
+TEST_F(BadInputTest, MalformedJsonIsABadRequest) {
+  EXPECT_TRUE(IsStatus(Do("POST", kPods, R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"})"), 400,
+                       "BadRequest"));
+  EXPECT_TRUE(IsStatus(Do("POST", kPods, ""), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Do("PUT", kPods + "/existing", "{not json"), 400, "BadRequest"));
+  EXPECT_TRUE(
+      IsStatus(Do("PATCH", kPods + "/existing", "{", {}, {{"content-type", "application/merge-patch+json"}}), 400,
+               "BadRequest"));
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, ABodyThatIsAnArrayIsABadRequest) {
+  EXPECT_TRUE(IsStatus(Post(kPods, Json::array({PodJson("x")})), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Put(kPods + "/existing", Json::array()), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Post(kPods, Json("a string")), 400, "BadRequest"));
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, ContainersAsAStringIsInvalidNamingTheField) {
+  Json p = PodJson("x");
+  p["spec"]["containers"] = "nginx";
+  Response r = Post(kPods, p);
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  EXPECT_NE(MessageOf(r).find("spec.containers"), std::string::npos) << r.body;
+  Json existing = pods_["items"][0];
+  existing["spec"]["containers"] = "nginx";
+  Response u = Put(kPods + "/existing", existing);
+  ASSERT_TRUE(IsStatus(u, 422, "Invalid"));
+  EXPECT_NE(MessageOf(u).find("spec.containers"), std::string::npos) << u.body;
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, PriorityClassValueAsAStringIsInvalidNamingTheField) {
+  Json pc = ClassJson("x", 0);
+  pc["value"] = "abc";
+  Response r = Post(kClasses, pc);
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  EXPECT_NE(MessageOf(r).find("value"), std::string::npos) << r.body;
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, OtherWrongTypesAreInvalidNamingTheField) {
+  Json p = PodJson("x");
+  p["spec"]["terminationGracePeriodSeconds"] = "thirty";
+  Response r = Post(kPods, p);
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  EXPECT_NE(MessageOf(r).find("spec.terminationGracePeriodSeconds"), std::string::npos) << r.body;
+  Json q = PodJson("y");
+  q["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots";
+  Response s = Post(kPods, q);
+  ASSERT_TRUE(IsStatus(s, 422, "Invalid"));
+  EXPECT_NE(MessageOf(s).find("spec.containers[0].resources.requests.cpu"), std::string::npos) << s.body;
+  Json n = PodJson("z");
+  n["metadata"]["labels"] = "app=web";
+  EXPECT_TRUE(IsStatus(Post(kPods, n), 422, "Invalid"));
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, NumbersWhereStringsBelongAreInvalidNamingTheField) {
+  Json p = PodJson("x");
+  p["spec"]["nodeName"] = 5;
+  Response r = Post(kPods, p);
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  EXPECT_NE(MessageOf(r).find("spec.nodeName"), std::string::npos) << r.body;
+  Json q = PodJson("y");
+  q["spec"]["priorityClassName"] = 7;
+  Response s = Post(kPods, q);
+  ASSERT_TRUE(IsStatus(s, 422, "Invalid"));
+  EXPECT_NE(MessageOf(s).find("spec.priorityClassName"), std::string::npos) << s.body;
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, BodyLargerThanTheLimitIsTooLarge) {
+  ApiServer::Options options;
+  options.max_body_bytes = 1024;
+  ApiServer small(*store_, clock_, 1, options);
+  InstallAdmission(small);
+  Json p = PodJson("big");
+  p["metadata"]["annotations"] = {{"filler", std::string(2000, 'x')}};
+  Request req;
+  req.method = "POST";
+  req.path = kPods;
+  req.body = p.dump();
+  EXPECT_TRUE(IsStatus(Call(small, req), 413, "RequestEntityTooLarge"));
+  req.method = "PUT";
+  req.path = kPods + "/existing";
+  EXPECT_TRUE(IsStatus(Call(small, req), 413, "RequestEntityTooLarge"));
+  // The default limit is kube-apiserver's 3 MiB.
+  p["metadata"]["annotations"]["filler"] = std::string(3 * 1024 * 1024, 'x');
+  EXPECT_TRUE(IsStatus(Post(kPods, p), 413, "RequestEntityTooLarge"));
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, UnknownResourcePathsAreNotFound) {
+  EXPECT_TRUE(IsStatus(Get("/api/v1/widgets"), 404, "NotFound"));
+  EXPECT_TRUE(IsStatus(Post("/api/v1/namespaces/default/widgets", PodJson("x")), 404, "NotFound"));
+  EXPECT_TRUE(IsStatus(Post("/apis/example.com/v1/namespaces/default/pods", PodJson("x")), 404, "NotFound"));
+  EXPECT_TRUE(IsStatus(Get("/nothing/here"), 404, "NotFound"));
+  EXPECT_TRUE(IsStatus(Get(kPods + "/existing/logs"), 404, "NotFound"));
+  EXPECT_TRUE(IsStatus(Post(kPods + "/existing/status/extra", Json::object()), 404, "NotFound"));
+  EXPECT_TRUE(IsStatus(Get("/api/v1/pods/existing"), 404, "NotFound"));
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, KindOrApiVersionNotMatchingTheUrlIsABadRequest) {
+  Json wrong_kind = PodJson("x");
+  wrong_kind["kind"] = "Node";
+  EXPECT_TRUE(IsStatus(Post(kPods, wrong_kind), 400, "BadRequest"));
+  Json wrong_version = PodJson("x");
+  wrong_version["apiVersion"] = "apps/v1";
+  EXPECT_TRUE(IsStatus(Post(kPods, wrong_version), 400, "BadRequest"));
+  Json class_as_v1 = ClassJson("x", 1);
+  class_as_v1["apiVersion"] = "v1";
+  EXPECT_TRUE(IsStatus(Post(kClasses, class_as_v1), 400, "BadRequest"));
+  Json existing = pods_["items"][0];
+  existing["kind"] = "Namespace";
+  EXPECT_TRUE(IsStatus(Put(kPods + "/existing", existing), 400, "BadRequest"));
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, NamespaceInTheBodyNotMatchingTheUrlIsABadRequest) {
+  Json p = PodJson("x");
+  p["metadata"]["namespace"] = "elsewhere";
+  EXPECT_TRUE(IsStatus(Post(kPods, p), 400, "BadRequest"));
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, MethodsWithoutAnOperationAreNotAllowed) {
+  EXPECT_TRUE(IsStatus(Delete(kPods), 405, "MethodNotAllowed"));
+  EXPECT_TRUE(IsStatus(Do("PUT", kPods, PodJson("x").dump()), 405, "MethodNotAllowed"));
+  EXPECT_TRUE(IsStatus(Post("/api/v1/pods", PodJson("x")), 405, "MethodNotAllowed"));
+  EXPECT_TRUE(IsStatus(Post(kPods + "/existing", PodJson("existing")), 405, "MethodNotAllowed"));
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, NonStringDeletePreconditionIsRejectedNotACrash) {
+  Response r = Delete(kPods + "/existing", {}, R"({"preconditions":{"resourceVersion":5}})");
+  EXPECT_TRUE(r.code == 400 || r.code == 422) << r.code << ": " << r.body;
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, NonIntegerEvictionGracePeriodIsRejectedNotACrash) {
+  Json e = EvictionJson("existing");
+  e["deleteOptions"] = {{"gracePeriodSeconds", "soon"}};
+  Response r = Post(kPods + "/existing/eviction", e);
+  EXPECT_TRUE(r.code == 400 || r.code == 422) << r.code << ": " << r.body;
+  ExpectUnchanged();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every error is a Status
+
+TEST_F(ApiServerTest, EveryErrorBodyIsAStatusWithTheHttpCode) {
+  CreatePod("web");
+  BindPod("web", "n1");
+  MustCreate(kClasses, ClassJson("high", 1));
+  Json stale = MustGet(kPods + "/web");
+  stale["metadata"]["resourceVersion"] = "1";
+  struct Case {
+    const char* what;
+    Response response;
+    int code;
+  };
+  const std::vector<Case> cases = {
+      {"missing object", Get(kPods + "/nope"), 404},
+      {"unknown group", Get("/apis/nope.io/v1"), 404},
+      {"bad selector", Get(kPods, {{"labelSelector", "a in (b"}}), 400},
+      {"malformed body", Do("POST", kPods, "{"), 400},
+      {"kind mismatch", Post(kPods, ClassJson("x", 1)), 400},
+      {"duplicate", Post(kPods, PodJson("web")), 409},
+      {"stale update", Put(kPods + "/web", stale), 409},
+      {"second binding", Post(kPods + "/web/binding", BindingJson("web", "n2")), 409},
+      {"unknown class", Post(kPods, [] {
+         Json p = PodJson("x");
+         p["spec"]["priorityClassName"] = "nope";
+         return p;
+       }()),
+       403},
+      {"immutable value", PatchAs(kClasses + "/high", "application/merge-patch+json", {{"value", 2}}), 422},
+      {"bad patch type", PatchAs(kPods + "/web", "application/xml", Json::object()), 415},
+      {"not allowed", Delete(kPods), 405},
+      {"too old", [&] {
+         CreatePod("filler");
+         EXPECT_TRUE(store_->Compact(Revision()).ok());
+         return Get(kPods, {{"watch", "true"}, {"resourceVersion", "1"}});
+       }(),
+       410},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_TRUE(IsStatus(c.response, c.code));
+  }
+}
+
+TEST(StatusToHttpTest, MapsEveryStatusCode) {
+  EXPECT_EQ(StatusToHttp(Status::Ok()), 200);
+  EXPECT_EQ(StatusToHttp(InvalidArgument("x")), 422);
+  EXPECT_EQ(StatusToHttp(NotFound("x")), 404);
+  EXPECT_EQ(StatusToHttp(AlreadyExists("x")), 409);
+  EXPECT_EQ(StatusToHttp(Conflict("x")), 409);
+  EXPECT_EQ(StatusToHttp(Gone("x")), 410);
+  EXPECT_EQ(StatusToHttp(FailedPrecondition("x")), 403);
+  EXPECT_EQ(StatusToHttp(OutOfRange("x")), 400);
+  EXPECT_EQ(StatusToHttp(Unavailable("x")), 503);
+  EXPECT_EQ(StatusToHttp(Internal("x")), 500);
+}
+
+TEST(StatusBodyTest, CarriesDetailsWhenNamed) {
+  Json s = StatusBody(404, "NotFound", "pods \"x\" not found", "pods", "x");
+  EXPECT_EQ(s["kind"], "Status");
+  EXPECT_EQ(s["status"], "Failure");
+  EXPECT_EQ(s["code"], 404);
+  EXPECT_EQ(s["details"]["name"], "x");
+  EXPECT_EQ(s["details"]["kind"], "pods");
+  EXPECT_FALSE(StatusBody(400, "BadRequest", "m").contains("details"));
+}
+
+}  // namespace
+}  // namespace arbiter::api
