@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   cmake make g++ pkg-config
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libsqlite3-dev
-  python3-kubernetes
+  python3-kubernetes etcd-server etcd-client
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
 )

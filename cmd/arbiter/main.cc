@@ -54,7 +54,13 @@ int main(int argc, char** argv) {
   CLI::App* serve_cmd = app.add_subcommand("serve", "Run the control plane: Kubernetes API, store, scheduler");
   serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to serve on");
   serve_cmd->add_option("--data-dir", serve.data_dir, "Directory of the SQLite store");
-  serve_cmd->add_option("--store", serve.store, "State store")->check(CLI::IsMember({"sqlite", "memory"}));
+  serve_cmd->add_option("--store", serve.store, "State store")->check(CLI::IsMember({"sqlite", "memory", "etcd"}));
+  serve_cmd->add_option("--etcd-servers", serve.etcd_servers, "With --store etcd: etcd client URLs, comma-separated");
+  serve_cmd->add_option("--etcd-prefix", serve.etcd_prefix, "With --store etcd: the key prefix");
+  serve_cmd->add_option("--identity", serve.identity, "Leader election identity (default: hostname_pid)");
+  serve_cmd->add_option("--leader-elect", serve.leader_elect,
+                        "Schedule only while holding the Lease (auto: with --store etcd)")
+      ->check(CLI::IsMember({"auto", "true", "false"}));
   serve_cmd->add_option("--tls-cert-file", serve.tls_cert_file, "Serve HTTPS with this certificate (PEM)");
   serve_cmd->add_option("--tls-private-key-file", serve.tls_key_file, "The certificate's private key (PEM)");
   serve_cmd->add_option("--token-auth-file", serve.token_auth_file,

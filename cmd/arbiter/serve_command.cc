@@ -8,10 +8,13 @@
 #include <ostream>
 #include <pthread.h>
 #include <thread>
+#include <sstream>
+#include <unistd.h>
 
 #include "arbiter/api/admission.h"
 #include "arbiter/api/http.h"
 #include "arbiter/controlplane/control_loop.h"
+#include "arbiter/controlplane/leader_election.h"
 
 namespace arbiter::cmd {
 
@@ -78,10 +81,29 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
       return 2;
     }
     st = std::move(*opened);
+  } else if (flags.store == "etcd") {
+    store::EtcdOptions eo;
+    std::stringstream servers(flags.etcd_servers);
+    for (std::string url; std::getline(servers, url, ',');) {
+      if (!url.empty()) eo.endpoints.push_back(url);
+    }
+    if (eo.endpoints.empty()) {
+      err << "arbiter serve: --store etcd needs --etcd-servers URL[,URL...]\n";
+      return 2;
+    }
+    eo.prefix = flags.etcd_prefix;
+    eo.log = [&err](const std::string& line) { Log(err, 'W', "etcd", "detail=\"" + line + "\""); };
+    auto opened = store::OpenEtcdStore(eo);
+    if (!opened.ok()) {
+      err << "arbiter serve: " << opened.status().message() << "\n";
+      return 2;
+    }
+    st = std::move(*opened);
   } else {
-    err << "arbiter serve: --store " << flags.store << ": want sqlite or memory\n";
+    err << "arbiter serve: --store " << flags.store << ": want sqlite, memory or etcd\n";
     return 2;
   }
+  const bool elect = flags.leader_elect == "true" || (flags.leader_elect == "auto" && flags.store == "etcd");
   for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     nlohmann::json body = {{"apiVersion", "v1"}, {"kind", "Namespace"},
                            {"metadata", {{"name", ns}, {"creationTimestamp", FormatRfc3339(SystemClock().Now() / kSecond * kSecond)}}},
@@ -108,21 +130,52 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   lo.seed = flags.seed;
   lo.log = [&err](const std::string& msg, const std::string& kv) { Log(err, 'I', msg, kv); };
   controlplane::ControlLoop loop(*st, clock, lo);
+  // With a shared store only the holder of the Lease schedules and simulates nodes; every
+  // replica serves the API.
+  std::unique_ptr<controlplane::LeaderElector> elector;
+  if (elect) {
+    controlplane::LeaderElectionOptions le;
+    if (flags.identity.empty()) {
+      char host[256] = {};
+      gethostname(host, sizeof host - 1);
+      le.identity = std::string(host) + "_" + std::to_string(getpid());
+    } else {
+      le.identity = flags.identity;
+    }
+    le.log = lo.log;
+    elector = std::make_unique<controlplane::LeaderElector>(*st, clock, le);
+  }
   api::HttpServer httpd(server, http);
   std::atomic<bool> loop_healthy{true};
   httpd.AddReadyCheck("scheduler", [&] { return loop_healthy.load(); });
-  httpd.SetMetrics([&] { return loop.MetricsText(); });
+  httpd.SetMetrics([&] {
+    std::string t = loop.MetricsText();
+    if (elector) {
+      t += "# HELP leader_election_master_status Whether this replica holds the lease (1) or not (0).\n"
+           "# TYPE leader_election_master_status gauge\n"
+           "leader_election_master_status{name=\"arbiter-scheduler\"} " +
+           std::string(elector->IsLeader() ? "1" : "0") + "\n";
+    }
+    return t;
+  });
   if (Status b = httpd.Bind(); !b.ok()) {
     err << "arbiter serve: " << b.message() << "\n";
     return 1;
   }
   Log(err, 'I', "Serving", "address=\"" + http.host + ":" + std::to_string(httpd.port()) + "\" store=\"" + flags.store +
                                "\" dataDir=\"" + flags.data_dir + "\" tls=" + (http.tls_cert_file.empty() ? "false" : "true") +
-                               " authentication=" + (http.tokens.empty() ? "false" : "true"));
+                               " authentication=" + (http.tokens.empty() ? "false" : "true") + " leaderElection=" + (elect ? "true" : "false"));
   std::atomic<bool> stop{false};
   std::thread control([&] {
     std::string last_error;
     while (!stop) {
+      if (elector) {
+        elector->Tick();
+        if (!elector->IsLeader()) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(flags.loop_millis));
+          continue;
+        }
+      }
       Status s = loop.RunOnce();
       loop_healthy = s.ok();
       if (!s.ok() && s.message() != last_error) Log(err, 'E', "Control loop pass failed", "err=\"" + s.message() + "\"");

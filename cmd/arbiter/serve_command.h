@@ -11,7 +11,11 @@ namespace arbiter::cmd {
 struct ServeFlags {
   std::string listen = "127.0.0.1:8080";
   std::string data_dir = "./arbiter-data";
-  std::string store = "sqlite";  // sqlite or memory
+  std::string store = "sqlite";  // sqlite, memory or etcd
+  std::string etcd_servers;      // with --store etcd: URL[,URL...]
+  std::string etcd_prefix = "/arbiter";
+  std::string identity;          // leader election identity (default: hostname_pid)
+  std::string leader_elect = "auto";  // auto (on with etcd), true, false
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string token_auth_file;

@@ -26,8 +26,9 @@ Status Informer::Sync() {
   while (true) {
     auto events = watch_->Next(std::chrono::milliseconds(0));
     if (!events.ok()) {
-      if (events.status().code() == StatusCode::kGone) return Relist();  // fell behind: start over
-      return events.status();
+      // Fell behind (Gone), or the watch broke for good (Unavailable): start over from a list;
+      // if the store is unreachable, the list says so and the next Sync tries again.
+      return Relist();
     }
     if (events->empty()) return Status::Ok();
     for (auto& e : *events) {

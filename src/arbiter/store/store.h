@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -108,5 +109,30 @@ std::unique_ptr<Store> NewMemoryStore(size_t watch_history);
 // Arbiter database.
 StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path, bool fsync_every_commit = false,
                                                  size_t watch_history = kDefaultWatchHistory);
+
+// Where and how OpenEtcdStore reaches etcd.
+struct EtcdOptions {
+  // Client URLs such as "http://127.0.0.1:2379"; with several (a cluster), a request that cannot
+  // reach one endpoint is tried on the next.
+  std::vector<std::string> endpoints;
+  // Keys are PREFIX/RESOURCE/NAMESPACE/NAME (NAMESPACE empty for cluster-scoped objects).
+  std::string prefix = "/arbiter";
+  // Bounds every request to one endpoint (connecting, sending, waiting for the answer).
+  std::chrono::milliseconds request_timeout{5000};
+  // Called with one line per reconnect, failover or timeout (also from the threads that read
+  // watch streams, one call at a time); may be empty.
+  std::function<void(const std::string&)> log;
+};
+
+// A store in etcd (3.4 or later, through its v3 JSON gateway). Revisions are etcd's: an
+// object's revision is its mod_revision and Revision() is etcd's header revision, which other
+// writers to the same etcd advance too (a fresh etcd starts at 1, not 0). The watch history is
+// etcd's own: Compact compacts etcd (physically) and watches from before etcd's compaction get
+// Gone; the process keeps no history, and events that etcd already streamed to an open watch
+// stay deliverable after a compaction. A watch whose stream breaks resumes after its last event
+// (on the next endpoint), and ends with Unavailable when it could not for 30 s. Resources and
+// namespaces must not contain '/'. Fails with Unavailable, naming the endpoints, when no
+// endpoint answers at open.
+StatusOr<std::unique_ptr<Store>> OpenEtcdStore(const EtcdOptions& options);
 
 }  // namespace arbiter::store
