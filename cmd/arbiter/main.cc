@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
                       "Do not simulate nodes (real node agents report pod status)");
   serve_cmd->add_flag("--fsync", serve.fsync, "Sync every commit to disk (survives power loss; slower)");
   serve_cmd->add_option("--seed", serve.seed, "Seed of the scheduler's random source");
+  serve_cmd->add_option("--kubelet-config", serve.kubelet_config,
+                        "KubeletConfiguration (evictionHard) of the simulated nodes; default: the kubelet's");
 
   CLI::App* version_cmd = app.add_subcommand("version", "Print the version");
 

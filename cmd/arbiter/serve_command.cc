@@ -15,6 +15,7 @@
 #include "arbiter/api/http.h"
 #include "arbiter/controlplane/control_loop.h"
 #include "arbiter/controlplane/leader_election.h"
+#include "arbiter/manifest/loader.h"
 
 namespace arbiter::cmd {
 
@@ -115,6 +116,9 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     }
   }
 
+  // A client that goes away mid-response (a watch ended with ^C, a timed-out request) must cost
+  // that connection only: writes to it fail with EPIPE instead of killing the process.
+  std::signal(SIGPIPE, SIG_IGN);
   // Block the shutdown signals in every thread; one thread waits for them.
   sigset_t signals;
   sigemptyset(&signals);
@@ -126,6 +130,20 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   api::ApiServer server(*st, clock, flags.seed ^ static_cast<uint64_t>(clock.Now()), {});
   api::InstallAdmission(server);
   controlplane::LoopOptions lo;
+  if (!flags.kubelet_config.empty()) {
+    auto file = manifest::ReadInputFile(flags.kubelet_config);
+    if (!file.ok()) {
+      err << "arbiter serve: --kubelet-config: " << file.status().message() << "\n";
+      return 2;
+    }
+    manifest::LoadResult loaded = manifest::DecodeEach({*file});
+    if (!loaded.ok() || !loaded.objects.kubelet_config) {
+      for (const auto& e : loaded.errors) err << "arbiter serve: " << e << "\n";
+      if (loaded.ok()) err << "arbiter serve: --kubelet-config " << flags.kubelet_config << ": no KubeletConfiguration in it\n";
+      return 2;
+    }
+    lo.kubelet = loaded.objects.kubelet_config->object;
+  }
   lo.simulate_nodes = !flags.no_simulate_nodes;
   lo.seed = flags.seed;
   lo.log = [&err](const std::string& msg, const std::string& kv) { Log(err, 'I', msg, kv); };
@@ -176,7 +194,13 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
           continue;
         }
       }
-      Status s = loop.RunOnce();
+      Status s;
+      try {
+        s = loop.RunOnce();
+      } catch (const std::exception& e) {
+        // An object of an unexpected shape in the store: report it, keep serving, try again.
+        s = Internal(std::string("control loop: ") + e.what());
+      }
       loop_healthy = s.ok();
       if (!s.ok() && s.message() != last_error) Log(err, 'E', "Control loop pass failed", "err=\"" + s.message() + "\"");
       last_error = s.ok() ? "" : s.message();

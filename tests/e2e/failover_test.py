@@ -93,13 +93,19 @@ class Replica:
         self.proc = subprocess.Popen([ARBITER, "serve", "--listen", f"127.0.0.1:{self.port}", "--store", "etcd",
                                       "--etcd-servers", ",".join(etcd.clients), "--etcd-prefix", "/arbiter",
                                       "--identity", name], stdout=self.log, stderr=self.log)
-        deadline = time.time() + 20
+        deadline = time.time() + 30
         while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"replica {name} exited with {self.proc.returncode}; see {self.log.name}")
+            # Its own "Serving" line, so that /livez is known to come from this process.
+            with open(self.log.name) as f:
+                serving = '"Serving"' in f.read()
             try:
-                if get(self.url + "/livez")[0] == 200:
+                if serving and get(self.url + "/livez")[0] == 200:
                     return
             except OSError:
-                time.sleep(0.1)
+                pass
+            time.sleep(0.1)
         raise RuntimeError(f"replica {name} did not come up")
 
     def leader(self):

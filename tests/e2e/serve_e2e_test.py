@@ -39,21 +39,46 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def start(self):
-        self.log = open(os.path.join(self.data_dir, "server.log"), "a")
+        """Starts the server; if its port was taken meanwhile (tests run in parallel), on a new one."""
+        for _ in range(5):
+            if self._start_once():
+                return self
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+        raise RuntimeError(f"arbiter serve did not come up; see {self.log.name}")
+
+    def _start_once(self):
+        log_path = os.path.join(self.data_dir, "server.log")
+        self.log = open(log_path, "a")
+        offset = self.log.tell()
         self.proc = subprocess.Popen(
             [ARBITER, "serve", "--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir, "--seed", "1"]
             + self.extra, stdout=self.log, stderr=self.log)
-        deadline = time.time() + 20
+        deadline = time.time() + 30
         while time.time() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"arbiter serve exited with {self.proc.returncode}; see {self.log.name}")
-            try:
-                with urllib.request.urlopen(self.url + "/livez", timeout=1) as r:
-                    if r.status == 200:
-                        return self
-            except (urllib.error.URLError, ConnectionError, OSError):
-                time.sleep(0.05)
+                return False  # it could not listen (the port was taken meanwhile): try another
+            with open(log_path) as f:
+                f.seek(offset)
+                serving = '"Serving"' in f.read()
+            # Only this process's own "Serving" line proves that /livez is answered by it.
+            if serving:
+                try:
+                    with urllib.request.urlopen(self.url + "/livez", timeout=1) as r:
+                        if r.status == 200:
+                            return True
+                except (urllib.error.URLError, ConnectionError, OSError):
+                    pass
+            time.sleep(0.05)
         raise RuntimeError("arbiter serve did not come up")
+
+    def log_tail(self, lines=30):
+        """The end of the server's log, for failure messages."""
+        with open(os.path.join(self.data_dir, "server.log")) as f:
+            return "".join(f.readlines()[-lines:])
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
 
     def kill(self):
         self.proc.send_signal(signal.SIGKILL)
@@ -228,6 +253,67 @@ spec:
         self.assertIn("no PriorityClass with name missing was found", r.stderr)
 
 
+class NodePressureTest(ServeTestCase):
+    def test_pod_metrics_over_the_threshold_evict_the_pod_above_its_request(self):
+        self.apply("""
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {capacity: {cpu: "8", memory: 1Gi, pods: "110"}}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: greedy-high}
+spec:
+  priorityClassName: high
+  containers: [{name: app, image: x, resources: {requests: {memory: 100Mi}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: modest-low}
+spec:
+  containers: [{name: app, image: x, resources: {requests: {memory: 600Mi}}}]
+""")
+        for name in ("greedy-high", "modest-low"):
+            self.wait_for(name + " running", lambda n=name: (self.pod(n) or {}).get("status", {}).get("phase") == "Running")
+        # 400Mi + 550Mi used of 1Gi leaves 74Mi, under the kubelet's default 100Mi threshold.
+        self.apply("""
+apiVersion: metrics.k8s.io/v1beta1
+kind: PodMetrics
+metadata: {name: greedy-high}
+containers: [{name: app, usage: {cpu: 10m, memory: 400Mi}}]
+---
+apiVersion: metrics.k8s.io/v1beta1
+kind: PodMetrics
+metadata: {name: modest-low}
+containers: [{name: app, usage: {cpu: 10m, memory: 550Mi}}]
+""")
+        evicted = self.wait_for("greedy-high evicted",
+                                lambda: (p := self.pod("greedy-high")) and p["status"].get("phase") == "Failed" and p)
+        message = ("The node was low on resource: memory. Threshold quantity: 100Mi, available: 74Mi. "
+                   "Container app was using 400Mi, request is 100Mi, has larger consumption of memory. ")
+        self.assertEqual(evicted["status"]["reason"], "Evicted")
+        self.assertEqual(evicted["status"]["message"], message)
+        conds = {c["type"]: c for c in evicted["status"]["conditions"]}
+        self.assertEqual(conds["DisruptionTarget"]["reason"], "TerminationByKubelet")
+        self.assertEqual(conds["DisruptionTarget"]["status"], "True")
+        self.assertEqual(self.pod("modest-low")["status"]["phase"], "Running")
+        events = self.kubectl("get", "events", "--field-selector", "reason=Evicted", "-o", "json").stdout
+        items = json.loads(events)["items"]
+        self.assertEqual([(e["involvedObject"]["name"], e["type"], e["source"]["component"], e["message"]) for e in items],
+                         [("greedy-high", "Warning", "kubelet", message)])
+        wide = self.kubectl("get", "pods").stdout
+        self.assertRegex(wide, r"greedy-high\s+0/1\s+Evicted")
+        # Evicted pods are terminal: the scheduler does not place them again.
+        time.sleep(1)
+        self.assertEqual(self.pod("greedy-high")["status"]["phase"], "Failed")
+
+
 class PythonClientTest(ServeTestCase):
     def test_list_and_watch(self):
         from kubernetes import client, watch
@@ -383,6 +469,7 @@ status: {{allocatable: {{cpu: "1", memory: 8Gi, pods: "110"}}}}
             self.assertGreaterEqual(kills, 3)
 
             def pods():
+                self.assertTrue(server.alive(), f"the server exited ({server.proc.returncode}):\n{server.log_tail()}")
                 with urllib.request.urlopen(server.url + "/api/v1/namespaces/default/pods", timeout=10) as r:
                     return {p["metadata"]["name"]: p for p in json.loads(r.read())["items"]}
 

@@ -235,9 +235,9 @@ Status ValidateQuota(const Json& q) {
 
 void InstallAdmission(ApiServer& server) {
   server.AddAdmission([](const ResourceInfo& info, Json& object, const Json* old, store::Store& store) -> Status {
-    if (info.resource == "priorityclasses") return ValidatePriorityClass(object, old, store);
-    if (info.resource == "pods") return AdmitPod(object, old, store);
-    if (info.resource == "resourcequotas") return ValidateQuota(object);
+    if (info.StoreKey() == "priorityclasses") return ValidatePriorityClass(object, old, store);
+    if (info.StoreKey() == "pods") return AdmitPod(object, old, store);
+    if (info.StoreKey() == "resourcequotas") return ValidateQuota(object);
     return Status::Ok();
   });
 }

@@ -9,19 +9,21 @@ namespace {
 
 std::vector<ResourceInfo> Build() {
   return {
-      {"", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, {"status"}, true},
-      {"", "v1", "nodes", "node", "Node", false, {"no"}, {"status"}, true},
-      {"", "v1", "pods", "pod", "Pod", true, {"po"}, {"status", "binding", "eviction"}, true},
-      {"", "v1", "events", "event", "Event", true, {"ev"}, {}, false},
-      {"", "v1", "resourcequotas", "resourcequota", "ResourceQuota", true, {"quota"}, {"status"}, false},
-      {"scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", false, {"pc"}, {}, true},
-      {"scheduling.k8s.io", "v1beta1", "workloads", "workload", "Workload", true, {}, {"status"}, true},
-      {"scheduling.k8s.io", "v1beta1", "podgroups", "podgroup", "PodGroup", true, {}, {"status"}, true},
+      {"", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, {"status"}, true, ""},
+      {"", "v1", "nodes", "node", "Node", false, {"no"}, {"status"}, true, ""},
+      {"", "v1", "pods", "pod", "Pod", true, {"po"}, {"status", "binding", "eviction"}, true, ""},
+      {"", "v1", "events", "event", "Event", true, {"ev"}, {}, false, ""},
+      {"", "v1", "resourcequotas", "resourcequota", "ResourceQuota", true, {"quota"}, {"status"}, false, ""},
+      {"scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", false, {"pc"}, {}, true, ""},
+      {"scheduling.k8s.io", "v1beta1", "workloads", "workload", "Workload", true, {}, {"status"}, true, ""},
+      {"scheduling.k8s.io", "v1beta1", "podgroups", "podgroup", "PodGroup", true, {}, {"status"}, true, ""},
       {"scheduling.k8s.io", "v1alpha3", "compositepodgroups", "compositepodgroup", "CompositePodGroup", true, {},
-       {"status"}, true},
+       {"status"}, true, ""},
       {"policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true, {"pdb"},
-       {"status"}, true},
-      {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, {}, false},
+       {"status"}, true, ""},
+      {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, {}, false, ""},
+      // Usage, as metrics-server serves it; here clients may also write it (node pressure).
+      {"metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", true, {}, {}, true, "podmetrics.metrics.k8s.io"},
   };
 }
 

@@ -25,7 +25,11 @@ struct ResourceInfo {
   // Validated through the manifest decoder (the kinds the engine models) rather than accepted
   // as any object.
   bool decoded = false;
+  // The store's resource key when the plural is not unique across groups (metrics.k8s.io's
+  // "pods"); empty: the plural.
+  std::string_view store_key;
 
+  std::string StoreKey() const { return std::string(store_key.empty() ? resource : store_key); }
   std::string ApiVersion() const;  // "v1" or "group/version"
   bool HasSubresource(std::string_view s) const;
 };

@@ -354,12 +354,12 @@ Response ApiServer::HandleUnchecked(const Request& r) {
 }
 
 Response ApiServer::Get(const Request& r, const Target& t) {
-  auto o = store_.Get(std::string(t.info->resource), t.ns, t.name);
+  auto o = store_.Get(t.info->StoreKey(), t.ns, t.name);
   if (!o.ok()) {
     return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
                  t.name);
   }
-  if (WantsTable(r)) return JsonResponse(200, ToTable(std::string(t.info->resource), {&o->body}, clock_.Now()));
+  if (WantsTable(r)) return JsonResponse(200, ToTable(t.info->StoreKey(), {&o->body}, clock_.Now()));
   return JsonResponse(200, o->body);
 }
 
@@ -368,7 +368,7 @@ Response ApiServer::List(const Request& r, const Target& t) {
   if (!labels.ok()) return Error(400, labels.status().message());
   auto fields = Selector::ParseFields(QueryOr(r, "fieldSelector"), std::string(t.info->resource));
   if (!fields.ok()) return Error(400, fields.status().message());
-  auto list = store_.List(std::string(t.info->resource), t.ns);
+  auto list = store_.List(t.info->StoreKey(), t.ns);
   if (!list.ok()) return Error(list.status());
   std::vector<const Json*> items;
   for (const auto& o : list->items) {
@@ -376,7 +376,7 @@ Response ApiServer::List(const Request& r, const Target& t) {
   }
   const std::string rv = std::to_string(list->revision);
   if (WantsTable(r)) {
-    Json table = ToTable(std::string(t.info->resource), items, clock_.Now());
+    Json table = ToTable(t.info->StoreKey(), items, clock_.Now());
     table["metadata"]["resourceVersion"] = rv;
     return JsonResponse(200, table);
   }
@@ -404,7 +404,7 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
   auto fields = Selector::ParseFields(QueryOr(r, "fieldSelector"), std::string(t.info->resource));
   if (!fields.ok()) return Error(400, fields.status().message());
   auto w = std::make_shared<WatchStream>();
-  w->resource = std::string(t.info->resource);
+  w->resource = t.info->StoreKey();
   w->labels = *labels;
   w->fields = *fields;
   w->as_table = WantsTable(r);
@@ -414,12 +414,12 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
   if (from < 0 && rv != "0") return Error(400, "resourceVersion \"" + rv + "\" is not a revision");
   if (rv.empty() || rv == "0") {
     // No revision: the current state as ADDED events, then what follows.
-    auto list = store_.List(w->resource, t.ns);
+    auto list = store_.List(t.info->StoreKey(), t.ns);
     if (!list.ok()) return Error(list.status());
     w->initial = std::move(list->items);
     from = list->revision;
   }
-  auto watch = store_.WatchFrom(w->resource, t.ns, from);
+  auto watch = store_.WatchFrom(t.info->StoreKey(), t.ns, from);
   if (!watch.ok()) {
     if (watch.status().code() == StatusCode::kGone) {
       return Error(410, "too old resource version: " + rv + " (" + watch.status().message() + ")");
@@ -521,16 +521,16 @@ Response ApiServer::Create(const Request& r, const Target& t) {
   md.erase("deletionTimestamp");
   md.erase("deletionGracePeriodSeconds");
   if (object.contains("spec")) md["generation"] = 1;
-  if (t.info->resource == "pods") {
+  if (t.info->StoreKey() == "pods") {
     object["status"] = {{"phase", "Pending"}};  // a new pod's status is the cluster's to write, as upstream
   }
-  if (t.info->resource == "namespaces") {
+  if (t.info->StoreKey() == "namespaces") {
     object["status"] = {{"phase", "Active"}};
   }
   if (Status v = Validate(*t.info, object, nullptr, t.ns, ""); !v.ok()) {
     return Error(v, std::string(t.info->resource), name);
   }
-  auto created = store_.Create(std::string(t.info->resource), t.ns, name, object);
+  auto created = store_.Create(t.info->StoreKey(), t.ns, name, object);
   if (!created.ok()) {
     if (created.status().code() == StatusCode::kAlreadyExists) {
       return Error(409, std::string(t.info->resource) + " \"" + name + "\" already exists",
@@ -546,7 +546,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
   if (!body.ok()) return Error(400, body.status().message());
   Json object = std::move(*body);
   if (!object.is_object()) return Error(400, "the request body must be an object");
-  auto current = store_.Get(std::string(t.info->resource), t.ns, t.name);
+  auto current = store_.Get(t.info->StoreKey(), t.ns, t.name);
   if (!current.ok()) {
     return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
                  t.name);
@@ -573,7 +573,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
   if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
     return Error(v, std::string(t.info->resource), t.name);
   }
-  auto updated = store_.Update(std::string(t.info->resource), t.ns, t.name, object, expected);
+  auto updated = store_.Update(t.info->StoreKey(), t.ns, t.name, object, expected);
   if (!updated.ok()) {
     if (updated.status().code() == StatusCode::kConflict) {
       return Error(409, "Operation cannot be fulfilled on " + std::string(t.info->resource) + " \"" + t.name +
@@ -592,7 +592,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
   auto patch = ParseBody(r);
   if (!patch.ok()) return Error(400, patch.status().message());
   for (int attempt = 0; attempt < 5; ++attempt) {
-    auto current = store_.Get(std::string(t.info->resource), t.ns, t.name);
+    auto current = store_.Get(t.info->StoreKey(), t.ns, t.name);
     if (!current.ok()) {
       if (*type == PatchType::kApply && t.sub.empty()) {
         // Server-side apply of an absent object creates it.
@@ -626,7 +626,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
       keep["status"] = object.contains("status") ? object["status"] : Json::object();
       object = std::move(keep);
     } else if (t.info->HasSubresource("status") && current->body.contains("status") &&
-               !(t.info->resource == "nodes" || t.info->resource == "namespaces")) {
+               !(t.info->StoreKey() == "nodes" || t.info->StoreKey() == "namespaces")) {
       object["status"] = current->body["status"];
     }
     if (!object.contains("metadata") || !object["metadata"].is_object()) object["metadata"] = Json::object();
@@ -638,7 +638,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
     if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
       return Error(v, std::string(t.info->resource), t.name);
     }
-    auto updated = store_.Update(std::string(t.info->resource), t.ns, t.name, object, expected);
+    auto updated = store_.Update(t.info->StoreKey(), t.ns, t.name, object, expected);
     if (updated.ok()) return JsonResponse(200, updated->body);
     if (updated.status().code() != StatusCode::kConflict) return Error(updated.status());
     // Someone wrote in between: patch the newer object.
@@ -650,7 +650,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
 StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const std::string& ns,
                                                 const std::string& name, std::optional<int64_t> grace,
                                                 int64_t expected_revision) {
-  const std::string resource(info.resource);
+  const std::string resource = info.StoreKey();
   for (int attempt = 0; attempt < 5; ++attempt) {
     ARBITER_ASSIGN_OR_RETURN(current, store_.Get(resource, ns, name));
     if (expected_revision > 0 && current.revision != expected_revision) {
@@ -664,7 +664,7 @@ StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const 
     int64_t g = grace.value_or(body.contains("spec") && body["spec"].is_object()
                                    ? body["spec"].value("terminationGracePeriodSeconds", int64_t{30})
                                    : int64_t{30});
-    if (info.resource != "pods" || !bound || terminal || g <= 0) {
+    if (info.StoreKey() != "pods" || !bound || terminal || g <= 0) {
       auto deleted = store_.Delete(resource, ns, name, current.revision);
       if (deleted.ok() || deleted.status().code() != StatusCode::kConflict || expected_revision > 0) return deleted;
       continue;

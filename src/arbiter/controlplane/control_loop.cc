@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "arbiter/kubelet/node_pressure.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/sim/plan_simulation.h"
 
@@ -61,8 +62,9 @@ std::pair<std::string, std::string> PodKey(const std::string& object) {
 
 }  // namespace
 
-constexpr const char* kWatched[] = {"nodes", "pods", "namespaces", "priorityclasses", "poddisruptionbudgets",
-                                    "podgroups", "compositepodgroups", "workloads"};
+constexpr const char* kWatched[] = {"nodes",     "pods",         "namespaces",         "priorityclasses",
+                                    "poddisruptionbudgets", "podgroups", "compositepodgroups", "workloads",
+                                    "podmetrics.metrics.k8s.io"};
 
 ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions options)
     : store_(store), clock_(clock), options_(options) {
@@ -71,7 +73,10 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
 
 Status ControlLoop::RunOnce() {
   for (auto& [name, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
-  if (options_.simulate_nodes) ARBITER_RETURN_IF_ERROR(SimulateNodes());
+  if (options_.simulate_nodes) {
+    ARBITER_RETURN_IF_ERROR(SimulateNodes());
+    ARBITER_RETURN_IF_ERROR(EvictUnderPressure());
+  }
   if (options_.schedule) ARBITER_RETURN_IF_ERROR(Schedule());
   return Status::Ok();
 }
@@ -86,7 +91,8 @@ const manifest::LoadResult& ControlLoop::Decoded(const store::Object& o) {
 }
 
 Status ControlLoop::RecordEvent(const std::string& ns, const std::string& pod, const std::string& uid,
-                                const std::string& type, const std::string& reason, const std::string& message) {
+                                const std::string& type, const std::string& reason, const std::string& message,
+                                const std::string& component, const std::string& host) {
   const std::string now = FormatRfc3339(clock_.Now() / kSecond * kSecond);
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".%016llx", static_cast<unsigned long long>(clock_.Now() * 1000 + event_seq_++));
@@ -97,8 +103,8 @@ Status ControlLoop::RecordEvent(const std::string& ns, const std::string& pod, c
             {"reason", reason},
             {"message", message},
             {"type", type},
-            {"source", {{"component", "default-scheduler"}}},
-            {"reportingComponent", "default-scheduler"},
+            {"source", host.empty() ? Json{{"component", component}} : Json{{"component", component}, {"host", host}}},
+            {"reportingComponent", component},
             {"firstTimestamp", now},
             {"lastTimestamp", now},
             {"count", 1}};
@@ -170,6 +176,67 @@ Status ControlLoop::SimulateNodes() {
     auto r = store_.Update("pods", p.ns, p.name, next, p.revision);
     if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
       return r.status();
+    }
+  }
+  return Status::Ok();
+}
+
+Status ControlLoop::EvictUnderPressure() {
+  const auto& metrics = informers_["podmetrics.metrics.k8s.io"]->objects();
+  if (metrics.empty()) return Status::Ok();
+  std::map<std::string, const model::PodMetrics*> usage;
+  for (const auto& [key, m] : metrics) {
+    const manifest::LoadResult& r = Decoded(m);
+    if (r.ok() && !r.objects.pod_metrics.empty()) usage[r.objects.pod_metrics[0].object.Key()] = &r.objects.pod_metrics[0].object;
+  }
+  // Running pods by node, decoded (priority as admitted).
+  std::map<std::string, std::vector<std::pair<const store::Object*, model::Pod>>> by_node;
+  for (const auto& [key, p] : informers_["pods"]->objects()) {
+    if (NodeOf(p.body).empty() || Terminal(p.body) || Terminating(p.body)) continue;
+    const manifest::LoadResult& r = Decoded(p);
+    if (!r.ok() || r.objects.pods.empty()) continue;
+    model::Pod pod = r.objects.pods[0].object;
+    pod.priority = pod.spec_priority.value_or(0);
+    by_node[pod.node_name].emplace_back(&p, std::move(pod));
+  }
+  const std::string now = FormatRfc3339(clock_.Now() / kSecond * kSecond);
+  for (const auto& [key, n] : informers_["nodes"]->objects()) {
+    auto on = by_node.find(n.name);
+    if (on == by_node.end()) continue;
+    const manifest::LoadResult& nr = Decoded(n);
+    if (!nr.ok() || nr.objects.nodes.empty()) continue;
+    std::vector<const model::Pod*> pods;
+    std::map<std::string, const store::Object*> stored;
+    for (const auto& [obj, pod] : on->second) {
+      pods.push_back(&pod);
+      stored[pod.Key()] = obj;
+    }
+    for (const auto& e : kubelet::NodePressureEvictions(nr.objects.nodes[0].object, pods, usage, options_.kubelet)) {
+      const store::Object* cur = stored[e.pod];
+      Json next = cur->body;
+      Json& st = next["status"];
+      st["phase"] = "Failed";
+      st["reason"] = "Evicted";
+      st["message"] = e.message;
+      SetCondition(st, {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "TerminationByKubelet"},
+                        {"message", e.message}, {"lastTransitionTime", now}});
+      SetCondition(st, {{"type", "Ready"}, {"status", "False"}, {"lastTransitionTime", now}});
+      if (st.contains("containerStatuses") && st["containerStatuses"].is_array()) {
+        for (Json& cs : st["containerStatuses"]) {
+          cs["ready"] = false;
+          cs["state"] = {{"terminated", {{"exitCode", 137}, {"reason", "Evicted"}, {"finishedAt", now}}}};
+        }
+      }
+      auto r = store_.Update("pods", cur->ns, cur->name, next, cur->revision);
+      if (!r.ok()) {
+        if (r.status().code() == StatusCode::kConflict || r.status().code() == StatusCode::kNotFound) continue;
+        return r.status();
+      }
+      if (options_.log) {
+        options_.log("Evicting pod under node pressure", "pod=\"" + e.pod + "\" node=\"" + e.node + "\" signal=\"" + e.signal + "\"");
+      }
+      ARBITER_RETURN_IF_ERROR(RecordEvent(cur->ns, cur->name, cur->body["metadata"].value("uid", ""), "Warning",
+                                          "Evicted", e.message, "kubelet", e.node));
     }
   }
   return Status::Ok();

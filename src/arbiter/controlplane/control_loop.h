@@ -31,6 +31,8 @@ struct LoopOptions {
   bool simulate_nodes = true;  // off: real node agents report pod status themselves
   bool schedule = true;
   uint64_t seed = 0;
+  // The simulated kubelets' eviction thresholds (node pressure, from PodMetrics usage).
+  model::KubeletConfig kubelet = model::KubeletConfig::Defaults();
   // Receives one structured line per decision worth logging (preemptions); may be empty.
   std::function<void(const std::string& msg, const std::string& kv)> log;
 };
@@ -60,9 +62,12 @@ class ControlLoop {
 
  private:
   Status SimulateNodes();
+  // The simulated kubelets' node-pressure evictions (pods become Failed, reason Evicted).
+  Status EvictUnderPressure();
   Status Schedule();
   Status RecordEvent(const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
-                     const std::string& reason, const std::string& message);
+                     const std::string& reason, const std::string& message,
+                     const std::string& component = "default-scheduler", const std::string& host = "");
 
   // The decoded form of a stored object, kept while its revision is unchanged.
   const manifest::LoadResult& Decoded(const store::Object& o);

@@ -313,6 +313,8 @@ class ObjectDecoder {
   void DecodePodGroup(const YAML::Node& root, Origin origin);
   void DecodeCompositePodGroup(const YAML::Node& root, Origin origin);
   void DecodeConfig(const YAML::Node& root, Origin origin);
+  void DecodePodMetrics(const YAML::Node& root, Origin origin);
+  void DecodeKubeletConfig(const YAML::Node& root, Origin origin);
 
   model::Resources DecodeResourceList(const YAML::Node& n, const std::string& path);
   std::optional<model::LabelSelector> DecodeLabelSelector(const YAML::Node& n,
@@ -783,11 +785,14 @@ void ObjectDecoder::DecodeNode(const YAML::Node& root, Origin origin) {
   YAML::Node status = D::Child(root, "status");
   if (d_.ExpectMap(status, "status")) {
     YAML::Node alloc = D::Child(status, "allocatable");
+    YAML::Node cap = D::Child(status, "capacity");
+    if (D::Present(cap)) node.capacity = DecodeResourceList(cap, "status.capacity");
     if (D::Present(alloc)) {
       node.allocatable = DecodeResourceList(alloc, "status.allocatable");
     } else {
-      node.allocatable = DecodeResourceList(D::Child(status, "capacity"), "status.capacity");
+      node.allocatable = node.capacity;
     }
+    if (!D::Present(cap)) node.capacity = node.allocatable;
   }
   out_.nodes.push_back({std::move(node), std::move(origin)});
 }
@@ -891,6 +896,9 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
               pod.host_ports.push_back(std::move(h));
             }
           }
+        }
+        if (!init) {
+          pod.container_requests.emplace_back(d_.String(D::Child(c, "name"), p + ".name").value_or(""), cr.requests);
         }
         model::ContainerRequests nz = cr;
         YAML::Node req_node = D::Child(res, "requests");
@@ -1378,6 +1386,70 @@ void ObjectDecoder::DecodeCompositePodGroup(const YAML::Node& root, Origin origi
   out_.composite_pod_groups.push_back({std::move(g), std::move(origin)});
 }
 
+void ObjectDecoder::DecodePodMetrics(const YAML::Node& root, Origin origin) {
+  Meta m = DecodeMeta(root, /*namespaced=*/true);
+  model::PodMetrics pm;
+  pm.ns = m.ns;
+  pm.name = m.name;
+  YAML::Node list = D::Child(root, "containers");
+  if (D::Present(list) && d_.ExpectSeq(list, "containers")) {
+    size_t i = 0;
+    for (const auto& c : list) {
+      const std::string p = Idx("containers", i++);
+      if (!d_.ExpectMap(c, p)) continue;
+      const std::string name = d_.String(D::Child(c, "name"), p + ".name").value_or("");
+      if (name.empty()) d_.Error(p + ".name", "is required");
+      pm.containers.emplace_back(name, DecodeResourceList(D::Child(c, "usage"), p + ".usage"));
+    }
+  }
+  out_.pod_metrics.push_back({std::move(pm), std::move(origin)});
+}
+
+void ObjectDecoder::DecodeKubeletConfig(const YAML::Node& root, Origin origin) {
+  model::KubeletConfig cfg = model::KubeletConfig::Defaults();
+  YAML::Node hard = D::Child(root, "evictionHard");
+  if (D::Present(hard) && d_.ExpectMap(hard, "evictionHard")) {
+    cfg.eviction_hard.clear();
+    for (auto it = hard.begin(); it != hard.end(); ++it) {
+      const std::string signal = it->first.IsScalar() ? it->first.Scalar() : "";
+      const std::string field = "evictionHard." + signal;
+      if (signal != "memory.available" && signal != "nodefs.available" && signal != "imagefs.available" &&
+          signal != "nodefs.inodesFree" && signal != "imagefs.inodesFree" && signal != "pid.available") {
+        d_.Error(field, "unknown eviction signal (memory.available, nodefs.available, nodefs.inodesFree, "
+                        "imagefs.available, imagefs.inodesFree, pid.available)");
+        continue;
+      }
+      auto text = d_.String(it->second, field);
+      if (!text) continue;
+      model::EvictionThreshold t;
+      t.signal = signal;
+      t.text = *text;
+      if (!text->empty() && text->back() == '%') {
+        char* end = nullptr;
+        const double v = std::strtod(text->c_str(), &end);
+        if (end != text->c_str() + text->size() - 1 || v < 0 || v > 100) {
+          d_.Error(field, "invalid percentage \"" + *text + "\" (want 0% to 100%)");
+          continue;
+        }
+        t.percentage = v;
+      } else {
+        auto q = model::Quantity::Parse(*text);
+        if (!q.ok()) {
+          d_.Error(field, q.status().message());
+          continue;
+        }
+        t.quantity = q->value();
+      }
+      cfg.eviction_hard.push_back(std::move(t));
+    }
+  }
+  if (out_.kubelet_config) {
+    d_.Error("", "a second KubeletConfiguration (the first is at " + out_.kubelet_config->origin.ToString() + ")");
+    return;
+  }
+  out_.kubelet_config = Sourced<model::KubeletConfig>{std::move(cfg), std::move(origin)};
+}
+
 void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
   model::SchedulerConfig cfg;
   if (auto p = d_.Int(D::Child(root, "percentageOfNodesToScore"), "percentageOfNodesToScore", 0, 100)) {
@@ -1571,6 +1643,8 @@ constexpr KindInfo kKinds[] = {
     {"PodGroup", "scheduling.k8s.io/v1beta1"},
     {"CompositePodGroup", "scheduling.k8s.io/v1alpha3"},
     {"KubeSchedulerConfiguration", "kubescheduler.config.k8s.io/v1"},
+    {"PodMetrics", "metrics.k8s.io/v1beta1"},
+    {"KubeletConfiguration", "kubelet.config.k8s.io/v1beta1"},
 };
 
 void ObjectDecoder::Decode(const YAML::Node& root, Origin origin, int list_depth) {
@@ -1623,8 +1697,8 @@ void ObjectDecoder::Decode(const YAML::Node& root, Origin origin, int list_depth
   YAML::Node md = D::Child(root, "metadata");
   YAML::Node name = D::Child(md, "name");
   if (name.IsScalar()) {
-    const bool namespaced = *kind == "Pod" || *kind == "PodDisruptionBudget" ||
-                            *kind == "Workload" || *kind == "PodGroup" || *kind == "CompositePodGroup";
+    const bool namespaced = *kind == "Pod" || *kind == "PodDisruptionBudget" || *kind == "Workload" ||
+                            *kind == "PodGroup" || *kind == "CompositePodGroup" || *kind == "PodMetrics";
     std::string ns = "default";
     if (YAML::Node nsn = D::Child(md, "namespace"); nsn.IsScalar()) ns = nsn.Scalar();
     origin.object = namespaced ? ns + "/" + name.Scalar() : name.Scalar();
@@ -1655,6 +1729,10 @@ void ObjectDecoder::Decode(const YAML::Node& root, Origin origin, int list_depth
     DecodeWorkload(root, origin);
   } else if (*kind == "PodGroup") {
     DecodePodGroup(root, origin);
+  } else if (*kind == "PodMetrics") {
+    DecodePodMetrics(root, origin);
+  } else if (*kind == "KubeletConfiguration") {
+    DecodeKubeletConfig(root, origin);
   } else {
     DecodeCompositePodGroup(root, origin);
   }
@@ -1764,6 +1842,15 @@ void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& error
   for (const auto& w : objs.workloads) check("Workload " + w.object.Key(), w.origin);
   for (const auto& g : objs.pod_groups) check("PodGroup " + g.object.Key(), g.origin);
   for (const auto& g : objs.composite_pod_groups) check("CompositePodGroup " + g.object.Key(), g.origin);
+  for (const auto& m : objs.pod_metrics) check("PodMetrics " + m.object.Key(), m.origin);
+  // Usage is for pods of the input: metrics of a pod that is not there are an input error.
+  {
+    std::set<std::string> pods;
+    for (const auto& p : objs.pods) pods.insert(p.object.Key());
+    for (const auto& m : objs.pod_metrics) {
+      if (!pods.count(m.object.Key())) errors.push_back(m.origin.ToString() + ": metadata.name: no pod " + m.object.Key() + " in the input");
+    }
+  }
   std::map<std::string, const Origin*> uids;
   for (const auto& p : objs.pods) {
     if (duplicates.count(&p.origin)) continue;  // reported above (a missing uid is namespace/name)

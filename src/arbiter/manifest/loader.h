@@ -52,6 +52,9 @@ struct ClusterObjects {
   std::vector<Sourced<model::PodGroup>> pod_groups;
   std::vector<Sourced<model::CompositePodGroup>> composite_pod_groups;
   std::optional<Sourced<model::SchedulerConfig>> config;
+  // Node-pressure eviction: what pods use, and the kubelets' thresholds.
+  std::vector<Sourced<model::PodMetrics>> pod_metrics;
+  std::optional<Sourced<model::KubeletConfig>> kubelet_config;
 };
 
 struct LoadResult {

@@ -11,6 +11,22 @@ std::string_view DisruptionModeName(DisruptionMode m) {
   return m == DisruptionMode::kAll ? "all" : "single";
 }
 
+Resources PodMetrics::Usage() const {
+  Resources sum;
+  for (const auto& container : containers) sum.Add(container.second);
+  return sum;
+}
+
+KubeletConfig KubeletConfig::Defaults() {
+  // The kubelet's defaults on Linux (DefaultEvictionHard).
+  KubeletConfig c;
+  c.eviction_hard = {{"memory.available", 100LL << 20, std::nullopt, "100Mi"},
+                     {"nodefs.available", 0, 10.0, "10%"},
+                     {"imagefs.available", 0, 15.0, "15%"},
+                     {"nodefs.inodesFree", 0, 5.0, "5%"}};
+  return c;
+}
+
 Resources EffectivePodRequests(const std::vector<ContainerRequests>& containers,
                                const Resources& overhead) {
   Resources app;

@@ -24,6 +24,7 @@ struct Node {
   std::vector<Taint> taints;
   bool unschedulable = false;
   Resources allocatable;
+  Resources capacity;  // status.capacity; allocatable when absent (what node-pressure signals start from)
 };
 
 struct PodAffinityTerm {
@@ -113,6 +114,8 @@ struct Pod {
   std::vector<HostPort> host_ports;
   int64_t termination_grace_period_seconds = kDefaultTerminationGracePeriodSeconds;
   std::string pod_group_name;  // spec.schedulingGroup.podGroupName
+  // The app containers' names and requests, in order (for the kubelet's eviction messages).
+  std::vector<std::pair<std::string, Resources>> container_requests;
   // status
   std::optional<Timestamp> start_time;
   std::string nominated_node_name;
@@ -125,6 +128,33 @@ struct Pod {
   PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
 
   std::string Key() const { return ns + "/" + name; }
+};
+
+// metrics.k8s.io/v1beta1 PodMetrics: what a pod's containers use, as metrics-server reports it
+// (cpu, memory; ephemeral-storage is read too, for the nodefs signal).
+struct PodMetrics {
+  std::string ns;
+  std::string name;
+  std::vector<std::pair<std::string, Resources>> containers;  // usage per container, in order
+  Resources Usage() const;                                     // the sum over containers
+  std::string Key() const { return ns + "/" + name; }
+};
+
+// One hard eviction threshold of a KubeletConfiguration: `signal` < quantity, or < a percentage
+// of the node's capacity.
+struct EvictionThreshold {
+  std::string signal;               // memory.available, nodefs.available, imagefs.available, nodefs.inodesFree
+  int64_t quantity = 0;             // bytes (inodes for nodefs.inodesFree)
+  std::optional<double> percentage; // 0..100, when written as "10%"
+  std::string text;                 // as written, for messages ("100Mi", "10%")
+};
+
+// kubelet.config.k8s.io/v1beta1 KubeletConfiguration, the part node-pressure eviction reads.
+// Without evictionHard the kubelet's Linux defaults apply; a given evictionHard replaces them
+// (signals it leaves out have no threshold), as the kubelet does.
+struct KubeletConfig {
+  std::vector<EvictionThreshold> eviction_hard;
+  static KubeletConfig Defaults();
 };
 
 // How a container's requests combine into the pod's, as Kubernetes computes it

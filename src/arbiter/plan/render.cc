@@ -108,6 +108,13 @@ Json PlanJson(const sim::PlanResult& r, bool explain) {
     pre.push_back(std::move(pj));
   }
   j["preemptions"] = std::move(pre);
+  if (!r.evictions.empty()) {
+    Json ev = Json::array();
+    for (const auto& e : r.evictions) {
+      ev.push_back({{"name", e.name}, {"node", e.node}, {"reason", e.reason}, {"signal", e.signal}, {"message", e.message}});
+    }
+    j["evictions"] = std::move(ev);
+  }
   Json groups = Json::array();
   for (const auto& g : r.groups) {
     groups.push_back({{"name", g.name},
@@ -275,6 +282,11 @@ std::string Render(const sim::PlanResult& r, Format format, bool explain) {
       }
     }
     out += "\nPreemptions:\n" + Table(pre);
+  }
+  if (!r.evictions.empty()) {
+    std::vector<std::vector<std::string>> ev{{"POD", "NODE", "REASON", "SIGNAL"}};
+    for (const auto& e : r.evictions) ev.push_back({e.name, e.node, e.reason, e.signal});
+    out += "\nEvictions:\n" + Table(ev);
   }
   if (!r.groups.empty()) {
     std::vector<std::vector<std::string>> groups{{"GROUP", "KIND", "INITIALLY SCHEDULED", "MESSAGE"}};

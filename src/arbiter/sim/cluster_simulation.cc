@@ -41,6 +41,11 @@ void ClusterSimulation::AddEvent(std::string type, std::string reason, const mod
   result_.events.push_back({clock_.Now(), std::move(type), std::move(reason), "Pod " + pod.Key(), std::move(message)});
 }
 
+void ClusterSimulation::RecordEviction(NodePressureEviction e) {
+  if (options_.record) result_.events.push_back({clock_.Now(), "Warning", "Evicted", "Pod " + e.name, e.message});
+  result_.evictions.push_back(std::move(e));
+}
+
 PodPlan& ClusterSimulation::PlanFor(const model::Pod& pod) {
   auto [it, first] = plan_index_.emplace(pod.uid, result_.pods.size());
   if (first) {

@@ -60,11 +60,21 @@ struct GroupPlan {
   std::string message;
 };
 
+// A pod the kubelet evicted under node pressure before scheduling began.
+struct NodePressureEviction {
+  std::string name;  // namespace/name
+  std::string node;
+  std::string reason = "Evicted";
+  std::string signal;   // memory.available, nodefs.available
+  std::string message;  // the kubelet's
+};
+
 struct PlanResult {
   Timestamp start = 0;
   Timestamp end = 0;
   std::vector<PodPlan> pods;  // in first-pop order
   std::vector<Preemption> preemptions;
+  std::vector<NodePressureEviction> evictions;
   std::vector<GroupPlan> groups;  // root groups that had a cycle, in order of their first
   std::vector<sched::CycleOutcome> cycles;  // every cycle, when explaining
   std::vector<Event> events;
@@ -105,6 +115,8 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
   void AddCompositePodGroup(const model::CompositePodGroup& g) { scheduler_.AddCompositePodGroup(g); }
   // A pending pod, queued at `enqueue_time` (now if absent).
   void AddPendingPod(model::Pod pod, std::optional<Timestamp> enqueue_time = std::nullopt);
+  // Records a pod the kubelet evicted before scheduling: the eviction and its Evicted event.
+  void RecordEviction(NodePressureEviction e);
 
   // One step: a scheduling cycle if a pod is ready (its outcome is returned), else virtual time
   // runs to the next thing that can change the cluster. `idle` turns true when nothing more can.

@@ -1,6 +1,11 @@
 // `arbiter plan` over a ClusterSimulation.
 #include "arbiter/sim/plan_simulation.h"
 
+#include <map>
+#include <set>
+
+#include "arbiter/kubelet/node_pressure.h"
+
 namespace arbiter::sim {
 
 namespace {
@@ -41,11 +46,32 @@ StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const Plan
   for (const auto& [g, origin] : objects.pod_groups) sim.AddPodGroup(g);
   sim.result().node_count = objects.nodes.size();
 
+  // Node pressure: with usage in the input, each node's kubelet first evicts what its thresholds
+  // demand. Evicted pods are terminal (phase Failed): they neither run nor return to the queue.
+  std::set<std::string> evicted;
+  if (!objects.pod_metrics.empty()) {
+    const model::KubeletConfig kubelet =
+        objects.kubelet_config ? objects.kubelet_config->object : model::KubeletConfig::Defaults();
+    std::map<std::string, const model::PodMetrics*> usage;
+    for (const auto& [m, origin] : objects.pod_metrics) usage[m.Key()] = &m;
+    for (const auto& [node, origin] : objects.nodes) {
+      std::vector<const model::Pod*> on_node;
+      for (const auto& [pod, o] : objects.pods) {
+        if (pod.node_name == node.name && !pod.deletion_timestamp) on_node.push_back(&pod);
+      }
+      for (auto& e : kubelet::NodePressureEvictions(node, on_node, usage, kubelet)) {
+        evicted.insert(e.pod);
+        sim.RecordEviction({e.pod, e.node, "Evicted", e.signal, e.message});
+      }
+    }
+  }
+
   // Running pods: their start time, else input order, is their start time.
   Timestamp input_order_time = start - static_cast<Timestamp>(objects.pods.size()) * kSecond;
   std::vector<std::pair<const model::Pod*, std::string>> skipped;  // pods the scheduler leaves alone
   for (const auto& [pod, origin] : objects.pods) {
     input_order_time += kSecond;
+    if (evicted.count(pod.Key())) continue;
     if (!pod.node_name.empty()) {
       model::Pod running = pod;
       if (!running.start_time) running.start_time = input_order_time;
