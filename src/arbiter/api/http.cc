@@ -182,8 +182,7 @@ void HttpServer::Install() {
       std::string resource, ns;
       bool has_name = false;
       ResourceOf(r.path, &resource, &ns, &has_name);
-      const std::string w = r.query.count("watch") > 0 ? r.query["watch"] : "";
-      const bool watch = w == "true" || w == "True" || w == "1";
+      const bool watch = r.query.count("watch") > 0 && QueryBool(r.query["watch"]);
       const std::string verb = VerbOf(r.method, has_name, watch);
       if (!resource.empty() && !Authorized(*user, verb, resource, ns)) {
         return fail(403, "Forbidden",

@@ -111,7 +111,6 @@ StatusOr<Json> ParseBody(const Request& r) {
 }
 
 // Query booleans as Go's strconv.ParseBool reads them (clients send true, True and 1).
-bool IsTrue(const std::string& v) { return v == "true" || v == "True" || v == "TRUE" || v == "1" || v == "t" || v == "T"; }
 
 bool WantsTable(const Request& r) {
   auto it = r.headers.find("accept");
@@ -214,6 +213,23 @@ struct ApiServer::Target {
   std::string sub;
   bool watch_prefix = false;
 };
+
+namespace {
+
+constexpr const char* kModified =
+    "the object has been modified; please apply your changes to the latest version and try again";
+
+// kube-apiserver's 409 for a write that lost a race: "Operation cannot be fulfilled on R \"N\": WHY".
+Response Conflict409(const ApiServer::Target& t, const std::string& why) {
+  const std::string resource(t.info->resource);
+  return Error(409, "Operation cannot be fulfilled on " + resource + " \"" + t.name + "\": " + why, resource, t.name);
+}
+
+}  // namespace
+
+bool QueryBool(const std::string& v) {
+  return v == "true" || v == "True" || v == "TRUE" || v == "1" || v == "t" || v == "T";
+}
 
 ApiServer::ApiServer(store::Store& store, const Clock& clock, uint64_t seed, Options options)
     : store_(store), clock_(clock), options_(std::move(options)), rng_(seed) {}
@@ -337,7 +353,7 @@ Response ApiServer::HandleUnchecked(const Request& r) {
   if (!t.sub.empty() && !t.info->HasSubresource(t.sub)) {
     return Error(404, std::string(t.info->resource) + " have no subresource \"" + t.sub + "\"");
   }
-  const bool watch = t.watch_prefix || IsTrue(QueryOr(r, "watch"));
+  const bool watch = t.watch_prefix || QueryBool(QueryOr(r, "watch"));
   if (r.method == "GET") {
     if (t.name.empty()) return watch ? Watch(r, t) : List(r, t);
     return Get(r, t);
@@ -576,9 +592,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
   auto updated = store_.Update(t.info->StoreKey(), t.ns, t.name, object, expected);
   if (!updated.ok()) {
     if (updated.status().code() == StatusCode::kConflict) {
-      return Error(409, "Operation cannot be fulfilled on " + std::string(t.info->resource) + " \"" + t.name +
-                            "\": the object has been modified; please apply your changes to the latest version and try again",
-                   std::string(t.info->resource), t.name);
+      return Conflict409(t, kModified);
     }
     return Error(updated.status(), std::string(t.info->resource), t.name);
   }
@@ -615,9 +629,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
         (*patch)["metadata"].contains("resourceVersion") && (*patch)["metadata"]["resourceVersion"].is_string()) {
       expected = ParseRevision((*patch)["metadata"]["resourceVersion"].get<std::string>());
       if (expected != current->revision) {
-        return Error(409, "Operation cannot be fulfilled on " + std::string(t.info->resource) + " \"" + t.name +
-                              "\": the object has been modified; please apply your changes to the latest version and try again",
-                     std::string(t.info->resource), t.name);
+        return Conflict409(t, kModified);
       }
     }
     if (!object.is_object()) return Error(422, "the patched object is not an object");
@@ -643,8 +655,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
     if (updated.status().code() != StatusCode::kConflict) return Error(updated.status());
     // Someone wrote in between: patch the newer object.
   }
-  return Error(409, "Operation cannot be fulfilled on " + std::string(t.info->resource) + " \"" + t.name +
-                        "\": the object keeps changing; try again", std::string(t.info->resource), t.name);
+  return Conflict409(t, "the object keeps changing; try again");
 }
 
 StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const std::string& ns,
@@ -718,8 +729,7 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
                    std::string(t.info->resource), t.name);
     }
     if (deleted.status().code() == StatusCode::kConflict) {
-      return Error(409, "Operation cannot be fulfilled on " + std::string(t.info->resource) + " \"" + t.name +
-                            "\": the object has been modified", std::string(t.info->resource), t.name);
+      return Conflict409(t, "the object has been modified");
     }
     return Error(deleted.status());
   }

@@ -81,8 +81,10 @@ class ApiServer {
   store::Store& store() { return store_; }
   const Clock& clock() const { return clock_; }
 
- private:
+ public:
   struct Target;  // the parsed path
+
+ private:
   Response HandleUnchecked(const Request& r);
   Response Discovery(const Request& r, bool* handled);
   Response Get(const Request& r, const Target& t);
@@ -114,6 +116,9 @@ class ApiServer {
   Rng rng_;
   std::vector<AdmissionHook> admission_;
 };
+
+// A query boolean as Go's strconv.ParseBool reads it (clients send true, True and 1).
+bool QueryBool(const std::string& v);
 
 // The HTTP status code for a store or validation Status.
 int StatusToHttp(const Status& s);
