@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Arbiter builds and tests with. Runs apt-get as root (through
-# sudo when needed). Safe to run again.
+# Installs every Debian package Arbiter builds, runs and tests with, on a fresh Debian 12
+# (bookworm). Runs apt-get as root (through sudo when needed). Safe to run again.
+# scripts/check-fresh-machine.sh proves the list complete on a debootstrap root.
 set -euo pipefail
 packages=(
+  # build
   cmake make g++ pkg-config
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libsqlite3-dev
-  python3-kubernetes etcd-server etcd-client
-  libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcpp-httplib-dev libsqlite3-dev
+  libprotobuf-dev protobuf-compiler
+  # tests: GoogleTest, Google Benchmark, the libFuzzer run and sanitizers
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+  # end-to-end tests: the Python client, etcd, and the tools they drive
+  python3 python3-kubernetes etcd-server etcd-client ca-certificates
 )
+# The end-to-end tests drive the stock kubectl: Debian's kubernetes-client where none is on PATH
+# (a newer kubectl installed another way is used as it is).
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,6 +10,8 @@
 int main(int argc, char** argv) {
   CLI::App app{"Arbiter: a cluster scheduler whose heart is priority and preemption"};
   app.require_subcommand(1);
+  // Every option's default is shown in --help.
+  app.option_defaults()->always_capture_default();
 
   arbiter::cmd::PlanFlags plan;
   CLI::App* plan_cmd = app.add_subcommand("plan", "Dry-run the scheduler over Kubernetes manifests");

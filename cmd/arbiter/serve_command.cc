@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "arbiter/api/admission.h"
+#include "arbiter/api/endpoint.h"
+#include "arbiter/base/dir_lock.h"
 #include "arbiter/api/http.h"
 #include "arbiter/controlplane/control_loop.h"
 #include "arbiter/controlplane/leader_election.h"
@@ -29,25 +31,19 @@ void Log(std::ostream& err, char severity, const std::string& msg, const std::st
   err << severity << " " << t << " \"" << msg << "\"" << (kv.empty() ? "" : " " + kv) << std::endl;
 }
 
-bool Loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
 
 }  // namespace
 
 int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   (void)out;
-  const size_t colon = flags.listen.rfind(':');
-  if (colon == std::string::npos) {
-    err << "arbiter serve: --listen " << flags.listen << ": want HOST:PORT\n";
+  auto listen = api::ParseListenAddress(flags.listen);
+  if (!listen.ok()) {
+    err << "arbiter serve: " << listen.status().message() << "\n";
     return 2;
   }
   api::HttpOptions http;
-  http.host = flags.listen.substr(0, colon);
-  try {
-    http.port = std::stoi(flags.listen.substr(colon + 1));
-  } catch (const std::exception&) {
-    err << "arbiter serve: --listen " << flags.listen << ": the port is not a number\n";
-    return 2;
-  }
+  http.host = listen->host;
+  http.port = listen->port;
   if (flags.tls_cert_file.empty() != flags.tls_key_file.empty()) {
     err << "arbiter serve: --tls-cert-file and --tls-private-key-file go together\n";
     return 2;
@@ -61,21 +57,27 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
       return 2;
     }
     http.tokens = std::move(*tokens);
-  } else if (!Loopback(http.host)) {
+  } else if (!api::IsLoopbackHost(http.host)) {
     err << "arbiter serve: without --token-auth-file the API is served on loopback only (not " << http.host << ")\n";
     return 2;
+  }
+  // The data directory holds the SQLite store and the kubeconfig; one server per directory.
+  std::error_code dir_ec;
+  std::filesystem::create_directories(flags.data_dir, dir_ec);
+  if (dir_ec) {
+    err << "arbiter serve: --data-dir " << flags.data_dir << ": " << dir_ec.message() << "\n";
+    return 2;
+  }
+  auto dir_lock = DirLock::Acquire(flags.data_dir);
+  if (!dir_lock.ok()) {
+    err << "arbiter serve: --data-dir " << dir_lock.status().message() << "\n";
+    return 1;
   }
 
   std::unique_ptr<store::Store> st;
   if (flags.store == "memory") {
     st = store::NewMemoryStore();
   } else if (flags.store == "sqlite") {
-    std::error_code ec;
-    std::filesystem::create_directories(flags.data_dir, ec);
-    if (ec) {
-      err << "arbiter serve: --data-dir " << flags.data_dir << ": " << ec.message() << "\n";
-      return 2;
-    }
     auto opened = store::OpenSqliteStore(flags.data_dir + "/arbiter.db", flags.fsync);
     if (!opened.ok()) {
       err << "arbiter serve: " << opened.status().message() << "\n";
@@ -105,15 +107,9 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     return 2;
   }
   const bool elect = flags.leader_elect == "true" || (flags.leader_elect == "auto" && flags.store == "etcd");
-  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
-    nlohmann::json body = {{"apiVersion", "v1"}, {"kind", "Namespace"},
-                           {"metadata", {{"name", ns}, {"creationTimestamp", FormatRfc3339(SystemClock().Now() / kSecond * kSecond)}}},
-                           {"status", {{"phase", "Active"}}}};
-    auto r = st->Create("namespaces", "", ns, body);
-    if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) {
-      err << "arbiter serve: " << r.status().message() << "\n";
-      return 1;
-    }
+  if (Status b = api::EnsureBootstrapObjects(*st, SystemClock()); !b.ok()) {
+    err << "arbiter serve: " << b.message() << "\n";
+    return 1;
   }
 
   // A client that goes away mid-response (a watch ended with ^C, a timed-out request) must cost
@@ -163,6 +159,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     le.log = lo.log;
     elector = std::make_unique<controlplane::LeaderElector>(*st, clock, le);
   }
+  http.log = [&err](const std::string& msg, const std::string& kv) { Log(err, 'W', msg, kv); };
   api::HttpServer httpd(server, http);
   std::atomic<bool> loop_healthy{true};
   httpd.AddReadyCheck("scheduler", [&] { return loop_healthy.load(); });
@@ -180,9 +177,32 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     err << "arbiter serve: " << b.message() << "\n";
     return 1;
   }
-  Log(err, 'I', "Serving", "address=\"" + http.host + ":" + std::to_string(httpd.port()) + "\" store=\"" + flags.store +
+  // A kubeconfig of the server's own, so that kubectl reaches this server and no other cluster.
+  const std::string kubeconfig = std::filesystem::absolute(flags.data_dir + "/kubeconfig").lexically_normal().string();
+  {
+    api::KubeconfigOptions kc;
+    api::ListenAddress client = *listen;
+    if (api::IsWildcardHost(client.host)) client.host = client.host.find(':') != std::string::npos ? "::1" : "127.0.0.1";
+    kc.server = std::string(http.tls_cert_file.empty() ? "http://" : "https://") + client.AuthorityWithPort(httpd.port());
+    if (!http.tls_cert_file.empty()) kc.ca_file = std::filesystem::absolute(http.tls_cert_file).lexically_normal().string();
+    // The first administrator's token (system:masters), else the first token of the file.
+    for (const auto& [token, user] : http.tokens) {
+      if (kc.token.empty() || user.groups.count("system:masters") > 0) {
+        const bool admin = user.groups.count("system:masters") > 0;
+        kc.token = token;
+        if (admin) break;
+      }
+    }
+    if (Status w = api::WritePrivateFile(kubeconfig, api::KubeconfigYaml(kc)); !w.ok()) {
+      err << "arbiter serve: " << w.message() << "\n";
+      return 1;
+    }
+  }
+  Log(err, 'I', "Serving", "address=\"" + listen->AuthorityWithPort(httpd.port()) + "\" store=\"" + flags.store +
                                "\" dataDir=\"" + flags.data_dir + "\" tls=" + (http.tls_cert_file.empty() ? "false" : "true") +
                                " authentication=" + (http.tokens.empty() ? "false" : "true") + " leaderElection=" + (elect ? "true" : "false"));
+  Log(err, 'I', "kubectl reaches this server with its own kubeconfig: export KUBECONFIG=" + kubeconfig,
+      "kubeconfig=\"" + kubeconfig + "\"");
   std::atomic<bool> stop{false};
   std::thread control([&] {
     std::string last_error;

@@ -92,7 +92,8 @@ class Replica:
         self.log = open(os.path.join(tmp, f"{name}.log"), "w")
         self.proc = subprocess.Popen([ARBITER, "serve", "--listen", f"127.0.0.1:{self.port}", "--store", "etcd",
                                       "--etcd-servers", ",".join(etcd.clients), "--etcd-prefix", "/arbiter",
-                                      "--identity", name], stdout=self.log, stderr=self.log)
+                                      "--identity", name, "--data-dir", os.path.join(tmp, f"{name}-data")],
+                                     stdout=self.log, stderr=self.log)
         deadline = time.time() + 30
         while time.time() < deadline:
             if self.proc.poll() is not None:

@@ -20,6 +20,14 @@ import urllib.error
 import urllib.request
 
 ARBITER = os.environ.get("ARBITER_BINARY", "build/bin/arbiter")
+# The kubectl to drive the server with: the one on PATH (kubectl v1.32 on the development machine,
+# Debian's kubernetes-client v1.20 on a fresh one), or another named here.
+KUBECTL = os.environ.get("ARBITER_KUBECTL", "kubectl")
+
+
+def kubectl_minor():
+    out = subprocess.run([KUBECTL, "version", "--client", "-o", "json"], capture_output=True, text=True, timeout=30)
+    return int(re.sub(r"[^0-9]", "", json.loads(out.stdout)["clientVersion"]["minor"]))
 
 
 def free_port():
@@ -98,15 +106,15 @@ class ServeTestCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.server = Server(self.tmp.name).start()
+        # The kubeconfig the server wrote for its own clients: kubectl reaches this server only.
         self.kubeconfig = os.path.join(self.tmp.name, "kubeconfig")
-        open(self.kubeconfig, "w").close()
 
     def tearDown(self):
         self.server.stop()
         self.tmp.cleanup()
 
     def kubectl(self, *args, check=True, stdin=None):
-        r = subprocess.run(["kubectl", "-s", self.server.url, *args], input=stdin, capture_output=True, text=True,
+        r = subprocess.run([KUBECTL, *args], input=stdin, capture_output=True, text=True,
                            env={**os.environ, "KUBECONFIG": self.kubeconfig}, timeout=60)
         if check and r.returncode != 0:
             self.fail(f"kubectl {' '.join(args)} failed ({r.returncode}): {r.stderr}")
@@ -179,7 +187,7 @@ class KubectlTest(ServeTestCase):
         self.apply(CLUSTER)
         self.apply(pod_yaml("filler", "low", "3", grace=3))
         self.wait_for("filler running", lambda: (self.pod("filler") or {}).get("status", {}).get("phase") == "Running")
-        watch = subprocess.Popen(["kubectl", "-s", self.server.url, "get", "pods", "-w", "-o", "wide"],
+        watch = subprocess.Popen([KUBECTL, "get", "pods", "-w", "-o", "wide"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  env={**os.environ, "KUBECONFIG": self.kubeconfig})
         try:
@@ -343,7 +351,8 @@ class PythonClientTest(ServeTestCase):
         nodes = api.list_node()
         self.assertEqual([n.metadata.name for n in nodes.items], ["node-1"])
         pcs = client.SchedulingV1Api(client.ApiClient(cfg)).list_priority_class()
-        self.assertEqual(sorted(p.metadata.name for p in pcs.items), ["high", "low"])
+        self.assertEqual(sorted(p.metadata.name for p in pcs.items),
+                         ["high", "low", "system-cluster-critical", "system-node-critical"])
 
 
 class BadRequestTest(ServeTestCase):
@@ -377,6 +386,165 @@ class BadRequestTest(ServeTestCase):
         self.assertEqual(self.request("GET", pods)[1]["items"], before)
         self.assertNotIn("x", [p["metadata"]["name"] for p in
                                self.request("GET", "/apis/scheduling.k8s.io/v1/priorityclasses")[1]["items"]])
+
+
+class FirstHourTest(ServeTestCase):
+    """What a new user does in the first hour, with kubectl as on a real cluster."""
+
+    def test_the_kubeconfig_points_at_this_server_only(self):
+        with open(self.kubeconfig) as f:
+            text = f.read()
+        self.assertIn(f"server: \"{self.server.url}\"", text)
+        self.assertEqual(os.stat(self.kubeconfig).st_mode & 0o077, 0, "the kubeconfig is readable by others")
+        with open(os.path.join(self.tmp.name, "server.log")) as f:
+            self.assertIn("export KUBECONFIG=" + self.kubeconfig, f.read())
+
+    def test_apply_of_a_list_validates_and_creates_every_item(self):
+        listed = {"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "batch"},
+             "value": 10},
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "listed"}},
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+             "spec": {"containers": [{"name": "c", "image": "busybox"}]}}]}
+        r = self.kubectl("apply", "-f", "-", stdin=json.dumps(listed))  # validation on: kubectl's default
+        self.assertIn("pod/p created", r.stdout)
+        self.assertIn("namespace/listed created", r.stdout)
+        # What `kubectl get -o yaml` prints is a List, and applies back unchanged.
+        again = self.kubectl("get", "pc", "batch", "-o", "yaml").stdout
+        self.kubectl("apply", "-f", "-", stdin=again)
+
+    def test_imperative_creates_send_protobuf_and_work(self):
+        self.kubectl("create", "namespace", "team-q")
+        self.kubectl("create", "priorityclass", "urgent", "--value=5000", "--description=for tests")
+        self.kubectl("create", "quota", "q", "--hard=pods=3", "-n", "team-q")
+        pc = json.loads(self.kubectl("get", "pc", "urgent", "-o", "json").stdout)
+        self.assertEqual(pc["value"], 5000)
+        self.assertEqual(pc["description"], "for tests")
+        quota = json.loads(self.kubectl("get", "quota", "q", "-n", "team-q", "-o", "json").stdout)
+        self.assertEqual(quota["spec"]["hard"]["pods"], "3")
+        ns = json.loads(self.kubectl("get", "namespace", "team-q", "-o", "json").stdout)
+        self.assertEqual(ns["status"]["phase"], "Active")
+
+    def test_auth_can_i_and_whoami(self):
+        self.assertEqual(self.kubectl("auth", "can-i", "create", "pods").stdout.strip(), "yes")
+        if kubectl_minor() >= 28:  # `kubectl auth whoami` is in kubectl 1.28 and later
+            self.assertIn("system:masters", self.kubectl("auth", "whoami").stdout)
+        status, review = self.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                                      json.dumps({"apiVersion": "authentication.k8s.io/v1",
+                                                  "kind": "SelfSubjectReview"}))
+        self.assertEqual(status, 201)
+        self.assertIn("system:masters", review["status"]["userInfo"]["groups"])
+
+    def test_explain_describes_fields(self):
+        out = self.kubectl("explain", "pod.spec.containers").stdout
+        self.assertIn("image", out)
+        self.assertIn("resources", out)
+        out = self.kubectl("explain", "pod.spec").stdout
+        self.assertIn("priorityClassName", out)
+        self.assertIn("nodeName", out)
+
+    def test_a_rejected_pod_names_its_field(self):
+        no_image = "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers:\n  - name: c\n"
+        r = self.kubectl("create", "--validate=false", "-f", "-", stdin=no_image, check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("spec.containers[0].image", r.stderr)
+        self.assertIn("Required value", r.stderr)
+        status, body = self.request("POST", "/api/v1/namespaces/default/pods",
+                                    json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad"},
+                                                "spec": {"containers": [{"name": "c"}]}}))
+        self.assertEqual(status, 422)
+        self.assertEqual(body["details"]["kind"], "Pod")
+        self.assertEqual(body["details"]["causes"][0]["field"], "spec.containers[0].image")
+        self.assertEqual(body["details"]["causes"][0]["reason"], "FieldValueRequired")
+        typo = "apiVersion: v1\nkind: Pod\nmetadata: {name: typo}\nspec:\n  containers:\n  - name: c\n    imagee: x\n"
+        r = self.kubectl("apply", "-f", "-", stdin=typo, check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("imagee", r.stderr)
+        status, _ = self.request("POST", "/api/v1/namespaces/default/pods?fieldValidation=Strict",
+                                 json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "typo"},
+                                             "spec": {"containers": [{"name": "c", "image": "x", "imagee": "y"}]}}))
+        self.assertEqual(status, 400)
+        self.assertIsNone(self.pod("bad"))
+        self.assertIsNone(self.pod("typo"))
+
+    def test_get_priorityclasses_lists_the_built_in_ones(self):
+        out = self.kubectl("get", "pc").stdout
+        self.assertIn("system-cluster-critical", out)
+        self.assertIn("system-node-critical", out)
+
+    def test_500_pods_get_unique_ips_from_their_nodes_and_nodes_look_real(self):
+        nodes = "".join(f"""---
+apiVersion: v1
+kind: Node
+metadata: {{name: n{i}}}
+status: {{allocatable: {{cpu: "64", memory: 256Gi, pods: "110"}}}}
+""" for i in range(5))
+        self.apply(nodes)
+        pods = {"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+             "spec": {"terminationGracePeriodSeconds": 1,
+                      "containers": [{"name": "c", "image": "busybox",
+                                      "resources": {"requests": {"cpu": "10m"}}}]}} for i in range(500)]}
+        self.kubectl("create", "-f", "-", stdin=json.dumps(pods))
+
+        def running():
+            items = json.loads(self.kubectl("get", "pods", "-o", "json").stdout)["items"]
+            ok = [p for p in items if p["status"].get("phase") == "Running"]
+            return items if len(ok) == 500 else None
+
+        items = self.wait_for("500 running pods", running, timeout=120)
+        node_objs = {n["metadata"]["name"]: n for n in json.loads(self.kubectl("get", "nodes", "-o", "json").stdout)["items"]}
+        ips = [p["status"]["podIP"] for p in items]
+        self.assertEqual(len(set(ips)), 500, "pod IPs are not unique")
+        host_ips = set()
+        for n in node_objs.values():
+            internal = [a["address"] for a in n["status"]["addresses"] if a["type"] == "InternalIP"]
+            self.assertEqual(len(internal), 1)
+            host_ips.add(internal[0])
+            self.assertTrue(n["spec"]["podCIDR"].endswith("/24"))
+            self.assertTrue(n["status"]["nodeInfo"]["kubeletVersion"])
+            for c in n["status"]["conditions"]:
+                self.assertFalse(c["lastHeartbeatTime"].startswith("0001"))
+        self.assertEqual(len(host_ips), 5, "nodes share an InternalIP")
+        for p in items:
+            node = node_objs[p["spec"]["nodeName"]]
+            prefix = node["spec"]["podCIDR"].rsplit(".", 1)[0] + "."
+            self.assertTrue(p["status"]["podIP"].startswith(prefix), (p["status"]["podIP"], node["spec"]["podCIDR"]))
+            self.assertIn({"type": "InternalIP", "address": p["status"]["hostIP"]}, node["status"]["addresses"])
+        describe = self.kubectl("describe", "node", "n0").stdout
+        self.assertNotIn("Failed to get lease", describe)
+        lease = json.loads(self.kubectl("get", "lease", "n0", "-n", "kube-node-lease", "-o", "json").stdout)
+        self.assertEqual(lease["spec"]["holderIdentity"], "n0")
+        # Deleting a running pod: the kubelet's Killing event, then the pod is gone.
+        self.kubectl("delete", "pod", "p0", "--wait=false")
+        self.wait_for("a Killing event", lambda: "Killing" in self.kubectl(
+            "get", "events", "--field-selector", "involvedObject.name=p0").stdout)
+
+
+class OneServerTest(unittest.TestCase):
+    def test_a_taken_port_or_a_locked_data_dir_stops_a_second_server(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "a"))
+            first = Server(os.path.join(tmp, "a")).start()
+            try:
+                def second(listen, data_dir):
+                    return subprocess.run([ARBITER, "serve", "--listen", listen, "--data-dir", data_dir],
+                                          capture_output=True, text=True, timeout=30)
+
+                r = second(f"127.0.0.1:{first.port}", os.path.join(tmp, "b"))
+                self.assertNotEqual(r.returncode, 0)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                self.assertIn("already in use", r.stderr)
+                r = second(f"127.0.0.1:{free_port()}", first.data_dir)
+                self.assertNotEqual(r.returncode, 0)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                self.assertIn("in use by another arbiter serve", r.stderr)
+                r = second("127.0.0.1:99999", os.path.join(tmp, "c"))
+                self.assertEqual(r.returncode, 2)
+                self.assertIn("out of range", r.stderr)
+                self.assertTrue(first.alive())
+            finally:
+                first.stop()
 
 
 class AuthTest(unittest.TestCase):
@@ -427,8 +595,7 @@ status: {{allocatable: {{cpu: "1", memory: 8Gi, pods: "110"}}}}
 """ for i in range(3))
             # 3 nodes of 1 CPU hold 150 pods of 20m; the other 50 stay pending, reported unschedulable.
             kubeconfig = os.path.join(tmp, "kubeconfig")
-            open(kubeconfig, "w").close()
-            subprocess.run(["kubectl", "-s", server.url, "apply", "-f", "-"], input=nodes, text=True, check=True,
+            subprocess.run([KUBECTL, "apply", "-f", "-"], input=nodes, text=True, check=True,
                            capture_output=True, env={**os.environ, "KUBECONFIG": kubeconfig})
             acked = set()
             done = threading.Event()

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "arbiter/admission/priority_admission.h"
 #include "arbiter/model/quantity.h"
 
 namespace arbiter::api {
@@ -11,9 +12,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr int64_t kHighestUserPriority = 1'000'000'000;
-constexpr int64_t kSystemClusterCritical = 2'000'000'000;
-constexpr int64_t kSystemNodeCritical = 2'000'001'000;
+constexpr int64_t kHighestUserPriority = admission::kHighestUserDefinablePriority;
+constexpr int64_t kSystemClusterCritical = admission::kSystemCriticalPriority;
+constexpr int64_t kSystemNodeCritical = admission::kSystemCriticalPriority + 1000;
 
 std::string NameOf(const Json& o) { return o["metadata"].value("name", ""); }
 
@@ -240,6 +241,34 @@ void InstallAdmission(ApiServer& server) {
     if (info.StoreKey() == "resourcequotas") return ValidateQuota(object);
     return Status::Ok();
   });
+}
+
+Status EnsureBootstrapObjects(store::Store& store, const Clock& clock) {
+  const std::string now = FormatRfc3339(clock.Now() / kSecond * kSecond);
+  auto ensure = [&](const std::string& resource, const std::string& name, const Json& body) -> Status {
+    auto r = store.Create(resource, "", name, body);
+    if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) return r.status();
+    return Status::Ok();
+  };
+  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    const Json body = {{"apiVersion", "v1"},
+                       {"kind", "Namespace"},
+                       {"metadata", {{"name", ns}, {"creationTimestamp", now}, {"labels", {{"kubernetes.io/metadata.name", ns}}}}},
+                       {"spec", {{"finalizers", {"kubernetes"}}}},
+                       {"status", {{"phase", "Active"}}}};
+    if (Status s = ensure("namespaces", ns, body); !s.ok()) return s;
+  }
+  for (const model::PriorityClass& pc : admission::BuiltinPriorityClasses()) {
+    const Json body = {{"apiVersion", "scheduling.k8s.io/v1"},
+                       {"kind", "PriorityClass"},
+                       {"metadata", {{"name", pc.name}, {"creationTimestamp", now}}},
+                       {"value", pc.value},
+                       {"globalDefault", pc.global_default},
+                       {"description", pc.description},
+                       {"preemptionPolicy", "PreemptLowerPriority"}};
+    if (Status s = ensure("priorityclasses", pc.name, body); !s.ok()) return s;
+  }
+  return Status::Ok();
 }
 
 }  // namespace arbiter::api

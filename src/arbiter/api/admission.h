@@ -16,4 +16,9 @@ namespace arbiter::api {
 
 void InstallAdmission(ApiServer& server);
 
+// What kube-apiserver's bootstrap controllers create before serving: the namespaces default,
+// kube-system, kube-public and kube-node-lease, and the built-in PriorityClasses
+// system-cluster-critical and system-node-critical. Existing objects are left as they are.
+Status EnsureBootstrapObjects(store::Store& store, const Clock& clock);
+
 }  // namespace arbiter::api

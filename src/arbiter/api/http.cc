@@ -4,7 +4,9 @@
 
 #include <httplib.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -94,14 +96,6 @@ StatusOr<std::map<std::string, TokenUser>> LoadTokenFile(const std::string& path
   return out;
 }
 
-bool Authorized(const TokenUser& user, const std::string& verb, const std::string& resource, const std::string& ns) {
-  if (user.groups.count("system:masters") > 0) return true;
-  const bool read = verb == "get" || verb == "list" || verb == "watch";
-  if (ns.empty()) return read && (resource == "nodes" || resource == "priorityclasses" || resource == "namespaces");
-  if (resource == "namespaces") return read && user.groups.count("namespace:" + ns) > 0;
-  return user.groups.count("namespace:" + ns) > 0;
-}
-
 HttpServer::HttpServer(ApiServer& api, HttpOptions options) : api_(api), options_(std::move(options)) {
   if (!options_.tls_cert_file.empty()) {
     http_ = std::make_unique<httplib::SSLServer>(options_.tls_cert_file.c_str(), options_.tls_key_file.c_str());
@@ -123,6 +117,12 @@ void HttpServer::Install() {
   http_->set_payload_max_length(64 * 1024 * 1024);  // the API answers 413 above its own limit
   http_->set_keep_alive_max_count(1000);
   http_->set_tcp_nodelay(true);
+  // SO_REUSEADDR only: a restarted server may bind while old connections linger, but a second
+  // server on a taken port fails (SO_REUSEPORT, cpp-httplib's default, would let both listen).
+  http_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
+  });
   auto health = [this](const httplib::Request& req, httplib::Response& res, bool ready) {
     bool ok = true;
     std::string verbose = "[+]ping ok\n";
@@ -177,14 +177,28 @@ void HttpServer::Install() {
         auto it = options_.tokens.find(auth->second.substr(7));
         if (it != options_.tokens.end()) user = &it->second;
       }
-      if (user == nullptr) return fail(401, "Unauthorized", "Unauthorized");
+      if (user == nullptr) {
+        if (options_.log) {
+          options_.log("Request rejected", "verb=\"" + r.method + "\" URI=\"" + req.target + "\" code=401 remote=\"" +
+                                               req.remote_addr + "\" message=\"no valid bearer token\"");
+        }
+        return fail(401, "Unauthorized", "Unauthorized");
+      }
       r.user = user->name;
+      r.uid = user->uid;
+      r.groups = user->groups;
+      r.groups.insert("system:authenticated");
+      r.authenticated = true;
       std::string resource, ns;
       bool has_name = false;
       ResourceOf(r.path, &resource, &ns, &has_name);
       const bool watch = r.query.count("watch") > 0 && QueryBool(r.query["watch"]);
       const std::string verb = VerbOf(r.method, has_name, watch);
       if (!resource.empty() && !Authorized(*user, verb, resource, ns)) {
+        if (options_.log) {
+          options_.log("Request rejected", "verb=\"" + r.method + "\" URI=\"" + req.target + "\" code=403 user=\"" +
+                                               user->name + "\" remote=\"" + req.remote_addr + "\"");
+        }
         return fail(403, "Forbidden",
                     resource + " is forbidden: User \"" + user->name + "\" cannot " + verb + " resource \"" + resource +
                         "\"" + (ns.empty() ? " at the cluster scope" : " in the namespace \"" + ns + "\""));
@@ -192,6 +206,19 @@ void HttpServer::Install() {
     }
     Response out = api_.Handle(r);
     res.status = out.code;
+    // Rejections are logged; a read of an absent object (how clients look before they create)
+    // is an answer, not a rejection.
+    if (out.code >= 400 && options_.log && !(out.code == 404 && r.method == "GET")) {
+      std::string message;
+      try {
+        message = Json::parse(out.body).value("message", "");
+      } catch (const std::exception&) {
+      }
+      options_.log("Request rejected", "verb=\"" + r.method + "\" URI=\"" + req.target + "\" code=" +
+                                           std::to_string(out.code) + " user=\"" + r.user + "\" remote=\"" +
+                                           req.remote_addr + "\" message=" + Json(message).dump());
+    }
+    for (const auto& w : out.warnings) res.set_header("Warning", "299 - " + Json(w).dump());
     if (!out.watch) {
       res.set_content(out.body, out.content_type);
       return;
@@ -251,9 +278,15 @@ Status HttpServer::Bind() {
     bound_port_ = http_->bind_to_any_port(options_.host);
     if (bound_port_ <= 0) return Unavailable("cannot listen on " + options_.host + ": no free port");
   } else {
+    errno = 0;
     if (!http_->bind_to_port(options_.host, options_.port)) {
-      return Unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
-                         " (in use, or not an address of this machine)");
+      const int why = errno;
+      const bool v6 = options_.host.find(':') != std::string::npos;
+      const std::string where = (v6 ? "[" + options_.host + "]" : options_.host) + ":" + std::to_string(options_.port);
+      if (why == EADDRINUSE) return Unavailable("cannot listen on " + where + ": the address is already in use");
+      return Unavailable("cannot listen on " + where + ": " +
+                         (why == EADDRNOTAVAIL || why == 0 ? std::string("not an address of this machine")
+                                                          : std::string(std::strerror(why))));
     }
     bound_port_ = options_.port;
   }

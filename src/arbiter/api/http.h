@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "arbiter/api/authz.h"
 #include "arbiter/api/server.h"
 #include "arbiter/base/status.h"
 
@@ -19,21 +20,8 @@ class Server;
 
 namespace arbiter::api {
 
-// A user of the token file: `token,user,uid,"group1,group2"` per line (kube-apiserver's
-// --token-auth-file format).
-struct TokenUser {
-  std::string name;
-  std::string uid;
-  std::set<std::string> groups;
-};
-
 // Reads a token file; errors name the file and line.
 StatusOr<std::map<std::string, TokenUser>> LoadTokenFile(const std::string& path);
-
-// Whether `user` may `verb` `resource` in namespace `ns` ("" for cluster-scoped): members of
-// system:masters may do anything; members of "namespace:NS" may do anything inside NS and read
-// cluster-scoped objects (nodes, priority classes, namespaces).
-bool Authorized(const TokenUser& user, const std::string& verb, const std::string& resource, const std::string& ns);
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
@@ -42,6 +30,8 @@ struct HttpOptions {
   std::string tls_key_file;
   std::map<std::string, TokenUser> tokens;  // empty: no authentication (loopback only)
   size_t threads = 64;                      // each open watch holds one
+  // A line per rejected request (status 400 and above): message, then key="value" pairs.
+  std::function<void(const std::string& msg, const std::string& kv)> log;
 };
 
 class HttpServer {

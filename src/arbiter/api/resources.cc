@@ -24,6 +24,10 @@ std::vector<ResourceInfo> Build() {
       {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, {}, false, ""},
       // Usage, as metrics-server serves it; here clients may also write it (node pressure).
       {"metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", true, {}, {}, true, "podmetrics.metrics.k8s.io"},
+      // What the caller may do and who it is (`kubectl auth can-i`, `kubectl auth whoami`).
+      {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "", "SelfSubjectAccessReview", false, {}, {}, false,
+       "", true},
+      {"authentication.k8s.io", "v1", "selfsubjectreviews", "", "SelfSubjectReview", false, {}, {}, false, "", true},
   };
 }
 
@@ -104,52 +108,17 @@ Json GroupDocument(std::string_view group) {
   return nullptr;
 }
 
-Json OpenApiIndex() {
-  Json paths = Json::object();
-  paths["api/v1"] = {{"serverRelativeURL", "/openapi/v3/api/v1?hash=arbiter"}};
-  for (const auto& [name, versions] : Groups()) {
-    for (const auto& v : versions) {
-      const std::string key = "apis/" + name + "/" + v;
-      paths[key] = {{"serverRelativeURL", "/openapi/v3/" + key + "?hash=arbiter"}};
+std::string ProtoMessageName(std::string_view group, std::string_view version, std::string_view kind) {
+  const std::string v(version), k(kind);
+  if (group.empty()) {
+    if (kind == "Status" || kind == "DeleteOptions" || kind == "WatchEvent") {
+      return "k8s.io.apimachinery.pkg.apis.meta.v1." + k;
     }
+    return "k8s.io.api.core." + v + "." + k;
   }
-  return {{"paths", paths}};
-}
-
-Json OpenApiDocument(std::string_view group, std::string_view version) {
-  Json schemas = Json::object();
-  bool any = false;
-  for (const auto& r : Resources()) {
-    if (r.group != group || r.version != version) continue;
-    any = true;
-    const std::string prefix = group.empty() ? "io.k8s.api.core." + std::string(version) + "."
-                                             : "dev.arbiter." + std::string(group) + "." + std::string(version) + ".";
-    for (const std::string& kind : {std::string(r.kind), std::string(r.kind) + "List"}) {
-      schemas[prefix + kind] = {
-          {"type", "object"},
-          {"x-kubernetes-preserve-unknown-fields", true},
-          {"x-kubernetes-group-version-kind", {{{"group", r.group}, {"version", r.version}, {"kind", kind}}}}};
-    }
-  }
-  if (!any) return nullptr;
-  // The create and patch operations, so that kubectl sees that the server validates fields
-  // itself (fieldValidation) and leaves validation to it.
-  Json paths = Json::object();
-  for (const auto& r : Resources()) {
-    if (r.group != group || r.version != version) continue;
-    const std::string base = (group.empty() ? "/api/" : "/apis/" + std::string(group) + "/") + std::string(version) +
-                             (r.namespaced ? "/namespaces/{namespace}/" : "/") + std::string(r.resource);
-    const Json gvk = {{"group", r.group}, {"version", r.version}, {"kind", r.kind}};
-    const Json params = Json::array({{{"name", "fieldValidation"}, {"in", "query"}, {"schema", {{"type", "string"}}}},
-                                     {{"name", "dryRun"}, {"in", "query"}, {"schema", {{"type", "string"}}}}});
-    const Json op = {{"x-kubernetes-group-version-kind", gvk}, {"parameters", params}, {"responses", Json::object()}};
-    paths[base] = {{"post", op}};
-    paths[base + "/{name}"] = {{"patch", op}, {"put", op}};
-  }
-  return {{"openapi", "3.0.0"},
-          {"info", {{"title", "Arbiter"}, {"version", "v1.32.0-arbiter"}}},
-          {"paths", paths},
-          {"components", {{"schemas", schemas}}}};
+  if (group == "metrics.k8s.io") return "k8s.io.metrics.pkg.apis.metrics." + v + "." + k;
+  const std::string_view first = group.substr(0, group.find('.'));
+  return "k8s.io.api." + std::string(first) + "." + v + "." + k;
 }
 
 Json ResourceList(std::string_view group, std::string_view version) {
@@ -161,7 +130,7 @@ Json ResourceList(std::string_view group, std::string_view version) {
   for (const auto& r : Resources()) {
     if (r.group != group || r.version != version) continue;
     any = true;
-    Json verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
+    Json verbs = r.review ? Json{"create"} : Json{"create", "delete", "get", "list", "patch", "update", "watch"};
     Json entry = {{"name", r.resource},   {"singularName", r.singular}, {"namespaced", r.namespaced},
                   {"kind", r.kind},       {"verbs", verbs}};
     if (!r.short_names.empty()) {

@@ -28,6 +28,8 @@ struct ResourceInfo {
   // The store's resource key when the plural is not unique across groups (metrics.k8s.io's
   // "pods"); empty: the plural.
   std::string_view store_key;
+  // A review (SelfSubjectAccessReview, SelfSubjectReview): created and answered, never stored.
+  bool review = false;
 
   std::string StoreKey() const { return std::string(store_key.empty() ? resource : store_key); }
   std::string ApiVersion() const;  // "v1" or "group/version"
@@ -46,11 +48,10 @@ Json CoreVersions();                                // GET /api
 Json GroupList();                                   // GET /apis
 Json ResourceList(std::string_view group, std::string_view version);  // null if not served
 Json GroupDocument(std::string_view group);         // GET /apis/{group}; null if not served
-// OpenAPI v3: the index of group versions (GET /openapi/v3), and one group version's document
-// (GET /openapi/v3/api/v1, /openapi/v3/apis/{group}/{version}; null if not served). Schemas
-// name each kind (x-kubernetes-group-version-kind) and keep unknown fields: the server checks
-// objects itself, with errors that name the field.
-Json OpenApiIndex();
-Json OpenApiDocument(std::string_view group, std::string_view version);
+// The full name of a kind's protobuf message in the API schema: "k8s.io.api.core.v1.Pod" for
+// v1 Pod, "k8s.io.api.scheduling.v1.PriorityClass" for scheduling.k8s.io/v1 PriorityClass
+// (the group's first label names the package), "k8s.io.metrics.pkg.apis.metrics.v1beta1..."
+// for metrics.k8s.io, "k8s.io.apimachinery.pkg.apis.meta.v1.Status" for v1 Status.
+std::string ProtoMessageName(std::string_view group, std::string_view version, std::string_view kind);
 
 }  // namespace arbiter::api

@@ -7,6 +7,11 @@
 #include <charconv>
 #include <cstdio>
 
+#include "arbiter/api/authz.h"
+#include "arbiter/api/field_validation.h"
+#include "arbiter/api/openapi.h"
+#include "arbiter/api/protobuf_codec.h"
+#include "arbiter/api/schema.h"
 #include "arbiter/api/patch.h"
 #include "arbiter/api/tables.h"
 #include "arbiter/manifest/loader.h"
@@ -64,6 +69,13 @@ Response Error(int code, const std::string& message, const std::string& kind = "
 
 Response Error(const Status& s, const std::string& kind = "", const std::string& name = "") {
   return Error(StatusToHttp(s), s.message(), kind, name);
+}
+
+// A rejected write: an invalid object is answered with its kind and one cause per field error
+// (kube-apiserver's NewInvalid); other failures name the resource, as upstream.
+Response Rejected(const Status& s, const ResourceInfo& info, const std::string& name) {
+  if (s.code() != StatusCode::kInvalidArgument) return Error(s, std::string(info.resource), name);
+  return JsonResponse(422, InvalidStatusBody(s.message(), info.kind, info.group, name, FieldErrorsOf(s.message())));
 }
 
 // YAML (server-side apply bodies) to JSON, scalars typed as YAML 1.2's core schema reads them.
@@ -263,10 +275,22 @@ Response ApiServer::Discovery(const Request& r, bool* handled) {
       if (!l.is_null()) return JsonResponse(200, l);
       return Error(404, "the server could not find the requested resource");
     }
+    if (s.size() == 2 && s[0] == "openapi" && s[1] == "v2") {
+      // kubectl and client-go read the protobuf form; browsers and scripts the JSON one.
+      auto accept = r.headers.find("accept");
+      if (accept != r.headers.end() && accept->second.find("protobuf") != std::string::npos) {
+        Response p;
+        p.code = 200;
+        p.content_type = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+        p.body = OpenApiV2Protobuf();
+        return p;
+      }
+      return JsonResponse(200, OpenApiV2Document());
+    }
     if (s.size() == 2 && s[0] == "openapi" && s[1] == "v3") return JsonResponse(200, OpenApiIndex());
     if (s.size() >= 3 && s[0] == "openapi" && s[1] == "v3") {
-      Json doc = s.size() == 4 && s[2] == "api" ? OpenApiDocument("", s[3])
-                 : s.size() == 5 && s[2] == "apis" ? OpenApiDocument(s[3], s[4])
+      Json doc = s.size() == 4 && s[2] == "api" ? OpenApiV3Document("", s[3])
+                 : s.size() == 5 && s[2] == "apis" ? OpenApiV3Document(s[3], s[4])
                                                    : Json(nullptr);
       if (!doc.is_null()) return JsonResponse(200, doc);
       return Error(404, "no OpenAPI document for " + r.path);
@@ -285,13 +309,82 @@ Response ApiServer::Discovery(const Request& r, bool* handled) {
 }
 
 Response ApiServer::Handle(const Request& r) {
+  Response out;
   try {
-    return HandleUnchecked(r);
+    auto ct = r.headers.find("content-type");
+    if (ct != r.headers.end() && !r.body.empty() && IsProtobufMediaType(ct->second) &&
+        r.body.size() <= options_.max_body_bytes) {
+      // A protobuf body is converted to JSON at the edge; everything inside sees JSON.
+      auto decoded = DecodeProtobufObject(r.body);
+      if (!decoded.ok()) {
+        out = Error(400, decoded.status().message());
+      } else {
+        Request json = r;
+        json.body = decoded->dump();
+        json.headers["content-type"] = "application/json";
+        out = HandleUnchecked(json);
+      }
+    } else {
+      out = HandleUnchecked(r);
+    }
   } catch (const std::exception& e) {
     // A body of an unexpected shape that slipped past a check: the request fails, the server and
     // the store do not.
-    return Error(400, std::string("the request could not be processed: ") + e.what());
+    out = Error(400, std::string("the request could not be processed: ") + e.what());
   }
+  // Answered in protobuf when the client prefers it and the object has a protobuf form.
+  auto accept = r.headers.find("accept");
+  if (!out.watch && accept != r.headers.end() && IsProtobufMediaType(accept->second) &&
+      out.content_type == "application/json" && !out.body.empty()) {
+    const Json body = Json::parse(out.body, nullptr, /*allow_exceptions=*/false);
+    if (auto encoded = EncodeProtobufObject(body); encoded.ok()) {
+      out.body = std::move(*encoded);
+      out.content_type = std::string(kProtobufMediaType);
+    }
+  }
+  return out;
+}
+
+Response ApiServer::Review(const Request& r, const Target& t) {
+  auto body = ParseBody(r);
+  if (!body.ok()) return Error(400, body.status().message());
+  Json review = std::move(*body);
+  if (!review.is_object()) return Error(400, "the request body must be an object");
+  review["apiVersion"] = t.info->ApiVersion();
+  review["kind"] = t.info->kind;
+  if (!review.contains("metadata") || !review["metadata"].is_object()) review["metadata"] = Json::object();
+  review["metadata"]["creationTimestamp"] = nullptr;
+  TokenUser user;
+  if (r.authenticated) {
+    user = {r.user, r.uid, r.groups};
+  } else {
+    // Without authentication every request may do anything, as an administrator's.
+    user = {"system:admin", "", {"system:masters", "system:authenticated"}};
+  }
+  if (t.info->kind == "SelfSubjectReview") {
+    Json groups = Json::array();
+    for (const auto& g : user.groups) groups.push_back(g);
+    Json info = {{"username", user.name}, {"groups", groups}};
+    if (!user.uid.empty()) info["uid"] = user.uid;
+    review["status"] = {{"userInfo", info}};
+    return JsonResponse(201, review);
+  }
+  const Json spec = review.value("spec", Json::object());
+  if (spec.contains("nonResourceAttributes")) {
+    // Non-resource paths (/healthz, /version, discovery) are open to every authenticated user.
+    review["status"] = {{"allowed", true}};
+    return JsonResponse(201, review);
+  }
+  const Json attrs = spec.value("resourceAttributes", Json::object());
+  if (!attrs.is_object()) return Error(400, "spec.resourceAttributes must be an object");
+  const std::string verb = attrs.value("verb", "");
+  std::string resource = attrs.value("resource", "");
+  if (const std::string sub = attrs.value("subresource", ""); !sub.empty()) resource += "/" + sub;
+  const std::string ns = attrs.value("namespace", "");
+  const bool allowed = Authorized(user, verb, attrs.value("resource", ""), ns);
+  review["status"] = {{"allowed", allowed}};
+  if (!allowed) review["status"]["reason"] = "no rule of this server allows " + verb + " on " + resource;
+  return JsonResponse(201, review);
 }
 
 Response ApiServer::HandleUnchecked(const Request& r) {
@@ -301,8 +394,9 @@ Response ApiServer::HandleUnchecked(const Request& r) {
   }
   if (auto ct = r.headers.find("content-type"); ct != r.headers.end() && !r.body.empty() &&
       (ct->second.find("protobuf") != std::string::npos || ct->second.find("cbor") != std::string::npos)) {
-    // Objects are served as JSON (and read as JSON or YAML); clients retry with JSON on 415.
-    return Error(415, "the Content-Type \"" + ct->second + "\" is not supported: send application/json or application/yaml");
+    // Kubernetes protobuf was converted in Handle(); CBOR is not spoken (clients retry with JSON).
+    return Error(415, "the Content-Type \"" + ct->second +
+                          "\" is not supported: send application/json, application/yaml or application/vnd.kubernetes.protobuf");
   }
   bool handled = false;
   Response d = Discovery(r, &handled);
@@ -352,6 +446,10 @@ Response ApiServer::HandleUnchecked(const Request& r) {
   }
   if (!t.sub.empty() && !t.info->HasSubresource(t.sub)) {
     return Error(404, std::string(t.info->resource) + " have no subresource \"" + t.sub + "\"");
+  }
+  if (t.info->review) {
+    if (r.method == "POST" && t.name.empty()) return Review(r, t);
+    return Error(405, "the server does not allow " + r.method + " on " + r.path + ": reviews are only created");
   }
   const bool watch = t.watch_prefix || QueryBool(QueryOr(r, "watch"));
   if (r.method == "GET") {
@@ -446,6 +544,34 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
   Response out;
   out.watch = std::move(w);
   return out;
+}
+
+std::optional<Response> ApiServer::CheckFields(const Request& r, const ResourceInfo& info, Json& object,
+                                               std::vector<std::string>& warnings) {
+  auto mode = ParseFieldValidation(QueryOr(r, "fieldValidation"));
+  if (!mode.ok()) return Error(400, mode.status().message());
+  const pb::Descriptor* d = ApiSchema::Get().Find(ProtoMessageName(info.group, info.version, info.kind));
+  if (d == nullptr || !object.is_object()) return std::nullopt;
+  SchemaCheck check = CheckAgainstSchema(object, d);
+  if (!check.unknown.empty() && *mode != FieldValidation::kIgnore) {
+    if (*mode == FieldValidation::kStrict) {
+      std::string msg = std::string(info.kind) + " in version \"" + std::string(info.version) +
+                        "\" cannot be handled as a " + std::string(info.kind) + ": strict decoding error: ";
+      for (size_t i = 0; i < check.unknown.size(); ++i) {
+        msg += (i > 0 ? ", " : "") + std::string("unknown field \"") + check.unknown[i] + "\"";
+      }
+      return Error(400, msg);
+    }
+    for (const auto& f : check.unknown) warnings.push_back("unknown field \"" + f + "\"");
+  }
+  if (!check.missing.empty()) {
+    std::string msg = std::string(info.kind) + " \"" + ObjectName(object) + "\" is invalid: ";
+    for (size_t i = 0; i < check.missing.size(); ++i) {
+      msg += (i > 0 ? "; " : "") + check.missing[i].field + ": " + check.missing[i].detail;
+    }
+    return JsonResponse(422, InvalidStatusBody(msg, info.kind, info.group, ObjectName(object), check.missing));
+  }
+  return std::nullopt;
 }
 
 Status ApiServer::Validate(const ResourceInfo& info, Json& object, const Json* old, const std::string& ns,
@@ -543,9 +669,9 @@ Response ApiServer::Create(const Request& r, const Target& t) {
   if (t.info->StoreKey() == "namespaces") {
     object["status"] = {{"phase", "Active"}};
   }
-  if (Status v = Validate(*t.info, object, nullptr, t.ns, ""); !v.ok()) {
-    return Error(v, std::string(t.info->resource), name);
-  }
+  std::vector<std::string> warnings;
+  if (auto rejected = CheckFields(r, *t.info, object, warnings)) return *rejected;
+  if (Status v = Validate(*t.info, object, nullptr, t.ns, ""); !v.ok()) return Rejected(v, *t.info, name);
   auto created = store_.Create(t.info->StoreKey(), t.ns, name, object);
   if (!created.ok()) {
     if (created.status().code() == StatusCode::kAlreadyExists) {
@@ -554,7 +680,9 @@ Response ApiServer::Create(const Request& r, const Target& t) {
     }
     return Error(created.status());
   }
-  return JsonResponse(201, created->body);
+  Response out = JsonResponse(201, created->body);
+  out.warnings = std::move(warnings);
+  return out;
 }
 
 Response ApiServer::Update(const Request& r, const Target& t) {
@@ -586,9 +714,9 @@ Response ApiServer::Update(const Request& r, const Target& t) {
   if (object.contains("spec") && current->body.contains("spec") && object["spec"] != current->body["spec"]) {
     object["metadata"]["generation"] = current->body["metadata"].value("generation", int64_t{1}) + 1;
   }
-  if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
-    return Error(v, std::string(t.info->resource), t.name);
-  }
+  std::vector<std::string> warnings;
+  if (auto rejected = CheckFields(r, *t.info, object, warnings)) return *rejected;
+  if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) return Rejected(v, *t.info, t.name);
   auto updated = store_.Update(t.info->StoreKey(), t.ns, t.name, object, expected);
   if (!updated.ok()) {
     if (updated.status().code() == StatusCode::kConflict) {
@@ -596,7 +724,9 @@ Response ApiServer::Update(const Request& r, const Target& t) {
     }
     return Error(updated.status(), std::string(t.info->resource), t.name);
   }
-  return JsonResponse(200, updated->body);
+  Response out = JsonResponse(200, updated->body);
+  out.warnings = std::move(warnings);
+  return out;
 }
 
 Response ApiServer::Patch(const Request& r, const Target& t) {
@@ -647,11 +777,15 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
     if (object.contains("spec") && current->body.contains("spec") && object["spec"] != current->body["spec"]) {
       object["metadata"]["generation"] = current->body["metadata"].value("generation", int64_t{1}) + 1;
     }
-    if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
-      return Error(v, std::string(t.info->resource), t.name);
-    }
+    std::vector<std::string> warnings;
+    if (auto rejected = CheckFields(r, *t.info, object, warnings)) return *rejected;
+    if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) return Rejected(v, *t.info, t.name);
     auto updated = store_.Update(t.info->StoreKey(), t.ns, t.name, object, expected);
-    if (updated.ok()) return JsonResponse(200, updated->body);
+    if (updated.ok()) {
+      Response out = JsonResponse(200, updated->body);
+      out.warnings = std::move(warnings);
+      return out;
+    }
     if (updated.status().code() != StatusCode::kConflict) return Error(updated.status());
     // Someone wrote in between: patch the newer object.
   }

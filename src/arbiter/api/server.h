@@ -15,7 +15,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +36,9 @@ struct Request {
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   std::string user;  // the authenticated user ("" when authentication is off)
+  std::string uid;
+  std::set<std::string> groups;  // the user's groups (authentication on)
+  bool authenticated = false;    // false: authentication is off, every request may do anything
 };
 
 // A watch to stream: events of `resource` after `from_revision`, filtered, each written as
@@ -54,6 +59,7 @@ struct Response {
   std::string content_type = "application/json";
   std::string body;
   std::shared_ptr<WatchStream> watch;  // set for watch requests: stream instead of body
+  std::vector<std::string> warnings;    // each sent as a `Warning: 299 - "..."` header
 };
 
 // A hook that checks or completes an object before it is stored. `old` is null on create.
@@ -96,9 +102,16 @@ class ApiServer {
   Response Delete(const Request& r, const Target& t);
   Response Bind(const Request& r, const Target& t);
   Response Evict(const Request& r, const Target& t);
+  // SelfSubjectAccessReview and SelfSubjectReview: what the caller may do, and who it is.
+  Response Review(const Request& r, const Target& t);
 
   // Checks the object's kind/apiVersion/metadata against the target, decodes it with the
   // manifest decoder for modelled kinds, and runs the admission hooks.
+  // Server-side field validation against the kind's schema (field_validation.h): unknown fields
+  // are dropped (Strict: the request fails), +required fields must be present. A response when
+  // the request fails; warnings for Warn.
+  std::optional<Response> CheckFields(const Request& r, const ResourceInfo& info, nlohmann::json& object,
+                                      std::vector<std::string>& warnings);
   Status Validate(const ResourceInfo& info, nlohmann::json& object, const nlohmann::json* old,
                   const std::string& ns, const std::string& name);
   Status RunAdmission(const ResourceInfo& info, nlohmann::json& object, const nlohmann::json* old);

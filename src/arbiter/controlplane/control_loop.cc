@@ -64,10 +64,16 @@ std::pair<std::string, std::string> PodKey(const std::string& object) {
 
 constexpr const char* kWatched[] = {"nodes",     "pods",         "namespaces",         "priorityclasses",
                                     "poddisruptionbudgets", "podgroups", "compositepodgroups", "workloads",
-                                    "podmetrics.metrics.k8s.io"};
+                                    "podmetrics.metrics.k8s.io", "leases"};
 
 ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions options)
-    : store_(store), clock_(clock), options_(options) {
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      nodes_(store, clock, options.nodes,
+             [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
+                    const std::string& reason, const std::string& message, const std::string& component,
+                    const std::string& host) { return RecordEvent(ns, pod, uid, type, reason, message, component, host); }) {
   for (const char* r : kWatched) informers_[r] = std::make_unique<store::Informer>(store_, r);
 }
 
@@ -113,72 +119,7 @@ Status ControlLoop::RecordEvent(const std::string& ns, const std::string& pod, c
 }
 
 Status ControlLoop::SimulateNodes() {
-  const Timestamp now = clock_.Now();
-  const std::string now_text = FormatRfc3339(now / kSecond * kSecond);
-  for (const auto& [key, n] : informers_["nodes"]->objects()) {
-    bool ready = false;
-    if (const Json* conds = At(n.body, "status", "conditions"); conds != nullptr && conds->is_array()) {
-      for (const Json& c : *conds) {
-        ready = ready || (c.value("type", "") == "Ready" && c.value("status", "") == "True");
-      }
-    }
-    if (ready) continue;
-    Json next = n.body;
-    SetCondition(next["status"], {{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"},
-                                  {"message", "node simulated by arbiter serve"}, {"lastTransitionTime", now_text}});
-    next["status"]["nodeInfo"] = {{"architecture", "amd64"},          {"bootID", ""},
-                                  {"containerRuntimeVersion", "arbiter-sim://1"},
-                                  {"kernelVersion", "n/a"},           {"kubeProxyVersion", ""},
-                                  {"kubeletVersion", "v1.32.0-arbiter"}, {"machineID", ""},
-                                  {"operatingSystem", "linux"},       {"osImage", "simulated by arbiter serve"},
-                                  {"systemUUID", ""}};
-    auto r = store_.Update("nodes", "", n.name, next, n.revision);
-    if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
-      return r.status();
-    }
-  }
-  uint32_t ip = 0;
-  for (const auto& [key, p] : informers_["pods"]->objects()) {
-    ++ip;
-    const Json& body = p.body;
-    if (Terminating(body)) {
-      auto deadline = ParseRfc3339(body["metadata"]["deletionTimestamp"].get<std::string>());
-      if (deadline.ok() && *deadline <= now) {
-        auto r = store_.Delete("pods", p.ns, p.name, p.revision);
-        if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
-          return r.status();
-        }
-      }
-      continue;
-    }
-    if (NodeOf(body).empty() || Terminal(body)) continue;
-    if (StringAt(body, "status", "phase") != "Pending") continue;
-    Json next = body;
-    Json& st = next["status"];
-    st["phase"] = "Running";
-    st["startTime"] = now_text;
-    st["hostIP"] = "10.0.0.1";
-    st["podIP"] = "10.244." + std::to_string((ip >> 8) & 0xff) + "." + std::to_string(ip & 0xff);
-    for (const char* type : {"Initialized", "ContainersReady", "Ready"}) {
-      SetCondition(st, {{"type", type}, {"status", "True"}, {"lastTransitionTime", now_text}});
-    }
-    st["containerStatuses"] = Json::array();
-    for (const Json& c : body["spec"].value("containers", Json::array())) {
-      st["containerStatuses"].push_back({{"name", c.value("name", "")},
-                                         {"image", c.value("image", "")},
-                                         {"imageID", "arbiter-sim://" + c.value("image", std::string())},
-                                         {"containerID", "arbiter-sim://" + p.ns + "/" + p.name + "/" + c.value("name", std::string())},
-                                         {"ready", true},
-                                         {"started", true},
-                                         {"restartCount", 0},
-                                         {"state", {{"running", {{"startedAt", now_text}}}}}});
-    }
-    auto r = store_.Update("pods", p.ns, p.name, next, p.revision);
-    if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
-      return r.status();
-    }
-  }
-  return Status::Ok();
+  return nodes_.Run(*informers_["nodes"], *informers_["pods"], *informers_["leases"]);
 }
 
 Status ControlLoop::EvictUnderPressure() {

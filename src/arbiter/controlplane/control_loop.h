@@ -21,6 +21,7 @@
 #include <tuple>
 
 #include "arbiter/base/time.h"
+#include "arbiter/controlplane/node_simulator.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/store/informer.h"
 #include "arbiter/store/store.h"
@@ -29,6 +30,7 @@ namespace arbiter::controlplane {
 
 struct LoopOptions {
   bool simulate_nodes = true;  // off: real node agents report pod status themselves
+  NodeSimOptions nodes;        // how the simulated nodes look (addresses, leases, heartbeats)
   bool schedule = true;
   uint64_t seed = 0;
   // The simulated kubelets' eviction thresholds (node pressure, from PodMetrics usage).
@@ -81,6 +83,7 @@ class ControlLoop {
   Timestamp planned_at_ = 0;
   LoopMetrics metrics_;
   uint64_t event_seq_ = 0;
+  NodeSimulator nodes_;
   std::map<std::string, std::string> last_failure_;  // pod -> last FailedScheduling message written
 };
 

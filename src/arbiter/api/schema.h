@@ -1,0 +1,68 @@
+// The API's types, one description for every use: Kubernetes' published protobuf messages
+// (schema/*.proto, compiled into the binary as a descriptor set with their comments) give
+//   * the protobuf wire format of request and response bodies (protobuf_codec.h),
+//   * the /openapi/v2 and /openapi/v3 documents that kubectl validates with and explains
+//     (openapi.h), and
+//   * server-side field validation: which fields an object may carry (field_validation.h).
+// Field names are the JSON names. Each field's comment gives its description and upstream's
+// marker tags (+optional, +required, +patchMergeKey=, +patchStrategy=, +listType=,
+// +listMapKey=, +mapType=), which this registry parses once.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <google/protobuf/descriptor.h>
+
+namespace arbiter::api {
+
+namespace pb = google::protobuf;
+
+// How a message travels in JSON when it is not an ordinary object.
+enum class WireShape {
+  kObject,        // an ordinary message: a JSON object of its fields
+  kQuantity,      // resource.Quantity: "100m", or a number
+  kIntOrString,   // intstr.IntOrString: 3 or "50%"
+  kTime,          // meta.v1.Time: RFC 3339 seconds
+  kMicroTime,     // meta.v1.MicroTime: RFC 3339 microseconds
+  kDuration,      // meta.v1.Duration: "1h2m3s"
+  kRawJson,       // meta.v1.FieldsV1 and runtime.RawExtension: any JSON, kept as bytes
+};
+
+struct FieldDoc {
+  std::string description;
+  bool optional = false;  // +optional: omitted from JSON when empty
+  bool required = false;  // +required: validation rejects an object without it
+  std::string patch_merge_key;
+  std::string patch_strategy;
+  std::string list_type;
+  std::vector<std::string> list_map_keys;
+  std::string map_type;
+};
+
+class ApiSchema {
+ public:
+  // The registry of the embedded descriptor set, built on first use.
+  static const ApiSchema& Get();
+
+  // A message by its full proto name ("k8s.io.api.core.v1.Pod"), or null.
+  const pb::Descriptor* Find(std::string_view full_name) const;
+  const FieldDoc& Doc(const pb::FieldDescriptor* f) const;
+  const std::string& Doc(const pb::Descriptor* m) const;
+  static WireShape ShapeOf(const pb::Descriptor* m);
+  // The OpenAPI definition name: "io.k8s.api.core.v1.Pod" for "k8s.io.api.core.v1.Pod".
+  static std::string OpenApiName(const pb::Descriptor* m);
+  const pb::DescriptorPool& pool() const { return pool_; }
+
+ private:
+  ApiSchema();
+  pb::DescriptorPool pool_;
+  std::map<const pb::FieldDescriptor*, FieldDoc> field_docs_;
+  std::map<const pb::Descriptor*, std::string> message_docs_;
+  FieldDoc empty_field_;
+  std::string empty_;
+};
+
+}  // namespace arbiter::api

@@ -1,0 +1,331 @@
+#include "arbiter/controlplane/node_simulator.h"
+
+#include <arpa/inet.h>
+
+#include <map>
+
+namespace arbiter::controlplane {
+
+namespace {
+
+using Json = nlohmann::json;
+
+bool Accept(const Status& s) {
+  // A write that lost a race (the object changed or went away) is retried by the next pass.
+  return s.ok() || s.code() == StatusCode::kConflict || s.code() == StatusCode::kNotFound ||
+         s.code() == StatusCode::kAlreadyExists;
+}
+
+const Json* Find(const Json& o, const char* key) {
+  if (!o.is_object()) return nullptr;
+  auto it = o.find(key);
+  return it == o.end() ? nullptr : &*it;
+}
+
+std::string Str(const Json& o, const char* a, const char* b) {
+  const Json* x = Find(o, a);
+  const Json* y = x == nullptr ? nullptr : Find(*x, b);
+  return y != nullptr && y->is_string() ? y->get<std::string>() : "";
+}
+
+std::string InternalIp(const Json& node) {
+  const Json* st = Find(node, "status");
+  const Json* addrs = st == nullptr ? nullptr : Find(*st, "addresses");
+  if (addrs == nullptr || !addrs->is_array()) return "";
+  for (const Json& a : *addrs) {
+    if (a.is_object() && a.value("type", "") == "InternalIP" && a.contains("address") && a["address"].is_string()) {
+      return a["address"].get<std::string>();
+    }
+  }
+  return "";
+}
+
+bool Ready(const Json& node) {
+  const Json* st = Find(node, "status");
+  const Json* conds = st == nullptr ? nullptr : Find(*st, "conditions");
+  if (conds == nullptr || !conds->is_array()) return false;
+  for (const Json& c : *conds) {
+    if (c.is_object() && c.value("type", "") == "Ready" && c.value("status", "") == "True") return true;
+  }
+  return false;
+}
+
+bool Terminal(const Json& pod) {
+  const std::string phase = Str(pod, "status", "phase");
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+std::string FormatMicro(Timestamp t) {
+  // MicroTime: RFC 3339 with six fractional digits.
+  std::string s = FormatRfc3339(t / kSecond * kSecond);
+  char frac[16];
+  std::snprintf(frac, sizeof frac, ".%06lld", static_cast<long long>(t % kSecond));
+  return s.substr(0, s.size() - 1) + frac + "Z";
+}
+
+// The lowest address of `net` (from `first` on, below its broadcast address) not in `used`.
+StatusOr<uint32_t> LowestFree(const Ipv4Net& net, uint32_t first, const std::set<uint32_t>& used) {
+  const uint64_t last = static_cast<uint64_t>(net.base) + net.Size() - 2;  // below broadcast
+  for (uint64_t ip = static_cast<uint64_t>(net.base) + first; ip <= last; ++ip) {
+    if (!used.contains(static_cast<uint32_t>(ip))) return static_cast<uint32_t>(ip);
+  }
+  return Unavailable("no free address left in " + FormatIpv4(net.base) + "/" + std::to_string(net.prefix));
+}
+
+}  // namespace
+
+StatusOr<uint32_t> ParseIpv4(const std::string& text) {
+  in_addr a{};
+  if (inet_pton(AF_INET, text.c_str(), &a) != 1) return InvalidArgument("\"" + text + "\" is not an IPv4 address");
+  return ntohl(a.s_addr);
+}
+
+std::string FormatIpv4(uint32_t ip) {
+  return std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 0xff) + "." + std::to_string((ip >> 8) & 0xff) +
+         "." + std::to_string(ip & 0xff);
+}
+
+StatusOr<Ipv4Net> Ipv4Net::Parse(const std::string& cidr) {
+  const size_t slash = cidr.find('/');
+  if (slash == std::string::npos) return InvalidArgument("\"" + cidr + "\" is not a CIDR (a.b.c.d/n)");
+  ARBITER_ASSIGN_OR_RETURN(ip, ParseIpv4(cidr.substr(0, slash)));
+  int prefix = -1;
+  try {
+    prefix = std::stoi(cidr.substr(slash + 1));
+  } catch (const std::exception&) {
+  }
+  if (prefix < 0 || prefix > 32) return InvalidArgument("\"" + cidr + "\": the prefix length is not 0 to 32");
+  Ipv4Net n;
+  n.prefix = prefix;
+  n.base = prefix == 0 ? 0 : ip & ~((uint32_t{1} << (32 - prefix)) - 1);
+  return n;
+}
+
+NodeSimulator::NodeSimulator(store::Store& store, const Clock& clock, NodeSimOptions options, PodEventRecorder record)
+    : store_(store), clock_(clock), options_(std::move(options)), record_(std::move(record)) {}
+
+Status NodeSimulator::Run(const store::Informer& nodes, const store::Informer& pods, const store::Informer& leases) {
+  ARBITER_RETURN_IF_ERROR(InitializeNodes(nodes));
+  ARBITER_RETURN_IF_ERROR(RenewLeases(nodes, leases));
+  return RunPods(nodes, pods);
+}
+
+Status NodeSimulator::InitializeNodes(const store::Informer& nodes) {
+  ARBITER_ASSIGN_OR_RETURN(cluster, Ipv4Net::Parse(options_.cluster_cidr));
+  ARBITER_ASSIGN_OR_RETURN(node_net, Ipv4Net::Parse(options_.node_cidr));
+  const Timestamp now = clock_.Now();
+  const std::string now_text = FormatRfc3339(now / kSecond * kSecond);
+  // What is taken: every node's pod CIDR (as the index of its /24) and InternalIP.
+  std::set<uint32_t> used_blocks, used_ips;
+  for (const auto& [key, n] : nodes.objects()) {
+    if (auto c = Ipv4Net::Parse(Str(n.body, "spec", "podCIDR")); c.ok() && cluster.Contains(c->base)) {
+      used_blocks.insert((c->base - cluster.base) >> 8);
+    }
+    if (auto ip = ParseIpv4(InternalIp(n.body)); ip.ok()) used_ips.insert(*ip);
+  }
+  for (const auto& [key, n] : nodes.objects()) {
+    const Json& body = n.body;
+    const bool has_cidr = !Str(body, "spec", "podCIDR").empty();
+    const bool has_ip = !InternalIp(body).empty();
+    bool heartbeat_due = false;
+    if (Ready(body)) {
+      // The status report: conditions' lastHeartbeatTime every status_report_interval.
+      for (const Json& c : body["status"]["conditions"]) {
+        if (c.value("type", "") != "Ready") continue;
+        auto beat = ParseRfc3339(c.value("lastHeartbeatTime", ""));
+        heartbeat_due = !beat.ok() || now - *beat >= options_.status_report_interval;
+      }
+      if (!heartbeat_due && has_cidr && has_ip) continue;
+    }
+    Json next = body;
+    if (!has_cidr) {
+      uint32_t block = 0;
+      while (used_blocks.contains(block)) ++block;
+      if ((uint64_t{block} + 1) * 256 > cluster.Size()) return Unavailable("the cluster CIDR " + options_.cluster_cidr + " is full");
+      used_blocks.insert(block);
+      const std::string cidr = FormatIpv4(cluster.base + (block << 8)) + "/24";
+      next["spec"]["podCIDR"] = cidr;
+      next["spec"]["podCIDRs"] = Json::array({cidr});
+    }
+    Json& st = next["status"];
+    if (!st.is_object()) st = Json::object();
+    if (!has_ip) {
+      ARBITER_ASSIGN_OR_RETURN(ip, LowestFree(node_net, 1, used_ips));
+      used_ips.insert(ip);
+      Json addrs = st.contains("addresses") && st["addresses"].is_array() ? st["addresses"] : Json::array();
+      addrs.push_back({{"type", "InternalIP"}, {"address", FormatIpv4(ip)}});
+      bool has_hostname = false;
+      for (const Json& a : addrs) has_hostname = has_hostname || (a.is_object() && a.value("type", "") == "Hostname");
+      if (!has_hostname) addrs.push_back({{"type", "Hostname"}, {"address", n.name}});
+      st["addresses"] = addrs;
+    }
+    // Conditions: Ready, and no pressure; transitions keep their time, heartbeats are now.
+    std::map<std::string, Json> old;
+    if (st.contains("conditions") && st["conditions"].is_array()) {
+      for (const Json& c : st["conditions"]) old[c.value("type", "")] = c;
+    }
+    Json conds = Json::array();
+    const std::pair<const char*, const char*> kinds[] = {{"MemoryPressure", "KubeletHasSufficientMemory"},
+                                                         {"DiskPressure", "KubeletHasNoDiskPressure"},
+                                                         {"PIDPressure", "KubeletHasSufficientPID"},
+                                                         {"Ready", "KubeletReady"}};
+    for (const auto& [type, reason] : kinds) {
+      const std::string status = std::string(type) == "Ready" ? "True" : "False";
+      auto it = old.find(type);
+      if (it != old.end() && it->second.value("status", "") != status) {
+        conds.push_back(it->second);  // a condition someone else set (node pressure) stays
+        old.erase(it);
+        continue;
+      }
+      const std::string since = it != old.end() ? it->second.value("lastTransitionTime", now_text) : now_text;
+      conds.push_back({{"type", type},
+                       {"status", status},
+                       {"lastHeartbeatTime", now_text},
+                       {"lastTransitionTime", since},
+                       {"reason", reason},
+                       {"message", std::string(type) == "Ready" ? "kubelet is posting ready status (simulated by arbiter serve)"
+                                                                : std::string("kubelet has no ") + type}});
+      if (it != old.end()) old.erase(it);
+    }
+    for (auto& [type, c] : old) conds.push_back(c);
+    st["conditions"] = conds;
+    st["daemonEndpoints"] = {{"kubeletEndpoint", {{"Port", 10250}}}};
+    st["nodeInfo"] = {{"architecture", "amd64"},
+                      {"bootID", n.name},
+                      {"containerRuntimeVersion", "arbiter-sim://1.0"},
+                      {"kernelVersion", "simulated"},
+                      {"kubeProxyVersion", options_.kubelet_version},
+                      {"kubeletVersion", options_.kubelet_version},
+                      {"machineID", n.name},
+                      {"operatingSystem", "linux"},
+                      {"osImage", "simulated by arbiter serve"},
+                      {"systemUUID", n.name}};
+    if (!st.contains("phase")) st["phase"] = "Running";
+    auto r = store_.Update("nodes", "", n.name, next, n.revision);
+    if (!Accept(r.status())) return r.status();
+  }
+  return Status::Ok();
+}
+
+Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Informer& leases) {
+  const Timestamp now = clock_.Now();
+  for (const auto& [key, n] : nodes.objects()) {
+    auto it = leases.objects().find({"kube-node-lease", n.name});
+    if (it == leases.objects().end()) {
+      const Json lease = {
+          {"apiVersion", "coordination.k8s.io/v1"},
+          {"kind", "Lease"},
+          {"metadata",
+           {{"name", n.name},
+            {"namespace", "kube-node-lease"},
+            {"creationTimestamp", FormatRfc3339(now / kSecond * kSecond)},
+            {"ownerReferences",
+             Json::array({{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", n.name}, {"uid", Str(n.body, "metadata", "uid")}}})}}},
+          {"spec",
+           {{"holderIdentity", n.name}, {"leaseDurationSeconds", options_.lease_duration_seconds}, {"renewTime", FormatMicro(now)}}}};
+      auto r = store_.Create("leases", "kube-node-lease", n.name, lease);
+      if (!Accept(r.status())) return r.status();
+      continue;
+    }
+    auto renewed = ParseRfc3339(Str(it->second.body, "spec", "renewTime"));
+    if (renewed.ok() && now - *renewed < options_.lease_renew_interval) continue;
+    Json next = it->second.body;
+    next["spec"]["renewTime"] = FormatMicro(now);
+    next["spec"]["holderIdentity"] = n.name;
+    auto r = store_.Update("leases", "kube-node-lease", n.name, next, it->second.revision);
+    if (!Accept(r.status())) return r.status();
+  }
+  // The Lease of a deleted node goes with it (the garbage collector follows its owner).
+  for (const auto& [key, l] : leases.objects()) {
+    if (key.first != "kube-node-lease" || nodes.objects().contains({"", key.second})) continue;
+    auto r = store_.Delete("leases", key.first, key.second, l.revision);
+    if (!Accept(r.status())) return r.status();
+  }
+  return Status::Ok();
+}
+
+Status NodeSimulator::RunPods(const store::Informer& nodes, const store::Informer& pods) {
+  const Timestamp now = clock_.Now();
+  const std::string now_text = FormatRfc3339(now / kSecond * kSecond);
+  // The pod IPs in use on each node: every pod there that has one and has not ended.
+  std::map<std::string, std::set<uint32_t>> used;
+  std::set<std::string> present;
+  for (const auto& [key, p] : pods.objects()) {
+    present.insert(Str(p.body, "metadata", "uid"));
+    const std::string node = Str(p.body, "spec", "nodeName");
+    if (node.empty() || Terminal(p.body)) continue;
+    if (auto ip = ParseIpv4(Str(p.body, "status", "podIP")); ip.ok()) used[node].insert(*ip);
+  }
+  for (auto it = killing_sent_.begin(); it != killing_sent_.end();) {
+    it = present.contains(*it) ? std::next(it) : killing_sent_.erase(it);
+  }
+  for (const auto& [key, p] : pods.objects()) {
+    const Json& body = p.body;
+    const std::string node = Str(body, "spec", "nodeName");
+    if (body["metadata"].contains("deletionTimestamp")) {
+      const std::string uid = Str(body, "metadata", "uid");
+      if (!node.empty() && !Terminal(body) && killing_sent_.insert(uid).second) {
+        for (const Json& c : body["spec"].value("containers", Json::array())) {
+          const std::string name = c.value("name", "");
+          ARBITER_RETURN_IF_ERROR(record_(p.ns, p.name, uid, "Normal", "Killing", "Stopping container " + name, "kubelet", node));
+        }
+      }
+      auto deadline = ParseRfc3339(body["metadata"]["deletionTimestamp"].get<std::string>());
+      if (deadline.ok() && *deadline <= now) {
+        auto r = store_.Delete("pods", p.ns, p.name, p.revision);
+        if (!Accept(r.status())) return r.status();
+      }
+      continue;
+    }
+    if (node.empty() || Terminal(body) || Str(body, "status", "phase") != "Pending") continue;
+    auto n = nodes.objects().find({"", node});
+    if (n == nodes.objects().end()) continue;  // a node that is not (yet) there runs nothing
+    auto cidr = Ipv4Net::Parse(Str(n->second.body, "spec", "podCIDR"));
+    const std::string host_ip = InternalIp(n->second.body);
+    if (!cidr.ok() || host_ip.empty()) continue;  // initialised by the next pass
+    Json next = body;
+    Json& st = next["status"];
+    std::string pod_ip = host_ip;
+    if (!(body["spec"].value("hostNetwork", false))) {
+      auto ip = LowestFree(*cidr, 2, used[node]);  // .1 is the node's bridge
+      if (!ip.ok()) continue;  // the node's range is full: the pod waits, as on a real node
+      used[node].insert(*ip);
+      pod_ip = FormatIpv4(*ip);
+    }
+    st["phase"] = "Running";
+    st["startTime"] = now_text;
+    st["hostIP"] = host_ip;
+    st["hostIPs"] = Json::array({{{"ip", host_ip}}});
+    st["podIP"] = pod_ip;
+    st["podIPs"] = Json::array({{{"ip", pod_ip}}});
+    Json conds = st.contains("conditions") && st["conditions"].is_array() ? st["conditions"] : Json::array();
+    for (const char* type : {"PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready"}) {
+      bool found = false;
+      for (Json& c : conds) {
+        if (c.value("type", "") == type) {
+          c = {{"type", type}, {"status", "True"}, {"lastTransitionTime", now_text}};
+          found = true;
+        }
+      }
+      if (!found) conds.push_back({{"type", type}, {"status", "True"}, {"lastTransitionTime", now_text}});
+    }
+    st["conditions"] = conds;
+    st["containerStatuses"] = Json::array();
+    for (const Json& c : body["spec"].value("containers", Json::array())) {
+      const std::string name = c.value("name", "");
+      st["containerStatuses"].push_back({{"name", name},
+                                         {"image", c.value("image", "")},
+                                         {"imageID", "arbiter-sim://" + c.value("image", std::string())},
+                                         {"containerID", "arbiter-sim://" + p.ns + "/" + p.name + "/" + name},
+                                         {"ready", true},
+                                         {"started", true},
+                                         {"restartCount", 0},
+                                         {"state", {{"running", {{"startedAt", now_text}}}}}});
+    }
+    auto r = store_.Update("pods", p.ns, p.name, next, p.revision);
+    if (!Accept(r.status())) return r.status();
+  }
+  return Status::Ok();
+}
+
+}  // namespace arbiter::controlplane

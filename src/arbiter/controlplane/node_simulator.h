@@ -1,0 +1,71 @@
+// Simulated nodes, as KWOK makes them, for `arbiter serve` without real node agents:
+//   * node IPAM (kube-controller-manager's range allocator): a node without spec.podCIDR gets
+//     the lowest free /24 of the cluster CIDR;
+//   * node initialisation: Ready=True and the pressure conditions False, an InternalIP (the
+//     lowest free address of the node network) and a Hostname address, the kubelet endpoint
+//     port, status.nodeInfo;
+//   * heartbeats on the real clock: a Lease per node in kube-node-lease (holder the node,
+//     leaseDurationSeconds 40, renewed every 10 s, owned by the Node) and the conditions'
+//     lastHeartbeatTime refreshed every 5 minutes (the kubelet's nodeStatusReportFrequency);
+//   * pods bound to a node start Running with a pod IP unique on the node, the lowest free
+//     address of its podCIDR (freed when the pod ends), hostIP the node's InternalIP, and
+//     Ready containers;
+//   * a terminating pod gets the kubelet's Killing event per container, and is deleted when its
+//     grace period ends.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+
+#include "arbiter/base/time.h"
+#include "arbiter/store/informer.h"
+#include "arbiter/store/store.h"
+
+namespace arbiter::controlplane {
+
+struct NodeSimOptions {
+  std::string cluster_cidr = "10.64.0.0/10";  // pod CIDRs, one /24 per node
+  std::string node_cidr = "10.0.0.0/16";      // node InternalIPs
+  int64_t lease_duration_seconds = 40;
+  Duration lease_renew_interval = 10 * kSecond;           // a quarter of the duration, as the kubelet
+  Duration status_report_interval = 5 * kMinute;          // nodeStatusReportFrequency
+  std::string kubelet_version = "v1.32.0-arbiter";
+};
+
+// Records an event about a pod: namespace, name, uid, type, reason, message, component, host.
+using PodEventRecorder = std::function<Status(const std::string&, const std::string&, const std::string&,
+                                              const std::string&, const std::string&, const std::string&,
+                                              const std::string&, const std::string&)>;
+
+// An IPv4 network "a.b.c.d/n".
+struct Ipv4Net {
+  uint32_t base = 0;
+  int prefix = 32;
+  static StatusOr<Ipv4Net> Parse(const std::string& cidr);
+  uint64_t Size() const { return uint64_t{1} << (32 - prefix); }
+  bool Contains(uint32_t ip) const { return Size() >= (uint64_t{1} << 32) || (ip - base) < Size(); }
+};
+std::string FormatIpv4(uint32_t ip);
+StatusOr<uint32_t> ParseIpv4(const std::string& text);
+
+class NodeSimulator {
+ public:
+  NodeSimulator(store::Store& store, const Clock& clock, NodeSimOptions options, PodEventRecorder record);
+  // One pass over the informers' current state; writes what is due now.
+  Status Run(const store::Informer& nodes, const store::Informer& pods, const store::Informer& leases);
+
+ private:
+  Status InitializeNodes(const store::Informer& nodes);
+  Status RenewLeases(const store::Informer& nodes, const store::Informer& leases);
+  Status RunPods(const store::Informer& nodes, const store::Informer& pods);
+
+  store::Store& store_;
+  const Clock& clock_;
+  NodeSimOptions options_;
+  PodEventRecorder record_;
+  std::set<std::string> killing_sent_;  // uids of terminating pods that have their Killing events
+};
+
+}  // namespace arbiter::controlplane
