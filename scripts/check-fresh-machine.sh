@@ -58,7 +58,7 @@ git -C "$repo" ls-files -z --cached --others --exclude-standard | xargs -0 -I{} 
   tar -C "$repo" -cf - -T - | tar -C "$root/src/arbiter" -xf -
 
 # The README's two commands, exactly as written: the first two ```sh blocks.
-readme_commands="$(awk '/^```sh$/{inside=1; next} /^```$/{if (inside) {n++; inside=0}; next} inside && n < 2 {print n ": " $0}' README.md)"
+readme_commands="$(awk '/^```sh$/{inside=1; next} /^```$/{if (inside) {n++; inside=0}; next} inside && n < 2 {print n+0 ": " $0}' README.md)"
 first="$(printf '%s\n' "$readme_commands" | sed -n 's/^0: //p')"
 second="$(printf '%s\n' "$readme_commands" | sed -n 's/^1: //p')"
 [ -n "$first" ] && [ -n "$second" ] || { echo "check-fresh-machine: README.md has no two \`\`\`sh commands" >&2; exit 1; }

@@ -11,8 +11,13 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include "arbiter/api/admission.h"
+#include "arbiter/api/protobuf_codec.h"
 #include "arbiter/api/server.h"
 #include "arbiter/api/tables.h"
 #include "arbiter/base/time.h"
@@ -1507,56 +1512,58 @@ TEST_F(BadInputTest, ABodyThatIsAnArrayIsABadRequest) {
   ExpectUnchanged();
 }
 
-TEST_F(BadInputTest, ContainersAsAStringIsInvalidNamingTheField) {
+// A value of the wrong JSON type cannot be decoded at all: 400 BadRequest, as kube-apiserver
+// answers it ("cannot be handled as a Pod"), naming the field.
+TEST_F(BadInputTest, ContainersAsAStringIsABadRequestNamingTheField) {
   Json p = PodJson("x");
   p["spec"]["containers"] = "nginx";
   Response r = Post(kPods, p);
-  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  ASSERT_TRUE(IsStatus(r, 400, "BadRequest"));
   EXPECT_NE(MessageOf(r).find("spec.containers"), std::string::npos) << r.body;
   Json existing = pods_["items"][0];
   existing["spec"]["containers"] = "nginx";
   Response u = Put(kPods + "/existing", existing);
-  ASSERT_TRUE(IsStatus(u, 422, "Invalid"));
+  ASSERT_TRUE(IsStatus(u, 400, "BadRequest"));
   EXPECT_NE(MessageOf(u).find("spec.containers"), std::string::npos) << u.body;
   ExpectUnchanged();
 }
 
-TEST_F(BadInputTest, PriorityClassValueAsAStringIsInvalidNamingTheField) {
+TEST_F(BadInputTest, PriorityClassValueAsAStringIsABadRequestNamingTheField) {
   Json pc = ClassJson("x", 0);
   pc["value"] = "abc";
   Response r = Post(kClasses, pc);
-  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  ASSERT_TRUE(IsStatus(r, 400, "BadRequest"));
   EXPECT_NE(MessageOf(r).find("value"), std::string::npos) << r.body;
   ExpectUnchanged();
 }
 
-TEST_F(BadInputTest, OtherWrongTypesAreInvalidNamingTheField) {
+TEST_F(BadInputTest, OtherWrongTypesAreBadRequestsNamingTheField) {
   Json p = PodJson("x");
   p["spec"]["terminationGracePeriodSeconds"] = "thirty";
   Response r = Post(kPods, p);
-  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  ASSERT_TRUE(IsStatus(r, 400, "BadRequest"));
   EXPECT_NE(MessageOf(r).find("spec.terminationGracePeriodSeconds"), std::string::npos) << r.body;
   Json q = PodJson("y");
   q["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots";
   Response s = Post(kPods, q);
-  ASSERT_TRUE(IsStatus(s, 422, "Invalid"));
+  ASSERT_TRUE(IsStatus(s, 422, "Invalid"));  // a string, as a quantity is; not a valid quantity
   EXPECT_NE(MessageOf(s).find("spec.containers[0].resources.requests.cpu"), std::string::npos) << s.body;
   Json n = PodJson("z");
   n["metadata"]["labels"] = "app=web";
-  EXPECT_TRUE(IsStatus(Post(kPods, n), 422, "Invalid"));
+  EXPECT_TRUE(IsStatus(Post(kPods, n), 400, "BadRequest"));
   ExpectUnchanged();
 }
 
-TEST_F(BadInputTest, NumbersWhereStringsBelongAreInvalidNamingTheField) {
+TEST_F(BadInputTest, NumbersWhereStringsBelongAreBadRequestsNamingTheField) {
   Json p = PodJson("x");
   p["spec"]["nodeName"] = 5;
   Response r = Post(kPods, p);
-  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  ASSERT_TRUE(IsStatus(r, 400, "BadRequest"));
   EXPECT_NE(MessageOf(r).find("spec.nodeName"), std::string::npos) << r.body;
   Json q = PodJson("y");
   q["spec"]["priorityClassName"] = 7;
   Response s = Post(kPods, q);
-  ASSERT_TRUE(IsStatus(s, 422, "Invalid"));
+  ASSERT_TRUE(IsStatus(s, 400, "BadRequest"));
   EXPECT_NE(MessageOf(s).find("spec.priorityClassName"), std::string::npos) << s.body;
   ExpectUnchanged();
 }
@@ -1694,6 +1701,142 @@ TEST(StatusToHttpTest, MapsEveryStatusCode) {
   EXPECT_EQ(StatusToHttp(OutOfRange("x")), 400);
   EXPECT_EQ(StatusToHttp(Unavailable("x")), 503);
   EXPECT_EQ(StatusToHttp(Internal("x")), 500);
+}
+
+// Every object of the shipped examples is accepted by `fieldValidation=Strict`: the schema knows
+// every field a valid manifest of a served kind carries.
+TEST_F(ApiServerTest, EveryShippedExampleValidatesStrictly) {
+  int created = 0;
+  for (const char* dir : {"examples/basic", "examples/gang", "examples/node-pressure", "examples/serve"}) {
+    std::vector<std::filesystem::path> files;
+    // The source tree as tests/testing/paths.h finds it (that header's namespace would hide
+    // GoogleTest's here).
+    const char* env = std::getenv("ARBITER_SOURCE_DIR");
+    const std::string source = env != nullptr && *env != '\0' ? env : ARBITER_SOURCE_DIR_DEFAULT;
+    for (const auto& e : std::filesystem::directory_iterator(source + "/" + dir)) {
+      if (e.path().extension() == ".yaml") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    ASSERT_FALSE(files.empty()) << dir;
+    for (const auto& file : files) {
+      for (const YAML::Node& doc : YAML::LoadAllFromFile(file.string())) {
+        if (!doc.IsMap()) continue;
+        const ResourceInfo* info = FindKind(doc["apiVersion"].as<std::string>(""), doc["kind"].as<std::string>(""));
+        if (info == nullptr) continue;  // a kind `plan` reads but the server does not serve
+        std::string path = info->group.empty() ? "/api/" : "/apis/" + std::string(info->group) + "/";
+        const std::string ns = doc["metadata"]["namespace"].as<std::string>("default");
+        if (info->namespaced) Post(kNamespaces, NamespaceJson(ns));  // 409 when it exists
+        path += std::string(info->version) + (info->namespaced ? "/namespaces/" + ns + "/" : "/") +
+                std::string(info->resource);
+        YAML::Emitter out;
+        out << doc;
+        Response r = Do("POST", path, out.c_str(), {{"fieldValidation", "Strict"}}, {{"content-type", "application/yaml"}});
+        // AlreadyExists: a name another example used, after validation passed.
+        EXPECT_TRUE(r.code == 201 || (r.code == 409 && r.body.find("AlreadyExists") != std::string::npos))
+            << file << ": " << info->kind << ": " << r.body;
+        EXPECT_TRUE(r.warnings.empty()) << file;
+        ++created;
+      }
+    }
+  }
+  EXPECT_GT(created, 10);
+}
+
+TEST_F(ApiServerTest, ProtobufBodiesAreReadAndAnswersFollowAccept) {
+  const Json ns = NamespaceJson("proto");
+  auto bytes = EncodeProtobufObject(ns);
+  ASSERT_TRUE(bytes.ok());
+  Response r = Do("POST", kNamespaces, *bytes, {},
+                  {{"content-type", "application/vnd.kubernetes.protobuf"},
+                   {"accept", "application/vnd.kubernetes.protobuf, */*"}});
+  ASSERT_EQ(r.code, 201) << r.body;
+  EXPECT_EQ(r.content_type, "application/vnd.kubernetes.protobuf");
+  auto back = DecodeProtobufObject(r.body);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ((*back)["metadata"]["name"], "proto");
+  EXPECT_FALSE((*back)["metadata"]["uid"].get<std::string>().empty());
+  // Errors are Status messages in protobuf too; JSON clients get JSON.
+  Response missing = Do("GET", kNamespaces + "/absent", "", {}, {{"accept", "application/vnd.kubernetes.protobuf"}});
+  EXPECT_EQ(missing.code, 404);
+  auto status = DecodeProtobufObject(missing.body);
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  EXPECT_EQ((*status)["reason"], "NotFound");
+  EXPECT_EQ(MustGet(kNamespaces + "/proto")["metadata"]["name"], "proto");
+  // A protobuf body that is not an object is a 400 naming the problem; nothing is stored.
+  EXPECT_TRUE(IsStatus(Do("POST", kNamespaces, "garbage", {}, {{"content-type", "application/vnd.kubernetes.protobuf"}}), 400,
+                       "BadRequest"));
+}
+
+TEST_F(ApiServerTest, UnknownFieldsWarnByDefaultFailStrictAndAreNeverStored) {
+  Json pod = PodJson("typo");
+  pod["spec"]["containers"][0]["imagee"] = "x";
+  Response strict = Do("POST", kPods, pod.dump(), {{"fieldValidation", "Strict"}});
+  EXPECT_TRUE(IsStatus(strict, 400, "BadRequest"));
+  EXPECT_NE(MessageOf(strict).find("unknown field \"spec.containers[0].imagee\""), std::string::npos) << strict.body;
+  Response warn = Post(kPods, pod);
+  ASSERT_EQ(warn.code, 201) << warn.body;
+  EXPECT_EQ(warn.warnings, std::vector<std::string>{"unknown field \"spec.containers[0].imagee\""});
+  EXPECT_FALSE(MustGet(kPods + "/typo")["spec"]["containers"][0].contains("imagee"));
+  EXPECT_TRUE(IsStatus(Do("POST", kPods, PodJson("x").dump(), {{"fieldValidation", "Loose"}}), 400, "BadRequest"));
+  Json wrong = PodJson("wrong");
+  wrong["spec"]["priority"] = "high";
+  Response typed = Post(kPods, wrong);
+  EXPECT_TRUE(IsStatus(typed, 400, "BadRequest"));
+  EXPECT_NE(MessageOf(typed).find("spec.priority"), std::string::npos) << typed.body;
+}
+
+TEST_F(ApiServerTest, AnInvalidPodIsAnsweredWithItsKindAndOneCausePerField) {
+  Json pod = PodJson("bad");
+  pod["spec"]["containers"][0].erase("image");
+  Response r = Post(kPods, pod);
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  const Json b = Parse(r);
+  EXPECT_EQ(b["details"]["kind"], "Pod");
+  EXPECT_EQ(b["details"]["name"], "bad");
+  ASSERT_EQ(b["details"]["causes"].size(), 1u);
+  EXPECT_EQ(b["details"]["causes"][0]["field"], "spec.containers[0].image");
+  EXPECT_EQ(b["details"]["causes"][0]["reason"], "FieldValueRequired");
+  // Admission's own rejections carry their causes too.
+  Response pc = Post(kClasses, ClassJson("huge", 2'000'000'000));
+  ASSERT_TRUE(IsStatus(pc, 422, "Invalid"));
+  EXPECT_EQ(Parse(pc)["details"]["kind"], "PriorityClass");
+  EXPECT_EQ(Parse(pc)["details"]["causes"][0]["field"], "value");
+}
+
+TEST_F(ApiServerTest, ReviewsAnswerWhatTheCallerMayDoAndWhoItIs) {
+  const std::string ssar = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+  const Json review = {{"apiVersion", "authorization.k8s.io/v1"},
+                       {"kind", "SelfSubjectAccessReview"},
+                       {"spec", {{"resourceAttributes", {{"verb", "create"}, {"resource", "pods"}, {"namespace", "team"}}}}}};
+  Response open = Post(ssar, review);
+  ASSERT_EQ(open.code, 201) << open.body;
+  EXPECT_EQ(Parse(open)["status"]["allowed"], true);
+  Request alice;
+  alice.method = "POST";
+  alice.path = ssar;
+  alice.body = review.dump();
+  alice.user = "alice";
+  alice.groups = {"namespace:other", "system:authenticated"};
+  alice.authenticated = true;
+  Response denied = Call(server_, alice);
+  ASSERT_EQ(denied.code, 201) << denied.body;
+  EXPECT_EQ(Parse(denied)["status"]["allowed"], false);
+  alice.path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+  alice.body = Json{{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "SelfSubjectReview"}}.dump();
+  Response who = Call(server_, alice);
+  ASSERT_EQ(who.code, 201) << who.body;
+  EXPECT_EQ(Parse(who)["status"]["userInfo"]["username"], "alice");
+  EXPECT_TRUE(IsStatus(Get(ssar), 405));
+}
+
+TEST_F(ApiServerTest, TheBootstrapObjectsIncludeTheBuiltInPriorityClasses) {
+  ASSERT_TRUE(EnsureBootstrapObjects(*store_, clock_).ok());
+  ASSERT_TRUE(EnsureBootstrapObjects(*store_, clock_).ok());  // again: nothing changes
+  EXPECT_EQ(List(kClasses), (Names{"system-cluster-critical", "system-node-critical"}));
+  EXPECT_EQ(MustGet(kClasses + "/system-node-critical")["value"], 2000001000);
+  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    EXPECT_EQ(MustGet(kNamespaces + "/" + ns)["status"]["phase"], "Active");
+  }
 }
 
 TEST(StatusBodyTest, CarriesDetailsWhenNamed) {

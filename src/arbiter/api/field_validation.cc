@@ -10,7 +10,38 @@ using FD = pb::FieldDescriptor;
 
 void Walk(Json& j, const pb::Descriptor* d, const std::string& path, bool top, SchemaCheck& out);
 
+// The JSON type a value of field `f` must have, or null when it is of the right type.
+const char* WrongType(const Json& v, const FD* f) {
+  if (v.is_null()) return nullptr;
+  switch (f->cpp_type()) {
+    case FD::CPPTYPE_STRING: return v.is_string() ? nullptr : "a string";
+    case FD::CPPTYPE_BOOL: return v.is_boolean() ? nullptr : "a boolean";
+    case FD::CPPTYPE_INT32:
+    case FD::CPPTYPE_INT64:
+    case FD::CPPTYPE_UINT32:
+    case FD::CPPTYPE_UINT64: return v.is_number_integer() ? nullptr : "an integer";
+    case FD::CPPTYPE_DOUBLE:
+    case FD::CPPTYPE_FLOAT: return v.is_number() ? nullptr : "a number";
+    case FD::CPPTYPE_ENUM: return v.is_string() ? nullptr : "a string";
+    case FD::CPPTYPE_MESSAGE: break;
+  }
+  switch (ApiSchema::ShapeOf(f->message_type())) {
+    case WireShape::kObject: return v.is_object() ? nullptr : "an object";
+    case WireShape::kQuantity: return v.is_string() || v.is_number() ? nullptr : "a quantity";
+    case WireShape::kIntOrString: return v.is_string() || v.is_number_integer() ? nullptr : "an integer or a string";
+    case WireShape::kTime:
+    case WireShape::kMicroTime:
+    case WireShape::kDuration: return v.is_string() ? nullptr : "a string";
+    case WireShape::kRawJson: return nullptr;
+  }
+  return nullptr;
+}
+
 void WalkValue(Json& v, const FD* f, const std::string& path, SchemaCheck& out) {
+  if (const char* want = WrongType(v, f)) {
+    out.wrong_types.push_back(path + ": want " + want + ", got " + std::string(v.type_name()));
+    return;
+  }
   if (f->cpp_type() != FD::CPPTYPE_MESSAGE) return;
   Walk(v, f->message_type(), path, false, out);
 }
@@ -22,7 +53,8 @@ void Walk(Json& j, const pb::Descriptor* d, const std::string& path, bool top, S
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
     const std::string at = path.empty() ? key : path + "." + key;
-    const FD* f = d->FindFieldByName(key);
+    const JsonField* jf = schema.FindJsonField(d, key);
+    const FD* f = jf == nullptr ? nullptr : jf->field;
     if (f == nullptr) {
       if (top && (key == "apiVersion" || key == "kind")) continue;
       out.unknown.push_back(at);
@@ -31,18 +63,26 @@ void Walk(Json& j, const pb::Descriptor* d, const std::string& path, bool top, S
     }
     Json& v = it.value();
     if (f->is_map()) {
-      if (!v.is_object()) continue;
+      if (!v.is_object() && !v.is_null()) {
+        out.wrong_types.push_back(at + ": want an object, got " + std::string(v.type_name()));
+        continue;
+      }
+      if (v.is_null()) continue;
       for (auto e = v.begin(); e != v.end(); ++e) WalkValue(e.value(), f->message_type()->map_value(), at + "." + e.key(), out);
     } else if (f->is_repeated()) {
-      if (!v.is_array()) continue;
+      if (!v.is_array() && !v.is_null()) {
+        out.wrong_types.push_back(at + ": want an array, got " + std::string(v.type_name()));
+        continue;
+      }
+      if (v.is_null()) continue;
       for (size_t i = 0; i < v.size(); ++i) WalkValue(v[i], f, at + "[" + std::to_string(i) + "]", out);
     } else {
       WalkValue(v, f, at, out);
     }
   }
   for (const auto& key : drop) j.erase(key);
-  for (int i = 0; i < d->field_count(); ++i) {
-    const FD* f = d->field(i);
+  for (const JsonField& jf : schema.JsonFields(d)) {
+    const FD* f = jf.field;
     if (!schema.Doc(f).required) continue;
     const auto it = j.find(f->name());
     const bool absent = it == j.end() || it->is_null() || (it->is_string() && it->get_ref<const std::string&>().empty()) ||

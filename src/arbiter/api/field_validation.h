@@ -3,6 +3,7 @@
 //     rejects the request with 400 naming every one, `Warn` (the default) answers one Warning
 //     header each, `Ignore` drops them silently;
 //   * fields the schema marks +required must be present (FieldValueRequired);
+//   * a value of the wrong JSON type (a string where an integer belongs) fails the request;
 //   * an invalid object is answered 422 with details.causes, one per field error
 //     ({reason, message, field}) and details.kind the object's kind.
 #pragma once
@@ -34,6 +35,9 @@ StatusOr<FieldValidation> ParseFieldValidation(const std::string& value);
 struct SchemaCheck {
   std::vector<std::string> unknown;   // paths of fields the schema does not have, in document order
   std::vector<FieldError> missing;    // +required fields that are absent
+  // Values of the wrong JSON type ("spec.priority: want an integer, got string"): the body
+  // cannot be decoded at all, a 400 as kube-apiserver answers it.
+  std::vector<std::string> wrong_types;
 };
 
 // Checks `object` against message `d`, removing the unknown fields from it. The top level may

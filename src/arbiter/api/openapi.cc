@@ -114,8 +114,8 @@ class Generator {
       props["kind"] = {{"type", "string"}, {"description", "The REST resource this object represents, in CamelCase."}};
       d["x-kubernetes-group-version-kind"] = Json::array({{{"group", k->group}, {"kind", k->kind}, {"version", k->version}}});
     }
-    for (int i = 0; i < m->field_count(); ++i) {
-      const pb::FieldDescriptor* f = m->field(i);
+    for (const JsonField& jf : schema.JsonFields(m)) {  // embedded (+inline) messages flattened
+      const pb::FieldDescriptor* f = jf.field;
       const FieldDoc& fd = schema.Doc(f);
       Json p = Property(f);
       if (!fd.description.empty()) p["description"] = fd.description;

@@ -311,9 +311,15 @@ Status JsonToMessage(const Json& j, pb::Message* m, const std::string& path) {
   if (shape != WireShape::kObject) return SetSpecial(j, m, shape, path.empty() ? "(object)" : path);
   if (j.is_null()) return Status::Ok();
   if (!j.is_object()) return TypeError(path.empty() ? "(object)" : path, "an object", j);
+  const ApiSchema& schema = ApiSchema::Get();
+  pb::Message* const whole = m;
   for (const auto& [key, value] : j.items()) {
-    const FD* f = d->FindFieldByName(key);
-    if (f == nullptr || value.is_null()) continue;
+    const JsonField* jf = schema.FindJsonField(d, key);
+    if (jf == nullptr || value.is_null()) continue;
+    const FD* f = jf->field;
+    // A field of an embedded (+inline) message lives in that message on the wire.
+    m = whole;
+    for (const FD* via : jf->via) m = m->GetReflection()->MutableMessage(m, via, &Factory());
     const std::string at = path.empty() ? key : path + "." + key;
     if (f->is_map()) {
       if (!value.is_object()) return TypeError(at, "an object", value);
@@ -362,6 +368,10 @@ Json MessageToJson(const pb::Message& m) {
     } else {
       if (!r->HasField(m, f)) continue;
       v = ValueJson(m, f, -1);
+      if (schema.Doc(f).inline_fields && v.is_object()) {
+        for (auto& [k, inner] : v.items()) out[k] = std::move(inner);  // an embedded struct's fields
+        continue;
+      }
       if (v.is_null() || (schema.Doc(f).optional && EmptyJson(v))) continue;
     }
     out[f->name()] = std::move(v);

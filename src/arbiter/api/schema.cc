@@ -2,6 +2,7 @@
 
 #include <google/protobuf/descriptor.pb.h>
 
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
@@ -38,6 +39,7 @@ FieldDoc ParseComment(const std::string& comment) {
       if (tag == "listType") d.list_type = value;
       if (tag == "listMapKey") d.list_map_keys.push_back(value);
       if (tag == "mapType") d.map_type = value;
+      if (tag == "inline") d.inline_fields = true;
       continue;
     }
     if (line.empty()) {
@@ -66,6 +68,32 @@ ApiSchema::ApiSchema() {
   for (const auto& file : set.file()) {
     if (pool_.BuildFile(file) == nullptr) throw std::logic_error("the embedded API schema does not build: " + file.name());
   }
+  // The JSON fields of every message, once the docs (and their +inline tags) are known.
+  std::function<void(const pb::Descriptor*)> flatten_all = [&](const pb::Descriptor* m) {
+    std::function<void(const pb::Descriptor*, std::vector<const pb::FieldDescriptor*>&, std::vector<JsonField>&)> flatten =
+        [&](const pb::Descriptor* d, std::vector<const pb::FieldDescriptor*>& via, std::vector<JsonField>& out) {
+          for (int i = 0; i < d->field_count(); ++i) {
+            const pb::FieldDescriptor* f = d->field(i);
+            auto doc = field_docs_.find(f);
+            if (doc != field_docs_.end() && doc->second.inline_fields && f->message_type() != nullptr && via.size() < 4) {
+              via.push_back(f);
+              flatten(f->message_type(), via, out);
+              via.pop_back();
+            } else {
+              out.push_back({f, via});
+            }
+          }
+        };
+    std::vector<const pb::FieldDescriptor*> via;
+    flatten(m, via, json_fields_[m]);
+    for (int i = 0; i < m->nested_type_count(); ++i) flatten_all(m->nested_type(i));
+  };
+  auto finish = [&] {
+    for (const auto& file : set.file()) {
+      const pb::FileDescriptor* fd = pool_.FindFileByName(file.name());
+      for (int i = 0; i < fd->message_type_count(); ++i) flatten_all(fd->message_type(i));
+    }
+  };
   for (const auto& file : set.file()) {
     const pb::FileDescriptor* fd = pool_.FindFileByName(file.name());
     // Comments: source locations name a message by path [4, i] and its field by [4, i, 2, j]
@@ -87,6 +115,20 @@ ApiSchema::ApiSchema() {
       }
     }
   }
+  finish();
+}
+
+const std::vector<JsonField>& ApiSchema::JsonFields(const pb::Descriptor* m) const {
+  auto it = json_fields_.find(m);
+  static const std::vector<JsonField> kNone;
+  return it == json_fields_.end() ? kNone : it->second;
+}
+
+const JsonField* ApiSchema::FindJsonField(const pb::Descriptor* m, std::string_view name) const {
+  for (const JsonField& f : JsonFields(m)) {
+    if (f.field->name() == name) return &f;
+  }
+  return nullptr;
 }
 
 const pb::Descriptor* ApiSchema::Find(std::string_view full_name) const {

@@ -6,7 +6,8 @@
 //   * server-side field validation: which fields an object may carry (field_validation.h).
 // Field names are the JSON names. Each field's comment gives its description and upstream's
 // marker tags (+optional, +required, +patchMergeKey=, +patchStrategy=, +listType=,
-// +listMapKey=, +mapType=), which this registry parses once.
+// +listMapKey=, +mapType=, and +inline for Go's embedded structs), which this registry parses
+// once.
 #pragma once
 
 #include <map>
@@ -40,6 +41,16 @@ struct FieldDoc {
   std::string list_type;
   std::vector<std::string> list_map_keys;
   std::string map_type;
+  // +inline: an embedded Go struct. The message's fields appear in the JSON object of the
+  // parent (Probe's httpGet, a Volume's configMap), while protobuf nests them under this field.
+  bool inline_fields = false;
+};
+
+// A field as a JSON object carries it: `field` of the message reached from the object's own
+// message through the inline fields `via` (outermost first; empty for an ordinary field).
+struct JsonField {
+  const pb::FieldDescriptor* field = nullptr;
+  std::vector<const pb::FieldDescriptor*> via;
 };
 
 class ApiSchema {
@@ -51,6 +62,10 @@ class ApiSchema {
   const pb::Descriptor* Find(std::string_view full_name) const;
   const FieldDoc& Doc(const pb::FieldDescriptor* f) const;
   const std::string& Doc(const pb::Descriptor* m) const;
+  // The fields of a message's JSON object, inline fields flattened, in field order.
+  const std::vector<JsonField>& JsonFields(const pb::Descriptor* m) const;
+  // The JSON field `name` of message `m`, or null.
+  const JsonField* FindJsonField(const pb::Descriptor* m, std::string_view name) const;
   static WireShape ShapeOf(const pb::Descriptor* m);
   // The OpenAPI definition name: "io.k8s.api.core.v1.Pod" for "k8s.io.api.core.v1.Pod".
   static std::string OpenApiName(const pb::Descriptor* m);
@@ -61,6 +76,7 @@ class ApiSchema {
   pb::DescriptorPool pool_;
   std::map<const pb::FieldDescriptor*, FieldDoc> field_docs_;
   std::map<const pb::Descriptor*, std::string> message_docs_;
+  std::map<const pb::Descriptor*, std::vector<JsonField>> json_fields_;
   FieldDoc empty_field_;
   std::string empty_;
 };

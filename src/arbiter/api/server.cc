@@ -71,6 +71,11 @@ Response Error(const Status& s, const std::string& kind = "", const std::string&
   return Error(StatusToHttp(s), s.message(), kind, name);
 }
 
+Response WithWarnings(Response r, const std::vector<std::string>& warnings) {
+  r.warnings.insert(r.warnings.end(), warnings.begin(), warnings.end());
+  return r;
+}
+
 // A rejected write: an invalid object is answered with its kind and one cause per field error
 // (kube-apiserver's NewInvalid); other failures name the resource, as upstream.
 Response Rejected(const Status& s, const ResourceInfo& info, const std::string& name) {
@@ -553,10 +558,16 @@ std::optional<Response> ApiServer::CheckFields(const Request& r, const ResourceI
   const pb::Descriptor* d = ApiSchema::Get().Find(ProtoMessageName(info.group, info.version, info.kind));
   if (d == nullptr || !object.is_object()) return std::nullopt;
   SchemaCheck check = CheckAgainstSchema(object, d);
+  const std::string cannot = std::string(info.kind) + " in version \"" + std::string(info.version) +
+                             "\" cannot be handled as a " + std::string(info.kind) + ": ";
+  if (!check.wrong_types.empty()) {
+    std::string msg = cannot;
+    for (size_t i = 0; i < check.wrong_types.size(); ++i) msg += (i > 0 ? "; " : "") + check.wrong_types[i];
+    return Error(400, msg);
+  }
   if (!check.unknown.empty() && *mode != FieldValidation::kIgnore) {
     if (*mode == FieldValidation::kStrict) {
-      std::string msg = std::string(info.kind) + " in version \"" + std::string(info.version) +
-                        "\" cannot be handled as a " + std::string(info.kind) + ": strict decoding error: ";
+      std::string msg = cannot + "strict decoding error: ";
       for (size_t i = 0; i < check.unknown.size(); ++i) {
         msg += (i > 0 ? ", " : "") + std::string("unknown field \"") + check.unknown[i] + "\"";
       }
@@ -670,8 +681,10 @@ Response ApiServer::Create(const Request& r, const Target& t) {
     object["status"] = {{"phase", "Active"}};
   }
   std::vector<std::string> warnings;
-  if (auto rejected = CheckFields(r, *t.info, object, warnings)) return *rejected;
-  if (Status v = Validate(*t.info, object, nullptr, t.ns, ""); !v.ok()) return Rejected(v, *t.info, name);
+  if (auto rejected = CheckFields(r, *t.info, object, warnings)) return WithWarnings(std::move(*rejected), warnings);
+  if (Status v = Validate(*t.info, object, nullptr, t.ns, ""); !v.ok()) {
+    return WithWarnings(Rejected(v, *t.info, name), warnings);
+  }
   auto created = store_.Create(t.info->StoreKey(), t.ns, name, object);
   if (!created.ok()) {
     if (created.status().code() == StatusCode::kAlreadyExists) {
@@ -715,8 +728,10 @@ Response ApiServer::Update(const Request& r, const Target& t) {
     object["metadata"]["generation"] = current->body["metadata"].value("generation", int64_t{1}) + 1;
   }
   std::vector<std::string> warnings;
-  if (auto rejected = CheckFields(r, *t.info, object, warnings)) return *rejected;
-  if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) return Rejected(v, *t.info, t.name);
+  if (auto rejected = CheckFields(r, *t.info, object, warnings)) return WithWarnings(std::move(*rejected), warnings);
+  if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
+    return WithWarnings(Rejected(v, *t.info, t.name), warnings);
+  }
   auto updated = store_.Update(t.info->StoreKey(), t.ns, t.name, object, expected);
   if (!updated.ok()) {
     if (updated.status().code() == StatusCode::kConflict) {
@@ -778,8 +793,10 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
       object["metadata"]["generation"] = current->body["metadata"].value("generation", int64_t{1}) + 1;
     }
     std::vector<std::string> warnings;
-    if (auto rejected = CheckFields(r, *t.info, object, warnings)) return *rejected;
-    if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) return Rejected(v, *t.info, t.name);
+    if (auto rejected = CheckFields(r, *t.info, object, warnings)) return WithWarnings(std::move(*rejected), warnings);
+    if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
+      return WithWarnings(Rejected(v, *t.info, t.name), warnings);
+    }
     auto updated = store_.Update(t.info->StoreKey(), t.ns, t.name, object, expected);
     if (updated.ok()) {
       Response out = JsonResponse(200, updated->body);

@@ -1,0 +1,145 @@
+// The simulated nodes of `arbiter serve`: pod CIDRs and addresses per node, pod IPs unique on a
+// node and freed when the pod ends, node Leases renewed on the clock, Killing events.
+#include "arbiter/controlplane/node_simulator.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+namespace arbiter::controlplane {
+namespace {
+
+using Json = nlohmann::json;
+constexpr Timestamp kT0 = 1'800'000'000LL * kSecond;
+
+struct Sim {
+  std::unique_ptr<store::Store> store = store::NewMemoryStore();
+  VirtualClock clock{kT0};
+  std::vector<std::string> events;  // "reason pod message"
+  NodeSimulator sim{*store, clock, NodeSimOptions{},
+                    [this](const std::string&, const std::string& pod, const std::string&, const std::string&,
+                           const std::string& reason, const std::string& message, const std::string&,
+                           const std::string&) {
+                      events.push_back(reason + " " + pod + " " + message);
+                      return Status::Ok();
+                    }};
+  store::Informer nodes{*store, "nodes"}, pods{*store, "pods"}, leases{*store, "leases"};
+
+  void Pass() {
+    ASSERT_TRUE(nodes.Sync().ok());
+    ASSERT_TRUE(pods.Sync().ok());
+    ASSERT_TRUE(leases.Sync().ok());
+    Status s = sim.Run(nodes, pods, leases);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  void Node(const std::string& name) {
+    ASSERT_TRUE(store->Create("nodes", "", name, {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}, {"uid", "u-" + name}}}}).ok());
+  }
+  void Pod(const std::string& name, const std::string& node) {
+    Json p = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", "p-" + name}}},
+              {"spec", {{"nodeName", node}, {"containers", Json::array({{{"name", "c"}, {"image", "x"}}})}}},
+              {"status", {{"phase", "Pending"}}}};
+    ASSERT_TRUE(store->Create("pods", "default", name, p).ok());
+  }
+  Json Get(const std::string& resource, const std::string& ns, const std::string& name) {
+    return store->Get(resource, ns, name).value().body;
+  }
+};
+
+TEST(NodeSimulator, NodesGetDistinctPodCidrsAddressesAndReadiness) {
+  Sim s;
+  for (const char* n : {"a", "b", "c"}) s.Node(n);
+  s.Pass();
+  std::set<std::string> cidrs, ips;
+  for (const char* n : {"a", "b", "c"}) {
+    Json node = s.Get("nodes", "", n);
+    cidrs.insert(node["spec"]["podCIDR"].get<std::string>());
+    for (const Json& a : node["status"]["addresses"]) {
+      if (a["type"] == "InternalIP") ips.insert(a["address"].get<std::string>());
+    }
+    bool ready = false;
+    for (const Json& c : node["status"]["conditions"]) {
+      EXPECT_EQ(c["lastHeartbeatTime"], FormatRfc3339(kT0));
+      ready = ready || (c["type"] == "Ready" && c["status"] == "True");
+    }
+    EXPECT_TRUE(ready);
+    EXPECT_EQ(node["status"]["nodeInfo"]["operatingSystem"], "linux");
+  }
+  EXPECT_EQ(cidrs, (std::set<std::string>{"10.64.0.0/24", "10.64.1.0/24", "10.64.2.0/24"}));
+  EXPECT_EQ(ips, (std::set<std::string>{"10.0.0.1", "10.0.0.2", "10.0.0.3"}));
+}
+
+TEST(NodeSimulator, PodIpsAreUniqueOnANodeAndFreedWhenAPodEnds) {
+  Sim s;
+  s.Node("a");
+  s.Pass();
+  for (int i = 0; i < 200; ++i) s.Pod("p" + std::to_string(i), "a");
+  s.Pass();
+  std::set<std::string> ips;
+  for (int i = 0; i < 200; ++i) {
+    Json p = s.Get("pods", "default", "p" + std::to_string(i));
+    EXPECT_EQ(p["status"]["phase"], "Running");
+    EXPECT_EQ(p["status"]["hostIP"], "10.0.0.1");
+    ips.insert(p["status"]["podIP"].get<std::string>());
+  }
+  EXPECT_EQ(ips.size(), 200u);
+  EXPECT_TRUE(ips.contains("10.64.0.2"));
+  // p0 ends; its address is the lowest free one and goes to the next pod.
+  Json p0 = s.Get("pods", "default", "p0");
+  const std::string freed = p0["status"]["podIP"];
+  ASSERT_TRUE(s.store->Delete("pods", "default", "p0", 0).ok());
+  s.Pod("late", "a");
+  s.Pass();
+  s.Pass();
+  EXPECT_EQ(s.Get("pods", "default", "late")["status"]["podIP"], freed);
+}
+
+TEST(NodeSimulator, LeasesAreCreatedAndRenewedOnTheClock) {
+  Sim s;
+  s.Node("a");
+  s.Pass();
+  s.Pass();
+  Json lease = s.Get("leases", "kube-node-lease", "a");
+  EXPECT_EQ(lease["spec"]["holderIdentity"], "a");
+  EXPECT_EQ(lease["spec"]["leaseDurationSeconds"], 40);
+  EXPECT_EQ(lease["metadata"]["ownerReferences"][0]["kind"], "Node");
+  const std::string first = lease["spec"]["renewTime"];
+  s.clock.Advance(5 * kSecond);
+  s.Pass();
+  EXPECT_EQ(s.Get("leases", "kube-node-lease", "a")["spec"]["renewTime"], first);
+  s.clock.Advance(5 * kSecond);
+  s.Pass();
+  EXPECT_NE(s.Get("leases", "kube-node-lease", "a")["spec"]["renewTime"], first);
+  // The status report follows every 5 minutes.
+  s.clock.Advance(5 * kMinute);
+  s.Pass();
+  for (const Json& c : s.Get("nodes", "", "a")["status"]["conditions"]) {
+    EXPECT_EQ(c["lastHeartbeatTime"], FormatRfc3339(s.clock.Now() / kSecond * kSecond));
+    EXPECT_EQ(c["lastTransitionTime"], FormatRfc3339(kT0));
+  }
+  ASSERT_TRUE(s.store->Delete("nodes", "", "a", 0).ok());
+  s.Pass();
+  EXPECT_FALSE(s.store->Get("leases", "kube-node-lease", "a").ok());
+}
+
+TEST(NodeSimulator, ATerminatingPodGetsOneKillingEventPerContainer) {
+  Sim s;
+  s.Node("a");
+  s.Pass();
+  s.Pod("p", "a");
+  s.Pass();
+  Json p = s.Get("pods", "default", "p");
+  p["metadata"]["deletionTimestamp"] = FormatRfc3339(kT0 + 30 * kSecond);
+  ASSERT_TRUE(s.store->Update("pods", "default", "p", p, 0).ok());
+  s.Pass();
+  s.Pass();
+  EXPECT_EQ(s.events, (std::vector<std::string>{"Killing p Stopping container c"}));
+  s.clock.Advance(30 * kSecond);
+  s.Pass();
+  EXPECT_FALSE(s.store->Get("pods", "default", "p").ok());
+}
+
+}  // namespace
+}  // namespace arbiter::controlplane
