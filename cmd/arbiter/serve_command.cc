@@ -107,11 +107,6 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     return 2;
   }
   const bool elect = flags.leader_elect == "true" || (flags.leader_elect == "auto" && flags.store == "etcd");
-  if (Status b = api::EnsureBootstrapObjects(*st, SystemClock()); !b.ok()) {
-    err << "arbiter serve: " << b.message() << "\n";
-    return 1;
-  }
-
   // A client that goes away mid-response (a watch ended with ^C, a timed-out request) must cost
   // that connection only: writes to it fail with EPIPE instead of killing the process.
   std::signal(SIGPIPE, SIG_IGN);
@@ -125,6 +120,10 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   SystemClock clock;
   api::ApiServer server(*st, clock, flags.seed ^ static_cast<uint64_t>(clock.Now()), {});
   api::InstallAdmission(server);
+  if (Status b = api::EnsureBootstrapObjects(server); !b.ok()) {
+    err << "arbiter serve: " << b.message() << "\n";
+    return 1;
+  }
   controlplane::LoopOptions lo;
   if (!flags.kubelet_config.empty()) {
     auto file = manifest::ReadInputFile(flags.kubelet_config);

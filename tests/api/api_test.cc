@@ -1830,10 +1830,13 @@ TEST_F(ApiServerTest, ReviewsAnswerWhatTheCallerMayDoAndWhoItIs) {
 }
 
 TEST_F(ApiServerTest, TheBootstrapObjectsIncludeTheBuiltInPriorityClasses) {
-  ASSERT_TRUE(EnsureBootstrapObjects(*store_, clock_).ok());
-  ASSERT_TRUE(EnsureBootstrapObjects(*store_, clock_).ok());  // again: nothing changes
+  ASSERT_TRUE(EnsureBootstrapObjects(server_).ok());
+  const int64_t revision = Revision();
+  ASSERT_TRUE(EnsureBootstrapObjects(server_).ok());  // again: nothing changes
+  EXPECT_EQ(Revision(), revision);
   EXPECT_EQ(List(kClasses), (Names{"system-cluster-critical", "system-node-critical"}));
   EXPECT_EQ(MustGet(kClasses + "/system-node-critical")["value"], 2000001000);
+  EXPECT_FALSE(MustGet(kClasses + "/system-node-critical")["metadata"]["uid"].get<std::string>().empty());
   for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     EXPECT_EQ(MustGet(kNamespaces + "/" + ns)["status"]["phase"], "Active");
   }

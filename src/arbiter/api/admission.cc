@@ -243,30 +243,33 @@ void InstallAdmission(ApiServer& server) {
   });
 }
 
-Status EnsureBootstrapObjects(store::Store& store, const Clock& clock) {
-  const std::string now = FormatRfc3339(clock.Now() / kSecond * kSecond);
-  auto ensure = [&](const std::string& resource, const std::string& name, const Json& body) -> Status {
-    auto r = store.Create(resource, "", name, body);
-    if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) return r.status();
-    return Status::Ok();
+Status EnsureBootstrapObjects(ApiServer& server) {
+  auto ensure = [&](const std::string& path, const Json& body) -> Status {
+    Request r;
+    r.method = "POST";
+    r.path = path;
+    r.body = body.dump();
+    const Response out = server.Handle(r);
+    if (out.code == 201 || out.code == 409) return Status::Ok();
+    return Internal("creating the built-in " + body.value("kind", "") + " " + body["metadata"].value("name", "") +
+                    " failed: " + out.body);
   };
   for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     const Json body = {{"apiVersion", "v1"},
                        {"kind", "Namespace"},
-                       {"metadata", {{"name", ns}, {"creationTimestamp", now}, {"labels", {{"kubernetes.io/metadata.name", ns}}}}},
-                       {"spec", {{"finalizers", {"kubernetes"}}}},
-                       {"status", {{"phase", "Active"}}}};
-    if (Status s = ensure("namespaces", ns, body); !s.ok()) return s;
+                       {"metadata", {{"name", ns}, {"labels", {{"kubernetes.io/metadata.name", ns}}}}},
+                       {"spec", {{"finalizers", {"kubernetes"}}}}};
+    ARBITER_RETURN_IF_ERROR(ensure("/api/v1/namespaces", body));
   }
   for (const model::PriorityClass& pc : admission::BuiltinPriorityClasses()) {
     const Json body = {{"apiVersion", "scheduling.k8s.io/v1"},
                        {"kind", "PriorityClass"},
-                       {"metadata", {{"name", pc.name}, {"creationTimestamp", now}}},
+                       {"metadata", {{"name", pc.name}}},
                        {"value", pc.value},
                        {"globalDefault", pc.global_default},
                        {"description", pc.description},
                        {"preemptionPolicy", "PreemptLowerPriority"}};
-    if (Status s = ensure("priorityclasses", pc.name, body); !s.ok()) return s;
+    ARBITER_RETURN_IF_ERROR(ensure("/apis/scheduling.k8s.io/v1/priorityclasses", body));
   }
   return Status::Ok();
 }

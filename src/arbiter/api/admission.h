@@ -18,7 +18,8 @@ void InstallAdmission(ApiServer& server);
 
 // What kube-apiserver's bootstrap controllers create before serving: the namespaces default,
 // kube-system, kube-public and kube-node-lease, and the built-in PriorityClasses
-// system-cluster-critical and system-node-critical. Existing objects are left as they are.
-Status EnsureBootstrapObjects(store::Store& store, const Clock& clock);
+// system-cluster-critical and system-node-critical. They are created through `server`, as any
+// client's objects (uid, validation, admission); existing ones are left as they are.
+Status EnsureBootstrapObjects(ApiServer& server);
 
 }  // namespace arbiter::api

@@ -115,6 +115,8 @@ Json YamlToJson(const YAML::Node& n) {
 
 StatusOr<Json> ParseBody(const Request& r) {
   const std::string ct = r.headers.count("content-type") ? r.headers.at("content-type") : "application/json";
+  // A protobuf body is converted to JSON here, at the edge; every handler sees JSON.
+  if (IsProtobufMediaType(ct)) return DecodeProtobufObject(r.body);
   try {
     if (ct.find("yaml") != std::string::npos) {
       const YAML::Node n = YAML::Load(r.body);
@@ -316,22 +318,7 @@ Response ApiServer::Discovery(const Request& r, bool* handled) {
 Response ApiServer::Handle(const Request& r) {
   Response out;
   try {
-    auto ct = r.headers.find("content-type");
-    if (ct != r.headers.end() && !r.body.empty() && IsProtobufMediaType(ct->second) &&
-        r.body.size() <= options_.max_body_bytes) {
-      // A protobuf body is converted to JSON at the edge; everything inside sees JSON.
-      auto decoded = DecodeProtobufObject(r.body);
-      if (!decoded.ok()) {
-        out = Error(400, decoded.status().message());
-      } else {
-        Request json = r;
-        json.body = decoded->dump();
-        json.headers["content-type"] = "application/json";
-        out = HandleUnchecked(json);
-      }
-    } else {
-      out = HandleUnchecked(r);
-    }
+    out = HandleUnchecked(r);
   } catch (const std::exception& e) {
     // A body of an unexpected shape that slipped past a check: the request fails, the server and
     // the store do not.
@@ -398,8 +385,9 @@ Response ApiServer::HandleUnchecked(const Request& r) {
                           std::to_string(options_.max_body_bytes));
   }
   if (auto ct = r.headers.find("content-type"); ct != r.headers.end() && !r.body.empty() &&
+      !IsProtobufMediaType(ct->second) &&
       (ct->second.find("protobuf") != std::string::npos || ct->second.find("cbor") != std::string::npos)) {
-    // Kubernetes protobuf was converted in Handle(); CBOR is not spoken (clients retry with JSON).
+    // Kubernetes protobuf is read by ParseBody; CBOR is not spoken (clients retry with JSON).
     return Error(415, "the Content-Type \"" + ct->second +
                           "\" is not supported: send application/json, application/yaml or application/vnd.kubernetes.protobuf");
   }
