@@ -329,35 +329,30 @@ TEST(GroupPriorityAdmission, MembersMustNameOneScheduler) {
                   .ok());
 }
 
-// The shipped workload-aware-preemption examples are consistent: they load, their groups resolve,
-// and every member agrees with its group.
-TEST(GroupPriorityAdmission, SharedWapExamplesLoadAndAdmit) {
+// The shipped gang example is consistent: it loads, its groups resolve, and every member agrees
+// with its group. (It lives in the repository; a missing file fails the test.)
+TEST(GroupPriorityAdmission, ShippedGangExampleLoadsAndAdmits) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::path(testing::SourceDir()) / ".." / "shared" / "spec" / "examples";
-  if (!fs::exists(dir)) GTEST_SKIP() << "no shared/spec/examples beside the checkout";
-  int checked = 0;
-  for (const char* name : {"wap-01-full-podgroup-preemption", "wap-04-insufficient-resources-no-preemption",
-                           "wap-05-all-mode-group-evicted-whole", "wap-16-minimal-victims-by-start-time"}) {
-    const fs::path file = dir / name / "cluster.yaml";
-    std::ifstream in(file);
-    ASSERT_TRUE(in) << file;
-    std::ostringstream text;
-    text << in.rdbuf();
-    manifest::LoadResult r = manifest::Load({{file.string(), text.str()}});
-    ASSERT_TRUE(r.ok()) << file << ": " << r.errors[0];
-    auto errors = AdmitPriorities(r.objects);
-    ASSERT_TRUE(errors.empty()) << file << ": " << errors[0];
-    ASSERT_FALSE(r.objects.pod_groups.empty()) << file;
-    for (const auto& g : r.objects.pod_groups) {
-      EXPECT_FALSE(g.object.priority.priority_class_name.empty()) << file;
-      for (const auto& p : r.objects.pods) {
-        if (p.object.pod_group_name != g.object.name) continue;
-        EXPECT_EQ(p.object.priority, g.object.priority.priority) << file << " " << p.object.name;
-      }
+  const fs::path file = fs::path(testing::SourceDir()) / "examples" / "gang" / "cluster.yaml";
+  std::ifstream in(file);
+  ASSERT_TRUE(in) << file;
+  std::ostringstream text;
+  text << in.rdbuf();
+  manifest::LoadResult r = manifest::Load({{file.string(), text.str()}});
+  ASSERT_TRUE(r.ok()) << file << ": " << r.errors[0];
+  auto errors = AdmitPriorities(r.objects);
+  ASSERT_TRUE(errors.empty()) << file << ": " << errors[0];
+  ASSERT_FALSE(r.objects.pod_groups.empty()) << file;
+  int members = 0;
+  for (const auto& g : r.objects.pod_groups) {
+    EXPECT_FALSE(g.object.priority.priority_class_name.empty()) << file;
+    for (const auto& p : r.objects.pods) {
+      if (p.object.pod_group_name != g.object.name) continue;
+      EXPECT_EQ(p.object.priority, g.object.priority.priority) << file << " " << p.object.name;
+      ++members;
     }
-    ++checked;
   }
-  EXPECT_EQ(checked, 4);
+  EXPECT_GT(members, 0);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <filesystem>
 
 #include "arbiter/api/admission.h"
+#include "arbiter/api/patch.h"
 #include "arbiter/api/protobuf_codec.h"
 #include "arbiter/api/server.h"
 #include "arbiter/api/tables.h"
@@ -664,16 +665,14 @@ TEST_F(ApiServerTest, MergePatchSetsAndRemovesLabels) {
   EXPECT_EQ(got["spec"]["containers"][0]["image"], "nginx:1.25");
 }
 
-TEST_F(ApiServerTest, MergePatchReplacesListsWhole) {
+TEST(PatchTest, MergePatchReplacesListsWhole) {
   Json p = PodJson("web");
   p["spec"]["containers"].push_back({{"name", "sidecar"}, {"image", "envoy:1"}});
-  MustCreate(kPods, p);
-  Response r = PatchAs(kPods + "/web", "application/merge-patch+json",
-                       {{"spec", {{"containers", Json::array({{{"name", "app"}, {"image", "nginx:2"}}})}}}});
-  ASSERT_EQ(r.code, 200) << r.body;
-  Json got = MustGet(kPods + "/web");
-  ASSERT_EQ(got["spec"]["containers"].size(), 1u);
-  EXPECT_FALSE(got["spec"]["containers"][0].contains("resources"));
+  auto got = ApplyPatch(p, {{"spec", {{"containers", Json::array({{{"name", "app"}, {"image", "nginx:2"}}})}}}},
+                        PatchType::kMerge);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ((*got)["spec"]["containers"].size(), 1u);
+  EXPECT_FALSE((*got)["spec"]["containers"][0].contains("resources"));
 }
 
 TEST_F(ApiServerTest, JsonPatchAppliesOperations) {
@@ -718,15 +717,51 @@ TEST_F(ApiServerTest, StrategicMergePatchMergesContainersByName) {
   EXPECT_EQ(got["spec"]["containers"][1]["image"], "envoy:1");
 }
 
-TEST_F(ApiServerTest, StrategicMergePatchDeletesAContainerWithPatchDelete) {
+TEST(PatchTest, StrategicMergePatchDeletesAContainerWithPatchDelete) {
   Json p = PodJson("web");
   p["spec"]["containers"].push_back({{"name", "sidecar"}, {"image", "envoy:1"}});
-  MustCreate(kPods, p);
   Json patch = {{"spec", {{"containers", Json::array({{{"name", "sidecar"}, {"$patch", "delete"}}})}}}};
-  ASSERT_EQ(PatchAs(kPods + "/web", "application/strategic-merge-patch+json", patch).code, 200);
-  Json got = MustGet(kPods + "/web");
-  ASSERT_EQ(got["spec"]["containers"].size(), 1u);
-  EXPECT_EQ(got["spec"]["containers"][0]["name"], "app");
+  auto got = ApplyPatch(p, patch, PatchType::kStrategic);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ((*got)["spec"]["containers"].size(), 1u);
+  EXPECT_EQ((*got)["spec"]["containers"][0]["name"], "app");
+}
+
+// After creation a pod's spec changes only as upstream allows (ValidatePodUpdate): images,
+// added tolerations, removed scheduling gates; never nodeName or resources.
+TEST_F(ApiServerTest, APodsSpecChangesOnlyWhereUpstreamAllows) {
+  Json p = PodJson("web");
+  p["spec"]["containers"].push_back({{"name", "sidecar"}, {"image", "envoy:1"}});
+  p["spec"]["schedulingGates"] = Json::array({{{"name", "a"}}, {{"name", "b"}}});
+  MustCreate(kPods, p);
+  const int64_t before = Revision();
+  auto forbidden = [&](const Json& patch) {
+    Response r = PatchAs(kPods + "/web", "application/strategic-merge-patch+json", patch);
+    EXPECT_TRUE(IsStatus(r, 422, "Invalid")) << patch.dump();
+    EXPECT_EQ(Parse(r)["details"]["causes"][0]["field"], "spec") << r.body;
+    EXPECT_EQ(Parse(r)["details"]["causes"][0]["reason"], "FieldValueForbidden") << r.body;
+  };
+  forbidden({{"spec", {{"containers", Json::array({{{"name", "sidecar"}, {"$patch", "delete"}}})}}}});
+  forbidden({{"spec", {{"nodeName", "n2"}}}});
+  forbidden({{"spec", {{"containers", Json::array({{{"name", "app"}, {"resources", {{"requests", {{"cpu", "64"}}}}}}})}}}});
+  forbidden({{"spec", {{"schedulingGates", Json::array({{{"name", "a"}}, {{"name", "b"}}, {{"name", "c"}}})}}}});
+  EXPECT_EQ(Revision(), before);
+  auto allowed = [&](const Json& patch) {
+    Response r = PatchAs(kPods + "/web", "application/merge-patch+json", patch);
+    EXPECT_EQ(r.code, 200) << patch.dump() << ": " << r.body;
+  };
+  Json images = MustGet(kPods + "/web")["spec"]["containers"];
+  images[0]["image"] = "nginx:2";
+  allowed({{"spec", {{"containers", images}}}});
+  allowed({{"spec", {{"tolerations", Json::array({{{"key", "k"}, {"operator", "Exists"}}})}}}});
+  allowed({{"spec", {{"schedulingGates", Json::array({{{"name", "b"}}})}}}});
+  allowed({{"spec", {{"activeDeadlineSeconds", 600}}}});
+  allowed({{"metadata", {{"labels", {{"tier", "1"}}}}}});
+  const Json got = MustGet(kPods + "/web");
+  EXPECT_EQ(got["spec"]["containers"][0]["image"], "nginx:2");
+  EXPECT_EQ(got["spec"]["schedulingGates"], Json::array({{{"name", "b"}}}));
+  // Raising the deadline again is not an allowed change.
+  forbidden({{"spec", {{"activeDeadlineSeconds", 900}}}});
 }
 
 TEST_F(ApiServerTest, PatchWithAnUnsupportedContentTypeIsUnsupportedMediaType) {
@@ -1840,6 +1875,117 @@ TEST_F(ApiServerTest, TheBootstrapObjectsIncludeTheBuiltInPriorityClasses) {
   for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     EXPECT_EQ(MustGet(kNamespaces + "/" + ns)["status"]["phase"], "Active");
   }
+}
+
+// ---- Hostile input: each case a regression test for a defect a campaign against `serve` found.
+
+TEST_F(BadInputTest, YamlAliasesAreRefusedBeforeTheyExpand) {
+  // 9 levels of 9 references: a few hundred bytes that would expand to 9^9 strings.
+  std::string bomb = "apiVersion: v1\nkind: Pod\nmetadata: {name: bomb}\na0: &a0 [x,x,x,x,x,x,x,x,x]\n";
+  for (int i = 1; i < 9; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev + "," + prev + "," + prev + "," + prev + "," +
+            prev + "," + prev + "," + prev + "," + prev + "," + prev + "]\n";
+  }
+  Response r = Do("POST", kPods, bomb, {}, {{"content-type", "application/yaml"}});
+  ASSERT_TRUE(IsStatus(r, 400, "BadRequest"));
+  EXPECT_NE(MessageOf(r).find("alias"), std::string::npos) << r.body;
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, DeeplyNestedBodiesAreRefused) {
+  const std::string deep_json = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_TRUE(IsStatus(Do("POST", kPods, deep_json), 400, "BadRequest"));
+  const std::string deep_yaml = "a: " + std::string(5000, '[') + std::string(5000, ']');
+  EXPECT_TRUE(IsStatus(Do("POST", kPods, deep_yaml, {}, {{"content-type", "application/yaml"}}), 400, "BadRequest"));
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, RequestsThatWouldOverflowWhenSummedAreInvalid) {
+  MustCreate(kQuotas, {{"apiVersion", "v1"}, {"kind", "ResourceQuota"}, {"metadata", {{"name", "q"}}},
+                       {"spec", {{"hard", {{"requests.cpu", "1"}}}}}});
+  revision_ = Revision();
+  pods_ = MustGet(kPods);
+  classes_ = MustGet(kClasses);
+  Json p = PodJson("huge");
+  p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "5000000000000000";
+  Json second = p["spec"]["containers"][0];
+  second["name"] = "second";
+  p["spec"]["containers"].push_back(second);
+  Response r = Post(kPods, p);
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  EXPECT_NE(MessageOf(r).find("larger than Arbiter accepts"), std::string::npos) << r.body;
+  // Just under the bound each, the sum is still refused by the quota, never wrapped around.
+  p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "9000000000";
+  p["spec"]["containers"][1]["resources"]["requests"]["cpu"] = "9000000000";
+  EXPECT_FALSE(Post(kPods, p).code == 201);
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, AnnotationsMustBeStringsOfAtMost256KiB) {
+  Json p = PodJson("x");
+  p["metadata"]["annotations"] = {{"n", 5}};
+  EXPECT_TRUE(IsStatus(Post(kPods, p), 400, "BadRequest"));
+  p["metadata"]["annotations"] = {{"a", std::string(200 * 1024, 'x')}, {"b", std::string(60 * 1024, 'y')}};
+  Response r = Post(kPods, p);
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
+  EXPECT_EQ(Parse(r)["details"]["causes"][0]["field"], "metadata.annotations");
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, DryRunsRunEverythingAndStoreNothing) {
+  Response create = Do("POST", kPods, PodJson("dry").dump(), {{"dryRun", "All"}});
+  ASSERT_EQ(create.code, 201) << create.body;
+  EXPECT_EQ(Parse(create)["spec"]["priority"], 0);  // admission ran
+  Json invalid = PodJson("dry");
+  invalid["spec"]["containers"][0].erase("image");
+  EXPECT_TRUE(IsStatus(Do("POST", kPods, invalid.dump(), {{"dryRun", "All"}}), 422, "Invalid"));
+  Json label = {{"metadata", {{"labels", {{"dry", "run"}}}}}};
+  Response patch = Do("PATCH", kPods + "/existing", label.dump(), {{"dryRun", "All"}},
+                      {{"content-type", "application/merge-patch+json"}});
+  ASSERT_EQ(patch.code, 200) << patch.body;
+  EXPECT_EQ(Parse(patch)["metadata"]["labels"]["dry"], "run");
+  Json existing = pods_["items"][0];
+  existing["metadata"]["labels"] = {{"dry", "run"}};
+  EXPECT_EQ(Do("PUT", kPods + "/existing", existing.dump(), {{"dryRun", "All"}}).code, 200);
+  EXPECT_EQ(Do("DELETE", kPods + "/existing", "", {{"dryRun", "All"}}).code, 200);
+  EXPECT_EQ(Do("DELETE", kPods + "/existing", R"({"dryRun":["All"]})").code, 200);
+  EXPECT_TRUE(IsStatus(Do("POST", kPods, PodJson("x").dump(), {{"dryRun", "Yes"}}), 400, "BadRequest"));
+  ExpectUnchanged();
+}
+
+TEST_F(BadInputTest, DeletePreconditionsOnUidAndGraceAreChecked) {
+  Response wrong = Do("DELETE", kPods + "/existing", R"({"preconditions":{"uid":"not-its-uid"}})");
+  ASSERT_TRUE(IsStatus(wrong, 409, "Conflict"));
+  EXPECT_NE(MessageOf(wrong).find("Precondition failed: UID in precondition: not-its-uid"), std::string::npos) << wrong.body;
+  EXPECT_TRUE(IsStatus(Do("DELETE", kPods + "/existing", "", {{"gracePeriodSeconds", "-5"}}), 422, "Invalid"));
+  EXPECT_TRUE(IsStatus(Do("DELETE", kPods + "/existing", R"({"gracePeriodSeconds":"soon"})"), 400, "BadRequest"));
+  ExpectUnchanged();
+  const std::string uid = pods_["items"][0]["metadata"]["uid"];
+  EXPECT_EQ(Do("DELETE", kPods + "/existing", R"({"preconditions":{"uid":")" + uid + R"("}})").code, 200);
+}
+
+TEST_F(BadInputTest, AHugeGracePeriodEndsInTheYear9999NotBeforeTheEpoch) {
+  BindPod("existing", "n1");
+  Response r = Do("DELETE", kPods + "/existing", "", {{"gracePeriodSeconds", "9223372036854775807"}});
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(MustGet(kPods + "/existing")["metadata"]["deletionTimestamp"], "9999-12-31T23:59:59Z");
+}
+
+TEST_F(BadInputTest, WatchesFromTheFutureOrWithGarbageTimeoutsAreErrors) {
+  Response future = Get(kPods, {{"watch", "true"}, {"resourceVersion", std::to_string(Revision() + 100)}});
+  EXPECT_TRUE(IsStatus(future, 504, "Timeout"));
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"watch", "true"}, {"timeoutSeconds", "soon"}}), 400, "BadRequest"));
+  Response huge = Get(kPods, {{"watch", "true"}, {"timeoutSeconds", "99999999999"}});
+  ASSERT_NE(huge.watch, nullptr) << huge.body;
+  EXPECT_EQ(huge.watch->timeout_seconds, 3600);
+}
+
+TEST_F(BadInputTest, AnEvictionMustBeOfThePodItNames) {
+  EXPECT_TRUE(IsStatus(Do("POST", kPods + "/existing/eviction", "garbage"), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Post(kPods + "/existing/eviction", EvictionJson("another")), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Post(kPods + "/existing/eviction", Json::array()), 400, "BadRequest"));
+  ExpectUnchanged();
 }
 
 TEST(StatusBodyTest, CarriesDetailsWhenNamed) {

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -15,6 +16,7 @@
 
 #include "arbiter/api/endpoint.h"
 #include "arbiter/api/field_validation.h"
+#include "arbiter/api/http.h"
 #include "arbiter/api/openapi.h"
 #include "arbiter/api/protobuf_codec.h"
 #include "arbiter/api/resources.h"
@@ -227,6 +229,19 @@ TEST(NodeAddresses, NetworksParseAndFormat) {
   EXPECT_EQ(controlplane::FormatIpv4(controlplane::ParseIpv4("10.0.0.1").value()), "10.0.0.1");
   EXPECT_FALSE(controlplane::Ipv4Net::Parse("10.0.0.0/33").ok());
   EXPECT_FALSE(controlplane::Ipv4Net::Parse("10.0.0/8").ok());
+}
+
+
+TEST(TokenFile, AFileWithoutTokensIsAnErrorNotAnOpenServer) {
+  const std::string path = testing::TempDir() + "/tokens-" + std::to_string(getpid()) + ".csv";
+  {
+    std::ofstream f(path);
+    f << "# no tokens here\n\n";
+  }
+  auto tokens = LoadTokenFile(path);
+  ASSERT_FALSE(tokens.ok());
+  EXPECT_NE(tokens.status().message().find("holds no token"), std::string::npos);
+  std::filesystem::remove(path);
 }
 
 }  // namespace

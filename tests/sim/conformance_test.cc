@@ -1,5 +1,9 @@
-// Runs the shipped conformance examples (../shared/spec/examples, one folder each) through
-// `arbiter plan` in process and checks each `expect` block as the examples' README defines it.
+// Runs the plan specification's worked examples (one folder each, outside this repository)
+// through `arbiter plan` in process and checks each `expect` block as the examples' README
+// defines it. Not part of the CTest suite, which depends on nothing outside the repository:
+// scripts/check-spec-examples.sh DIR builds and runs it against a copy of the examples.
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -21,7 +25,11 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-fs::path ExamplesDir() { return fs::path(arbiter::testing::SourceDir()) / ".." / "shared" / "spec" / "examples"; }
+// The examples' folder, from ARBITER_SPEC_EXAMPLES.
+fs::path ExamplesDir() {
+  const char* dir = std::getenv("ARBITER_SPEC_EXAMPLES");
+  return dir != nullptr ? fs::path(dir) : fs::path();
+}
 
 std::string ReadFile(const fs::path& p) {
   std::ifstream in(p);
@@ -32,7 +40,12 @@ std::string ReadFile(const fs::path& p) {
 
 std::vector<std::string> CasesOfMode(const std::string& mode) {
   std::vector<std::string> out;
-  if (!fs::exists(ExamplesDir())) return out;
+  if (ExamplesDir().empty() || !fs::exists(ExamplesDir())) {
+    // No examples is a failure, never a silent pass.
+    std::fprintf(stderr, "spec_examples_check: set ARBITER_SPEC_EXAMPLES to the examples' folder (now \"%s\")\n",
+                 ExamplesDir().c_str());
+    std::exit(2);
+  }
   for (const auto& e : fs::directory_iterator(ExamplesDir())) {
     if (!fs::exists(e.path() / "expected.json")) continue;
     if (Json::parse(ReadFile(e.path() / "expected.json")).value("mode", "") == mode) {

@@ -5,6 +5,7 @@
 
 #include "arbiter/admission/priority_admission.h"
 #include "arbiter/model/quantity.h"
+#include "arbiter/model/resources.h"
 
 namespace arbiter::api {
 
@@ -100,7 +101,7 @@ int64_t PodRequest(const Json& pod, const std::string& resource, bool milli) {
     const Json& req = c.value("resources", Json::object()).value("requests", Json::object());
     if (req.contains(resource) && req[resource].is_string()) {
       auto q = model::Quantity::Parse(req[resource].get<std::string>());
-      if (q.ok()) sum += milli ? q->milli() : q->value();
+      if (q.ok()) sum = model::SaturatingAdd(sum, milli ? q->milli() : q->value());
     }
   }
   return sum;
@@ -147,10 +148,10 @@ Status CheckQuotas(const Json& pod, const std::string& ns, store::Store& store) 
       for (const auto& p : pods.items) {
         const std::string phase = p.body.value("status", Json::object()).value("phase", "");
         if (phase == "Succeeded" || phase == "Failed") continue;
-        if (InScope(q.body, p.body["spec"].value("priorityClassName", ""))) used += amount(p.body);
+        if (InScope(q.body, p.body["spec"].value("priorityClassName", ""))) used = model::SaturatingAdd(used, amount(p.body));
       }
       const int64_t want = amount(pod);
-      if (used + want > cap) {
+      if (model::SaturatingAdd(used, want) > cap) {
         auto show = [&](int64_t v) { return l.milli ? std::to_string(v) + "m" : std::to_string(v); };
         return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: exceeded quota: " + q.name +
                                   ", requested: " + l.key + "=" + show(want) + ", used: " + l.key + "=" + show(used) +
@@ -161,11 +162,77 @@ Status CheckQuotas(const Json& pod, const std::string& ns, store::Store& store) 
   return Status::Ok();
 }
 
+// kube-apiserver's ValidatePodUpdate: after creation a pod's spec changes only in the few ways
+// upstream allows (container and init container images, activeDeadlineSeconds set or lowered,
+// tolerations added, terminationGracePeriodSeconds from negative to 1, scheduling gates
+// removed). nodeName changes only through the binding subresource, resources only through
+// resize, which Arbiter does not serve. Anything else is the upstream Forbidden error on `spec`.
+Status ValidatePodUpdate(const Json& pod, const Json& old) {
+  const Json& next = pod["spec"];
+  Json allowed = old.value("spec", Json::object());  // the old spec with the permitted changes applied
+  for (const char* list : {"containers", "initContainers"}) {
+    if (!next.contains(list) || !allowed.contains(list) || !next[list].is_array() || !allowed[list].is_array() ||
+        next[list].size() != allowed[list].size()) {
+      continue;
+    }
+    for (size_t i = 0; i < next[list].size(); ++i) {
+      if (next[list][i].is_object() && allowed[list][i].is_object() && next[list][i].contains("image")) {
+        allowed[list][i]["image"] = next[list][i]["image"];
+      }
+    }
+  }
+  if (next.contains("activeDeadlineSeconds") && next["activeDeadlineSeconds"].is_number_integer()) {
+    const int64_t want = next["activeDeadlineSeconds"].get<int64_t>();
+    const bool was = allowed.contains("activeDeadlineSeconds") && allowed["activeDeadlineSeconds"].is_number_integer();
+    if (want > 0 && (!was || want <= allowed["activeDeadlineSeconds"].get<int64_t>())) allowed["activeDeadlineSeconds"] = want;
+  }
+  if (next.contains("tolerations") && next["tolerations"].is_array()) {
+    // Additions only: every existing toleration stays (its tolerationSeconds may change).
+    auto key = [](Json t) {
+      if (t.is_object()) t.erase("tolerationSeconds");
+      return t;
+    };
+    bool kept = true;
+    for (const Json& t : allowed.value("tolerations", Json::array())) {
+      bool found = false;
+      for (const Json& u : next["tolerations"]) found = found || key(t) == key(u);
+      kept = kept && found;
+    }
+    if (kept) allowed["tolerations"] = next["tolerations"];
+  }
+  if (next.value("terminationGracePeriodSeconds", Json()) == Json(1) && allowed.contains("terminationGracePeriodSeconds") &&
+      allowed["terminationGracePeriodSeconds"].is_number_integer() && allowed["terminationGracePeriodSeconds"].get<int64_t>() < 0) {
+    allowed["terminationGracePeriodSeconds"] = 1;
+  }
+  if (allowed.contains("schedulingGates") && allowed["schedulingGates"].is_array()) {
+    // Gates may be removed, never added.
+    const Json gates = next.value("schedulingGates", Json::array());
+    bool subset = gates.is_array();
+    for (const Json& g : gates.is_array() ? gates : Json::array()) {
+      subset = subset && std::find(allowed["schedulingGates"].begin(), allowed["schedulingGates"].end(), g) !=
+                             allowed["schedulingGates"].end();
+    }
+    if (subset) {
+      if (gates.empty()) {
+        allowed.erase("schedulingGates");
+      } else {
+        allowed["schedulingGates"] = gates;
+      }
+    }
+  }
+  if (allowed == next) return Status::Ok();
+  return InvalidArgument("Pod \"" + NameOf(pod) +
+                         "\" is invalid: spec: Forbidden: pod updates may not change fields other than "
+                         "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+                         "`spec.tolerations` (only additions to existing tolerations),"
+                         "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)");
+}
+
 Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
   if (!pod.contains("spec") || !pod["spec"].is_object()) pod["spec"] = Json::object();
   Json& spec = pod["spec"];
   if (old != nullptr) {
-    // Priority is decided once, at creation.
+    // Priority is decided once, at creation; so are the defaults admission filled in.
     for (const char* k : {"priority", "priorityClassName", "preemptionPolicy"}) {
       if ((*old)["spec"].contains(k)) {
         spec[k] = (*old)["spec"][k];
@@ -173,7 +240,10 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
         spec.erase(k);
       }
     }
-    return Status::Ok();
+    for (const char* k : {"schedulerName", "terminationGracePeriodSeconds"}) {
+      if (!spec.contains(k) && (*old)["spec"].contains(k)) spec[k] = (*old)["spec"][k];
+    }
+    return ValidatePodUpdate(pod, *old);
   }
   ARBITER_ASSIGN_OR_RETURN(p, ResolvePriority(pod, store));
   if (spec.contains("priority") && spec["priority"].is_number_integer() && spec["priority"].get<int64_t>() != p.value) {

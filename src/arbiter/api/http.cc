@@ -93,6 +93,8 @@ StatusOr<std::map<std::string, TokenUser>> LoadTokenFile(const std::string& path
       return InvalidArgument("--token-auth-file " + path + ": line " + std::to_string(n) + ": duplicate token");
     }
   }
+  // An empty file must not mean "no authentication": that would also lift the loopback rule.
+  if (out.empty()) return InvalidArgument("--token-auth-file " + path + ": holds no token (want token,user,uid[,\"groups\"] lines)");
   return out;
 }
 

@@ -1,11 +1,14 @@
 // Request handling of the Kubernetes-compatible API.
 #include "arbiter/api/server.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <sstream>
+#include <stdexcept>
 
 #include "arbiter/api/authz.h"
 #include "arbiter/api/field_validation.h"
@@ -113,16 +116,82 @@ Json YamlToJson(const YAML::Node& n) {
   }
 }
 
+// Request bodies are bounded in size before they are parsed; parsing itself must not make them
+// bigger or deeper than that: YAML aliases (which expand a few bytes into gigabytes) are refused
+// before anything is built, and nesting deeper than kMaxBodyDepth is refused in either format.
+constexpr int kMaxBodyDepth = 200;
+
+class YamlScan final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override { ++documents; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override {
+    if (alias_line < 0) alias_line = m.line + 1;
+  }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Open(m);
+  }
+  void OnSequenceEnd() override { --depth; }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Open(m);
+  }
+  void OnMapEnd() override { --depth; }
+
+  int documents = 0;
+  int depth = 0;
+  int alias_line = -1;
+  int too_deep_line = -1;
+
+ private:
+  void Open(const YAML::Mark& m) {
+    if (++depth > kMaxBodyDepth && too_deep_line < 0) too_deep_line = m.line + 1;
+  }
+};
+
+StatusOr<Json> ParseYamlBody(const std::string& body) {
+  YamlScan scan;
+  {
+    std::istringstream in(body);
+    YAML::Parser parser(in);
+    while (scan.too_deep_line < 0 && parser.HandleNextDocument(scan)) {
+    }
+  }
+  if (scan.alias_line > 0) {
+    return InvalidArgument("the request body uses a YAML alias (line " + std::to_string(scan.alias_line) +
+                           "): aliases are not accepted in request bodies");
+  }
+  if (scan.too_deep_line > 0) {
+    return InvalidArgument("the request body nests deeper than " + std::to_string(kMaxBodyDepth) + " levels (line " +
+                           std::to_string(scan.too_deep_line) + ")");
+  }
+  if (scan.documents > 1) return InvalidArgument("the request body holds " + std::to_string(scan.documents) + " YAML documents; send one");
+  return YamlToJson(YAML::Load(body));
+}
+
+StatusOr<Json> ParseJsonBody(const std::string& body) {
+  bool too_deep = false;
+  Json j = Json::parse(body, [&](int depth, Json::parse_event_t, Json&) {
+    if (depth > kMaxBodyDepth) {
+      too_deep = true;
+      throw std::length_error("too deep");
+    }
+    return true;
+  });
+  (void)too_deep;
+  return j;
+}
+
 StatusOr<Json> ParseBody(const Request& r) {
   const std::string ct = r.headers.count("content-type") ? r.headers.at("content-type") : "application/json";
   // A protobuf body is converted to JSON here, at the edge; every handler sees JSON.
   if (IsProtobufMediaType(ct)) return DecodeProtobufObject(r.body);
   try {
-    if (ct.find("yaml") != std::string::npos) {
-      const YAML::Node n = YAML::Load(r.body);
-      return YamlToJson(n);
-    }
-    return Json::parse(r.body);
+    if (ct.find("yaml") != std::string::npos) return ParseYamlBody(r.body);
+    return ParseJsonBody(r.body);
+  } catch (const std::length_error&) {
+    return InvalidArgument("the request body nests deeper than " + std::to_string(kMaxBodyDepth) + " levels");
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("the request body is not valid ") +
                            (ct.find("yaml") != std::string::npos ? "YAML" : "JSON") + ": " + e.what());
@@ -139,6 +208,16 @@ bool WantsTable(const Request& r) {
 std::string QueryOr(const Request& r, const std::string& k, const std::string& fallback = "") {
   auto it = r.query.find(k);
   return it == r.query.end() ? fallback : it->second;
+}
+
+// TotalAnnotationSizeLimitB of apimachinery's ValidateAnnotations.
+constexpr size_t kMaxAnnotationBytes = 256 * 1024;
+
+// The dryRun parameter: "" (a real write) or "All" (everything but the write), as upstream.
+StatusOr<bool> DryRunOf(const std::string& v) {
+  if (v.empty()) return false;
+  if (v == "All") return true;
+  return InvalidArgument("dryRun: Unsupported value: \"" + v + "\": supported values: \"All\"");
 }
 
 int64_t ParseRevision(const std::string& s) {
@@ -515,7 +594,12 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
   w->labels = *labels;
   w->fields = *fields;
   w->as_table = WantsTable(r);
-  if (auto ts = QueryOr(r, "timeoutSeconds"); !ts.empty()) w->timeout_seconds = std::max<int64_t>(1, ParseRevision(ts));
+  if (auto ts = QueryOr(r, "timeoutSeconds"); !ts.empty()) {
+    const int64_t v = ParseRevision(ts);
+    if (v < 0 && ts != "0") return Error(400, "timeoutSeconds \"" + ts + "\" is not a number of seconds");
+    // kube-apiserver ends a watch within twice its minimum request timeout (1800 s).
+    w->timeout_seconds = std::clamp<int64_t>(v, 1, 3600);
+  }
   const std::string rv = QueryOr(r, "resourceVersion");
   int64_t from = ParseRevision(rv);
   if (from < 0 && rv != "0") return Error(400, "resourceVersion \"" + rv + "\" is not a revision");
@@ -525,6 +609,15 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
     if (!list.ok()) return Error(list.status());
     w->initial = std::move(list->items);
     from = list->revision;
+  }
+  if (auto latest = store_.Revision(); latest.ok() && from > *latest) {
+    // A revision the store has not reached: kube-apiserver gives up after a short wait with 504
+    // ResourceVersionTooLarge rather than hanging; Arbiter answers at once.
+    Json body = StatusBody(504, "Timeout", "Too large resource version: " + rv + ", current: " + std::to_string(*latest));
+    body["details"] = {{"causes", Json::array({{{"reason", "ResourceVersionTooLarge"},
+                                                {"message", "Too large resource version"}}})},
+                       {"retryAfterSeconds", 1}};
+    return JsonResponse(504, body);
   }
   auto watch = store_.WatchFrom(t.info->StoreKey(), t.ns, from);
   if (!watch.ok()) {
@@ -562,6 +655,17 @@ std::optional<Response> ApiServer::CheckFields(const Request& r, const ResourceI
       return Error(400, msg);
     }
     for (const auto& f : check.unknown) warnings.push_back("unknown field \"" + f + "\"");
+  }
+  // Object metadata as upstream validates it: annotations total at most 256 KiB.
+  if (const auto md = object.find("metadata"); md != object.end() && md->is_object()) {
+    if (const auto an = md->find("annotations"); an != md->end() && an->is_object()) {
+      size_t total = 0;
+      for (const auto& [k, v] : an->items()) total += k.size() + (v.is_string() ? v.get_ref<const std::string&>().size() : 0);
+      if (total > kMaxAnnotationBytes) {
+        check.missing.push_back({"FieldValueTooLong", "metadata.annotations",
+                                 "Too long: must have at most " + std::to_string(kMaxAnnotationBytes) + " bytes"});
+      }
+    }
   }
   if (!check.missing.empty()) {
     std::string msg = std::string(info.kind) + " \"" + ObjectName(object) + "\" is invalid: ";
@@ -623,6 +727,8 @@ Status ApiServer::RunAdmission(const ResourceInfo& info, Json& object, const Jso
 }
 
 Response ApiServer::Create(const Request& r, const Target& t) {
+  const auto dry_run = DryRunOf(QueryOr(r, "dryRun"));
+  if (!dry_run.ok()) return Error(400, dry_run.status().message());
   if (t.info->namespaced && t.ns.empty()) {
     return Error(405, "create " + std::string(t.info->resource) + " in a namespace: POST to /namespaces/NS/" +
                           std::string(t.info->resource));
@@ -673,6 +779,13 @@ Response ApiServer::Create(const Request& r, const Target& t) {
   if (Status v = Validate(*t.info, object, nullptr, t.ns, ""); !v.ok()) {
     return WithWarnings(Rejected(v, *t.info, name), warnings);
   }
+  if (*dry_run) {
+    // Everything ran (validation, admission, quota); nothing is stored.
+    if (store_.Get(t.info->StoreKey(), t.ns, name).ok()) {
+      return Error(409, std::string(t.info->resource) + " \"" + name + "\" already exists", std::string(t.info->resource), name);
+    }
+    return WithWarnings(JsonResponse(201, object), warnings);
+  }
   auto created = store_.Create(t.info->StoreKey(), t.ns, name, object);
   if (!created.ok()) {
     if (created.status().code() == StatusCode::kAlreadyExists) {
@@ -687,6 +800,8 @@ Response ApiServer::Create(const Request& r, const Target& t) {
 }
 
 Response ApiServer::Update(const Request& r, const Target& t) {
+  const auto dry_run = DryRunOf(QueryOr(r, "dryRun"));
+  if (!dry_run.ok()) return Error(400, dry_run.status().message());
   auto body = ParseBody(r);
   if (!body.ok()) return Error(400, body.status().message());
   Json object = std::move(*body);
@@ -720,6 +835,10 @@ Response ApiServer::Update(const Request& r, const Target& t) {
   if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
     return WithWarnings(Rejected(v, *t.info, t.name), warnings);
   }
+  if (*dry_run) {
+    if (expected > 0 && expected != current->revision) return Conflict409(t, kModified);
+    return WithWarnings(JsonResponse(200, object), warnings);
+  }
   auto updated = store_.Update(t.info->StoreKey(), t.ns, t.name, object, expected);
   if (!updated.ok()) {
     if (updated.status().code() == StatusCode::kConflict) {
@@ -733,6 +852,8 @@ Response ApiServer::Update(const Request& r, const Target& t) {
 }
 
 Response ApiServer::Patch(const Request& r, const Target& t) {
+  const auto dry_run = DryRunOf(QueryOr(r, "dryRun"));
+  if (!dry_run.ok()) return Error(400, dry_run.status().message());
   const std::string ct = r.headers.count("content-type") ? r.headers.at("content-type") : "";
   auto type = PatchTypeOf(ct);
   if (!type.ok()) return Error(415, type.status().message());
@@ -785,6 +906,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
     if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
       return WithWarnings(Rejected(v, *t.info, t.name), warnings);
     }
+    if (*dry_run) return WithWarnings(JsonResponse(200, object), warnings);
     auto updated = store_.Update(t.info->StoreKey(), t.ns, t.name, object, expected);
     if (updated.ok()) {
       Response out = JsonResponse(200, updated->body);
@@ -799,13 +921,21 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
 
 StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const std::string& ns,
                                                 const std::string& name, std::optional<int64_t> grace,
-                                                int64_t expected_revision) {
+                                                int64_t expected_revision, const std::string& expected_uid,
+                                                bool dry_run) {
   const std::string resource = info.StoreKey();
   for (int attempt = 0; attempt < 5; ++attempt) {
     ARBITER_ASSIGN_OR_RETURN(current, store_.Get(resource, ns, name));
     if (expected_revision > 0 && current.revision != expected_revision) {
       return Conflict("the object has been modified");
     }
+    if (!expected_uid.empty()) {
+      const std::string uid = current.body["metadata"].value("uid", "");
+      if (uid != expected_uid) {
+        return Conflict("Precondition failed: UID in precondition: " + expected_uid + ", UID in object meta: " + uid);
+      }
+    }
+    if (dry_run) return current;
     const Json& body = current.body;
     const bool bound = body.contains("spec") && body["spec"].is_object() && body["spec"].contains("nodeName") &&
                        body["spec"]["nodeName"].is_string() && !body["spec"]["nodeName"].get<std::string>().empty();
@@ -821,7 +951,10 @@ StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const 
     }
     // A running pod terminates first: the node finishes the deletion after the grace period.
     Json next = body;
-    const Timestamp deadline = clock_.Now() / kSecond * kSecond + g * kSecond;
+    // now + grace, checked: a grace period past the year 9999 ends then (RFC 3339's last second).
+    static const Timestamp kLastTime = ParseRfc3339("9999-12-31T23:59:59Z").value();
+    const Timestamp now = clock_.Now() / kSecond * kSecond;
+    const Timestamp deadline = g >= (kLastTime - now) / kSecond ? kLastTime : now + g * kSecond;
     if (next["metadata"].contains("deletionTimestamp")) {
       // Already terminating: a shorter grace period brings the deadline forward, never back.
       auto existing = ParseRfc3339(next["metadata"]["deletionTimestamp"].get<std::string>());
@@ -838,6 +971,8 @@ StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const 
 Response ApiServer::Delete(const Request& r, const Target& t) {
   std::optional<int64_t> grace;
   int64_t expected = 0;
+  std::string expected_uid;
+  bool dry_run = false;
   if (auto g = QueryOr(r, "gracePeriodSeconds"); !g.empty()) {
     int64_t v = 0;
     auto [end, ec] = std::from_chars(g.data(), g.data() + g.size(), v);
@@ -846,29 +981,56 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
     }
     grace = v;
   }
+  if (auto d = DryRunOf(QueryOr(r, "dryRun")); !d.ok()) {
+    return Error(400, d.status().message());
+  } else {
+    dry_run = *d;
+  }
   if (!r.body.empty()) {
     auto opts = ParseBody(r);
     if (!opts.ok()) return Error(400, opts.status().message());
-    if (opts->is_object()) {
-      if (opts->contains("gracePeriodSeconds") && (*opts)["gracePeriodSeconds"].is_number_integer()) {
-        grace = (*opts)["gracePeriodSeconds"].get<int64_t>();
+    if (!opts->is_object()) return Error(400, "the DeleteOptions body must be an object");
+    if (opts->contains("gracePeriodSeconds") && !(*opts)["gracePeriodSeconds"].is_null()) {
+      if (!(*opts)["gracePeriodSeconds"].is_number_integer()) return Error(400, "gracePeriodSeconds must be an integer");
+      grace = (*opts)["gracePeriodSeconds"].get<int64_t>();
+    }
+    if (opts->contains("dryRun") && (*opts)["dryRun"].is_array()) {
+      for (const Json& d : (*opts)["dryRun"]) {
+        auto one = DryRunOf(d.is_string() ? d.get<std::string>() : d.dump());
+        if (!one.ok()) return Error(400, one.status().message());
+        dry_run = dry_run || *one;
       }
-      if (opts->contains("preconditions") && (*opts)["preconditions"].is_object() &&
-          (*opts)["preconditions"].contains("resourceVersion")) {
-        const Json& rv = (*opts)["preconditions"]["resourceVersion"];
+    }
+    if (opts->contains("preconditions") && (*opts)["preconditions"].is_object()) {
+      const Json& pre = (*opts)["preconditions"];
+      if (pre.contains("resourceVersion") && !pre["resourceVersion"].is_null()) {
+        const Json& rv = pre["resourceVersion"];
         expected = rv.is_string() ? ParseRevision(rv.get<std::string>()) : -1;
         if (expected < 0) return Error(400, "preconditions.resourceVersion must be a revision string");
       }
+      if (pre.contains("uid") && !pre["uid"].is_null()) {
+        if (!pre["uid"].is_string()) return Error(400, "preconditions.uid must be a string");
+        expected_uid = pre["uid"].get<std::string>();
+      }
     }
   }
-  auto deleted = DeleteObject(*t.info, t.ns, t.name, grace, expected);
+  if (grace && *grace < 0) {
+    return JsonResponse(422, InvalidStatusBody("DeleteOptions is invalid: gracePeriodSeconds: Invalid value: " +
+                                                   std::to_string(*grace) + ": must be greater than or equal to 0",
+                                               "DeleteOptions", "", t.name,
+                                               {{"FieldValueInvalid", "gracePeriodSeconds",
+                                                 "Invalid value: " + std::to_string(*grace) + ": must be greater than or equal to 0"}}));
+  }
+  auto deleted = DeleteObject(*t.info, t.ns, t.name, grace, expected, expected_uid, dry_run);
   if (!deleted.ok()) {
     if (deleted.status().code() == StatusCode::kNotFound) {
       return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found",
                    std::string(t.info->resource), t.name);
     }
     if (deleted.status().code() == StatusCode::kConflict) {
-      return Conflict409(t, "the object has been modified");
+      return Conflict409(t, deleted.status().message().starts_with("Precondition failed")
+                                ? deleted.status().message()
+                                : std::string("the object has been modified"));
     }
     return Error(deleted.status());
   }
@@ -931,6 +1093,18 @@ Response ApiServer::Bind(const Request& r, const Target& t) {
 Response ApiServer::Evict(const Request& r, const Target& t) {
   auto body = ParseBody(r);
   if (!body.ok()) return Error(400, body.status().message());
+  // The body is a policy/v1 Eviction of this very pod (upstream: "name in URL does not match
+  // name in Eviction object").
+  if (!body->is_object()) return Error(400, "the eviction body must be an Eviction object");
+  if (body->value("kind", "Eviction") != "Eviction") {
+    return Error(400, "the eviction body is a " + body->value("kind", std::string()) + ", not an Eviction");
+  }
+  if (const std::string named = ObjectName(*body); !named.empty() && named != t.name) {
+    return Error(400, "name in URL does not match name in Eviction object");
+  }
+  if (body->contains("deleteOptions") && !(*body)["deleteOptions"].is_object() && !(*body)["deleteOptions"].is_null()) {
+    return Error(400, "deleteOptions must be an object");
+  }
   auto pod = store_.Get("pods", t.ns, t.name);
   if (!pod.ok()) return Error(404, "pods \"" + t.name + "\" not found", "pods", t.name);
   // PodDisruptionBudgets of the namespace that select the pod must allow one more disruption.

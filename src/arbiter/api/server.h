@@ -117,8 +117,12 @@ class ApiServer {
   Status RunAdmission(const ResourceInfo& info, nlohmann::json& object, const nlohmann::json* old);
   // Deletes a pod now or, when it is bound and the grace period is positive, marks it
   // terminating (deletionTimestamp = now + grace) for the node to finish.
+  // Deletes (or, for a running pod, starts terminating) an object. Preconditions: the object's
+  // revision (`expected_revision` > 0) and uid (non-empty `expected_uid`); `dry_run` checks
+  // everything and writes nothing, returning the object as it would be.
   StatusOr<store::Object> DeleteObject(const ResourceInfo& info, const std::string& ns, const std::string& name,
-                                       std::optional<int64_t> grace, int64_t expected_revision);
+                                       std::optional<int64_t> grace, int64_t expected_revision,
+                                       const std::string& expected_uid = "", bool dry_run = false);
   std::string NewUid();
   std::string Now() const;
 

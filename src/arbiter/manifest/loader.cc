@@ -425,6 +425,11 @@ model::Resources ObjectDecoder::DecodeResourceList(const YAML::Node& n, const st
       d_.Error(field, "must be greater than or equal to 0, not " + q->ToString());
       continue;
     }
+    if ((name == model::kResourceCpu ? q->milli() : q->value()) > model::kMaxResourceAmount) {
+      d_.Error(field, q->ToString() + " is larger than Arbiter accepts (2^53 " +
+                          (name == model::kResourceCpu ? "millicores" : "units") + ")");
+      continue;
+    }
     if (name == model::kResourceCpu) {
       r.milli_cpu = q->milli();
     } else {
@@ -916,6 +921,12 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
     decode_containers("containers", false);
     model::Resources overhead = DecodeResourceList(D::Child(spec, "overhead"), "spec.overhead");
     pod.requests = model::EffectivePodRequests(containers, overhead);
+    for (const std::string_view r : {model::kResourceCpu, model::kResourceMemory, model::kResourceEphemeralStorage}) {
+      if (pod.requests.Get(r) > model::kMaxResourceAmount) {
+        d_.Error("spec.containers", "the pod's " + std::string(r) + " requests add up to more than Arbiter accepts (2^53 " +
+                                        (r == model::kResourceCpu ? "millicores" : "bytes") + ")");
+      }
+    }
     const model::Resources nz = model::EffectivePodRequests(non_zero, overhead);
     pod.non_zero_milli_cpu = nz.milli_cpu;
     pod.non_zero_memory = nz.memory;

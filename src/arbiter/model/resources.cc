@@ -45,11 +45,11 @@ int64_t Resources::Get(std::string_view name) const {
 }
 
 void Resources::Add(const Resources& o) {
-  milli_cpu += o.milli_cpu;
-  memory += o.memory;
-  ephemeral_storage += o.ephemeral_storage;
-  pods += o.pods;
-  for (const auto& [n, v] : o.scalars) SetScalar(n, Scalar(n) + v);
+  milli_cpu = SaturatingAdd(milli_cpu, o.milli_cpu);
+  memory = SaturatingAdd(memory, o.memory);
+  ephemeral_storage = SaturatingAdd(ephemeral_storage, o.ephemeral_storage);
+  pods = SaturatingAdd(pods, o.pods);
+  for (const auto& [n, v] : o.scalars) SetScalar(n, SaturatingAdd(Scalar(n), v));
 }
 
 void Resources::Sub(const Resources& o) {

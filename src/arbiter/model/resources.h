@@ -21,6 +21,19 @@ inline constexpr std::string_view kResourcePods = "pods";
 inline constexpr int64_t kDefaultMilliCpuRequest = 100;
 inline constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
 
+// The largest amount of one resource Arbiter accepts in a request, limit, capacity or
+// allocatable: 2^53 in the resource's unit (milli-CPU, bytes, counts), i.e. 9 billion cores or
+// 8 PiB. Bounding every input keeps the sums the scheduler and the quota make far from int64's
+// limit; the sums saturate as well (SaturatingAdd), so no input can wrap them around.
+inline constexpr int64_t kMaxResourceAmount = int64_t{1} << 53;
+
+// a + b, clamped to int64's range instead of overflowing.
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (!__builtin_add_overflow(a, b, &out)) return out;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 struct Resources {
   int64_t milli_cpu = 0;
   int64_t memory = 0;
@@ -36,7 +49,7 @@ struct Resources {
   // The amount of a resource by its Kubernetes name, in the same units as Set.
   int64_t Get(std::string_view name) const;
 
-  void Add(const Resources& o);
+  void Add(const Resources& o);  // saturating
   void Sub(const Resources& o);
   // Element-wise maximum.
   void Max(const Resources& o);
