@@ -143,3 +143,34 @@ TEST(NodeSimulator, ATerminatingPodGetsOneKillingEventPerContainer) {
 
 }  // namespace
 }  // namespace arbiter::controlplane
+
+#include "arbiter/controlplane/control_loop.h"
+
+namespace arbiter::controlplane {
+namespace {
+
+TEST(ControlLoop, EventsExpireAnHourAfterTheyLastHappened) {
+  auto store = store::NewMemoryStore();
+  VirtualClock clock(kT0);
+  LoopOptions o;
+  o.simulate_nodes = false;
+  o.schedule = false;
+  ControlLoop loop(*store, clock, o);
+  auto event = [&](const std::string& name, Timestamp last) {
+    Json e = {{"apiVersion", "v1"}, {"kind", "Event"}, {"metadata", {{"name", name}, {"namespace", "default"},
+              {"creationTimestamp", FormatRfc3339(kT0 - 2 * 60 * kMinute)}}},
+              {"lastTimestamp", FormatRfc3339(last)}, {"eventTime", nullptr}};
+    ASSERT_TRUE(store->Create("events", "default", name, e).ok());
+  };
+  event("old", kT0 - 61 * kMinute);
+  event("recent", kT0 - 10 * kMinute);
+  ASSERT_TRUE(loop.RunOnce().ok());
+  EXPECT_FALSE(store->Get("events", "default", "old").ok());
+  EXPECT_TRUE(store->Get("events", "default", "recent").ok());
+  clock.Advance(51 * kMinute);
+  ASSERT_TRUE(loop.RunOnce().ok());
+  EXPECT_FALSE(store->Get("events", "default", "recent").ok());
+}
+
+}  // namespace
+}  // namespace arbiter::controlplane

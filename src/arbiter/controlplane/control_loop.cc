@@ -84,6 +84,29 @@ Status ControlLoop::RunOnce() {
     ARBITER_RETURN_IF_ERROR(EvictUnderPressure());
   }
   if (options_.schedule) ARBITER_RETURN_IF_ERROR(Schedule());
+  return ExpireEvents();
+}
+
+Status ControlLoop::ExpireEvents() {
+  const Timestamp now = clock_.Now();
+  if (now - events_swept_at_ < kMinute) return Status::Ok();
+  events_swept_at_ = now;
+  ARBITER_ASSIGN_OR_RETURN(events, store_.List("events", ""));
+  for (const auto& e : events.items) {
+    // When the event last happened: lastTimestamp, eventTime, or its creation.
+    Timestamp last = 0;
+    for (const char* field : {"lastTimestamp", "eventTime"}) {
+      const auto it = e.body.find(field);
+      if (it == e.body.end() || !it->is_string()) continue;
+      if (auto t = ParseRfc3339(it->get<std::string>()); t.ok()) last = std::max(last, *t);
+    }
+    if (auto t = ParseRfc3339(StringAt(e.body, "metadata", "creationTimestamp")); t.ok()) last = std::max(last, *t);
+    if (now - last <= options_.event_ttl) continue;
+    auto r = store_.Delete("events", e.ns, e.name, e.revision);
+    if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
+      return r.status();
+    }
+  }
   return Status::Ok();
 }
 

@@ -31,6 +31,9 @@ namespace arbiter::controlplane {
 struct LoopOptions {
   bool simulate_nodes = true;  // off: real node agents report pod status themselves
   NodeSimOptions nodes;        // how the simulated nodes look (addresses, leases, heartbeats)
+  // Events are deleted this long after they last happened (kube-apiserver's --event-ttl); the
+  // sweep runs once a minute.
+  Duration event_ttl = 60 * kMinute;
   bool schedule = true;
   uint64_t seed = 0;
   // The simulated kubelets' eviction thresholds (node pressure, from PodMetrics usage).
@@ -67,6 +70,8 @@ class ControlLoop {
   // The simulated kubelets' node-pressure evictions (pods become Failed, reason Evicted).
   Status EvictUnderPressure();
   Status Schedule();
+  // Deletes the events older than options_.event_ttl.
+  Status ExpireEvents();
   Status RecordEvent(const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
                      const std::string& reason, const std::string& message,
                      const std::string& component = "default-scheduler", const std::string& host = "");
@@ -84,6 +89,7 @@ class ControlLoop {
   LoopMetrics metrics_;
   uint64_t event_seq_ = 0;
   NodeSimulator nodes_;
+  Timestamp events_swept_at_ = 0;
   std::map<std::string, std::string> last_failure_;  // pod -> last FailedScheduling message written
 };
 

@@ -11,11 +11,18 @@
 
 namespace arbiter::store {
 
+struct Kept {
+  std::shared_ptr<const Event> event;
+  size_t bytes = 0;
+  int64_t at_millis = 0;
+};
+
 struct WatchHub::State {
   mutable std::mutex mu;
   std::condition_variable cv;  // notified on Publish, Compact, Stop and close
-  std::deque<std::shared_ptr<const Event>> history;  // strictly increasing revisions
-  size_t capacity = kDefaultWatchHistory;
+  std::deque<Kept> history;    // strictly increasing revisions
+  WatchHubLimits limits;
+  size_t bytes = 0;  // the sum of the kept events' bytes
   int64_t horizon = 0;  // every event with revision <= horizon is no longer kept
   bool closed = false;  // the hub (and so its store) is gone
   size_t watchers = 0;
@@ -81,12 +88,10 @@ class HubWatch : public Watch {
   void Collect(std::vector<std::shared_ptr<const Event>>& found) {
     const auto& h = state_->history;
     auto it = std::upper_bound(h.begin(), h.end(), cursor_,
-                               [](int64_t rev, const std::shared_ptr<const Event>& e) {
-                                 return rev < e->object.revision;
-                               });
+                               [](int64_t rev, const Kept& e) { return rev < e.event->object.revision; });
     for (; it != h.end(); ++it) {
-      const Object& o = (*it)->object;
-      if (o.resource == resource_ && (ns_.empty() || o.ns == ns_)) found.push_back(*it);
+      const Object& o = it->event->object;
+      if (o.resource == resource_ && (ns_.empty() || o.ns == ns_)) found.push_back(it->event);
       cursor_ = o.revision;
     }
   }
@@ -100,8 +105,43 @@ class HubWatch : public Watch {
 
 }  // namespace
 
-WatchHub::WatchHub(size_t capacity, int64_t start_revision) : state_(std::make_shared<State>()) {
-  state_->capacity = std::max<size_t>(capacity, 1);
+size_t ApproximateBytes(const Json& j) {
+  constexpr size_t kNode = 16;  // a JSON node's own footprint
+  switch (j.type()) {
+    case Json::value_t::string: return kNode + j.get_ref<const std::string&>().size();
+    case Json::value_t::object: {
+      size_t n = kNode;
+      for (const auto& [k, v] : j.items()) n += kNode + k.size() + ApproximateBytes(v);
+      return n;
+    }
+    case Json::value_t::array: {
+      size_t n = kNode;
+      for (const Json& v : j) n += ApproximateBytes(v);
+      return n;
+    }
+    default: return kNode;
+  }
+}
+
+namespace {
+WatchHubLimits WithCapacity(size_t capacity) {
+  WatchHubLimits l;
+  l.max_events = capacity;
+  return l;
+}
+}  // namespace
+
+WatchHub::WatchHub(size_t capacity, int64_t start_revision) : WatchHub(WithCapacity(capacity), start_revision) {}
+
+WatchHub::WatchHub(WatchHubLimits limits, int64_t start_revision) : state_(std::make_shared<State>()) {
+  limits.max_events = std::max<size_t>(limits.max_events, 1);
+  if (!limits.now_millis) {
+    limits.now_millis = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+  state_->limits = std::move(limits);
   state_->horizon = start_revision;
 }
 
@@ -110,17 +150,26 @@ WatchHub::~WatchHub() {
     std::lock_guard<std::mutex> lk(state_->mu);
     state_->closed = true;
     state_->history.clear();
+    state_->bytes = 0;
   }
   state_->cv.notify_all();
 }
 
 void WatchHub::Publish(Event event) {
+  const size_t bytes = ApproximateBytes(event.object.body) + event.object.name.size() + event.object.ns.size();
   auto e = std::make_shared<const Event>(std::move(event));
+  const int64_t now = state_->limits.now_millis();
   {
     std::lock_guard<std::mutex> lk(state_->mu);
-    state_->history.push_back(std::move(e));
-    while (state_->history.size() > state_->capacity) {
-      state_->horizon = state_->history.front()->object.revision;
+    state_->history.push_back({std::move(e), bytes, now});
+    state_->bytes += bytes;
+    const WatchHubLimits& l = state_->limits;
+    // The newest event always stays, whatever its size, so that a watch can see it.
+    while (state_->history.size() > 1 &&
+           (state_->history.size() > l.max_events || state_->bytes > l.max_bytes ||
+            now - state_->history.front().at_millis > l.max_age.count())) {
+      state_->horizon = state_->history.front().event->object.revision;
+      state_->bytes -= state_->history.front().bytes;
       state_->history.pop_front();
     }
   }
@@ -131,7 +180,10 @@ void WatchHub::Compact(int64_t revision) {
   {
     std::lock_guard<std::mutex> lk(state_->mu);
     auto& h = state_->history;
-    while (!h.empty() && h.front()->object.revision <= revision) h.pop_front();
+    while (!h.empty() && h.front().event->object.revision <= revision) {
+      state_->bytes -= h.front().bytes;
+      h.pop_front();
+    }
     state_->horizon = std::max(state_->horizon, revision);
   }
   // Watchers behind the new horizon learn at once that they are Gone.
@@ -164,6 +216,11 @@ int64_t WatchHub::horizon() const {
 size_t WatchHub::size() const {
   std::lock_guard<std::mutex> lk(state_->mu);
   return state_->history.size();
+}
+
+size_t WatchHub::bytes() const {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->bytes;
 }
 
 size_t WatchHub::watchers() const {

@@ -2,7 +2,9 @@
 // watches read from), and the small checks and messages the backends have in common.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,7 +14,21 @@
 
 namespace arbiter::store {
 
-// Keeps the last `capacity` events in revision order and hands out watches over them.
+// How much history a hub keeps: the oldest events go once any bound is passed. Counting events
+// alone is not enough (400 copies of a 2.5 MB object are 1 GB), so the bodies' bytes and the
+// events' age bound it too; etcd, for comparison, compacts history older than 5 minutes.
+struct WatchHubLimits {
+  size_t max_events = kDefaultWatchHistory;
+  size_t max_bytes = size_t{128} << 20;
+  std::chrono::milliseconds max_age = std::chrono::minutes(5);
+  // The clock that ages events (steady time in milliseconds); tests inject one.
+  std::function<int64_t()> now_millis;
+};
+
+// An estimate of the memory a JSON value holds: its strings and numbers and a per-node overhead.
+size_t ApproximateBytes(const Json& j);
+
+// Keeps the last events in revision order, within WatchHubLimits, and hands out watches over them.
 //
 // A backend calls Publish under its write lock after each successful write, so events arrive in
 // strictly increasing revision order. Everything up to the "horizon" revision is no longer kept
@@ -24,6 +40,7 @@ class WatchHub {
   // `start_revision` is the store's revision when the hub is created: history before it is not
   // available. A `capacity` of 0 is taken as 1.
   explicit WatchHub(size_t capacity = kDefaultWatchHistory, int64_t start_revision = 0);
+  WatchHub(WatchHubLimits limits, int64_t start_revision);
   // Watches still open report Unavailable from then on.
   ~WatchHub();
   WatchHub(const WatchHub&) = delete;
@@ -43,6 +60,7 @@ class WatchHub {
   int64_t horizon() const;
   // How many events are kept, and how many watches are open (for diagnostics and tests).
   size_t size() const;
+  size_t bytes() const;  // ApproximateBytes of the kept events' bodies
   size_t watchers() const;
 
   struct State;  // shared with the watches, which may outlive the hub (watch_hub.cc)
