@@ -7,7 +7,7 @@ packages=(
   # build
   cmake make g++ pkg-config
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libcpp-httplib-dev libsqlite3-dev
-  libprotobuf-dev protobuf-compiler
+  libprotobuf-dev protobuf-compiler libboost1.81-dev libssl-dev zlib1g-dev
   # tests: GoogleTest, Google Benchmark, the libFuzzer run and sanitizers
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # end-to-end tests: the Python client, etcd, and the tools they drive

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <ostream>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <thread>
 #include <sstream>
 #include <unistd.h>
@@ -107,6 +108,12 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     return 2;
   }
   const bool elect = flags.leader_elect == "true" || (flags.leader_elect == "auto" && flags.store == "etcd");
+  // Every connection and watch holds a descriptor: use all the system grants (the soft limit is
+  // often 1024, the hard one far higher).
+  if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
   // A client that goes away mid-response (a watch ended with ^C, a timed-out request) must cost
   // that connection only: writes to it fail with EPIPE instead of killing the process.
   std::signal(SIGPIPE, SIG_IGN);

@@ -1,10 +1,18 @@
 // The HTTP edge: routing every request into ApiServer, watch streaming, authentication and
-// health endpoints.
+// health endpoints, on Boost.Beast.
 #include "arbiter/api/http.h"
 
-#include <httplib.h>
+#include <zlib.h>
 
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include <cctype>
 #include <cerrno>
+#include <optional>
+#include <thread>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -98,208 +106,497 @@ StatusOr<std::map<std::string, TokenUser>> LoadTokenFile(const std::string& path
   return out;
 }
 
-HttpServer::HttpServer(ApiServer& api, HttpOptions options) : api_(api), options_(std::move(options)) {
-  if (!options_.tls_cert_file.empty()) {
-    http_ = std::make_unique<httplib::SSLServer>(options_.tls_cert_file.c_str(), options_.tls_key_file.c_str());
-  } else {
-    http_ = std::make_unique<httplib::Server>();
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using asio::awaitable;
+using asio::use_awaitable;
+
+// "%41b+c" -> "Ab c" (query strings also turn '+' into a space).
+std::string PercentDecode(std::string_view in, bool plus_is_space) {
+  std::string out;
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '%' && i + 2 < in.size() && std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(in[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else if (c == '+' && plus_is_space) {
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
   }
-  Install();
+  return out;
 }
 
-HttpServer::~HttpServer() { Stop(); }
+// Splits a request target into its decoded path and query parameters (the last value of a
+// repeated key wins, as before).
+void ParseTarget(std::string_view target, std::string* path, std::map<std::string, std::string>* query) {
+  const size_t q = target.find('?');
+  *path = PercentDecode(target.substr(0, q), false);
+  if (q == std::string_view::npos) return;
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    const size_t eq = pair.find('=');
+    const std::string key = PercentDecode(pair.substr(0, eq), true);
+    if (!key.empty()) (*query)[key] = eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1), true);
+    if (amp == std::string_view::npos) break;
+    rest.remove_prefix(amp + 1);
+  }
+}
+
+// Inflates a gzip (or zlib) body, refusing to produce more than `limit` bytes.
+StatusOr<std::string> Inflate(const std::string& in, size_t limit) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 32) != Z_OK) return Internal("zlib cannot start");  // gzip or zlib header
+  std::string out;
+  char buf[64 * 1024];
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      inflateEnd(&z);
+      return InvalidArgument("the gzip request body is corrupt");
+    }
+    out.append(buf, sizeof buf - z.avail_out);
+    if (out.size() > limit) {
+      inflateEnd(&z);
+      return OutOfRange("the request body inflates to more than " + std::to_string(limit) + " bytes");
+    }
+    if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) break;  // truncated input
+  }
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END) return InvalidArgument("the gzip request body is truncated");
+  return out;
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Impl(ApiServer& a, HttpOptions o) : api(a), options(std::move(o)), workers(std::max<size_t>(1, options.worker_threads)) {}
+
+  ApiServer& api;
+  HttpOptions options;
+  asio::io_context io;
+  asio::thread_pool workers;
+  std::unique_ptr<ssl::context> tls;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::vector<std::pair<std::string, std::function<bool()>>> ready_checks;
+  std::function<std::string()> metrics;
+  std::atomic<bool> stopping{false};
+  std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> connections{0};
+  int bound_port = 0;
+
+  void Log(const std::string& verb, const std::string& target, int code, const std::string& user,
+           const std::string& remote, const std::string& message) {
+    if (!options.log) return;
+    options.log("Request rejected", "verb=\"" + verb + "\" URI=\"" + target + "\" code=" + std::to_string(code) +
+                                        " user=\"" + user + "\" remote=\"" + remote + "\" message=" + Json(message).dump());
+  }
+
+  // The /healthz, /livez, /readyz and /metrics answers; false when `path` is none of them.
+  bool Operations(const std::string& path, const std::map<std::string, std::string>& query, http::response<http::string_body>& res) {
+    const bool ready = path == "/healthz" || path == "/readyz";
+    if (ready || path == "/livez") {
+      bool ok = true;
+      std::string verbose = "[+]ping ok\n";
+      if (ready) {
+        for (const auto& [name, check] : ready_checks) {
+          const bool pass = check();
+          ok = ok && pass;
+          verbose += (pass ? "[+]" : "[-]") + name + (pass ? " ok\n" : " failed\n");
+        }
+        if (stopping) {
+          ok = false;
+          verbose += "[-]shutdown failed: the server is shutting down\n";
+        }
+      }
+      res.result(ok ? 200 : 503);
+      res.set(http::field::content_type, "text/plain");
+      res.body() = query.count("verbose") ? verbose + (ok ? "healthz check passed\n" : "healthz check failed\n")
+                                          : std::string(ok ? "ok" : "not ready");
+      return true;
+    }
+    if (path == "/metrics") {
+      std::string text = "# HELP apiserver_request_total Requests served.\n# TYPE apiserver_request_total counter\n"
+                         "apiserver_request_total " + std::to_string(requests.load()) + "\n"
+                         "# HELP apiserver_open_connections Open client connections.\n# TYPE apiserver_open_connections gauge\n"
+                         "apiserver_open_connections " + std::to_string(connections.load()) + "\n";
+      if (metrics) text += metrics();
+      res.result(200);
+      res.set(http::field::content_type, "text/plain; version=0.0.4");
+      res.body() = std::move(text);
+      return true;
+    }
+    return false;
+  }
+
+  // Authenticates and authorises `r`; a Status body response when it may not proceed.
+  std::optional<std::pair<int, std::string>> Admit(Request& r, const std::string& target, const std::string& remote) {
+    if (options.tokens.empty()) return std::nullopt;
+    auto auth = r.headers.find("authorization");
+    const TokenUser* user = nullptr;
+    if (auth != r.headers.end() && auth->second.starts_with("Bearer ")) {
+      auto it = options.tokens.find(auth->second.substr(7));
+      if (it != options.tokens.end()) user = &it->second;
+    }
+    if (user == nullptr) {
+      Log(r.method, target, 401, "", remote, "no valid bearer token");
+      return std::pair{401, StatusBody(401, "Unauthorized", "Unauthorized").dump()};
+    }
+    r.user = user->name;
+    r.uid = user->uid;
+    r.groups = user->groups;
+    r.groups.insert("system:authenticated");
+    r.authenticated = true;
+    std::string resource, ns;
+    bool has_name = false;
+    ResourceOf(r.path, &resource, &ns, &has_name);
+    const bool watch = r.query.count("watch") > 0 && QueryBool(r.query["watch"]);
+    const std::string verb = VerbOf(r.method, has_name, watch);
+    if (!resource.empty() && !Authorized(*user, verb, resource, ns)) {
+      const std::string message = resource + " is forbidden: User \"" + user->name + "\" cannot " + verb + " resource \"" +
+                                  resource + "\"" + (ns.empty() ? " at the cluster scope" : " in the namespace \"" + ns + "\"");
+      Log(r.method, target, 403, user->name, remote, message);
+      return std::pair{403, StatusBody(403, "Forbidden", message).dump()};
+    }
+    return std::nullopt;
+  }
+
+  template <typename Stream>
+  awaitable<void> Write(Stream& stream, http::response<http::string_body>& res, bool keep_alive) {
+    res.keep_alive(keep_alive);
+    res.prepare_payload();
+    beast::get_lowest_layer(stream).expires_after(options.body_timeout);
+    beast::error_code ec;
+    co_await http::async_write(stream, res, asio::redirect_error(use_awaitable, ec));
+    // end_of_stream only says that the answer asked to close the connection.
+    if (ec && ec != http::error::end_of_stream) throw beast::system_error(ec);
+  }
+
+  template <typename Stream>
+  awaitable<bool> StreamWatch(Stream& stream, std::shared_ptr<WatchStream> w, unsigned version) {
+    http::response<http::empty_body> res{http::status::ok, version};
+    res.set(http::field::content_type, "application/json;stream=watch");
+    res.chunked(true);
+    res.keep_alive(false);  // the stream ends the connection, as kube-apiserver's do at timeout
+    http::response_serializer<http::empty_body> sr{res};
+    auto& lowest = beast::get_lowest_layer(stream);
+    lowest.expires_after(options.body_timeout);
+    co_await http::async_write_header(stream, sr, use_awaitable);
+    auto send = [&](std::string& chunk) -> awaitable<void> {
+      if (chunk.empty()) co_return;
+      lowest.expires_after(options.body_timeout);  // a client that stops reading is dropped
+      co_await asio::async_write(stream, http::make_chunk(asio::buffer(chunk)), use_awaitable);
+      chunk.clear();
+    };
+    std::string chunk;
+    for (const auto& o : w->initial) {
+      if (!ApiServer::Selected(*w, o.body)) continue;
+      chunk += api.WatchLine(*w, store::Event{store::EventType::kAdded, o});
+      if (chunk.size() > (256 << 10)) co_await send(chunk);
+    }
+    co_await send(chunk);
+    w->initial.clear();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(w->timeout_seconds);
+    const auto executor = co_await asio::this_coro::executor;
+    auto timer = std::make_shared<asio::steady_timer>(executor);
+    // Woken by the store when events arrive (the wake-up runs on this connection's strand, so it
+    // cannot slip between the empty Next and the wait); a backend that cannot notify is polled.
+    const bool notified = w->watch->SetNotifier([timer, executor] { asio::post(executor, [timer] { timer->cancel(); }); });
+    const auto pause = notified ? std::chrono::milliseconds(1000) : options.watch_poll;
+    while (!stopping && std::chrono::steady_clock::now() < deadline) {
+      auto events = w->watch->Next(std::chrono::milliseconds(0));  // never blocks an I/O thread
+      if (!events.ok()) {
+        if (events.status().code() == StatusCode::kGone) {
+          chunk = Json{{"type", "ERROR"}, {"object", StatusBody(410, "Expired", events.status().message())}}.dump() + "\n";
+          co_await send(chunk);
+        }
+        break;
+      }
+      for (const auto& e : *events) {
+        if (ApiServer::Selected(*w, e.object.body)) chunk += api.WatchLine(*w, e);
+      }
+      if (!chunk.empty()) {
+        co_await send(chunk);
+        continue;
+      }
+      timer->expires_after(std::min<std::chrono::steady_clock::duration>(pause, deadline - std::chrono::steady_clock::now()));
+      beast::error_code cancelled;
+      co_await timer->async_wait(asio::redirect_error(use_awaitable, cancelled));
+    }
+    w->watch->SetNotifier(nullptr);
+    w->watch->Stop();
+    lowest.expires_after(options.body_timeout);
+    co_await asio::async_write(stream, http::make_chunk_last(), use_awaitable);
+    co_return false;
+  }
+
+  // After an early answer (413), reads and drops what the client is still sending, for a
+  // bounded time and amount, so that it sees the answer instead of a reset connection.
+  template <typename Stream>
+  awaitable<void> Drain(Stream& stream) {
+    auto& lowest = beast::get_lowest_layer(stream);
+    lowest.expires_after(std::chrono::seconds(5));
+    std::vector<char> scratch(64 * 1024);
+    size_t drained = 0;
+    beast::error_code ec;
+    while (!ec && drained < (size_t{64} << 20)) {
+      drained += co_await stream.async_read_some(asio::buffer(scratch), asio::redirect_error(use_awaitable, ec));
+    }
+  }
+
+  // One connection: requests in order (pipelined ones too) until the client or a deadline ends it.
+  template <typename Stream>
+  awaitable<void> Session(Stream& stream, std::string remote) {
+    auto& lowest = beast::get_lowest_layer(stream);
+    beast::flat_buffer buffer;
+    for (;;) {
+      if (buffer.size() == 0) {
+        // Idle between requests: wait for the first byte of the next one.
+        lowest.expires_after(options.idle_timeout);
+        const size_t n = co_await stream.async_read_some(buffer.prepare(16 * 1024), use_awaitable);
+        buffer.commit(n);
+      }
+      http::request_parser<http::string_body> parser;
+      parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
+      parser.body_limit(options.max_body_bytes + 1);
+      lowest.expires_after(options.header_timeout);
+      beast::error_code ec;
+      co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
+      http::response<http::string_body> res{http::status::ok, 11};
+      auto fail = [&](int code, const std::string& reason, const std::string& message) {
+        res.result(code);
+        res.set(http::field::content_type, "application/json");
+        res.body() = StatusBody(code, reason, message).dump();
+      };
+      if (ec == http::error::body_limit) {
+        // The Content-Length alone is over the limit.
+        fail(413, "RequestEntityTooLarge", "the request body is larger than " + std::to_string(options.max_body_bytes) + " bytes");
+        Log(std::string(parser.get().method_string()), std::string(parser.get().target()), 413, "", remote,
+            "the request body is too large");
+        co_await Write(stream, res, false);
+        co_await Drain(stream);
+        co_return;
+      }
+      if (ec) {
+        if (ec == http::error::header_limit) {
+          fail(431, "RequestHeaderFieldsTooLarge", "the request headers are larger than " + std::to_string(options.max_header_bytes) + " bytes");
+          co_await Write(stream, res, false);
+        } else if (ec != http::error::end_of_stream && ec != beast::error::timeout && ec != asio::error::eof) {
+          fail(400, "BadRequest", "malformed HTTP request: " + ec.message());
+          co_await Write(stream, res, false);
+        }
+        co_return;
+      }
+      lowest.expires_after(options.body_timeout);
+      co_await http::async_read(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
+      if (ec) {
+        if (ec == http::error::body_limit) {
+          fail(413, "RequestEntityTooLarge", "the request body is larger than " + std::to_string(options.max_body_bytes) + " bytes");
+          Log(std::string(parser.get().method_string()), std::string(parser.get().target()), 413, "", remote,
+              "the request body is too large");
+          co_await Write(stream, res, false);
+          co_await Drain(stream);
+        }
+        co_return;
+      }
+      ++requests;
+      auto req = parser.release();
+      res.version(req.version());
+      const bool keep_alive = req.keep_alive();
+      Request r;
+      r.method = std::string(req.method_string());
+      const std::string target(req.target());
+      ParseTarget(target, &r.path, &r.query);
+      for (const auto& h : req) {
+        std::string key(h.name_string());
+        for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        r.headers[key] = std::string(h.value());
+      }
+      r.body = std::move(req.body());
+      if (auto enc = r.headers.find("content-encoding"); enc != r.headers.end() && !enc->second.empty() && enc->second != "identity") {
+        if (enc->second != "gzip" && enc->second != "deflate") {
+          fail(415, "UnsupportedMediaType", "the Content-Encoding \"" + enc->second + "\" is not supported: send gzip or none");
+          co_await Write(stream, res, keep_alive);
+          if (!keep_alive) co_return;
+          continue;
+        }
+        auto inflated = Inflate(r.body, options.max_body_bytes);
+        if (!inflated.ok()) {
+          const bool big = inflated.status().code() == StatusCode::kOutOfRange;
+          fail(big ? 413 : 400, big ? "RequestEntityTooLarge" : "BadRequest", inflated.status().message());
+          Log(r.method, target, big ? 413 : 400, "", remote, inflated.status().message());
+          co_await Write(stream, res, false);
+          co_return;
+        }
+        r.body = std::move(*inflated);
+        r.headers.erase("content-encoding");
+      }
+      if (r.method == "GET" && Operations(r.path, r.query, res)) {
+        co_await Write(stream, res, keep_alive);
+        if (!keep_alive) co_return;
+        continue;
+      }
+      if (auto denied = Admit(r, target, remote)) {
+        res.result(denied->first);
+        res.set(http::field::content_type, "application/json");
+        res.body() = denied->second;
+        co_await Write(stream, res, keep_alive);
+        if (!keep_alive) co_return;
+        continue;
+      }
+      // The API may wait on the store: it runs on the worker pool, never on an I/O thread.
+      Response out = co_await asio::co_spawn(
+          workers, [this, &r]() -> awaitable<Response> { co_return api.Handle(r); }, use_awaitable);
+      if (out.code >= 400 && !(out.code == 404 && r.method == "GET")) {
+        std::string message;
+        try {
+          message = Json::parse(out.body).value("message", "");
+        } catch (const std::exception&) {
+        }
+        Log(r.method, target, out.code, r.user, remote, message);
+      }
+      for (const auto& w : out.warnings) res.insert(http::field::warning, "299 - " + Json(w).dump());
+      if (out.watch) {
+        co_await StreamWatch(stream, out.watch, req.version());
+        co_return;
+      }
+      res.result(out.code);
+      res.set(http::field::content_type, out.content_type);
+      res.body() = std::move(out.body);
+      co_await Write(stream, res, keep_alive);
+      if (!keep_alive) co_return;
+    }
+  }
+
+  awaitable<void> Connection(tcp::socket socket) {
+    ++connections;
+    struct Count {
+      std::atomic<uint64_t>& n;
+      ~Count() { --n; }
+    } count{connections};
+    beast::error_code ignored;
+    const auto peer = socket.remote_endpoint(ignored);
+    const std::string remote = peer.address().to_string(ignored);
+    try {
+      if (tls) {
+        ssl::stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *tls);
+        beast::get_lowest_layer(stream).expires_after(options.header_timeout);
+        co_await stream.async_handshake(ssl::stream_base::server, use_awaitable);
+        co_await Session(stream, remote);
+        beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(1));
+        co_await stream.async_shutdown(asio::redirect_error(use_awaitable, ignored));
+      } else {
+        beast::tcp_stream stream(std::move(socket));
+        co_await Session(stream, remote);
+        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      }
+    } catch (const std::exception&) {
+      // The client went away, timed out or spoke garbage: this connection ends, nothing else.
+    }
+  }
+
+  awaitable<void> Accept() {
+    while (!stopping) {
+      beast::error_code ec;
+      tcp::socket socket = co_await acceptor->async_accept(asio::make_strand(io), asio::redirect_error(use_awaitable, ec));
+      if (ec) {
+        if (stopping || ec == asio::error::operation_aborted) co_return;
+        continue;  // e.g. too many open files: keep accepting what can be
+      }
+      socket.set_option(tcp::no_delay(true), ec);
+      asio::co_spawn(socket.get_executor(), Connection(std::move(socket)), asio::detached);
+    }
+  }
+};
+
+HttpServer::HttpServer(ApiServer& api, HttpOptions options) : impl_(std::make_unique<Impl>(api, std::move(options))) {}
+
+HttpServer::~HttpServer() {
+  Stop();
+  impl_->workers.join();
+}
 
 void HttpServer::AddReadyCheck(std::string name, std::function<bool()> check) {
-  ready_checks_.emplace_back(std::move(name), std::move(check));
+  impl_->ready_checks.emplace_back(std::move(name), std::move(check));
 }
 
-void HttpServer::Install() {
-  const size_t threads = options_.threads;
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http_->set_payload_max_length(64 * 1024 * 1024);  // the API answers 413 above its own limit
-  http_->set_keep_alive_max_count(1000);
-  http_->set_tcp_nodelay(true);
-  // SO_REUSEADDR only: a restarted server may bind while old connections linger, but a second
-  // server on a taken port fails (SO_REUSEPORT, cpp-httplib's default, would let both listen).
-  http_->set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
-  });
-  auto health = [this](const httplib::Request& req, httplib::Response& res, bool ready) {
-    bool ok = true;
-    std::string verbose = "[+]ping ok\n";
-    if (ready) {
-      for (const auto& [name, check] : ready_checks_) {
-        const bool pass = check();
-        ok = ok && pass;
-        verbose += (pass ? "[+]" : "[-]") + name + (pass ? " ok\n" : " failed\n");
-      }
-      if (stopping_) {
-        ok = false;
-        verbose += "[-]shutdown failed: the server is shutting down\n";
-      }
-    }
-    res.status = ok ? 200 : 503;
-    if (req.has_param("verbose")) {
-      res.set_content(verbose + (ok ? "healthz check passed\n" : "healthz check failed\n"), "text/plain");
-    } else {
-      res.set_content(ok ? "ok" : "not ready", "text/plain");
-    }
-  };
-  http_->Get("/healthz", [health](const httplib::Request& q, httplib::Response& s) { health(q, s, true); });
-  http_->Get("/livez", [health](const httplib::Request& q, httplib::Response& s) { health(q, s, false); });
-  http_->Get("/readyz", [health](const httplib::Request& q, httplib::Response& s) { health(q, s, true); });
-  http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    std::string text = "# HELP apiserver_request_total Requests served.\n# TYPE apiserver_request_total counter\n"
-                       "apiserver_request_total " + std::to_string(requests_.load()) + "\n";
-    if (metrics_) text += metrics_();
-    res.set_content(text, "text/plain; version=0.0.4");
-  });
+void HttpServer::SetMetrics(std::function<std::string()> metrics) { impl_->metrics = std::move(metrics); }
 
-  auto handler = [this](const httplib::Request& req, httplib::Response& res) {
-    ++requests_;
-    Request r;
-    r.method = req.method;
-    r.path = req.path;
-    for (const auto& [k, v] : req.params) r.query[k] = v;
-    for (const auto& [k, v] : req.headers) {
-      std::string key = k;
-      for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      r.headers[key] = v;
-    }
-    r.body = req.body;
-    auto fail = [&](int code, const std::string& reason, const std::string& message) {
-      res.status = code;
-      res.set_content(StatusBody(code, reason, message).dump(), "application/json");
-    };
-    if (!options_.tokens.empty()) {
-      auto auth = r.headers.find("authorization");
-      const TokenUser* user = nullptr;
-      if (auth != r.headers.end() && auth->second.starts_with("Bearer ")) {
-        auto it = options_.tokens.find(auth->second.substr(7));
-        if (it != options_.tokens.end()) user = &it->second;
-      }
-      if (user == nullptr) {
-        if (options_.log) {
-          options_.log("Request rejected", "verb=\"" + r.method + "\" URI=\"" + req.target + "\" code=401 remote=\"" +
-                                               req.remote_addr + "\" message=\"no valid bearer token\"");
-        }
-        return fail(401, "Unauthorized", "Unauthorized");
-      }
-      r.user = user->name;
-      r.uid = user->uid;
-      r.groups = user->groups;
-      r.groups.insert("system:authenticated");
-      r.authenticated = true;
-      std::string resource, ns;
-      bool has_name = false;
-      ResourceOf(r.path, &resource, &ns, &has_name);
-      const bool watch = r.query.count("watch") > 0 && QueryBool(r.query["watch"]);
-      const std::string verb = VerbOf(r.method, has_name, watch);
-      if (!resource.empty() && !Authorized(*user, verb, resource, ns)) {
-        if (options_.log) {
-          options_.log("Request rejected", "verb=\"" + r.method + "\" URI=\"" + req.target + "\" code=403 user=\"" +
-                                               user->name + "\" remote=\"" + req.remote_addr + "\"");
-        }
-        return fail(403, "Forbidden",
-                    resource + " is forbidden: User \"" + user->name + "\" cannot " + verb + " resource \"" + resource +
-                        "\"" + (ns.empty() ? " at the cluster scope" : " in the namespace \"" + ns + "\""));
-      }
-    }
-    Response out = api_.Handle(r);
-    res.status = out.code;
-    // Rejections are logged; a read of an absent object (how clients look before they create)
-    // is an answer, not a rejection.
-    if (out.code >= 400 && options_.log && !(out.code == 404 && r.method == "GET")) {
-      std::string message;
-      try {
-        message = Json::parse(out.body).value("message", "");
-      } catch (const std::exception&) {
-      }
-      options_.log("Request rejected", "verb=\"" + r.method + "\" URI=\"" + req.target + "\" code=" +
-                                           std::to_string(out.code) + " user=\"" + r.user + "\" remote=\"" +
-                                           req.remote_addr + "\" message=" + Json(message).dump());
-    }
-    for (const auto& w : out.warnings) res.set_header("Warning", "299 - " + Json(w).dump());
-    if (!out.watch) {
-      res.set_content(out.body, out.content_type);
-      return;
-    }
-    std::shared_ptr<WatchStream> w = out.watch;
-    auto sent_initial = std::make_shared<bool>(false);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(w->timeout_seconds);
-    res.set_chunked_content_provider(
-        "application/json;stream=watch",  // as kube-apiserver; also keeps the stream uncompressed
-        [this, w, sent_initial, deadline](size_t, httplib::DataSink& sink) {
-          if (!*sent_initial) {
-            *sent_initial = true;
-            for (const auto& o : w->initial) {
-              if (!ApiServer::Selected(*w, o.body)) continue;
-              const std::string line = api_.WatchLine(*w, store::Event{store::EventType::kAdded, o});
-              if (!sink.write(line.data(), line.size())) return false;
-            }
-            w->initial.clear();
-          }
-          if (stopping_ || std::chrono::steady_clock::now() >= deadline) {
-            sink.done();
-            return true;
-          }
-          auto events = w->watch->Next(std::chrono::milliseconds(500));
-          if (!events.ok()) {
-            if (events.status().code() == StatusCode::kGone) {
-              const std::string line =
-                  Json{{"type", "ERROR"}, {"object", StatusBody(410, "Expired", events.status().message())}}.dump() + "\n";
-              sink.write(line.data(), line.size());
-            }
-            sink.done();
-            return true;
-          }
-          for (const auto& e : *events) {
-            if (!ApiServer::Selected(*w, e.object.body)) continue;
-            const std::string line = api_.WatchLine(*w, e);
-            if (!sink.write(line.data(), line.size())) return false;
-          }
-          return sink.is_writable();
-        },
-        [w](bool) { w->watch->Stop(); });
-  };
-  const char* any = R"(/.*)";
-  http_->Get(any, handler);
-  http_->Post(any, handler);
-  http_->Put(any, handler);
-  http_->Patch(any, handler);
-  http_->Delete(any, handler);
-}
+int HttpServer::port() const { return impl_->bound_port; }
 
 Status HttpServer::Bind() {
-  if (!http_->is_valid()) {
-    return InvalidArgument("cannot serve TLS with --tls-cert-file " + options_.tls_cert_file + " and --tls-private-key-file " +
-                           options_.tls_key_file + " (unreadable or not a certificate and key)");
-  }
-  if (options_.port == 0) {
-    bound_port_ = http_->bind_to_any_port(options_.host);
-    if (bound_port_ <= 0) return Unavailable("cannot listen on " + options_.host + ": no free port");
-  } else {
-    errno = 0;
-    if (!http_->bind_to_port(options_.host, options_.port)) {
-      const int why = errno;
-      const bool v6 = options_.host.find(':') != std::string::npos;
-      const std::string where = (v6 ? "[" + options_.host + "]" : options_.host) + ":" + std::to_string(options_.port);
-      if (why == EADDRINUSE) return Unavailable("cannot listen on " + where + ": the address is already in use");
-      return Unavailable("cannot listen on " + where + ": " +
-                         (why == EADDRNOTAVAIL || why == 0 ? std::string("not an address of this machine")
-                                                          : std::string(std::strerror(why))));
+  Impl& s = *impl_;
+  const HttpOptions& o = s.options;
+  if (!o.tls_cert_file.empty()) {
+    s.tls = std::make_unique<ssl::context>(ssl::context::tls_server);
+    beast::error_code ec;
+    s.tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                       ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    s.tls->use_certificate_chain_file(o.tls_cert_file, ec);
+    if (!ec) s.tls->use_private_key_file(o.tls_key_file, ssl::context::pem, ec);
+    if (ec) {
+      return InvalidArgument("cannot serve TLS with --tls-cert-file " + o.tls_cert_file + " and --tls-private-key-file " +
+                             o.tls_key_file + " (unreadable or not a certificate and key): " + ec.message());
     }
-    bound_port_ = options_.port;
   }
+  const bool v6 = o.host.find(':') != std::string::npos;
+  const std::string where = (v6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port);
+  beast::error_code ec;
+  tcp::resolver resolver(s.io);
+  auto endpoints = resolver.resolve(o.host, std::to_string(o.port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec || endpoints.empty()) return Unavailable("cannot listen on " + where + ": not an address of this machine");
+  const tcp::endpoint endpoint = endpoints.begin()->endpoint();
+  auto acceptor = std::make_unique<tcp::acceptor>(s.io);
+  acceptor->open(endpoint.protocol(), ec);
+  // SO_REUSEADDR only: a restarted server binds while old connections linger; a second server
+  // on a taken port fails.
+  if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor->bind(endpoint, ec);
+  if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    if (ec == asio::error::address_in_use) return Unavailable("cannot listen on " + where + ": the address is already in use");
+    if (ec.value() == EADDRNOTAVAIL) return Unavailable("cannot listen on " + where + ": not an address of this machine");
+    return Unavailable("cannot listen on " + where + ": " + ec.message());
+  }
+  s.bound_port = acceptor->local_endpoint().port();
+  s.acceptor = std::move(acceptor);
   return Status::Ok();
 }
 
-void HttpServer::Serve() { http_->listen_after_bind(); }
+void HttpServer::Serve() {
+  Impl& s = *impl_;
+  if (!s.acceptor) return;
+  asio::co_spawn(s.io, s.Accept(), asio::detached);
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < std::max<size_t>(1, s.options.io_threads); ++i) threads.emplace_back([&s] { s.io.run(); });
+  s.io.run();
+  for (auto& t : threads) t.join();
+}
 
 void HttpServer::Stop() {
-  stopping_ = true;
-  if (http_) http_->stop();
+  Impl& s = *impl_;
+  if (s.stopping.exchange(true)) return;
+  asio::post(s.io, [&s] {
+    beast::error_code ignored;
+    if (s.acceptor) s.acceptor->close(ignored);
+  });
+  // Watches notice `stopping` within a poll; everything else ends with the I/O context.
+  s.io.stop();
 }
 
 }  // namespace arbiter::api

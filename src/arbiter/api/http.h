@@ -1,9 +1,17 @@
-// The HTTP(S) edge of `arbiter serve` (cpp-httplib): turns HTTP requests into api::Request,
-// streams watches as chunked JSON lines, authenticates bearer tokens from a kube-apiserver
-// token file, authorises by namespace, and serves /healthz, /livez, /readyz and /metrics.
+// The HTTP(S) edge of `arbiter serve`: an event-driven server (Boost.Beast over Asio, C++20
+// coroutines) that turns HTTP requests into api::Request, streams watches as chunked JSON lines,
+// authenticates bearer tokens from a kube-apiserver token file, authorises every request, and
+// serves /healthz, /livez, /readyz and /metrics.
+//
+// No connection holds a thread: a few I/O threads multiplex every connection, idle keep-alive
+// connections and open watches cost only memory, and the API's handlers (which may wait on the
+// store) run on a separate worker pool. Every read has a deadline (headers, body, idle
+// keep-alive), bodies are bounded on the wire and again after gzip inflation, and the listen
+// backlog is the system's maximum.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -13,10 +21,6 @@
 #include "arbiter/api/authz.h"
 #include "arbiter/api/server.h"
 #include "arbiter/base/status.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace arbiter::api {
 
@@ -29,7 +33,14 @@ struct HttpOptions {
   std::string tls_cert_file;  // both set: HTTPS
   std::string tls_key_file;
   std::map<std::string, TokenUser> tokens;  // empty: no authentication (loopback only)
-  size_t threads = 64;                      // each open watch holds one
+  size_t io_threads = 2;                    // multiplex every connection
+  size_t worker_threads = 16;               // run the API's handlers
+  size_t max_header_bytes = 64 * 1024;
+  size_t max_body_bytes = 3 * 1024 * 1024;  // on the wire and after inflation (413 above)
+  std::chrono::milliseconds header_timeout{10000};   // a request's headers, from its first byte
+  std::chrono::milliseconds body_timeout{60000};     // its body
+  std::chrono::milliseconds idle_timeout{120000};    // between keep-alive requests
+  std::chrono::milliseconds watch_poll{25};          // how often an idle watch looks for events
   // A line per rejected request (status 400 and above): message, then key="value" pairs.
   std::function<void(const std::string& msg, const std::string& kv)> log;
 };
@@ -41,23 +52,16 @@ class HttpServer {
   // Health checks beyond ping (e.g. "scheduler": the loop is running); false fails /readyz.
   void AddReadyCheck(std::string name, std::function<bool()> check);
   // Prometheus text appended to /metrics.
-  void SetMetrics(std::function<std::string()> metrics) { metrics_ = std::move(metrics); }
+  void SetMetrics(std::function<std::string()> metrics);
   // Binds the port; then Serve() blocks until Stop().
   Status Bind();
-  int port() const { return bound_port_; }
+  int port() const;
   void Serve();
   void Stop();
 
  private:
-  void Install();
-  ApiServer& api_;
-  HttpOptions options_;
-  std::unique_ptr<httplib::Server> http_;
-  std::vector<std::pair<std::string, std::function<bool()>>> ready_checks_;
-  std::function<std::string()> metrics_;
-  std::atomic<bool> stopping_{false};
-  std::atomic<uint64_t> requests_{0};
-  int bound_port_ = 0;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace arbiter::api

@@ -579,9 +579,19 @@ bool ApiServer::Selected(const WatchStream& w, const Json& object) {
 }
 
 std::string ApiServer::WatchLine(const WatchStream& w, const store::Event& e) const {
-  Json object = e.object.body;
-  if (w.as_table) object = ToTable(w.resource, {&e.object.body}, clock_.Now());
-  return Json{{"type", store::EventTypeName(e.type)}, {"object", object}}.dump() + "\n";
+  if (w.as_table) {
+    const Json table = ToTable(w.resource, {&e.object.body}, clock_.Now());
+    return Json{{"type", store::EventTypeName(e.type)}, {"object", table}}.dump() + "\n";
+  }
+  {
+    std::lock_guard<std::mutex> lock(lines_mu_);
+    if (auto it = lines_.find({e.object.revision, static_cast<int>(e.type)}); it != lines_.end()) return it->second;
+  }
+  std::string line = "{\"type\":\"" + std::string(store::EventTypeName(e.type)) + "\",\"object\":" + e.object.body.dump() + "}\n";
+  std::lock_guard<std::mutex> lock(lines_mu_);
+  lines_.emplace(std::pair{e.object.revision, static_cast<int>(e.type)}, line);
+  while (lines_.size() > 4096) lines_.erase(lines_.begin());
+  return line;
 }
 
 Response ApiServer::Watch(const Request& r, const Target& t) {

@@ -130,6 +130,10 @@ class ApiServer {
   const Clock& clock_;
   Options options_;
   std::mutex rng_mu_;
+  // The JSON lines of recent events by revision: an event goes to every watcher of its
+  // resource, and is serialised once for all of them.
+  mutable std::mutex lines_mu_;
+  mutable std::map<std::pair<int64_t, int>, std::string> lines_;  // by (revision, event type)
   Rng rng_;
   std::vector<AdmissionHook> admission_;
 };

@@ -59,6 +59,13 @@ class Watch {
   virtual StatusOr<std::vector<Event>> Next(std::chrono::milliseconds timeout) = 0;
   // Ends the stream; a Next blocked in another thread returns at once. Safe to call twice.
   virtual void Stop() = 0;
+  // Asks to be called (from the writer's thread, so it must only schedule work and return) when
+  // events may be available, so that an event-driven reader need not poll; an empty function
+  // removes it. False when the backend cannot notify: the reader polls Next(0) instead.
+  virtual bool SetNotifier(std::function<void()> notify) {
+    (void)notify;
+    return false;
+  }
 };
 
 class Store {

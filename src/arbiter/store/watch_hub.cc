@@ -5,7 +5,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -23,6 +25,7 @@ struct WatchHub::State {
   std::deque<Kept> history;    // strictly increasing revisions
   WatchHubLimits limits;
   size_t bytes = 0;  // the sum of the kept events' bytes
+  std::set<std::function<void()>*> notifiers;  // of the open watches that asked to be notified
   int64_t horizon = 0;  // every event with revision <= horizon is no longer kept
   bool closed = false;  // the hub (and so its store) is gone
   size_t watchers = 0;
@@ -46,6 +49,18 @@ class HubWatch : public Watch {
   ~HubWatch() override {
     std::lock_guard<std::mutex> lk(state_->mu);
     --state_->watchers;
+    state_->notifiers.erase(&notify_);
+  }
+
+  bool SetNotifier(std::function<void()> notify) override {
+    std::lock_guard<std::mutex> lk(state_->mu);
+    notify_ = std::move(notify);
+    if (notify_) {
+      state_->notifiers.insert(&notify_);
+    } else {
+      state_->notifiers.erase(&notify_);
+    }
+    return true;
   }
 
   StatusOr<std::vector<Event>> Next(std::chrono::milliseconds timeout) override {
@@ -101,6 +116,7 @@ class HubWatch : public Watch {
   const std::string ns_;
   int64_t cursor_;        // every event up to this revision has been looked at; guarded by mu
   bool stopped_ = false;  // guarded by state_->mu
+  std::function<void()> notify_;  // guarded by state_->mu
 };
 
 }  // namespace
@@ -172,6 +188,8 @@ void WatchHub::Publish(Event event) {
       state_->bytes -= state_->history.front().bytes;
       state_->history.pop_front();
     }
+    // Notifiers only schedule work, so they run under the lock: none can be removed meanwhile.
+    for (auto* notify : state_->notifiers) (*notify)();
   }
   state_->cv.notify_all();
 }
@@ -185,6 +203,7 @@ void WatchHub::Compact(int64_t revision) {
       h.pop_front();
     }
     state_->horizon = std::max(state_->horizon, revision);
+    for (auto* notify : state_->notifiers) (*notify)();
   }
   // Watchers behind the new horizon learn at once that they are Gone.
   state_->cv.notify_all();
