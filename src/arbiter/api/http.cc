@@ -383,8 +383,12 @@ struct HttpServer::Impl {
         res.set(http::field::content_type, "application/json");
         res.body() = StatusBody(code, reason, message).dump();
       };
+      if (!ec) {
+        lowest.expires_after(options.body_timeout);
+        co_await http::async_read(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
+      }
       if (ec == http::error::body_limit) {
-        // The Content-Length alone is over the limit.
+        // The Content-Length alone, or the body as it came, is over the limit.
         fail(413, "RequestEntityTooLarge", "the request body is larger than " + std::to_string(options.max_body_bytes) + " bytes");
         Log(std::string(parser.get().method_string()), std::string(parser.get().target()), 413, "", remote,
             "the request body is too large");
@@ -396,21 +400,10 @@ struct HttpServer::Impl {
         if (ec == http::error::header_limit) {
           fail(431, "RequestHeaderFieldsTooLarge", "the request headers are larger than " + std::to_string(options.max_header_bytes) + " bytes");
           co_await Write(stream, res, false);
-        } else if (ec != http::error::end_of_stream && ec != beast::error::timeout && ec != asio::error::eof) {
+        } else if (ec != http::error::end_of_stream && ec != beast::error::timeout && ec != asio::error::eof &&
+                   ec != http::error::partial_message) {
           fail(400, "BadRequest", "malformed HTTP request: " + ec.message());
           co_await Write(stream, res, false);
-        }
-        co_return;
-      }
-      lowest.expires_after(options.body_timeout);
-      co_await http::async_read(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
-      if (ec) {
-        if (ec == http::error::body_limit) {
-          fail(413, "RequestEntityTooLarge", "the request body is larger than " + std::to_string(options.max_body_bytes) + " bytes");
-          Log(std::string(parser.get().method_string()), std::string(parser.get().target()), 413, "", remote,
-              "the request body is too large");
-          co_await Write(stream, res, false);
-          co_await Drain(stream);
         }
         co_return;
       }
