@@ -127,6 +127,11 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   SystemClock clock;
   api::ApiServer server(*st, clock, flags.seed ^ static_cast<uint64_t>(clock.Now()), {});
   api::InstallAdmission(server);
+  api::Authorizer authorizer(*st);
+  if (!http.tokens.empty()) {
+    http.authorizer = &authorizer;
+    server.SetAuthorizer(&authorizer);
+  }
   if (Status b = api::EnsureBootstrapObjects(server); !b.ok()) {
     err << "arbiter serve: " << b.message() << "\n";
     return 1;

@@ -17,6 +17,7 @@
 #include <filesystem>
 
 #include "arbiter/api/admission.h"
+#include "arbiter/api/authz.h"
 #include "arbiter/api/patch.h"
 #include "arbiter/api/protobuf_codec.h"
 #include "arbiter/api/server.h"
@@ -1839,6 +1840,9 @@ TEST_F(ApiServerTest, AnInvalidPodIsAnsweredWithItsKindAndOneCausePerField) {
 }
 
 TEST_F(ApiServerTest, ReviewsAnswerWhatTheCallerMayDoAndWhoItIs) {
+  ASSERT_TRUE(EnsureBootstrapObjects(server_).ok());
+  Authorizer authorizer(*store_);
+  server_.SetAuthorizer(&authorizer);
   const std::string ssar = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
   const Json review = {{"apiVersion", "authorization.k8s.io/v1"},
                        {"kind", "SelfSubjectAccessReview"},
@@ -1986,6 +1990,97 @@ TEST_F(BadInputTest, AnEvictionMustBeOfThePodItNames) {
   EXPECT_TRUE(IsStatus(Post(kPods + "/existing/eviction", EvictionJson("another")), 400, "BadRequest"));
   EXPECT_TRUE(IsStatus(Post(kPods + "/existing/eviction", Json::array()), 400, "BadRequest"));
   ExpectUnchanged();
+}
+
+// RBAC as Kubernetes users know it: the default roles, bindings of users and groups, the
+// namespace-member convention of the token file, and no granting of what one does not hold.
+class RbacTest : public ApiServerTest {
+ protected:
+  void SetUp() override {
+    ApiServerTest::SetUp();
+    ASSERT_TRUE(EnsureBootstrapObjects(server_).ok());
+    server_.SetAuthorizer(&authorizer_);
+  }
+  static RequestAttributes Attrs(const std::string& verb, const std::string& group, const std::string& resource,
+                                 const std::string& ns, const std::string& sub = "") {
+    RequestAttributes a;
+    a.verb = verb;
+    a.api_group = group;
+    a.resource = resource;
+    a.ns = ns;
+    a.subresource = sub;
+    return a;
+  }
+  Response As(const TokenUser& user, const std::string& method, const std::string& path, const Json& body) {
+    Request r;
+    r.method = method;
+    r.path = path;
+    r.body = body.dump();
+    r.user = user.name;
+    r.groups = user.groups;
+    r.authenticated = true;
+    return Call(server_, r);
+  }
+  Authorizer authorizer_{*store_};
+  const TokenUser admin_{"root", "0", {"system:masters", "system:authenticated"}};
+  const TokenUser alice_{"alice", "1", {"namespace:team-a", "system:authenticated"}};
+  const TokenUser bob_{"bob", "2", {"system:authenticated"}};
+};
+
+TEST_F(RbacTest, ClusterAdminMayDoAnythingAndEveryUserMayAskWhoItIs) {
+  EXPECT_TRUE(authorizer_.Allowed(admin_, Attrs("delete", "", "resourcequotas", "team-a")));
+  EXPECT_TRUE(authorizer_.Allowed(bob_, Attrs("create", "authorization.k8s.io", "selfsubjectaccessreviews", "")));
+  EXPECT_FALSE(authorizer_.Allowed(bob_, Attrs("list", "", "pods", "team-a")));
+  RequestAttributes version;
+  version.resource_request = false;
+  version.verb = "get";
+  version.path = "/version";
+  EXPECT_TRUE(authorizer_.Allowed(bob_, version));
+  version.path = "/metrics";
+  EXPECT_FALSE(authorizer_.Allowed(bob_, version));
+}
+
+TEST_F(RbacTest, ANamespaceAdminMayNotWriteItsQuotaNorItsNamespace) {
+  EXPECT_TRUE(authorizer_.Allowed(alice_, Attrs("create", "", "pods", "team-a")));
+  EXPECT_TRUE(authorizer_.Allowed(alice_, Attrs("get", "", "resourcequotas", "team-a")));
+  EXPECT_FALSE(authorizer_.Allowed(alice_, Attrs("delete", "", "resourcequotas", "team-a")));
+  EXPECT_FALSE(authorizer_.Allowed(alice_, Attrs("update", "", "namespaces", "team-a", "status")));
+  EXPECT_FALSE(authorizer_.Allowed(alice_, Attrs("create", "", "pods", "team-b")));
+  EXPECT_TRUE(authorizer_.Allowed(alice_, Attrs("list", "", "nodes", "")));
+  EXPECT_FALSE(authorizer_.Allowed(alice_, Attrs("delete", "", "nodes", "")));
+}
+
+TEST_F(RbacTest, BindingsGrantRolesToUsersAndGroups) {
+  MustCreate(kNamespaces, NamespaceJson("team-b"));
+  EXPECT_FALSE(authorizer_.Allowed(bob_, Attrs("list", "", "pods", "team-b")));
+  MustCreate("/apis/rbac.authorization.k8s.io/v1/namespaces/team-b/rolebindings",
+             {{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "RoleBinding"}, {"metadata", {{"name", "bob-views"}}},
+              {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", "view"}}},
+              {"subjects", Json::array({{{"kind", "User"}, {"name", "bob"}, {"apiGroup", "rbac.authorization.k8s.io"}}})}});
+  EXPECT_TRUE(authorizer_.Allowed(bob_, Attrs("list", "", "pods", "team-b")));
+  EXPECT_FALSE(authorizer_.Allowed(bob_, Attrs("create", "", "pods", "team-b")));
+  EXPECT_FALSE(authorizer_.Allowed(bob_, Attrs("list", "", "pods", "team-a")));
+}
+
+TEST_F(RbacTest, NoOneGrantsWhatTheyDoNotHold) {
+  MustCreate(kNamespaces, NamespaceJson("team-a"));
+  const Json escalate = {{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "RoleBinding"},
+                         {"metadata", {{"name", "me-admin"}}},
+                         {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", "cluster-admin"}}},
+                         {"subjects", Json::array({{{"kind", "User"}, {"name", "alice"}}})}};
+  const std::string bindings = "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings";
+  EXPECT_TRUE(IsStatus(As(alice_, "POST", bindings, escalate), 403, "Forbidden"));
+  Json quota_role = {{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "Role"}, {"metadata", {{"name", "quota"}}},
+                     {"rules", Json::array({{{"apiGroups", {""}}, {"resources", {"resourcequotas"}}, {"verbs", {"delete"}}}})}};
+  EXPECT_TRUE(IsStatus(As(alice_, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles", quota_role), 403,
+                       "Forbidden"));
+  // What alice holds, she may grant: view to bob in her namespace.
+  Json view = escalate;
+  view["metadata"]["name"] = "bob-views";
+  view["roleRef"]["name"] = "view";
+  view["subjects"][0]["name"] = "bob";
+  EXPECT_EQ(As(alice_, "POST", bindings, view).code, 201);
+  EXPECT_TRUE(authorizer_.Allowed(bob_, Attrs("get", "", "pods", "team-a")));
 }
 
 TEST(StatusBodyTest, CarriesDetailsWhenNamed) {

@@ -39,12 +39,13 @@ def free_port():
 class Server:
     """An `arbiter serve` process on a free port with its own data directory."""
 
-    def __init__(self, data_dir, port=None, extra=()):
+    def __init__(self, data_dir, port=None, extra=(), scheme="http"):
         self.data_dir = data_dir
         self.port = port or free_port()
         self.extra = list(extra)
         self.proc = None
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.scheme = scheme
+        self.url = f"{scheme}://127.0.0.1:{self.port}"
 
     def start(self):
         """Starts the server; if its port was taken meanwhile (tests run in parallel), on a new one."""
@@ -52,7 +53,7 @@ class Server:
             if self._start_once():
                 return self
             self.port = free_port()
-            self.url = f"http://127.0.0.1:{self.port}"
+            self.url = f"{self.scheme}://127.0.0.1:{self.port}"
         raise RuntimeError(f"arbiter serve did not come up; see {self.log.name}")
 
     def _start_once(self):
@@ -72,7 +73,9 @@ class Server:
             # Only this process's own "Serving" line proves that /livez is answered by it.
             if serving:
                 try:
-                    with urllib.request.urlopen(self.url + "/livez", timeout=1) as r:
+                    import ssl
+                    insecure = ssl._create_unverified_context() if self.scheme == "https" else None
+                    with urllib.request.urlopen(self.url + "/livez", timeout=1, context=insecure) as r:
                         if r.status == 200:
                             return True
                 except (urllib.error.URLError, ConnectionError, OSError):
@@ -680,6 +683,53 @@ class AuthTest(unittest.TestCase):
                 self.assertEqual(call("POST", "/api/v1/namespaces/default/pods", pod, token="alice-token"), 403)
                 self.assertEqual(call("POST", "/api/v1/namespaces/team/pods", pod, token="alice-token"), 201)
                 self.assertEqual(call("GET", "/api/v1/nodes", token="alice-token"), 200)
+                # RBAC's default roles: a namespace admin may not touch its quota; /metrics needs a token.
+                quota = json.dumps({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"},
+                                    "spec": {"hard": {"pods": "5"}}})
+                self.assertEqual(call("POST", "/api/v1/namespaces/team/resourcequotas", quota, token="alice-token"), 403)
+                self.assertEqual(call("POST", "/api/v1/namespaces/team/resourcequotas", quota, token="admin-token"), 201)
+                self.assertEqual(call("DELETE", "/api/v1/namespaces/team/resourcequotas/q", token="alice-token"), 403)
+                self.assertEqual(call("GET", "/metrics"), 401)
+                self.assertEqual(call("GET", "/metrics", token="alice-token"), 403)
+                self.assertEqual(call("GET", "/metrics", token="admin-token"), 200)
+                self.assertEqual(call("GET", "/livez"), 200)
+
+            finally:
+                server.stop()
+
+
+class RbacKubectlTest(unittest.TestCase):
+    """`kubectl auth can-i` over HTTPS with bearer tokens, answered by the default RBAC roles."""
+
+    def test_can_i_answers_as_the_default_roles_say(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cert, key = os.path.join(tmp, "tls.crt"), os.path.join(tmp, "tls.key")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                            "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
+                           check=True, capture_output=True)
+            tokens = os.path.join(tmp, "tokens.csv")
+            with open(tokens, "w") as f:
+                f.write('admin-token,admin,1,"system:masters"\nalice-token,alice,2,"namespace:team"\n')
+            server = Server(tmp, scheme="https", extra=["--token-auth-file", tokens, "--tls-cert-file", cert,
+                                                        "--tls-private-key-file", key]).start()
+            try:
+                env = {**os.environ, "KUBECONFIG": os.path.join(tmp, "kubeconfig")}  # the admin's, written by serve
+
+                def kubectl(*args, token=None):
+                    extra = ["--token", token] if token else []
+                    return subprocess.run([KUBECTL, *extra, *args], capture_output=True, text=True, env=env, timeout=60)
+
+                self.assertEqual(kubectl("create", "namespace", "team").returncode, 0)
+                self.assertEqual(kubectl("auth", "can-i", "delete", "resourcequotas", "-n", "team").stdout.strip(), "yes")
+                can_i = lambda *a: kubectl("auth", "can-i", *a, token="alice-token").stdout.strip()  # noqa: E731
+                self.assertEqual(can_i("create", "pods", "-n", "team"), "yes")
+                self.assertEqual(can_i("delete", "resourcequotas", "-n", "team"), "no")
+                self.assertEqual(can_i("create", "pods", "-n", "default"), "no")
+                self.assertEqual(can_i("list", "nodes"), "yes")
+                self.assertEqual(can_i("delete", "nodes"), "no")
+                r = kubectl("create", "quota", "q", "--hard=pods=3", "-n", "team", token="alice-token")
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("forbidden", r.stderr)
             finally:
                 server.stop()
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "arbiter/admission/priority_admission.h"
+#include "arbiter/api/authz.h"
 #include "arbiter/model/quantity.h"
 #include "arbiter/model/resources.h"
 
@@ -330,6 +331,10 @@ Status EnsureBootstrapObjects(ApiServer& server) {
                        {"metadata", {{"name", ns}, {"labels", {{"kubernetes.io/metadata.name", ns}}}}},
                        {"spec", {{"finalizers", {"kubernetes"}}}}};
     ARBITER_RETURN_IF_ERROR(ensure("/api/v1/namespaces", body));
+  }
+  for (const Json& o : DefaultRbacObjects()) {
+    const std::string plural = o["kind"] == "ClusterRole" ? "clusterroles" : "clusterrolebindings";
+    ARBITER_RETURN_IF_ERROR(ensure("/apis/rbac.authorization.k8s.io/v1/" + plural, o));
   }
   for (const model::PriorityClass& pc : admission::BuiltinPriorityClasses()) {
     const Json body = {{"apiVersion", "scheduling.k8s.io/v1"},

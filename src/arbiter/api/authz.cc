@@ -1,15 +1,319 @@
 #include "arbiter/api/authz.h"
 
+#include <algorithm>
+#include <sstream>
+
 namespace arbiter::api {
 
-bool Authorized(const TokenUser& user, const std::string& verb, const std::string& resource, const std::string& ns) {
-  if (user.groups.count("system:masters") > 0) return true;
-  // Every authenticated user may ask what it may do and who it is (system:basic-user).
-  if (verb == "create" && (resource == "selfsubjectaccessreviews" || resource == "selfsubjectreviews")) return true;
-  const bool read = verb == "get" || verb == "list" || verb == "watch";
-  if (ns.empty()) return read && (resource == "nodes" || resource == "priorityclasses" || resource == "namespaces");
-  if (resource == "namespaces") return read && user.groups.count("namespace:" + ns) > 0;
-  return user.groups.count("namespace:" + ns) > 0;
+namespace {
+
+using Json = nlohmann::json;
+
+bool Has(const Json& list, const std::string& v) {
+  if (!list.is_array()) return false;
+  for (const Json& e : list) {
+    if (e.is_string() && (e.get_ref<const std::string&>() == "*" || e.get_ref<const std::string&>() == v)) return true;
+  }
+  return false;
+}
+
+// Whether one PolicyRule allows the request (RBAC's RuleAllows).
+bool RuleAllows(const Json& rule, const RequestAttributes& a) {
+  if (!rule.is_object() || !Has(rule.value("verbs", Json::array()), a.verb)) return false;
+  if (!a.resource_request) {
+    for (const Json& u : rule.value("nonResourceURLs", Json::array())) {
+      if (!u.is_string()) continue;
+      const std::string& url = u.get_ref<const std::string&>();
+      if (url == "*" || url == a.path) return true;
+      if (url.ends_with("*") && a.path.starts_with(url.substr(0, url.size() - 1))) return true;
+    }
+    return false;
+  }
+  if (!Has(rule.value("apiGroups", Json::array()), a.api_group)) return false;
+  const std::string full = a.subresource.empty() ? a.resource : a.resource + "/" + a.subresource;
+  bool resource = false;
+  for (const Json& r : rule.value("resources", Json::array())) {
+    if (!r.is_string()) continue;
+    const std::string& v = r.get_ref<const std::string&>();
+    resource = resource || v == "*" || v == full || (!a.subresource.empty() && v == "*/" + a.subresource) ||
+               (a.subresource.empty() ? false : v == a.resource + "/*");
+  }
+  if (!resource) return false;
+  const Json names = rule.value("resourceNames", Json::array());
+  if (!names.is_array() || names.empty()) return true;
+  return !a.name.empty() && Has(names, a.name) && names.size() > 0;
+}
+
+bool SubjectMatches(const Json& s, const TokenUser& user) {
+  if (!s.is_object()) return false;
+  const std::string kind = s.value("kind", ""), name = s.value("name", "");
+  if (kind == "User") return name == user.name;
+  if (kind == "Group") return user.groups.contains(name);
+  if (kind == "ServiceAccount") return user.name == "system:serviceaccount:" + s.value("namespace", "") + ":" + name;
+  return false;
+}
+
+bool BindsUser(const Json& binding, const TokenUser& user) {
+  for (const Json& s : binding.value("subjects", Json::array())) {
+    if (SubjectMatches(s, user)) return true;
+  }
+  return false;
+}
+
+Json Rule(std::vector<std::string> groups, std::vector<std::string> resources, std::vector<std::string> verbs) {
+  return {{"apiGroups", groups}, {"resources", resources}, {"verbs", verbs}};
+}
+
+const std::vector<std::string> kRead = {"get", "list", "watch"};
+const std::vector<std::string> kWrite = {"create", "delete", "deletecollection", "patch", "update"};
+
+std::vector<std::string> All(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// What view, edit and admin allow in a namespace, on the resources Arbiter serves.
+Json ViewRules() {
+  return Json::array({Rule({""}, {"pods", "pods/status", "events", "resourcequotas", "resourcequotas/status", "namespaces",
+                                  "namespaces/status"},
+                           kRead),
+                      Rule({"policy"}, {"poddisruptionbudgets", "poddisruptionbudgets/status"}, kRead),
+                      Rule({"scheduling.k8s.io"}, {"workloads", "podgroups", "compositepodgroups", "workloads/status",
+                                                   "podgroups/status", "compositepodgroups/status"},
+                           kRead),
+                      Rule({"metrics.k8s.io"}, {"pods"}, kRead)});
+}
+
+Json EditRules() {
+  Json rules = ViewRules();
+  rules.push_back(Rule({""}, {"pods", "pods/eviction", "events"}, All(kRead, kWrite)));
+  rules.push_back(Rule({"policy"}, {"poddisruptionbudgets"}, All(kRead, kWrite)));
+  rules.push_back(Rule({"scheduling.k8s.io"}, {"workloads", "podgroups", "compositepodgroups"}, All(kRead, kWrite)));
+  rules.push_back(Rule({"coordination.k8s.io"}, {"leases"}, All(kRead, kWrite)));
+  rules.push_back(Rule({"metrics.k8s.io"}, {"pods"}, All(kRead, kWrite)));
+  return rules;
+}
+
+Json AdminRules() {
+  Json rules = EditRules();
+  rules.push_back(Rule({"rbac.authorization.k8s.io"}, {"roles", "rolebindings"}, All(kRead, kWrite)));
+  return rules;
+}
+
+}  // namespace
+
+RequestAttributes AttributesOf(const std::string& method, const std::string& path, bool watch_query) {
+  RequestAttributes a;
+  std::vector<std::string> s;
+  std::stringstream in(path);
+  for (std::string part; std::getline(in, part, '/');) {
+    if (!part.empty()) s.push_back(part);
+  }
+  size_t at = 0;
+  if (s.size() >= 2 && s[0] == "api") {
+    at = 2;
+  } else if (s.size() >= 3 && s[0] == "apis") {
+    a.api_group = s[1];
+    at = 3;
+  } else {
+    a.resource_request = false;
+  }
+  bool watch = watch_query;
+  if (a.resource_request && at < s.size() && s[at] == "watch") {
+    watch = true;
+    ++at;
+  }
+  if (a.resource_request) {
+    std::vector<std::string> rest(s.begin() + static_cast<long>(std::min(at, s.size())), s.end());
+    if (rest.empty()) {
+      a.resource_request = false;  // discovery: /api/v1, /apis/G/V
+    } else if (rest[0] == "namespaces" && rest.size() >= 3) {
+      a.ns = rest[1];
+      a.resource = rest[2];
+      if (rest.size() > 3) a.name = rest[3];
+      if (rest.size() > 4) a.subresource = rest[4];
+    } else {
+      a.resource = rest[0];
+      if (rest.size() > 1) a.name = rest[1];
+      if (rest.size() > 2) a.subresource = rest[2];
+      if (a.resource == "namespaces" && !a.name.empty()) a.ns = a.name;
+    }
+  }
+  if (!a.resource_request) {
+    a.path = path;
+    a.verb = method == "GET" || method == "HEAD" ? "get" : method == "POST" ? "post" : method == "PUT" ? "put"
+             : method == "DELETE" ? "delete" : method == "PATCH" ? "patch" : "unknown";
+    return a;
+  }
+  if (method == "GET" || method == "HEAD") a.verb = watch ? "watch" : a.name.empty() ? "list" : "get";
+  else if (method == "POST") a.verb = "create";
+  else if (method == "PUT") a.verb = "update";
+  else if (method == "PATCH") a.verb = "patch";
+  else if (method == "DELETE") a.verb = a.name.empty() ? "deletecollection" : "delete";
+  else a.verb = "unknown";
+  return a;
+}
+
+Authorizer::Authorizer(store::Store& store)
+    : roles_(store, "roles"), cluster_roles_(store, "clusterroles"), bindings_(store, "rolebindings"),
+      cluster_bindings_(store, "clusterrolebindings") {}
+
+void Authorizer::Sync() {
+  // A store error leaves the last copy in place; the next request tries again.
+  for (store::Informer* i : {&roles_, &cluster_roles_, &bindings_, &cluster_bindings_}) (void)i->Sync();
+}
+
+Json Authorizer::ClusterRoleRules(const std::string& name) {
+  auto it = cluster_roles_.objects().find({"", name});
+  if (it == cluster_roles_.objects().end()) return Json::array();
+  const Json& role = it->second.body;
+  Json rules = role.value("rules", Json::array());
+  // An aggregated ClusterRole takes the rules of every ClusterRole its selectors' labels match.
+  const Json agg = role.value("aggregationRule", Json::object());
+  for (const Json& sel : agg.value("clusterRoleSelectors", Json::array())) {
+    const Json want = sel.value("matchLabels", Json::object());
+    if (!want.is_object() || want.empty()) continue;
+    for (const auto& [key, other] : cluster_roles_.objects()) {
+      if (key.second == name) continue;
+      const Json labels = other.body["metadata"].value("labels", Json::object());
+      bool match = labels.is_object();
+      for (const auto& [k, v] : want.items()) match = match && labels.contains(k) && labels[k] == v;
+      if (!match) continue;
+      for (const Json& r : other.body.value("rules", Json::array())) rules.push_back(r);
+    }
+  }
+  return rules;
+}
+
+Json Authorizer::RulesOf(const Json& role_ref, const std::string& ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Sync();
+  return RulesOfLocked(role_ref, ns);
+}
+
+Json Authorizer::RulesOfLocked(const Json& role_ref, const std::string& ns) {
+  if (!role_ref.is_object()) return Json::array();
+  const std::string kind = role_ref.value("kind", ""), name = role_ref.value("name", "");
+  if (kind == "ClusterRole") return ClusterRoleRules(name);
+  if (kind == "Role" && !ns.empty()) {
+    auto it = roles_.objects().find({ns, name});
+    if (it != roles_.objects().end()) return it->second.body.value("rules", Json::array());
+  }
+  return Json::array();
+}
+
+std::vector<Json> Authorizer::RulesFor(const TokenUser& user, const std::string& ns) {
+  std::vector<Json> out;
+  for (const auto& [key, b] : cluster_bindings_.objects()) {
+    if (!BindsUser(b.body, user)) continue;
+    for (const Json& r : RulesOfLocked(b.body.value("roleRef", Json::object()), "")) out.push_back(r);
+  }
+  if (!ns.empty()) {
+    for (const auto& [key, b] : bindings_.objects()) {
+      if (key.first != ns || !BindsUser(b.body, user)) continue;
+      for (const Json& r : RulesOfLocked(b.body.value("roleRef", Json::object()), ns)) out.push_back(r);
+    }
+  }
+  // Arbiter's token-file convention (see the header).
+  bool member = false;
+  for (const auto& g : user.groups) member = member || g.starts_with("namespace:");
+  if (member) {
+    for (const Json& r : Json::array({Rule({""}, {"nodes", "namespaces"}, kRead), Rule({"scheduling.k8s.io"}, {"priorityclasses"}, kRead)})) {
+      out.push_back(r);
+    }
+  }
+  if (!ns.empty() && user.groups.contains("namespace:" + ns)) {
+    for (const Json& r : AdminRules()) out.push_back(r);
+  }
+  return out;
+}
+
+bool Authorizer::AllowedLocked(const TokenUser& user, const RequestAttributes& attrs) {
+  for (const Json& r : RulesFor(user, attrs.resource_request ? attrs.ns : "")) {
+    if (RuleAllows(r, attrs)) return true;
+  }
+  return false;
+}
+
+bool Authorizer::Allowed(const TokenUser& user, const RequestAttributes& attrs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Sync();
+  return AllowedLocked(user, attrs);
+}
+
+bool Authorizer::Covers(const TokenUser& user, const Json& rules, const std::string& ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Sync();
+  if (!rules.is_array()) return true;
+  for (const Json& rule : rules) {
+    if (!rule.is_object()) continue;
+    const Json verbs = rule.value("verbs", Json::array());
+    for (const Json& v : verbs.is_array() ? verbs : Json::array()) {
+      if (!v.is_string()) continue;
+      for (const Json& u : rule.value("nonResourceURLs", Json::array())) {
+        RequestAttributes a;
+        a.resource_request = false;
+        a.verb = v.get<std::string>();
+        a.path = u.is_string() ? u.get<std::string>() : "";
+        if (!AllowedLocked(user, a)) return false;
+      }
+      for (const Json& g : rule.value("apiGroups", Json::array())) {
+        for (const Json& r : rule.value("resources", Json::array())) {
+          if (!g.is_string() || !r.is_string()) continue;
+          // A wildcard is covered only by a wildcard: the literal "*" is checked as a name.
+          RequestAttributes a;
+          a.verb = v.get<std::string>();
+          a.api_group = g.get<std::string>();
+          const std::string res = r.get<std::string>();
+          const size_t slash = res.find('/');
+          a.resource = res.substr(0, slash);
+          if (slash != std::string::npos) a.subresource = res.substr(slash + 1);
+          a.ns = ns;
+          const Json names = rule.value("resourceNames", Json::array());
+          if (names.is_array() && !names.empty()) {
+            for (const Json& n : names) {
+              a.name = n.is_string() ? n.get<std::string>() : "";
+              if (!AllowedLocked(user, a)) return false;
+            }
+          } else if (!AllowedLocked(user, a)) {
+            return false;
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+std::vector<Json> DefaultRbacObjects() {
+  auto role = [](const std::string& name, Json rules) {
+    return Json{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                {"kind", "ClusterRole"},
+                {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/bootstrapping", "rbac-defaults"}}}}},
+                {"rules", std::move(rules)}};
+  };
+  auto binding = [](const std::string& name, const std::string& role_name, const std::string& group) {
+    return Json{{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                {"kind", "ClusterRoleBinding"},
+                {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/bootstrapping", "rbac-defaults"}}}}},
+                {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", role_name}}},
+                {"subjects", Json::array({{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Group"}, {"name", group}}})}};
+  };
+  Json everything = Json::array({Rule({"*"}, {"*"}, {"*"}), Json{{"nonResourceURLs", {"*"}}, {"verbs", {"*"}}}});
+  Json basic = Json::array({Rule({"authorization.k8s.io"}, {"selfsubjectaccessreviews", "selfsubjectrulesreviews"}, {"create"}),
+                            Rule({"authentication.k8s.io"}, {"selfsubjectreviews"}, {"create"})});
+  Json discovery = Json::array({Json{{"nonResourceURLs", {"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*",
+                                                          "/version", "/version/", "/healthz", "/livez", "/readyz"}},
+                                     {"verbs", {"get"}}}});
+  return {role("cluster-admin", everything),
+          role("admin", AdminRules()),
+          role("edit", EditRules()),
+          role("view", ViewRules()),
+          role("system:basic-user", basic),
+          role("system:discovery", discovery),
+          binding("cluster-admin", "cluster-admin", "system:masters"),
+          binding("system:basic-user", "system:basic-user", "system:authenticated"),
+          binding("system:discovery", "system:discovery", "system:authenticated")};
 }
 
 }  // namespace arbiter::api

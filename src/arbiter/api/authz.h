@@ -1,10 +1,25 @@
-// Who a request comes from and what they may do: the users of a token file and the
-// authorisation rule of `arbiter serve`, shared by the HTTP edge (every request) and the API
-// (SelfSubjectAccessReview).
+// Who a request comes from and what it may do: Kubernetes RBAC (rbac.authorization.k8s.io/v1
+// Roles, ClusterRoles and their bindings, read from the store), shared by the HTTP edge (every
+// request), SelfSubjectAccessReview (`kubectl auth can-i`) and the escalation check on RBAC
+// writes.
+//
+// The server starts with upstream's default roles (DefaultRbacObjects): cluster-admin (bound to
+// group system:masters), admin, edit and view, system:basic-user and system:discovery (bound to
+// system:authenticated). Two bindings of Arbiter's token-file convention are implicit: a member
+// of group "namespace:NS" holds the admin ClusterRole in namespace NS, and may read nodes,
+// namespaces and priority classes (ClusterRole arbiter:namespace-member).
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arbiter/store/informer.h"
+#include "arbiter/store/store.h"
 
 namespace arbiter::api {
 
@@ -16,9 +31,44 @@ struct TokenUser {
   std::set<std::string> groups;
 };
 
-// Whether `user` may `verb` `resource` in namespace `ns` ("" for cluster-scoped): members of
-// system:masters may do anything; members of "namespace:NS" may do anything inside NS and read
-// cluster-scoped objects (nodes, priority classes, namespaces).
-bool Authorized(const TokenUser& user, const std::string& verb, const std::string& resource, const std::string& ns);
+// What a request does, as an authorizer sees it (kube-apiserver's authorizer.Attributes).
+struct RequestAttributes {
+  bool resource_request = true;
+  std::string verb;         // get, list, watch, create, update, patch, delete, deletecollection
+  std::string api_group;    // "" for the core group
+  std::string resource;     // "pods"
+  std::string subresource;  // "status", "binding", ...
+  std::string ns;
+  std::string name;
+  std::string path;         // the URL path, for non-resource requests
+};
+
+// The attributes of an HTTP request.
+RequestAttributes AttributesOf(const std::string& method, const std::string& path, bool watch_query);
+
+class Authorizer {
+ public:
+  explicit Authorizer(store::Store& store);
+  // Whether `user` may do `attrs`. Thread-safe.
+  bool Allowed(const TokenUser& user, const RequestAttributes& attrs);
+  // Whether `user` already holds every permission of `rules` in `ns` ("" for cluster-wide): no one
+  // grants what they do not have (upstream's escalation check).
+  bool Covers(const TokenUser& user, const nlohmann::json& rules, const std::string& ns);
+  // The rules a Role or ClusterRole named by a binding's roleRef grants (in `ns` for a Role).
+  nlohmann::json RulesOf(const nlohmann::json& role_ref, const std::string& ns);
+
+ private:
+  bool AllowedLocked(const TokenUser& user, const RequestAttributes& attrs);
+  nlohmann::json RulesOfLocked(const nlohmann::json& role_ref, const std::string& ns);
+  std::vector<nlohmann::json> RulesFor(const TokenUser& user, const std::string& ns);
+  nlohmann::json ClusterRoleRules(const std::string& name);
+  void Sync();
+
+  std::mutex mu_;
+  store::Informer roles_, cluster_roles_, bindings_, cluster_bindings_;
+};
+
+// The default ClusterRoles and ClusterRoleBindings, as objects to create.
+std::vector<nlohmann::json> DefaultRbacObjects();
 
 }  // namespace arbiter::api

@@ -42,38 +42,6 @@ std::vector<std::string> SplitCsv(const std::string& line) {
   return out;
 }
 
-std::string VerbOf(const std::string& method, bool has_name, bool watch) {
-  if (method == "GET") return watch ? "watch" : has_name ? "get" : "list";
-  if (method == "POST") return "create";
-  if (method == "PUT") return "update";
-  if (method == "PATCH") return "patch";
-  if (method == "DELETE") return "delete";
-  return "unknown";
-}
-
-// The resource and namespace of a resource path, for authorisation ("" when not a resource path).
-void ResourceOf(const std::string& path, std::string* resource, std::string* ns, bool* has_name) {
-  std::vector<std::string> s;
-  std::stringstream in(path);
-  for (std::string part; std::getline(in, part, '/');) {
-    if (!part.empty()) s.push_back(part);
-  }
-  size_t at = 0;
-  if (s.size() >= 2 && s[0] == "api") at = 2;
-  else if (s.size() >= 3 && s[0] == "apis") at = 3;
-  else return;
-  if (at < s.size() && s[at] == "watch") ++at;
-  if (at + 2 < s.size() && s[at] == "namespaces") {
-    *ns = s[at + 1];
-    *resource = s[at + 2];
-    *has_name = at + 3 < s.size();
-  } else if (at < s.size()) {
-    *resource = s[at];
-    *has_name = at + 1 < s.size();
-    if (*resource == "namespaces" && *has_name) *ns = s[at + 1];
-  }
-}
-
 }  // namespace
 
 StatusOr<std::map<std::string, TokenUser>> LoadTokenFile(const std::string& path) {
@@ -262,14 +230,19 @@ struct HttpServer::Impl {
     r.groups = user->groups;
     r.groups.insert("system:authenticated");
     r.authenticated = true;
-    std::string resource, ns;
-    bool has_name = false;
-    ResourceOf(r.path, &resource, &ns, &has_name);
     const bool watch = r.query.count("watch") > 0 && QueryBool(r.query["watch"]);
-    const std::string verb = VerbOf(r.method, has_name, watch);
-    if (!resource.empty() && !Authorized(*user, verb, resource, ns)) {
-      const std::string message = resource + " is forbidden: User \"" + user->name + "\" cannot " + verb + " resource \"" +
-                                  resource + "\"" + (ns.empty() ? " at the cluster scope" : " in the namespace \"" + ns + "\"");
+    const RequestAttributes attrs = AttributesOf(r.method, r.path, watch);
+    const TokenUser who{user->name, user->uid, r.groups};  // with system:authenticated
+    if (options.authorizer == nullptr || !options.authorizer->Allowed(who, attrs)) {
+      const std::string what = attrs.resource_request
+                                   ? attrs.resource + (attrs.subresource.empty() ? "" : "/" + attrs.subresource)
+                                   : attrs.path;
+      const std::string message =
+          (attrs.resource_request ? what + (attrs.api_group.empty() ? "" : "." + attrs.api_group) + " is forbidden: User \"" +
+                                        user->name + "\" cannot " + attrs.verb + " resource \"" + attrs.resource + "\"" +
+                                        (attrs.api_group.empty() ? "" : " in API group \"" + attrs.api_group + "\"") +
+                                        (attrs.ns.empty() ? " at the cluster scope" : " in the namespace \"" + attrs.ns + "\"")
+                                  : "forbidden: User \"" + user->name + "\" cannot " + attrs.verb + " path \"" + attrs.path + "\"");
       Log(r.method, target, 403, user->name, remote, message);
       return std::pair{403, StatusBody(403, "Forbidden", message).dump()};
     }
@@ -438,6 +411,17 @@ struct HttpServer::Impl {
         }
         r.body = std::move(*inflated);
         r.headers.erase("content-encoding");
+      }
+      // Health is open to all (system:public-info-viewer); /metrics is behind authentication.
+      if (r.method == "GET" && r.path == "/metrics" && !options.tokens.empty()) {
+        if (auto denied = Admit(r, target, remote)) {
+          res.result(denied->first);
+          res.set(http::field::content_type, "application/json");
+          res.body() = denied->second;
+          co_await Write(stream, res, keep_alive);
+          if (!keep_alive) co_return;
+          continue;
+        }
       }
       if (r.method == "GET" && Operations(r.path, r.query, res)) {
         co_await Write(stream, res, keep_alive);

@@ -33,6 +33,7 @@ struct HttpOptions {
   std::string tls_cert_file;  // both set: HTTPS
   std::string tls_key_file;
   std::map<std::string, TokenUser> tokens;  // empty: no authentication (loopback only)
+  Authorizer* authorizer = nullptr;         // with tokens: RBAC for every request
   size_t io_threads = 2;                    // multiplex every connection
   size_t worker_threads = 16;               // run the API's handlers
   size_t max_header_bytes = 64 * 1024;

@@ -24,6 +24,12 @@ std::vector<ResourceInfo> Build() {
       {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, {}, false, ""},
       // Usage, as metrics-server serves it; here clients may also write it (node pressure).
       {"metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", true, {}, {}, true, "podmetrics.metrics.k8s.io"},
+      // Who may do what (RBAC).
+      {"rbac.authorization.k8s.io", "v1", "roles", "role", "Role", true, {}, {}, false, ""},
+      {"rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", true, {}, {}, false, ""},
+      {"rbac.authorization.k8s.io", "v1", "clusterroles", "clusterrole", "ClusterRole", false, {}, {}, false, ""},
+      {"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false, {}, {},
+       false, ""},
       // What the caller may do and who it is (`kubectl auth can-i`, `kubectl auth whoami`).
       {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "", "SelfSubjectAccessReview", false, {}, {}, false,
        "", true},

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arbiter/api/authz.h"
 #include "arbiter/api/resources.h"
 #include "arbiter/api/selectors.h"
 #include "arbiter/base/rng.h"
@@ -77,6 +78,8 @@ class ApiServer {
   ApiServer(store::Store& store, const Clock& clock, uint64_t seed, Options options);
 
   void AddAdmission(AdmissionHook hook) { admission_.push_back(std::move(hook)); }
+  // RBAC for SelfSubjectAccessReview and the escalation check on RBAC writes (authentication on).
+  void SetAuthorizer(Authorizer* authorizer) { authorizer_ = authorizer; }
   Response Handle(const Request& request);
 
   // One line of a watch stream for `event` (as a Table row when the watch asked for tables).
@@ -110,6 +113,9 @@ class ApiServer {
   // Server-side field validation against the kind's schema (field_validation.h): unknown fields
   // are dropped (Strict: the request fails), +required fields must be present. A response when
   // the request fails; warnings for Warn.
+  // No one grants RBAC permissions they do not hold (403 otherwise).
+  std::optional<Response> CheckEscalation(const Request& r, const ResourceInfo& info, const nlohmann::json& object,
+                                          const std::string& ns);
   std::optional<Response> CheckFields(const Request& r, const ResourceInfo& info, nlohmann::json& object,
                                       std::vector<std::string>& warnings);
   Status Validate(const ResourceInfo& info, nlohmann::json& object, const nlohmann::json* old,
@@ -130,6 +136,7 @@ class ApiServer {
   const Clock& clock_;
   Options options_;
   std::mutex rng_mu_;
+  Authorizer* authorizer_ = nullptr;
   // The JSON lines of recent events by revision: an event goes to every watcher of its
   // resource, and is serialised once for all of them.
   mutable std::mutex lines_mu_;
