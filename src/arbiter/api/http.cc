@@ -412,26 +412,16 @@ struct HttpServer::Impl {
         r.body = std::move(*inflated);
         r.headers.erase("content-encoding");
       }
-      // Health is open to all (system:public-info-viewer); /metrics is behind authentication.
-      if (r.method == "GET" && r.path == "/metrics" && !options.tokens.empty()) {
-        if (auto denied = Admit(r, target, remote)) {
-          res.result(denied->first);
-          res.set(http::field::content_type, "application/json");
-          res.body() = denied->second;
-          co_await Write(stream, res, keep_alive);
-          if (!keep_alive) co_return;
-          continue;
-        }
-      }
-      if (r.method == "GET" && Operations(r.path, r.query, res)) {
-        co_await Write(stream, res, keep_alive);
-        if (!keep_alive) co_return;
-        continue;
-      }
-      if (auto denied = Admit(r, target, remote)) {
+      // Health is open to all (system:public-info-viewer); /metrics and the API are authorised.
+      const bool health = r.method == "GET" && (r.path == "/healthz" || r.path == "/livez" || r.path == "/readyz");
+      std::optional<std::pair<int, std::string>> denied;
+      if (!health) denied = Admit(r, target, remote);
+      if (denied) {
         res.result(denied->first);
         res.set(http::field::content_type, "application/json");
         res.body() = denied->second;
+      }
+      if (denied || (r.method == "GET" && Operations(r.path, r.query, res))) {
         co_await Write(stream, res, keep_alive);
         if (!keep_alive) co_return;
         continue;
