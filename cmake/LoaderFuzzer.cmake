@@ -20,7 +20,7 @@ ExternalProject_Add(loader_fuzzer_build
   BINARY_DIR ${CMAKE_BINARY_DIR}/fuzz-build
   CMAKE_ARGS -DCMAKE_CXX_COMPILER=${ARBITER_CLANGXX} -DARBITER_FUZZ_ONLY=ON -DARBITER_WERROR=${ARBITER_WERROR}
              -DCMAKE_BUILD_TYPE=RelWithDebInfo
-  BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> --target loader_fuzzer
+  BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> --target loader_fuzzer api_fuzzer
   INSTALL_COMMAND ""
   BUILD_ALWAYS ON)
 
@@ -32,3 +32,12 @@ add_test(NAME LoaderFuzzer.BoundedRunFindsNoCrash
     -DSECONDS=${ARBITER_FUZZ_SECONDS}
     -P ${PROJECT_SOURCE_DIR}/cmake/RunFuzzer.cmake)
 set_tests_properties(LoaderFuzzer.BoundedRunFindsNoCrash PROPERTIES TIMEOUT 600)
+
+add_test(NAME ApiFuzzer.BoundedRunFindsNoCrash
+  COMMAND ${CMAKE_COMMAND}
+    -DFUZZER=${CMAKE_BINARY_DIR}/fuzz-build/bin/api_fuzzer
+    -DWORK=${CMAKE_BINARY_DIR}/fuzz-corpus-api
+    -DSEEDS=${PROJECT_SOURCE_DIR}/fuzz/api_seeds
+    -DSECONDS=${ARBITER_FUZZ_SECONDS}
+    -P ${PROJECT_SOURCE_DIR}/cmake/RunFuzzer.cmake)
+set_tests_properties(ApiFuzzer.BoundedRunFindsNoCrash PROPERTIES TIMEOUT 600)

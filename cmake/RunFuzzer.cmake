@@ -12,5 +12,5 @@ execute_process(
           -print_final_stats=1 -artifact_prefix=${WORK}/ ${WORK} ${_seed_dirs}
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "loader fuzzer failed (exit ${rc}); the crashing input is in ${WORK}")
+  message(FATAL_ERROR "fuzzer ${FUZZER} failed (exit ${rc}); the crashing input is in ${WORK}")
 endif()
