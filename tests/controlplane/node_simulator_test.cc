@@ -115,7 +115,8 @@ TEST(NodeSimulator, LeasesAreCreatedAndRenewedOnTheClock) {
   // The status report follows every 5 minutes.
   s.clock.Advance(5 * kMinute);
   s.Pass();
-  for (const Json& c : s.Get("nodes", "", "a")["status"]["conditions"]) {
+  const Json node = s.Get("nodes", "", "a");  // a range-for over a temporary's member would dangle
+  for (const Json& c : node["status"]["conditions"]) {
     EXPECT_EQ(c["lastHeartbeatTime"], FormatRfc3339(s.clock.Now() / kSecond * kSecond));
     EXPECT_EQ(c["lastTransitionTime"], FormatRfc3339(kT0));
   }
