@@ -2,6 +2,7 @@
 // cleanly on SIGTERM or SIGINT.
 #include "serve_command.h"
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <mutex>
@@ -197,12 +198,10 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     kc.server = std::string(http.tls_cert_file.empty() ? "http://" : "https://") + client.AuthorityWithPort(httpd.port());
     if (!http.tls_cert_file.empty()) kc.ca_file = std::filesystem::absolute(http.tls_cert_file).lexically_normal().string();
     // The first administrator's token (system:masters), else the first token of the file.
-    for (const auto& [token, user] : http.tokens) {
-      if (kc.token.empty() || user.groups.count("system:masters") > 0) {
-        const bool admin = user.groups.count("system:masters") > 0;
-        kc.token = token;
-        if (admin) break;
-      }
+    if (!http.tokens.empty()) {
+      auto admin = std::find_if(http.tokens.begin(), http.tokens.end(),
+                                [](const auto& t) { return t.second.groups.contains("system:masters"); });
+      kc.token = (admin != http.tokens.end() ? admin : http.tokens.begin())->first;
     }
     if (Status w = api::WritePrivateFile(kubeconfig, api::KubeconfigYaml(kc)); !w.ok()) {
       err << "arbiter serve: " << w.message() << "\n";

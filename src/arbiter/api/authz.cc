@@ -35,13 +35,13 @@ bool RuleAllows(const Json& rule, const RequestAttributes& a) {
   for (const Json& r : rule.value("resources", Json::array())) {
     if (!r.is_string()) continue;
     const std::string& v = r.get_ref<const std::string&>();
-    resource = resource || v == "*" || v == full || (!a.subresource.empty() && v == "*/" + a.subresource) ||
-               (a.subresource.empty() ? false : v == a.resource + "/*");
+    resource = resource || v == "*" || v == full ||
+               (!a.subresource.empty() && (v == "*/" + a.subresource || v == a.resource + "/*"));
   }
   if (!resource) return false;
   const Json names = rule.value("resourceNames", Json::array());
   if (!names.is_array() || names.empty()) return true;
-  return !a.name.empty() && Has(names, a.name) && names.size() > 0;
+  return !a.name.empty() && Has(names, a.name);
 }
 
 bool SubjectMatches(const Json& s, const TokenUser& user) {
