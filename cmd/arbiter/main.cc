@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 32766));
   plan_cmd->add_flag("--no-fast-paths", plan.no_fast_paths,
                      "Filter every node and dry-run every candidate afresh (same decisions, slower)");
+  plan_cmd->add_option("--max-input-size", plan.max_input_size,
+                       "The most bytes read from all input files together (a quantity: 512Mi, 2Gi)");
 
   arbiter::cmd::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Run an in-process scheduling benchmark");

@@ -1,10 +1,12 @@
 // `arbiter plan`.
 #include "plan_command.h"
 
+#include <new>
 #include <ostream>
 
 #include "arbiter/admission/priority_admission.h"
 #include "arbiter/manifest/loader.h"
+#include "arbiter/model/quantity.h"
 #include "arbiter/nomad/input.h"
 #include "arbiter/nomad/planner.h"
 #include "arbiter/nomad/render.h"
@@ -14,6 +16,30 @@
 namespace arbiter::cmd {
 
 namespace {
+
+// Reads every input file, within `max_input_size` bytes for all of them together; false (with
+// the problems written to `err`) if any cannot be read.
+bool ReadInputs(const PlanFlags& flags, std::vector<manifest::InputFile>& files, std::ostream& err) {
+  auto limit = model::Quantity::Parse(flags.max_input_size);
+  if (!limit.ok() || limit->value() <= 0) {
+    err << "arbiter plan: --max-input-size: \"" << flags.max_input_size
+        << "\" is not a positive quantity of bytes (e.g. 512Mi, 2Gi)\n";
+    return false;
+  }
+  uint64_t left = static_cast<uint64_t>(limit->value());
+  bool ok = true;
+  for (const auto& path : flags.files) {
+    auto f = manifest::ReadInputFile(path, left);
+    if (!f.ok()) {
+      err << f.status().message() << "\n";
+      ok = false;
+      continue;
+    }
+    left -= f->content.size();
+    files.push_back(std::move(*f));
+  }
+  return ok;
+}
 
 // `arbiter plan --nomad -f CLUSTER.json -f JOB.json`: exit codes as `nomad job plan` (0 no
 // change, 1 allocations created or destroyed, 255 an error).
@@ -28,14 +54,7 @@ int RunNomadPlan(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
     return kError;
   }
   std::vector<manifest::InputFile> files;
-  for (const auto& path : flags.files) {
-    auto f = manifest::ReadInputFile(path);
-    if (!f.ok()) {
-      err << f.status().message() << "\n";
-      return kError;
-    }
-    files.push_back(std::move(*f));
-  }
+  if (!ReadInputs(flags, files, err)) return kError;
   nomad::NomadInput in = nomad::LoadNomad(files[0].name, files[0].content, files[1].name, files[1].content);
   if (!in.ok()) {
     for (const auto& e : in.errors) err << e << "\n";
@@ -49,22 +68,9 @@ int RunNomadPlan(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
   return nomad::ExitCode(plan);
 }
 
-}  // namespace
-
-int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
-  if (flags.nomad) return RunNomadPlan(flags, out, err);
+int RunKubernetesPlan(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
   std::vector<manifest::InputFile> files;
-  bool read_failed = false;
-  for (const auto& path : flags.files) {
-    auto f = manifest::ReadInputFile(path);
-    if (!f.ok()) {
-      err << f.status().message() << "\n";
-      read_failed = true;
-      continue;
-    }
-    files.push_back(std::move(*f));
-  }
-  if (read_failed) return 2;
+  if (!ReadInputs(flags, files, err)) return 2;
   manifest::LoadResult loaded = manifest::Load(files);
   std::vector<std::string> errors = loaded.errors;
   if (errors.empty()) errors = admission::AdmitPriorities(loaded.objects);
@@ -87,6 +93,19 @@ int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err)
   }
   out << plan::Render(*result, format, flags.explain);
   return 0;
+}
+
+}  // namespace
+
+int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
+  try {
+    return flags.nomad ? RunNomadPlan(flags, out, err) : RunKubernetesPlan(flags, out, err);
+  } catch (const std::bad_alloc&) {
+    // The decoded model of a large input can outgrow the machine: say so instead of aborting.
+    err << "arbiter plan: out of memory while planning the input; give it less input (--max-input-size "
+           "bounds what is read) or run it where more memory is available\n";
+    return flags.nomad ? 255 : 1;
+  }
 }
 
 }  // namespace arbiter::cmd

@@ -16,6 +16,7 @@ struct PlanFlags {
   bool nomad = false;
   int32_t nomad_priority_delta = 10;  // Nomad's: a victim's job is at least this much lower
   bool no_fast_paths = false;
+  std::string max_input_size = "1Gi";  // all input files together (a Kubernetes quantity)
 };
 
 int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err);

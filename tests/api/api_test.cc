@@ -1484,6 +1484,55 @@ TEST_F(ApiServerTest, QuotaScopedToAPriorityClassLimitsOnlyThatClass) {
   EXPECT_EQ(List(kPods), (Names{"high-1", "low-1", "none"}));
 }
 
+TEST_F(ApiServerTest, GroupHierarchyAdmissionRejectsCyclesAndDepthButNotAParentYetToCome) {
+  const std::string composites = "/apis/scheduling.k8s.io/v1alpha3/namespaces/default/compositepodgroups";
+  const std::string groups = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups";
+  auto composite = [](const std::string& name, const std::string& parent) {
+    Json c = {{"apiVersion", "scheduling.k8s.io/v1alpha3"},
+              {"kind", "CompositePodGroup"},
+              {"metadata", {{"name", name}}},
+              {"spec",
+               {{"workloadRef", {{"workloadName", "w"}, {"templateName", "t"}}},
+                {"schedulingPolicy", {{"basic", Json::object()}}}}}};
+    if (!parent.empty()) c["spec"]["parentCompositePodGroupName"] = parent;
+    return c;
+  };
+  // A parent that does not exist yet is allowed: `kubectl apply -f DIR` creates in any order.
+  MustCreate(composites, composite("a", "b"));
+  Response cycle = Post(composites, composite("b", "a"));
+  ASSERT_TRUE(IsStatus(cycle, 422, "Invalid")) << cycle.body;
+  EXPECT_NE(MessageOf(cycle).find("spec.parentCompositePodGroupName: the parent links would form a cycle: "
+                                  "default/b -> default/a -> default/b"),
+            std::string::npos)
+      << cycle.body;
+  // A group naming itself, on update.
+  MustCreate(composites, composite("b", ""));
+  Json self = MustGet(composites + "/b");
+  self["spec"]["parentCompositePodGroupName"] = "b";
+  EXPECT_TRUE(IsStatus(Put(composites + "/b", self), 422, "Invalid"));
+  // b <- a <- c <- d: four levels; a PodGroup under d would be the fifth.
+  MustCreate(composites, composite("c", "a"));
+  MustCreate(composites, composite("d", "c"));
+  Json pg = {{"apiVersion", "scheduling.k8s.io/v1beta1"},
+             {"kind", "PodGroup"},
+             {"metadata", {{"name", "leaf"}}},
+             {"spec",
+              {{"workloadRef", {{"workloadName", "w"}, {"templateName", "leaf"}}},
+               {"schedulingPolicy", {{"basic", Json::object()}}},
+               {"parentCompositePodGroupName", "d"}}}};
+  Response deep = Post(groups, pg);
+  ASSERT_TRUE(IsStatus(deep, 422, "Invalid")) << deep.body;
+  EXPECT_NE(MessageOf(deep).find("the hierarchy would have 5 levels, more than the 4 allowed: "
+                                 "default/leaf -> default/d -> default/c -> default/a -> default/b"),
+            std::string::npos)
+      << deep.body;
+  pg["spec"]["parentCompositePodGroupName"] = "c";
+  EXPECT_EQ(Post(groups, pg).code, 201);
+  // Nothing rejected was stored.
+  EXPECT_EQ(List(composites), (Names{"a", "b", "c", "d"}));
+  EXPECT_EQ(MustGet(composites + "/b")["spec"].count("parentCompositePodGroupName"), 0u);
+}
+
 TEST_F(ApiServerTest, QuotaCountsOnlyPodsThatAreNotFinished) {
   Json quota = {{"apiVersion", "v1"},
                 {"kind", "ResourceQuota"},

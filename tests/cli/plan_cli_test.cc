@@ -121,6 +121,33 @@ TEST(PlanCli, MissingFileExitsTwo) {
   EXPECT_NE(r.err.find("/nonexistent/cluster.yaml: cannot open file"), std::string::npos);
 }
 
+TEST(PlanCli, InputBeyondTheSizeLimitIsRefusedWithTheFlagToRaiseIt) {
+  // A device that never ends is read only up to the limit, not until memory runs out.
+  CliRun zero = Arbiter("plan -f /dev/zero --max-input-size 4Mi");
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_TRUE(zero.out.empty());
+  EXPECT_NE(zero.err.find("/dev/zero: larger than the input limit of 4Mi (raise it with --max-input-size)"),
+            std::string::npos)
+      << zero.err;
+  // The limit counts all files together: the example fits alone, not with standard input beside it.
+  const std::string example = Slurp(Example());
+  EXPECT_EQ(Arbiter("plan -f " + Example() + " --max-input-size " + std::to_string(example.size())).exit_code, 0);
+  CliRun two = Arbiter("plan -f " + Example() + " -f - --max-input-size " + std::to_string(example.size() + 10),
+                       std::string(kNode));
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_NE(two.err.find("<stdin>: larger than the input limit"), std::string::npos) << two.err;
+  CliRun bad = Arbiter("plan -f " + Example() + " --max-input-size lots");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--max-input-size: \"lots\" is not a positive quantity"), std::string::npos) << bad.err;
+}
+
+TEST(PlanCli, NomadNumberBeyondDoubleExitsWithAnErrorNotAnAbort) {
+  const std::string job = arbiter::testing::SourceDir() + "/examples/nomad/job.json";
+  CliRun r = Arbiter("plan --nomad -f - -f " + job, "[1e400]");
+  EXPECT_EQ(r.exit_code, 255);
+  EXPECT_NE(r.err.find("<stdin>: not valid JSON"), std::string::npos) << r.err;
+}
+
 TEST(PlanCli, BadFlagsExitTwo) {
   EXPECT_EQ(Arbiter("plan -f " + Example() + " -o xml").exit_code, 2);
   EXPECT_EQ(Arbiter("plan").exit_code, 2);

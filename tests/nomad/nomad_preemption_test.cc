@@ -1015,6 +1015,60 @@ TEST(NomadInputErrors, UnknownJobType) {
   EXPECT_TRUE(HasError(in.errors, {"web-job.json", "Type", "daemon"}));
 }
 
+TEST(NomadInputErrors, NumberBeyondDoubleIsAnInputErrorNotACrash) {
+  NomadInput bad_cluster = LoadNomad("cluster.json", "[1e400]", "job.json", kGoodJob.dump());
+  EXPECT_FALSE(bad_cluster.ok());
+  EXPECT_TRUE(HasError(bad_cluster.errors, {"cluster.json", "not valid JSON", "1e400"}));
+  NomadInput bad_job = LoadNomad("cluster.json", kGoodCluster.dump(), "job.json", R"({"Job": {"ID": "j", "Priority": 1e400}})");
+  EXPECT_FALSE(bad_job.ok());
+  EXPECT_TRUE(HasError(bad_job.errors, {"job.json", "not valid JSON"}));
+}
+
+TEST(NomadInputErrors, AnObjectGivenAsAnotherTypeIsReportedNotDefaulted) {
+  // "Resources": "big" used to read as absent, giving the task Nomad's default 100 MHz.
+  Json j = kGoodJob;
+  j["Job"]["TaskGroups"][0]["Tasks"][0]["Resources"] = "big";
+  NomadInput in = LoadNomad("cluster.json", kGoodCluster.dump(), "job.json", j.dump());
+  EXPECT_FALSE(in.ok());
+  EXPECT_TRUE(HasError(in.errors, {"job.json", "TaskGroups[0]", "Resources: must be an object, not \"big\""}));
+  EXPECT_EQ(in.errors.size(), 1u) << JoinErrors(in.errors);  // once, not once per field read below it
+
+  Json c = kGoodCluster;
+  c["Nodes"][0]["NodeResources"]["Networks"] = Json::array({5});
+  c["Allocations"][0]["AllocatedResources"]["Tasks"] = Json::array();
+  in = LoadNomad("cluster.json", c.dump(), "job.json", kGoodJob.dump());
+  EXPECT_TRUE(HasError(in.errors, {"Nodes[0]", "NodeResources.Networks[0]: must be an object, not 5"}));
+  EXPECT_TRUE(HasError(in.errors, {"Allocations[0]", "AllocatedResources.Tasks: must be an object"}));
+
+  c = kGoodCluster;
+  c["Nodes"].push_back("node-2");
+  in = LoadNomad("cluster.json", c.dump(), "job.json", kGoodJob.dump());
+  EXPECT_TRUE(HasError(in.errors, {"cluster.json: Nodes[1]", "must be an object, not \"node-2\""}));
+}
+
+TEST(NomadInputErrors, AllocationStatusesMustBeNomadsValues) {
+  Json c = kGoodCluster;
+  c["Allocations"][0]["DesiredStatus"] = "banana";
+  c["Allocations"][0]["ClientStatus"] = "sleeping";
+  NomadInput in = LoadNomad("cluster.json", c.dump(), "job.json", kGoodJob.dump());
+  EXPECT_FALSE(in.ok());
+  EXPECT_TRUE(HasError(in.errors, {"Allocations[0] (a1)", "DesiredStatus: must be run, stop or evict, not \"banana\""}));
+  EXPECT_TRUE(HasError(in.errors, {"Allocations[0] (a1)", "ClientStatus: must be pending, running", "\"sleeping\""}));
+  c = kGoodCluster;
+  c["Allocations"][0]["Job"]["Type"] = "daemon";
+  in = LoadNomad("cluster.json", c.dump(), "job.json", kGoodJob.dump());
+  EXPECT_TRUE(HasError(in.errors, {"Allocations[0] (a1)", "Job.Type", "daemon"}));
+}
+
+TEST(NomadInputErrors, AllocationWithoutItsJobIsAnInputError) {
+  // What `GET /v1/allocations` lists (stubs without the job) cannot say which priority it has.
+  Json c = kGoodCluster;
+  c["Allocations"][0].erase("Job");
+  NomadInput in = LoadNomad("cluster.json", c.dump(), "job.json", kGoodJob.dump());
+  EXPECT_FALSE(in.ok());
+  EXPECT_TRUE(HasError(in.errors, {"Allocations[0] (a1)", "Job: is required", "GET /v1/allocation/:id"}));
+}
+
 TEST(NomadInputErrors, MalformedJson) {
   NomadInput bad_cluster = LoadNomad("cluster.json", "{\"Nodes\": [", "job.json", kGoodJob.dump());
   EXPECT_FALSE(bad_cluster.ok());

@@ -139,6 +139,19 @@ TEST(Plan, PodsBeingDeletedAreNotScheduled) {
   EXPECT_NE(PodOf(r, "default/leaving").message.find("being deleted"), std::string::npos);
 }
 
+TEST(Plan, GracePeriodAtTheLimitEndsInTheYear9999InsteadOfOverflowingTheClock) {
+  // The largest grace period the loader accepts, added to the plan's clock, used to wrap around
+  // int64 and end the victim's termination before it began.
+  const std::string grace = "  terminationGracePeriodSeconds: " + std::to_string(INT64_MAX / kSecond) + "\n";
+  std::string yaml = "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 100\n" +
+                     arbiter::testing::Node("n1", "1") + arbiter::testing::Pod("low", "1", "n1", "{}", grace) +
+                     arbiter::testing::Pod("high", "1", "", "{}", "  priorityClassName: high\n");
+  const PlanResult r = arbiter::testing::Plan(yaml);
+  EXPECT_TRUE(PodOf(r, "default/high").scheduled);
+  EXPECT_EQ(r.end, kLastTimestamp);
+  EXPECT_EQ(FormatRfc3339(r.end), "9999-12-31T23:59:59Z");
+}
+
 // Every shipped example is valid input: it loads and admits, and its running pods keep their
 // nodes. (The examples live in the repository; a missing one fails the test.)
 TEST(Plan, ShippedExamplesLoadAndAdmit) {

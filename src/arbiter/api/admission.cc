@@ -1,10 +1,11 @@
-// PriorityClass validation, pod priority admission and ResourceQuota.
+// PriorityClass validation, pod priority admission, ResourceQuota and the group hierarchy.
 #include "arbiter/api/admission.h"
 
 #include <algorithm>
 
 #include "arbiter/admission/priority_admission.h"
 #include "arbiter/api/authz.h"
+#include "arbiter/model/group_hierarchy.h"
 #include "arbiter/model/quantity.h"
 #include "arbiter/model/resources.h"
 
@@ -303,6 +304,52 @@ Status ValidateQuota(const Json& q) {
   return Status::Ok();
 }
 
+// The group hierarchy rule (model::CheckGroupHierarchy) for one written PodGroup or
+// CompositePodGroup, against the groups stored in its namespace: a write that would close a
+// cycle, or make a chain through the object longer than kMaxGroupHierarchyDepth levels, is
+// rejected. A parent that does not exist yet is allowed: `kubectl apply -f DIR` creates objects in
+// any order, and the scheduler waits for the parent as it waits for a pod's PodGroup.
+Status ValidateGroupHierarchy(const ResourceInfo& info, const Json& group, store::Store& store) {
+  const bool composite = info.StoreKey() == "compositepodgroups";
+  const std::string ns = group["metadata"].value("namespace", "default");
+  const std::string name = NameOf(group);
+  auto parent_of = [&](const Json& o) -> std::string {
+    const Json* spec = o.contains("spec") && o["spec"].is_object() ? &o["spec"] : nullptr;
+    if (spec == nullptr || !spec->contains("parentCompositePodGroupName")) return "";
+    const Json& p = (*spec)["parentCompositePodGroupName"];
+    return p.is_string() && !p.get<std::string>().empty() ? ns + "/" + p.get<std::string>() : "";
+  };
+  const std::string key = ns + "/" + name;
+  // The written object first, so that a cycle through it is reported on it.
+  std::vector<model::GroupLink> links{{key, parent_of(group), composite}};
+  for (const char* resource : {"compositepodgroups", "podgroups"}) {
+    const bool is_composite = std::string(resource) == "compositepodgroups";
+    ARBITER_ASSIGN_OR_RETURN(list, store.List(resource, ns));
+    for (const auto& o : list.items) {
+      if (is_composite == composite && o.name == name) continue;  // the version being replaced
+      links.push_back({ns + "/" + o.name, parent_of(o.body), is_composite});
+    }
+  }
+  auto join = [](const std::vector<std::string>& chain) {
+    std::string s;
+    for (const auto& k : chain) s += (s.empty() ? "" : " -> ") + k;
+    return s;
+  };
+  for (const model::HierarchyProblem& p : model::CheckGroupHierarchy(links)) {
+    if (p.kind == model::HierarchyProblem::Kind::kMissingParent ||
+        std::find(p.chain.begin(), p.chain.end(), key) == p.chain.end()) {
+      continue;  // not this write's doing
+    }
+    const std::string what =
+        p.kind == model::HierarchyProblem::Kind::kCycle
+            ? "the parent links would form a cycle: " + join(p.chain)
+            : "the hierarchy would have " + std::to_string(p.chain.size()) + " levels, more than the " +
+                  std::to_string(model::kMaxGroupHierarchyDepth) + " allowed: " + join(p.chain);
+    return InvalidArgument(std::string(info.kind) + " \"" + name + "\" is invalid: spec.parentCompositePodGroupName: " + what);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void InstallAdmission(ApiServer& server) {
@@ -310,6 +357,9 @@ void InstallAdmission(ApiServer& server) {
     if (info.StoreKey() == "priorityclasses") return ValidatePriorityClass(object, old, store);
     if (info.StoreKey() == "pods") return AdmitPod(object, old, store);
     if (info.StoreKey() == "resourcequotas") return ValidateQuota(object);
+    if (info.StoreKey() == "podgroups" || info.StoreKey() == "compositepodgroups") {
+      return ValidateGroupHierarchy(info, object, store);
+    }
     return Status::Ok();
   });
 }

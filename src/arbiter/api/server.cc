@@ -978,10 +978,8 @@ StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const 
     }
     // A running pod terminates first: the node finishes the deletion after the grace period.
     Json next = body;
-    // now + grace, checked: a grace period past the year 9999 ends then (RFC 3339's last second).
-    static const Timestamp kLastTime = ParseRfc3339("9999-12-31T23:59:59Z").value();
-    const Timestamp now = clock_.Now() / kSecond * kSecond;
-    const Timestamp deadline = g >= (kLastTime - now) / kSecond ? kLastTime : now + g * kSecond;
+    // A grace period past the year 9999 ends then (RFC 3339's last second).
+    const Timestamp deadline = AddSecondsCapped(clock_.Now() / kSecond * kSecond, g);
     if (next["metadata"].contains("deletionTimestamp")) {
       // Already terminating: a shorter grace period brings the deadline forward, never back.
       auto existing = ParseRfc3339(next["metadata"]["deletionTimestamp"].get<std::string>());

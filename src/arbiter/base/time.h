@@ -20,6 +20,16 @@ constexpr Duration kMillisecond = 1000;
 constexpr Duration kSecond = 1000 * kMillisecond;
 constexpr Duration kMinute = 60 * kSecond;
 
+// The last second RFC 3339 can write (9999-12-31T23:59:59Z): the latest time Arbiter stores or
+// prints, so that every timestamp it writes parses in every client.
+constexpr Timestamp kLastTimestamp = Timestamp{253402300799} * kSecond;
+
+// `t` plus `seconds` (a grace period, a TTL: user input), ending at kLastTimestamp instead of
+// overflowing. REQUIRES: seconds >= 0 and t <= kLastTimestamp.
+constexpr Timestamp AddSecondsCapped(Timestamp t, int64_t seconds) {
+  return seconds >= (kLastTimestamp - t) / kSecond ? kLastTimestamp : t + seconds * kSecond;
+}
+
 // Parses "2024-01-02T03:04:05Z", "2024-01-02T03:04:05.123Z" and numeric offsets ("+02:00").
 StatusOr<Timestamp> ParseRfc3339(std::string_view text);
 // Formats as "2024-01-02T03:04:05Z" (fractional seconds are printed only when non-zero).

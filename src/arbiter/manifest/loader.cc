@@ -3,9 +3,9 @@
 #include "arbiter/manifest/loader.h"
 
 #include <algorithm>
-#include <fstream>
-#include <iostream>
-#include <iterator>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
 #include <map>
 #include <set>
 #include <sstream>
@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arbiter/manifest/decoder.h"
+#include "arbiter/model/group_hierarchy.h"
 
 namespace arbiter::manifest {
 
@@ -26,17 +27,46 @@ std::string Origin::ToString() const {
   return s;
 }
 
-StatusOr<InputFile> ReadInputFile(const std::string& path) {
-  if (path == "-") {
-    std::string content((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    return InputFile{"<stdin>", std::move(content)};
+namespace {
+
+std::string SizeText(uint64_t bytes) {
+  if (bytes % (uint64_t{1} << 30) == 0) return std::to_string(bytes >> 30) + "Gi";
+  if (bytes % (uint64_t{1} << 20) == 0) return std::to_string(bytes >> 20) + "Mi";
+  return std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+StatusOr<InputFile> ReadInputFile(const std::string& path, uint64_t max_bytes) {
+  const bool is_stdin = path == "-";
+  const std::string name = is_stdin ? "<stdin>" : path;
+  auto too_large = [&] {
+    return InvalidArgument(name + ": larger than the input limit of " + SizeText(max_bytes) +
+                             " (raise it with --max-input-size)");
+  };
+  std::FILE* f = is_stdin ? stdin : std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return NotFound(path + ": cannot open file");
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> owned(is_stdin ? nullptr : f, &std::fclose);
+  std::string content;
+  std::error_code ec;
+  if (!is_stdin && std::filesystem::is_regular_file(path, ec)) {
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size > max_bytes) return too_large();
+    if (!ec) content.reserve(size);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return InvalidArgument(path + ": read error");
-  return InputFile{path, ss.str()};
+  // Read in chunks up to the limit: a pipe or a device (/dev/zero) has no size to check first.
+  constexpr size_t kChunk = size_t{1} << 20;
+  for (;;) {
+    const size_t at = content.size();
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, max_bytes + 1 - at));
+    content.resize(at + want);
+    const size_t got = std::fread(content.data() + at, 1, want, f);
+    content.resize(at + got);
+    if (content.size() > max_bytes) return too_large();
+    if (got < want) break;
+  }
+  if (std::ferror(f)) return InvalidArgument(name + ": read error");
+  return InputFile{name, std::move(content)};
 }
 
 namespace {
@@ -1749,85 +1779,41 @@ void ObjectDecoder::Decode(const YAML::Node& root, Origin origin, int list_depth
   }
 }
 
-// Checks the parent links of the group hierarchy: every parent is a CompositePodGroup of the
-// input, the links form no cycle, and no chain has more than kMaxGroupHierarchyDepth levels.
-// Each problem is reported once, on the object where it shows first.
+// Checks the parent links of the group hierarchy (model::CheckGroupHierarchy's rule) and reports
+// each problem on the object where it shows first.
 void CheckGroupHierarchy(const ClusterObjects& objs, std::vector<std::string>& errors) {
-  std::map<std::string, const Sourced<model::CompositePodGroup>*> composites;
-  for (const auto& c : objs.composite_pod_groups) composites.emplace(c.object.Key(), &c);
-  std::set<std::string> pod_groups;
-  for (const auto& g : objs.pod_groups) pod_groups.insert(g.object.Key());
+  std::vector<model::GroupLink> links;
+  std::vector<const Origin*> origins;
+  for (const auto& c : objs.composite_pod_groups) {
+    links.push_back({c.object.Key(), c.object.parent.empty() ? "" : c.object.ns + "/" + c.object.parent, true});
+    origins.push_back(&c.origin);
+  }
+  for (const auto& g : objs.pod_groups) {
+    links.push_back({g.object.Key(), g.object.parent.empty() ? "" : g.object.ns + "/" + g.object.parent, false});
+    origins.push_back(&g.origin);
+  }
   const std::string field = "spec.parentCompositePodGroupName";
-
-  auto missing_parent = [&](const std::string& ns, const std::string& parent, const Origin& o) {
-    const std::string key = ns + "/" + parent;
-    if (composites.count(key)) return false;
-    std::string msg = "CompositePodGroup \"" + key + "\" is not in the input";
-    if (pod_groups.count(key)) {
-      msg += " (a PodGroup of that name is; only a CompositePodGroup can be a parent)";
-    }
-    errors.push_back(o.ToString() + ": " + field + ": " + msg);
-    return true;
-  };
   auto join = [](const std::vector<std::string>& chain) {
     std::string s;
     for (const auto& k : chain) s += (s.empty() ? "" : " -> ") + k;
     return s;
   };
-  // The chain of keys from `key` up to its root, or up to the first repeated key (a cycle) or
-  // missing parent. `cycle_start` is the index the repeated key was first seen at, or -1.
-  auto chain_of = [&](const std::string& key, const std::string& ns, std::string parent,
-                      int& cycle_start) {
-    std::vector<std::string> chain{key};
-    cycle_start = -1;
-    while (!parent.empty()) {
-      const std::string pk = ns + "/" + parent;
-      auto it = composites.find(pk);
-      if (it == composites.end()) break;
-      auto seen = std::find(chain.begin(), chain.end(), pk);
-      if (seen != chain.end()) {
-        cycle_start = static_cast<int>(seen - chain.begin());
-        chain.push_back(pk);
+  for (const model::HierarchyProblem& p : model::CheckGroupHierarchy(links)) {
+    const std::string where = origins[p.link]->ToString() + ": " + field + ": ";
+    switch (p.kind) {
+      case model::HierarchyProblem::Kind::kMissingParent:
+        errors.push_back(where + "CompositePodGroup \"" + links[p.link].parent_key + "\" is not in the input" +
+                         (p.parent_is_pod_group ? " (a PodGroup of that name is; only a CompositePodGroup can be a parent)"
+                                                : ""));
         break;
-      }
-      chain.push_back(pk);
-      parent = it->second->object.parent;
+      case model::HierarchyProblem::Kind::kCycle:
+        errors.push_back(where + "the parent links form a cycle: " + join(p.chain));
+        break;
+      case model::HierarchyProblem::Kind::kTooDeep:
+        errors.push_back(where + "the hierarchy has " + std::to_string(p.chain.size()) + " levels, more than the " +
+                         std::to_string(model::kMaxGroupHierarchyDepth) + " allowed: " + join(p.chain));
+        break;
     }
-    return chain;
-  };
-  std::set<std::string> in_reported_cycle;
-  // Levels an object's chain has, counting the object; 0 for a chain that hits a cycle.
-  std::map<std::string, size_t> depth;
-  for (const auto& c : objs.composite_pod_groups) {
-    const model::CompositePodGroup& g = c.object;
-    if (!g.parent.empty() && missing_parent(g.ns, g.parent, c.origin)) continue;
-    int cycle_start = -1;
-    std::vector<std::string> chain = chain_of(g.Key(), g.ns, g.parent, cycle_start);
-    if (cycle_start == 0 && !in_reported_cycle.count(g.Key())) {
-      in_reported_cycle.insert(chain.begin(), chain.end());
-      errors.push_back(c.origin.ToString() + ": " + field + ": the parent links form a cycle: " +
-                       join(chain));
-    }
-    depth[g.Key()] = cycle_start >= 0 ? 0 : chain.size();
-  }
-  auto check_depth = [&](const std::vector<std::string>& chain, const Origin& o) {
-    // Report only the first level past the limit: deeper objects sit below an object reported.
-    if (chain.size() != static_cast<size_t>(model::kMaxGroupHierarchyDepth) + 1) return;
-    errors.push_back(o.ToString() + ": " + field + ": the hierarchy has " + std::to_string(chain.size()) +
-                     " levels, more than the " + std::to_string(model::kMaxGroupHierarchyDepth) +
-                     " allowed: " + join(chain));
-  };
-  for (const auto& c : objs.composite_pod_groups) {
-    int cycle_start = -1;
-    if (depth[c.object.Key()] == 0) continue;  // in or below a cycle, or a missing parent
-    check_depth(chain_of(c.object.Key(), c.object.ns, c.object.parent, cycle_start), c.origin);
-  }
-  for (const auto& p : objs.pod_groups) {
-    const model::PodGroup& g = p.object;
-    if (g.parent.empty() || missing_parent(g.ns, g.parent, p.origin)) continue;
-    if (depth[g.ns + "/" + g.parent] == 0) continue;  // below a cycle or a missing parent
-    int cycle_start = -1;
-    check_depth(chain_of(g.Key(), g.ns, g.parent, cycle_start), p.origin);
   }
 }
 

@@ -20,8 +20,12 @@ struct InputFile {
   bool strict_strings = false;
 };
 
-// Reads a file, or standard input for "-".
-StatusOr<InputFile> ReadInputFile(const std::string& path);
+// The most bytes `plan` reads from its input files together unless told otherwise.
+inline constexpr uint64_t kDefaultMaxInputBytes = uint64_t{1} << 30;
+
+// Reads a file, or standard input for "-", refusing one larger than `max_bytes` (checked as it
+// is read, so a device or a pipe that never ends is refused too).
+StatusOr<InputFile> ReadInputFile(const std::string& path, uint64_t max_bytes = kDefaultMaxInputBytes);
 
 // Where an object came from, for error messages.
 struct Origin {

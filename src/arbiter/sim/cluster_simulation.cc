@@ -171,7 +171,8 @@ void ClusterSimulation::Evict(Preemption entry, const std::vector<sched::preempt
     entry.victims.push_back({v.Key(), v.node_name, e.priority, e.violates_pdb});
     if (v.deletion_timestamp) continue;  // already terminating: not evicted again (§14.14)
     model::Pod evicted = v;
-    evicted.deletion_timestamp = clock_.Now() + evicted.termination_grace_period_seconds * kSecond;
+    // A grace period past the year 9999 ends then, as in `serve`.
+    evicted.deletion_timestamp = AddSecondsCapped(clock_.Now(), evicted.termination_grace_period_seconds);
     evicted.preempted_by_scheduler = true;
     if (!pdbs_.empty()) evicted_.insert(v.Key());  // read only for budgets
     terminations_.push({*evicted.deletion_timestamp, termination_seq_++, v.uid});
