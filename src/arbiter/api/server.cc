@@ -590,8 +590,12 @@ std::string ApiServer::WatchLine(const WatchStream& w, const store::Event& e) co
   }
   std::string line = "{\"type\":\"" + std::string(store::EventTypeName(e.type)) + "\",\"object\":" + e.object.body.dump() + "}\n";
   std::lock_guard<std::mutex> lock(lines_mu_);
-  lines_.emplace(std::pair{e.object.revision, static_cast<int>(e.type)}, line);
-  while (lines_.size() > 4096) lines_.erase(lines_.begin());
+  if (lines_.emplace(std::pair{e.object.revision, static_cast<int>(e.type)}, line).second) lines_bytes_ += line.size();
+  // Bounded by count and by bytes: 4,096 lines of a 200 KiB object would be 800 MiB.
+  while (!lines_.empty() && (lines_.size() > kMaxCachedLines || lines_bytes_ > kMaxCachedLineBytes)) {
+    lines_bytes_ -= lines_.begin()->second.size();
+    lines_.erase(lines_.begin());
+  }
   return line;
 }
 

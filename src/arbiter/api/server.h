@@ -140,7 +140,11 @@ class ApiServer {
   // The JSON lines of recent events by revision: an event goes to every watcher of its
   // resource, and is serialised once for all of them.
   mutable std::mutex lines_mu_;
+  // The oldest go first once there are more than kMaxCachedLines or kMaxCachedLineBytes.
+  static constexpr size_t kMaxCachedLines = 4096;
+  static constexpr size_t kMaxCachedLineBytes = size_t{16} << 20;
   mutable std::map<std::pair<int64_t, int>, std::string> lines_;  // by (revision, event type)
+  mutable size_t lines_bytes_ = 0;
   Rng rng_;
   std::vector<AdmissionHook> admission_;
 };
