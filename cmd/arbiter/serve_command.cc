@@ -220,6 +220,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
       if (elector) {
         elector->Tick();
         if (!elector->IsLeader()) {
+          loop.Pause();
           std::this_thread::sleep_for(std::chrono::milliseconds(flags.loop_millis));
           continue;
         }

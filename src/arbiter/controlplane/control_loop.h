@@ -1,14 +1,14 @@
-// The running control plane behind `arbiter serve`: a level-triggered loop over the store that
+// The running control plane behind `arbiter serve`: a loop over the store's informers that
 // (1) simulates nodes as KWOK does — nodes report Ready, bound pods start Running, terminating
-// pods disappear when their grace period ends — and (2) schedules: the engine plans from the
-// store's current state, with the wall clock's now as its start, and the decisions due now are
-// written back through the API paths a scheduler uses: bindings (conditional, never twice),
-// nominations, evictions of victims with a DisruptionTarget condition and a grace period, and
-// Scheduled / FailedScheduling / Preempted events.
+// pods disappear when their grace period ends — and the kubelets' node-pressure evictions,
+// (2) schedules: the live scheduler (live_scheduler.h) takes the objects changed since the last
+// pass and runs its long-lived queue, writing bindings (conditional, never twice), nominations,
+// evictions of victims with a DisruptionTarget condition and a grace period, and Scheduled /
+// FailedScheduling / Preempted events, and (3) deletes events past their TTL.
 //
-// Because every decision is recomputed from the stored state, a restart resumes where the last
-// process stopped: a pod bound before the crash stays bound, a nomination or an eviction in
-// flight is in the store and is honoured by the next plan.
+// Everything the scheduler knows comes from the store: a restart (or a new leader) rebuilds it
+// from the informers, so a pod bound before the crash stays bound and a nomination or an eviction
+// in flight is honoured.
 #pragma once
 
 #include <atomic>
@@ -21,6 +21,8 @@
 #include <tuple>
 
 #include "arbiter/base/time.h"
+#include "arbiter/controlplane/live_scheduler.h"
+#include "arbiter/controlplane/metrics.h"
 #include "arbiter/controlplane/node_simulator.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/store/informer.h"
@@ -42,20 +44,6 @@ struct LoopOptions {
   std::function<void(const std::string& msg, const std::string& kv)> log;
 };
 
-struct LoopMetrics {
-  std::atomic<uint64_t> scheduled{0};
-  std::atomic<uint64_t> unschedulable{0};
-  std::atomic<uint64_t> errors{0};
-  std::atomic<uint64_t> preemption_attempts{0};
-  std::atomic<uint64_t> preemption_victims{0};
-  std::atomic<uint64_t> plans{0};
-  std::atomic<uint64_t> pending{0};
-  std::atomic<uint64_t> victim_histogram[8] = {};  // buckets 1,2,4,...,64,+Inf
-  // Creation to binding, in seconds: buckets 0.01 * 2^i for i < 15, then +Inf.
-  std::atomic<uint64_t> e2e_histogram[16] = {};
-  std::atomic<uint64_t> e2e_micros_sum{0};
-};
-
 class ControlLoop {
  public:
   ControlLoop(store::Store& store, const Clock& clock, LoopOptions options);
@@ -64,6 +52,8 @@ class ControlLoop {
   LoopMetrics& metrics() { return metrics_; }
   // Prometheus text for the scheduler metrics (kube-scheduler's names).
   std::string MetricsText() const;
+  // Leadership lost: the live scheduler is dropped and rebuilt from the store when it returns.
+  void Pause();
 
  private:
   Status SimulateNodes();
@@ -84,13 +74,11 @@ class ControlLoop {
   LoopOptions options_;
   std::map<std::string, std::unique_ptr<store::Informer>> informers_;  // by resource
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, manifest::LoadResult>> decoded_;
-  int64_t planned_revision_ = -1;  // the store revision of the last plan
-  Timestamp planned_at_ = 0;
   LoopMetrics metrics_;
   uint64_t event_seq_ = 0;
   NodeSimulator nodes_;
   Timestamp events_swept_at_ = 0;
-  std::map<std::string, std::string> last_failure_;  // pod -> last FailedScheduling message written
+  LiveScheduler live_;  // after metrics_, which it updates
 };
 
 }  // namespace arbiter::controlplane

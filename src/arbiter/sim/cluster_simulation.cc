@@ -6,15 +6,6 @@
 
 namespace arbiter::sim {
 
-namespace {
-
-int32_t Percent(const model::IntOrPercent& v, int32_t of) {
-  if (!v.percent) return v.value;
-  return static_cast<int32_t>((int64_t{v.value} * of + 99) / 100);  // rounded up, as upstream
-}
-
-}  // namespace
-
 ClusterSimulation::ClusterSimulation(model::SchedulerConfig config, Timestamp start, SimulationOptions options)
     : options_(options), clock_(start), scheduler_(std::move(config), &clock_,
                  {options.seed, options.explain, options.preemption, options.reuse_verdicts, options.wall_clock,
@@ -104,45 +95,16 @@ void ClusterSimulation::RecordNeverTried() {
 }
 
 std::vector<sched::preemption::PdbView> ClusterSimulation::Pdbs() const {
-  // Budgets as the disruption controller would report them now. A status given in the input
-  // is taken as it stands, less the evictions this simulation has made since; otherwise it is
-  // computed from the pods: healthy = bound, not terminating, not already disrupted;
-  // expected = every matching pod; desired healthy from minAvailable or maxUnavailable.
-  std::vector<sched::preemption::PdbView> out;
-  for (const auto& pdb : pdbs_) {
-    sched::preemption::PdbView v;
-    v.ns = pdb.ns;
-    v.name = pdb.name;
-    v.selector = pdb.selector;
-    v.disrupted_pods.insert(pdb.disrupted_pods.begin(), pdb.disrupted_pods.end());
-    auto matches = [&](const model::Pod& p) {
-      return p.ns == pdb.ns && !pdb.selector.empty() && pdb.selector.Matches(p.labels);
-    };
-    if (pdb.disruptions_allowed) {
-      int32_t allowed = *pdb.disruptions_allowed;
-      for (const auto& [uid, pod] : pods_) {
-        if (matches(pod) && evicted_.count(pod.Key()) && !v.disrupted_pods.count(pod.Key())) --allowed;
-      }
-      v.disruptions_allowed = std::max(0, allowed);
-    } else {
-      int32_t expected = 0, healthy = 0;
-      for (const auto& [uid, pod] : pods_) {
-        if (!matches(pod)) continue;
-        ++expected;
-        state::PodInfoPtr bound = scheduler_.cache().FindPod(uid);
-        if (bound && !bound->pod.deletion_timestamp && !v.disrupted_pods.count(pod.Key())) ++healthy;
-      }
-      int32_t desired = 0;
-      if (pdb.min_available) {
-        desired = Percent(*pdb.min_available, expected);
-      } else if (pdb.max_unavailable) {
-        desired = expected - Percent(*pdb.max_unavailable, expected);
-      }
-      v.disruptions_allowed = std::max(0, healthy - desired);
-    }
-    out.push_back(std::move(v));
-  }
-  return out;
+  std::vector<const model::Pod*> pods;
+  pods.reserve(pods_.size());
+  for (const auto& [uid, pod] : pods_) pods.push_back(&pod);
+  return sched::preemption::CurrentPdbViews(
+      pdbs_, pods,
+      [&](const model::Pod& pod) {
+        state::PodInfoPtr bound = scheduler_.cache().FindPod(pod.uid);
+        return bound && !bound->pod.deletion_timestamp;
+      },
+      evicted_);
 }
 
 void ClusterSimulation::Preempt(const state::PodInfo& preemptor, const std::string& node,

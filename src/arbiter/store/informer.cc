@@ -9,9 +9,11 @@ Status Informer::Relist() {
   if (watch_) watch_->Stop();
   watch_.reset();
   ARBITER_ASSIGN_OR_RETURN(list, store_.List(resource_, ""));
+  for (const auto& [key, o] : objects_) changed_.insert(key);  // some may be gone now
   objects_.clear();
   for (auto& o : list.items) {
     auto key = std::make_pair(o.ns, o.name);
+    changed_.insert(key);
     objects_.emplace(std::move(key), std::move(o));
   }
   revision_ = list.revision;
@@ -34,6 +36,7 @@ Status Informer::Sync() {
     for (auto& e : *events) {
       auto key = std::make_pair(e.object.ns, e.object.name);
       revision_ = std::max(revision_, e.object.revision);
+      changed_.insert(key);
       if (e.type == EventType::kDeleted) {
         objects_.erase(key);
       } else {

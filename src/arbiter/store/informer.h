@@ -5,8 +5,10 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "arbiter/store/store.h"
 
@@ -22,6 +24,11 @@ class Informer {
   // The store revision the copy reflects.
   int64_t revision() const { return revision_; }
 
+  using Key = std::pair<std::string, std::string>;  // (namespace, name)
+  // The keys of the objects added, changed or deleted since the last call (after a relist:
+  // every key before and after it), for a consumer that reconciles each against objects().
+  std::set<Key> TakeChanged() { return std::exchange(changed_, {}); }
+
  private:
   Status Relist();
   Store& store_;
@@ -29,6 +36,7 @@ class Informer {
   std::unique_ptr<Watch> watch_;
   std::map<std::pair<std::string, std::string>, Object> objects_;
   int64_t revision_ = 0;
+  std::set<Key> changed_;
 };
 
 }  // namespace arbiter::store

@@ -11,6 +11,7 @@
 // the API in `serve`).
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -54,6 +55,17 @@ struct Eviction {
   bool violates_pdb = false;
   int32_t priority = 0;  // effective: the root group's for a group member
 };
+
+// The budgets as the disruption controller would report them now, the rule both actuators (the
+// simulation and `serve`) use. A status the budget carries (disruptionsAllowed) is taken as it
+// stands, less the pods in `evicted` ("namespace/name", evicted since) that match it; otherwise
+// it is computed from `pods` (every pod known, pending ones included): expected = the matching
+// pods, healthy = those `healthy` accepts (bound, not terminating) and not already disrupted,
+// desired healthy from minAvailable or maxUnavailable (percentages rounded up, as upstream).
+std::vector<PdbView> CurrentPdbViews(const std::vector<model::PodDisruptionBudget>& pdbs,
+                                     const std::vector<const model::Pod*>& pods,
+                                     const std::function<bool(const model::Pod&)>& healthy,
+                                     const std::set<std::string>& evicted);
 
 class PreemptionActuator {
  public:

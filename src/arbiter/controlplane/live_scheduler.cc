@@ -1,0 +1,475 @@
+// The live scheduler: a long-lived Scheduler fed by informer changes, and its store actuator.
+#include "arbiter/controlplane/live_scheduler.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "arbiter/controlplane/metrics.h"
+#include "arbiter/controlplane/pod_json.h"
+
+namespace arbiter::controlplane {
+
+namespace {
+
+using Json = nlohmann::json;
+
+const store::Object* Find(const Informers& informers, const std::string& resource, const store::Informer::Key& key) {
+  auto inf = informers.find(resource);
+  if (inf == informers.end()) return nullptr;
+  auto it = inf->second->objects().find(key);
+  return it == inf->second->objects().end() ? nullptr : &it->second;
+}
+
+// Pod priorities were admitted once, at creation: the stored spec is authoritative.
+model::Pod Admitted(model::Pod pod) {
+  pod.priority = pod.spec_priority.value_or(0);
+  pod.preemption_policy = pod.spec_preemption_policy.value_or(model::PreemptionPolicy::kPreemptLowerPriority);
+  if (!pod.node_name.empty() && !pod.start_time) pod.start_time = pod.creation_timestamp;
+  return pod;
+}
+
+}  // namespace
+
+LiveScheduler::LiveScheduler(store::Store& store, const Clock& clock, LiveSchedulerOptions options,
+                             LoopMetrics& metrics, DecodeFn decode, RecordEventFn record_event)
+    : store_(store),
+      clock_(clock),
+      options_(std::move(options)),
+      metrics_(metrics),
+      decode_(std::move(decode)),
+      record_event_(std::move(record_event)) {}
+
+LiveScheduler::~LiveScheduler() = default;
+
+void LiveScheduler::Reset() {
+  scheduler_.reset();
+  pods_.clear();
+  written_.clear();
+  waiting_for_node_.clear();
+}
+
+LiveScheduler::QueueSizes LiveScheduler::queue_sizes() const {
+  if (!scheduler_) return {};
+  auto& q = const_cast<sched::Scheduler&>(*scheduler_).queue();
+  return {q.active_size(), q.backoff_size(), q.unschedulable_size()};
+}
+
+Status LiveScheduler::Build(const Informers& informers) {
+  Reset();
+  config_ = model::SchedulerConfig{};
+  sched::SchedulerOptions so;
+  so.seed = options_.seed;
+  scheduler_ = std::make_unique<sched::Scheduler>(config_, &clock_, so);
+  ARBITER_RETURN_IF_ERROR(scheduler_->Init(this));
+  for (const auto& [key, o] : informers.at("namespaces")->objects()) {
+    const auto& r = decode_(o);
+    if (r.ok() && !r.objects.namespaces.empty()) scheduler_->cache().SetNamespace(r.objects.namespaces[0].object);
+  }
+  for (const auto& [key, o] : informers.at("nodes")->objects()) ReconcileNode(key.second, &o);
+
+  // Group priorities: the class named, else the global default, unless the group states its own.
+  std::map<std::string, model::PriorityClass> classes;
+  const model::PriorityClass* global_default = nullptr;
+  for (const auto& [key, o] : informers.at("priorityclasses")->objects()) {
+    const auto& r = decode_(o);
+    if (r.ok() && !r.objects.priority_classes.empty()) classes[key.second] = r.objects.priority_classes[0].object;
+  }
+  for (const auto& [name, pc] : classes) {
+    if (pc.global_default) global_default = &pc;
+  }
+  auto resolve = [&](model::GroupPriority& g) {
+    const model::PriorityClass* pc = nullptr;
+    if (!g.priority_class_name.empty()) {
+      auto it = classes.find(g.priority_class_name);
+      if (it != classes.end()) pc = &it->second;
+    } else if (!g.spec_priority) {
+      pc = global_default;
+    }
+    g.priority = g.spec_priority.value_or(pc != nullptr ? pc->value : 0);
+    g.preemption_policy =
+        g.spec_preemption_policy.value_or(pc != nullptr ? pc->preemption_policy : model::PreemptionPolicy::kPreemptLowerPriority);
+  };
+  for (const auto& [key, o] : informers.at("compositepodgroups")->objects()) {
+    const auto& r = decode_(o);
+    if (!r.ok() || r.objects.composite_pod_groups.empty()) continue;
+    model::CompositePodGroup g = r.objects.composite_pod_groups[0].object;
+    resolve(g.priority);
+    scheduler_->AddCompositePodGroup(g);
+  }
+  for (const auto& [key, o] : informers.at("podgroups")->objects()) {
+    const auto& r = decode_(o);
+    if (!r.ok() || r.objects.pod_groups.empty()) continue;
+    model::PodGroup g = r.objects.pod_groups[0].object;
+    resolve(g.priority);
+    scheduler_->AddPodGroup(g);
+  }
+  for (const auto& [key, o] : informers.at("pods")->objects()) ReconcilePod(key, &o);
+  return Status::Ok();
+}
+
+const store::Object* LiveScheduler::Current(const Key& key) const {
+  const store::Object* seen = informers_ != nullptr ? Find(*informers_, "pods", key) : nullptr;
+  auto own = written_.find(key);
+  if (own == written_.end()) return seen;
+  if (seen != nullptr && seen->revision >= own->second.revision) return seen;
+  return &own->second;
+}
+
+void LiveScheduler::ReconcileNode(const std::string& name, const store::Object* stored) {
+  state::ClusterCache& cache = scheduler_->cache();
+  const bool known = cache.GetNode(name) != nullptr;
+  const model::Node* node = nullptr;
+  if (stored != nullptr) {
+    const auto& r = decode_(*stored);
+    if (r.ok() && !r.objects.nodes.empty()) node = &r.objects.nodes[0].object;
+  }
+  if (node == nullptr) {
+    if (!known) return;
+    // Its pods leave the cache with it; they wait for the node to come back.
+    for (auto& [key, t] : pods_) {
+      if (t.place == Place::kBound && t.info->pod.node_name == name) {
+        (void)scheduler_->DeleteBoundPod(t.info->uid());
+        t.place = Place::kNone;
+        waiting_for_node_[name].insert(key);
+      }
+    }
+    (void)cache.RemoveNode(name);
+    return;
+  }
+  if (known) {
+    (void)cache.UpdateNode(*node);
+    scheduler_->queue().MoveOnEvent(sched::ClusterEvent::kNodeUpdate);
+    return;
+  }
+  (void)cache.AddNode(*node);
+  scheduler_->queue().MoveOnEvent(sched::ClusterEvent::kNodeAdd);
+  auto waiting = waiting_for_node_.extract(name);
+  if (!waiting.empty()) {
+    for (const Key& key : waiting.mapped()) ReconcilePod(key, Current(key));
+  }
+}
+
+void LiveScheduler::ReconcilePod(const Key& key, const store::Object* stored) {
+  Tracked& t = pods_[key];
+  // What the store says the pod is now.
+  const model::Pod* decoded = nullptr;
+  if (stored != nullptr && !Terminal(stored->body)) {
+    const auto& r = decode_(*stored);
+    if (r.ok() && !r.objects.pods.empty()) decoded = &r.objects.pods[0].object;
+  }
+  Place want = Place::kNone;
+  if (decoded != nullptr) {
+    if (!decoded->node_name.empty()) {
+      if (scheduler_->cache().GetNode(decoded->node_name) != nullptr) {
+        want = Place::kBound;
+      } else {
+        waiting_for_node_[decoded->node_name].insert(key);
+      }
+    } else if (decoded->scheduler_name == config_.scheduler_name && !decoded->deletion_timestamp) {
+      // kube-scheduler leaves pods of other schedulers and pods being deleted alone.
+      want = Place::kPending;
+    }
+  }
+  state::PodInfoPtr next = want == Place::kNone ? nullptr : state::MakePodInfo(Admitted(*decoded));
+
+  // Leave the old place unless the pod stays there.
+  const bool same_bound = t.place == Place::kBound && want == Place::kBound && t.info->uid() == next->uid() &&
+                          t.info->pod.node_name == next->pod.node_name;
+  const bool same_pending = t.place == Place::kPending && want == Place::kPending && t.info->uid() == next->uid();
+  if (same_bound) {
+    // The echo of a bind (or any later change of a running pod). A change that matters to
+    // others (labels, termination) moves the pods waiting on assigned-pod updates.
+    const bool moved = t.info->pod.labels != next->pod.labels ||
+                       t.info->pod.deletion_timestamp.has_value() != next->pod.deletion_timestamp.has_value();
+    model::Pod merged = next->pod;
+    // The cache's own knowledge that this scheduler preempted it survives the echo.
+    if (t.info->pod.preempted_by_scheduler) merged.preempted_by_scheduler = true;
+    next = state::MakePodInfo(std::move(merged));
+    (void)scheduler_->UpdateBoundPod(next);
+    if (moved) scheduler_->queue().MoveOnEvent(sched::ClusterEvent::kAssignedPodUpdate);
+    t.info = next;
+    return;
+  }
+  if (same_pending) {
+    scheduler_->queue().Update(next);
+    t.info = next;
+    return;
+  }
+  if (t.place == Place::kPending) {
+    scheduler_->queue().Delete(t.info->uid());
+    scheduler_->nominator().DeleteNominatedPod(t.info->uid());
+  } else if (t.place == Place::kBound) {
+    (void)scheduler_->DeleteBoundPod(t.info->uid());
+  }
+  t.place = want;
+  t.info = next;
+  if (want == Place::kBound) {
+    (void)scheduler_->AddBoundPod(next);
+  } else if (want == Place::kPending) {
+    scheduler_->AddPendingPod(next, next->pod.creation_timestamp);
+  } else {
+    pods_.erase(key);
+  }
+}
+
+Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
+  informers_ = &informers;
+  struct Done {
+    const Informers*& p;
+    ~Done() { p = nullptr; }
+  } done{informers_};
+  bool rebuild = !scheduler_;
+  for (const char* r : {"podgroups", "compositepodgroups", "workloads", "priorityclasses"}) {
+    if (auto it = changes.find(r); it != changes.end() && !it->second.empty()) rebuild = true;
+  }
+  if (rebuild) {
+    ARBITER_RETURN_IF_ERROR(Build(informers));
+  } else {
+    if (auto it = changes.find("namespaces"); it != changes.end()) {
+      for (const auto& key : it->second) {
+        if (const store::Object* o = Find(informers, "namespaces", key)) {
+          const auto& r = decode_(*o);
+          if (r.ok() && !r.objects.namespaces.empty()) scheduler_->cache().SetNamespace(r.objects.namespaces[0].object);
+        }
+      }
+    }
+    if (auto it = changes.find("nodes"); it != changes.end()) {
+      for (const auto& key : it->second) ReconcileNode(key.second, Find(informers, "nodes", key));
+    }
+    if (auto it = changes.find("pods"); it != changes.end()) {
+      for (const auto& key : it->second) {
+        // An echo older than this scheduler's own write is not news.
+        const store::Object* seen = Find(informers, "pods", key);
+        auto own = written_.find(key);
+        if (own != written_.end()) {
+          if (seen != nullptr && seen->revision < own->second.revision) continue;
+          written_.erase(own);
+        }
+        ReconcilePod(key, seen);
+      }
+    }
+  }
+  // Forget own writes the informer has caught up with.
+  for (auto it = written_.begin(); it != written_.end();) {
+    const store::Object* seen = Find(informers, "pods", it->first);
+    it = seen != nullptr && seen->revision >= it->second.revision ? written_.erase(it) : std::next(it);
+  }
+
+  for (size_t cycles = 0; cycles < options_.max_cycles_per_pass; ++cycles) {
+    std::optional<sched::CycleOutcome> out = scheduler_->ScheduleOne();
+    if (!out) break;
+    Status st = Actuate(*out);
+    if (st.ok()) st = std::exchange(deferred_, Status::Ok());
+    if (!st.ok()) return st;
+  }
+  metrics_.pending = pods_.size() - static_cast<size_t>(std::count_if(pods_.begin(), pods_.end(), [](const auto& p) {
+                       return p.second.place != Place::kPending;
+                     }));
+  return Status::Ok();
+}
+
+Status LiveScheduler::Actuate(const sched::CycleOutcome& out) {
+  if (!out.group.empty()) {
+    for (const auto& m : out.members) ARBITER_RETURN_IF_ERROR(Actuate(m));
+    return Status::Ok();
+  }
+  if (out.nominated_node && !out.scheduled) ARBITER_RETURN_IF_ERROR(Nominate(*out.pod, *out.nominated_node));
+  return out.scheduled ? Bind(out) : Fail(out);
+}
+
+StatusOr<store::Object> LiveScheduler::Write(const store::Object& cur, const Json& next) {
+  auto r = store_.Update("pods", cur.ns, cur.name, next, cur.revision);
+  if (r.ok()) written_[{cur.ns, cur.name}] = *r;
+  return r;
+}
+
+void LiveScheduler::Forget(const Key& key) {
+  // The store refused a write made on an older version: take the pod as the store has it now.
+  written_.erase(key);
+  auto now = store_.Get("pods", key.first, key.second);
+  if (now.ok()) {
+    written_[key] = *now;  // newer than the informer's copy until its echo arrives
+    ReconcilePod(key, &written_[key]);
+  } else {
+    ReconcilePod(key, nullptr);
+  }
+}
+
+Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
+  const model::Pod& pod = out.pod->pod;
+  const Key key{pod.ns, pod.name};
+  Tracked& t = pods_[key];
+  // The scheduler assumed the pod on the node (its cache holds it bound).
+  t.place = Place::kBound;
+  if (state::PodInfoPtr assumed = scheduler_->cache().FindPod(pod.uid)) t.info = assumed;
+  const store::Object* cur = Current(key);
+  if (cur == nullptr || !NodeOf(cur->body).empty() || Terminating(cur->body)) {
+    Forget(key);
+    return Status::Ok();
+  }
+  Json next = cur->body;
+  next["spec"]["nodeName"] = out.node;
+  if (next["status"].is_object()) next["status"].erase("nominatedNodeName");
+  const Timestamp now = clock_.Now() / kSecond * kSecond;
+  SetCondition(next["status"], {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", FormatRfc3339(now)}});
+  // Conditional on the revision read: a pod is never bound twice.
+  auto r = Write(*cur, next);
+  if (!r.ok()) {
+    if (r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) return r.status();
+    Forget(key);
+    return Status::Ok();
+  }
+  ++metrics_.scheduled;
+  last_failure_.erase(key);
+  if (pod.creation_timestamp) {
+    const Duration d = std::max<Duration>(0, clock_.Now() - *pod.creation_timestamp);
+    metrics_.e2e_micros_sum += static_cast<uint64_t>(d);
+    size_t b = 0;
+    while (b < 15 && static_cast<double>(d) > 0.01 * kSecond * static_cast<double>(uint64_t{1} << b)) ++b;
+    ++metrics_.e2e_histogram[b];
+  }
+  return record_event_(pod.ns, pod.name, pod.uid, "Normal", "Scheduled",
+                       "Successfully assigned " + pod.Key() + " to " + out.node);
+}
+
+Status LiveScheduler::Fail(const sched::CycleOutcome& out) {
+  const model::Pod& pod = out.pod->pod;
+  const Key key{pod.ns, pod.name};
+  if (last_failure_[key] == out.message) return Status::Ok();
+  const store::Object* cur = Current(key);
+  if (cur == nullptr || !NodeOf(cur->body).empty()) return Status::Ok();
+  last_failure_[key] = out.message;
+  ++metrics_.unschedulable;
+  Json next = cur->body;
+  const Timestamp now = clock_.Now() / kSecond * kSecond;
+  SetCondition(next["status"], {{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
+                                {"message", out.message}, {"lastTransitionTime", FormatRfc3339(now)}});
+  auto r = Write(*cur, next);
+  if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
+    return r.status();
+  }
+  return record_event_(pod.ns, pod.name, pod.uid, "Warning", "FailedScheduling", out.message);
+}
+
+Status LiveScheduler::Nominate(const state::PodInfo& pod, const std::string& node) {
+  const Key key{pod.pod.ns, pod.pod.name};
+  const store::Object* cur = Current(key);
+  if (cur == nullptr || !NodeOf(cur->body).empty()) return Status::Ok();
+  if (std::string(StringAt(cur->body, "status", "nominatedNodeName")) == node) return Status::Ok();
+  Json next = cur->body;
+  if (node.empty()) {
+    if (next["status"].is_object()) next["status"].erase("nominatedNodeName");
+  } else {
+    next["status"]["nominatedNodeName"] = node;
+  }
+  auto r = Write(*cur, next);
+  if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
+    return r.status();
+  }
+  return Status::Ok();
+}
+
+std::vector<sched::preemption::PdbView> LiveScheduler::Pdbs() const {
+  std::vector<model::PodDisruptionBudget> pdbs;
+  if (informers_ != nullptr) {
+    for (const auto& [key, o] : informers_->at("poddisruptionbudgets")->objects()) {
+      const auto& r = decode_(o);
+      if (r.ok() && !r.objects.pdbs.empty()) pdbs.push_back(r.objects.pdbs[0].object);
+    }
+  }
+  if (pdbs.empty()) return {};
+  std::vector<const model::Pod*> pods;
+  for (const auto& [key, t] : pods_) {
+    if (t.info) pods.push_back(&t.info->pod);
+  }
+  return sched::preemption::CurrentPdbViews(
+      pdbs, pods,
+      [&](const model::Pod& pod) {
+        state::PodInfoPtr bound = scheduler_->cache().FindPod(pod.uid);
+        return bound && !bound->pod.deletion_timestamp;
+      },
+      evicted_);
+}
+
+void LiveScheduler::Preempt(const state::PodInfo& preemptor, const std::string& node,
+                            const std::vector<sched::preemption::Eviction>& victims) {
+  if (options_.log) {
+    for (const auto& v : victims) {
+      options_.log("Preemptor Pod preempted victim Pod", "preemptor=\"" + preemptor.pod.Key() + "\" victim=\"" +
+                                                            v.victim->pod.Key() + "\" node=\"" + node + "\"");
+    }
+  }
+  Evict(victims, "Preempted by pod " + preemptor.uid() + " on node " + node);
+}
+
+void LiveScheduler::PreemptForGroup(const std::string& group, std::string_view kind,
+                                    const std::vector<sched::preemption::Eviction>& victims) {
+  std::string lower(kind);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  Evict(victims, "Preempted by " + lower + " " + group);
+}
+
+void LiveScheduler::Evict(const std::vector<sched::preemption::Eviction>& victims, const std::string& message) {
+  ++metrics_.preemption_attempts;
+  metrics_.preemption_victims += victims.size();
+  size_t bucket = 0;
+  while (bucket < 7 && (size_t{1} << bucket) < victims.size()) ++bucket;
+  ++metrics_.victim_histogram[bucket];
+  const Timestamp now = clock_.Now() / kSecond * kSecond;
+  bool updated = false;
+  for (const auto& e : victims) {
+    const model::Pod& v = e.victim->pod;
+    if (v.deletion_timestamp) continue;  // already terminating: not evicted again
+    const Key key{v.ns, v.name};
+    // The cache sees the victim terminating at once, whatever the store write's fate: the next
+    // cycle must not count it as room to preempt again.
+    model::Pod evicted = v;
+    evicted.deletion_timestamp = AddSecondsCapped(now, v.termination_grace_period_seconds);
+    evicted.preempted_by_scheduler = true;
+    state::PodInfoPtr info = state::MakePodInfo(std::move(evicted));
+    (void)scheduler_->UpdateBoundPod(info);
+    if (auto it = pods_.find(key); it != pods_.end() && it->second.place == Place::kBound) it->second.info = info;
+    evicted_.insert(v.Key());
+    updated = true;
+
+    const store::Object* cur = Current(key);
+    if (cur == nullptr || Terminating(cur->body)) continue;
+    Json next = cur->body;
+    SetCondition(next["status"], {{"type", "DisruptionTarget"},
+                                  {"status", "True"},
+                                  {"reason", "PreemptionByScheduler"},
+                                  {"message", "default-scheduler: preempting to accommodate a higher priority pod"},
+                                  {"lastTransitionTime", FormatRfc3339(now)}});
+    const int64_t grace = v.termination_grace_period_seconds;
+    next["metadata"]["deletionTimestamp"] = FormatRfc3339(AddSecondsCapped(now, grace));
+    next["metadata"]["deletionGracePeriodSeconds"] = grace;
+    Status written = Status::Ok();
+    if (NodeOf(next).empty() || grace <= 0) {
+      written = store_.Delete("pods", cur->ns, cur->name, cur->revision).status();
+    } else {
+      written = Write(*cur, next).status();
+    }
+    if (!written.ok() && written.code() != StatusCode::kConflict && written.code() != StatusCode::kNotFound) {
+      if (deferred_.ok()) deferred_ = written;
+      continue;
+    }
+    Status ev = record_event_(v.ns, v.name, v.uid, "Normal", "Preempted", message);
+    if (!ev.ok() && deferred_.ok()) deferred_ = ev;
+  }
+  if (updated) scheduler_->queue().MoveOnEvent(sched::ClusterEvent::kAssignedPodUpdate);
+}
+
+void LiveScheduler::ClearNomination(const state::PodInfoPtr& pod) {
+  scheduler_->nominator().DeleteNominatedPod(pod->uid());
+  model::Pod cleared = pod->pod;
+  cleared.nominated_node_name.clear();
+  state::PodInfoPtr info = state::MakePodInfo(std::move(cleared));
+  scheduler_->queue().Update(info);
+  if (auto it = pods_.find({pod->pod.ns, pod->pod.name}); it != pods_.end() && it->second.place == Place::kPending) {
+    it->second.info = info;
+  }
+  Status st = Nominate(*pod, "");
+  if (!st.ok() && deferred_.ok()) deferred_ = st;
+}
+
+}  // namespace arbiter::controlplane

@@ -1,0 +1,126 @@
+// The scheduling pass of `arbiter serve`: one long-lived sched::Scheduler (the class `plan`
+// drives on a virtual clock) fed by the informers' changes, as kube-scheduler's event handlers
+// feed its cache and queue, and an actuator that writes its decisions to the store.
+//
+//   * Each pass reconciles only the objects that changed since the last one: nodes are added,
+//     updated or removed in the cache; a pod is added to the queue while pending, to the cache
+//     once bound, updated or removed as the store says. The queue keeps its pools between passes
+//     on the injected clock (backoff 1 -> 10 s, the unschedulable pool with event-driven requeue
+//     and the 5-minute flush, nominations).
+//   * Decisions are the cycles' typed outcomes: a bind is written as a conditional update of the
+//     pod (never bound twice); a failure as the PodScheduled condition and a FailedScheduling
+//     event (once per distinct message); a nomination as status.nominatedNodeName; victims (the
+//     PreemptionActuator calls, made inside the cycle) get the DisruptionTarget condition and a
+//     graceful deletion, and the cache sees them terminating at once.
+//   * A bind assumes the pod in the cache; the store's echo confirms it. A bind the store refuses
+//     (the pod changed or went away meanwhile) is forgotten: the pod is taken from the cache and
+//     reconciled again from the store's current version.
+//   * PodGroups, CompositePodGroups, Workloads and PriorityClasses change rarely and decide the
+//     queue's units and group priorities: a change to any of them rebuilds the Scheduler from
+//     the informers (the engine has no group removal yet).
+//
+// Not thread-safe: the control loop's thread drives it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "arbiter/base/time.h"
+#include "arbiter/manifest/loader.h"
+#include "arbiter/sched/cycle/scheduler.h"
+#include "arbiter/sched/preemption/disruption.h"
+#include "arbiter/store/informer.h"
+#include "arbiter/store/store.h"
+
+namespace arbiter::controlplane {
+
+struct LoopMetrics;
+
+// Writes one event (namespace, pod, uid, type, reason, message).
+using RecordEventFn = std::function<Status(const std::string& ns, const std::string& pod, const std::string& uid,
+                                           const std::string& type, const std::string& reason,
+                                           const std::string& message)>;
+// The decoded form of a stored object (cached by the caller per revision).
+using DecodeFn = std::function<const manifest::LoadResult&(const store::Object&)>;
+using Informers = std::map<std::string, std::unique_ptr<store::Informer>>;
+// The keys changed since the last pass, by resource.
+using Changes = std::map<std::string, std::set<store::Informer::Key>>;
+
+struct LiveSchedulerOptions {
+  uint64_t seed = 0;
+  // The most cycles one pass runs before it returns (the loop's other jobs run in between).
+  size_t max_cycles_per_pass = 20000;
+  std::function<void(const std::string& msg, const std::string& kv)> log;
+};
+
+class LiveScheduler final : public sched::preemption::PreemptionActuator {
+ public:
+  LiveScheduler(store::Store& store, const Clock& clock, LiveSchedulerOptions options, LoopMetrics& metrics,
+                DecodeFn decode, RecordEventFn record_event);
+  ~LiveScheduler() override;
+
+  // Applies `changes` (read from `informers`), then runs cycles until no pod is ready (or the
+  // per-pass budget is spent), writing each decision. Returns the first store error.
+  Status Pass(const Informers& informers, const Changes& changes);
+  // Drops the scheduler (leadership lost); the next pass builds it afresh from the informers.
+  void Reset();
+  // Pods waiting in the queue, by pool.
+  struct QueueSizes {
+    size_t active = 0, backoff = 0, unschedulable = 0;
+  };
+  QueueSizes queue_sizes() const;
+
+  // PreemptionActuator.
+  std::vector<sched::preemption::PdbView> Pdbs() const override;
+  void Preempt(const state::PodInfo& preemptor, const std::string& node,
+               const std::vector<sched::preemption::Eviction>& victims) override;
+  void PreemptForGroup(const std::string& group, std::string_view kind,
+                       const std::vector<sched::preemption::Eviction>& victims) override;
+  void ClearNomination(const state::PodInfoPtr& pod) override;
+
+ private:
+  enum class Place { kNone, kPending, kBound };
+  struct Tracked {
+    Place place = Place::kNone;
+    state::PodInfoPtr info;  // as last given to the scheduler
+  };
+  using Key = store::Informer::Key;
+
+  Status Build(const Informers& informers);
+  // Brings the scheduler's view of one pod in line with `stored` (nullptr: gone).
+  void ReconcilePod(const Key& key, const store::Object* stored);
+  void ReconcileNode(const std::string& name, const store::Object* stored);
+  // The newest version of a pod known here: the informer's, or this scheduler's own write.
+  const store::Object* Current(const Key& key) const;
+  Status Actuate(const sched::CycleOutcome& out);
+  Status Bind(const sched::CycleOutcome& out);
+  Status Fail(const sched::CycleOutcome& out);
+  Status Nominate(const state::PodInfo& pod, const std::string& node);
+  void Evict(const std::vector<sched::preemption::Eviction>& victims, const std::string& message);
+  // Writes `next` over `cur` (conditional on its revision) and remembers it until the echo.
+  StatusOr<store::Object> Write(const store::Object& cur, const nlohmann::json& next);
+  void Forget(const Key& key);
+
+  store::Store& store_;
+  const Clock& clock_;
+  LiveSchedulerOptions options_;
+  LoopMetrics& metrics_;
+  DecodeFn decode_;
+  RecordEventFn record_event_;
+
+  const Informers* informers_ = nullptr;  // during a pass
+  std::unique_ptr<sched::Scheduler> scheduler_;
+  model::SchedulerConfig config_;
+  std::map<Key, Tracked> pods_;
+  std::map<Key, store::Object> written_;                // own writes whose echo has not arrived
+  std::map<std::string, std::set<Key>> waiting_for_node_;  // bound pods whose node is not known yet
+  std::set<std::string> evicted_;                       // "namespace/name" of pods this scheduler evicted
+  std::map<Key, std::string> last_failure_;             // the last FailedScheduling message written
+  Status deferred_;  // the first store error of an actuator call made inside a cycle
+};
+
+}  // namespace arbiter::controlplane

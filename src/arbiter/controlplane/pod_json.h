@@ -1,0 +1,52 @@
+// Reading and writing the few fields of stored pods (JSON) that the control loop's jobs share.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace arbiter::controlplane {
+
+// The value at `a`.`b` of an object, or null; never copies.
+inline const nlohmann::json* At(const nlohmann::json& o, const char* a, const char* b) {
+  if (!o.is_object()) return nullptr;
+  auto i = o.find(a);
+  if (i == o.end() || !i->is_object()) return nullptr;
+  auto j = i->find(b);
+  return j == i->end() ? nullptr : &*j;
+}
+
+inline std::string_view StringAt(const nlohmann::json& o, const char* a, const char* b) {
+  const nlohmann::json* v = At(o, a, b);
+  return v != nullptr && v->is_string() ? std::string_view(v->get_ref<const std::string&>()) : std::string_view();
+}
+
+// Succeeded or Failed.
+inline bool Terminal(const nlohmann::json& pod) {
+  const std::string_view phase = StringAt(pod, "status", "phase");
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+inline std::string NodeOf(const nlohmann::json& pod) { return std::string(StringAt(pod, "spec", "nodeName")); }
+
+inline bool Terminating(const nlohmann::json& o) { return At(o, "metadata", "deletionTimestamp") != nullptr; }
+
+// Sets a condition of `status` by type; an unchanged status and message keep the old one (and
+// its lastTransitionTime).
+inline void SetCondition(nlohmann::json& status, nlohmann::json cond) {
+  nlohmann::json& conds = status["conditions"];
+  if (!conds.is_array()) conds = nlohmann::json::array();
+  for (nlohmann::json& c : conds) {
+    if (c.value("type", "") == cond.value("type", "")) {
+      if (c.value("status", "") == cond.value("status", "") && c.value("message", "") == cond.value("message", "")) {
+        return;
+      }
+      c = std::move(cond);
+      return;
+    }
+  }
+  conds.push_back(std::move(cond));
+}
+
+}  // namespace arbiter::controlplane

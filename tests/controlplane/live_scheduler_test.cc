@@ -1,0 +1,186 @@
+// The live scheduler on a memory store and a virtual clock: a long-lived queue fed by the
+// informers' changes, and decisions written back to the store.
+#include "arbiter/controlplane/live_scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include "arbiter/controlplane/metrics.h"
+#include "arbiter/controlplane/pod_json.h"
+
+namespace arbiter::controlplane {
+namespace {
+
+using Json = nlohmann::json;
+constexpr Timestamp kStart = Timestamp{1'800'000'000} * kSecond;
+
+class LiveSchedulerTest : public ::testing::Test {
+ protected:
+  LiveSchedulerTest()
+      : store_(store::NewMemoryStore()),
+        clock_(kStart),
+        live_(*store_, clock_, {}, metrics_,
+              [this](const store::Object& o) -> const manifest::LoadResult& {
+                return decoded_[{o.resource, o.ns, o.name, o.revision}] =
+                           manifest::DecodeEach({{o.resource + "/" + o.name, o.body.dump()}});
+              },
+              [this](const std::string&, const std::string& pod, const std::string&, const std::string&,
+                     const std::string& reason, const std::string&) {
+                events_.push_back(reason + " " + pod);
+                return Status::Ok();
+              }) {
+    for (const char* r : {"nodes", "pods", "namespaces", "priorityclasses", "poddisruptionbudgets", "podgroups",
+                          "compositepodgroups", "workloads"}) {
+      informers_[r] = std::make_unique<store::Informer>(*store_, r);
+    }
+  }
+
+  // Syncs every informer, then one pass over what changed.
+  void Pass() {
+    Changes changes;
+    for (auto& [r, inf] : informers_) {
+      ASSERT_TRUE(inf->Sync().ok());
+      changes[r] = inf->TakeChanged();
+    }
+    Status st = live_.Pass(informers_, changes);
+    ASSERT_TRUE(st.ok()) << st.message();
+  }
+  void SyncOnly() {
+    for (auto& [r, inf] : informers_) ASSERT_TRUE(inf->Sync().ok());
+  }
+
+  void AddNode(const std::string& name, const std::string& cpu) {
+    Json n = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}, {"uid", "uid-" + name}}},
+              {"status", {{"allocatable", {{"cpu", cpu}, {"memory", "8Gi"}, {"pods", "110"}}}}}};
+    ASSERT_TRUE(store_->Create("nodes", "", name, n).ok());
+  }
+  void AddPod(const std::string& name, const std::string& cpu, int priority, const std::string& node = "") {
+    Json p = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", "uid-" + name},
+                            {"creationTimestamp", FormatRfc3339(clock_.Now())}}},
+              {"spec", {{"priority", priority}, {"schedulerName", "default-scheduler"},
+                        {"terminationGracePeriodSeconds", 30},
+                        {"containers", Json::array({{{"name", "c"}, {"image", "x"},
+                                                      {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}},
+              {"status", {{"phase", "Pending"}}}};
+    if (!node.empty()) {
+      p["spec"]["nodeName"] = node;
+      p["status"]["phase"] = "Running";
+    }
+    ASSERT_TRUE(store_->Create("pods", "default", name, p).ok());
+  }
+  Json Pod(const std::string& name) {
+    auto p = store_->Get("pods", "default", name);
+    EXPECT_TRUE(p.ok()) << name;
+    return p.ok() ? p->body : Json();
+  }
+  int64_t RevisionOf(const std::string& name) { return store_->Get("pods", "default", name)->revision; }
+  int Count(const std::string& event) { return static_cast<int>(std::count(events_.begin(), events_.end(), event)); }
+
+  std::unique_ptr<store::Store> store_;
+  VirtualClock clock_;
+  LoopMetrics metrics_;
+  std::map<std::tuple<std::string, std::string, std::string, int64_t>, manifest::LoadResult> decoded_;
+  std::vector<std::string> events_;
+  Informers informers_;
+  LiveScheduler live_;
+};
+
+TEST_F(LiveSchedulerTest, APendingPodIsBoundOnceAndItsEchoChangesNothing) {
+  AddNode("n1", "2");
+  AddPod("p", "1", 0);
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("p")), "n1");
+  EXPECT_EQ(Count("Scheduled p"), 1);
+  const int64_t rev = RevisionOf("p");
+  Pass();  // the echo of the binding
+  Pass();
+  EXPECT_EQ(RevisionOf("p"), rev);
+  EXPECT_EQ(Count("Scheduled p"), 1);
+  EXPECT_EQ(metrics_.scheduled.load(), 1u);
+}
+
+TEST_F(LiveSchedulerTest, AnUnschedulablePodWaitsForAnEventItsFilterCaresAboutNotForAnyChange) {
+  AddNode("n1", "1");
+  AddPod("big", "1", 0, "n1");
+  AddPod("p", "1", 0);
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("p")), "");
+  EXPECT_EQ(Count("FailedScheduling p"), 1);
+  EXPECT_EQ(live_.queue_sizes().unschedulable, 1u);
+  // A namespace is nothing NodeResourcesFit waits for: the pod stays where it is, untried.
+  ASSERT_TRUE(store_->Create("namespaces", "", "other", {{"apiVersion", "v1"}, {"kind", "Namespace"},
+                                                         {"metadata", {{"name", "other"}}}}).ok());
+  clock_.Advance(20 * kSecond);  // well past any backoff
+  Pass();
+  EXPECT_EQ(live_.queue_sizes().unschedulable, 1u);
+  EXPECT_EQ(NodeOf(Pod("p")), "");
+  // A new node is: the pod is tried again and bound there.
+  AddNode("n2", "1");
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("p")), "n2");
+  EXPECT_EQ(live_.queue_sizes().unschedulable, 0u);
+}
+
+TEST_F(LiveSchedulerTest, ABindingTheStoreRefusesIsForgottenAndRetriedOnTheStoresVersion) {
+  AddNode("n1", "2");
+  AddPod("p", "1", 0);
+  SyncOnly();
+  // The pod changes after the informer saw it: the binding, conditional on the old revision, is
+  // refused. The pod is forgotten (taken out of the cache), read again from the store, and
+  // bound on its current version: the label written meanwhile survives, and it is bound once.
+  Json p = Pod("p");
+  p["metadata"]["labels"] = {{"app", "web"}};
+  ASSERT_TRUE(store_->Update("pods", "default", "p", p, RevisionOf("p")).ok());
+  Changes changes;
+  for (auto& [r, inf] : informers_) changes[r] = inf->TakeChanged();
+  ASSERT_TRUE(live_.Pass(informers_, changes).ok());
+  EXPECT_EQ(NodeOf(Pod("p")), "n1");
+  EXPECT_EQ(Pod("p")["metadata"]["labels"]["app"], "web");
+  EXPECT_EQ(metrics_.scheduled.load(), 1u);
+  EXPECT_EQ(Count("Scheduled p"), 1);
+  Pass();
+  EXPECT_EQ(metrics_.scheduled.load(), 1u);
+}
+
+TEST_F(LiveSchedulerTest, APreemptorEvictsItsVictimWaitsForItAndBindsWhereItWasNominated) {
+  AddNode("n1", "1");
+  AddPod("low", "1", 0, "n1");
+  AddPod("high", "1", 100);
+  Pass();
+  Json low = Pod("low");
+  EXPECT_TRUE(Terminating(low));
+  ASSERT_TRUE(low["status"]["conditions"].is_array());
+  EXPECT_EQ(low["status"]["conditions"][0]["type"], "DisruptionTarget");
+  EXPECT_EQ(low["status"]["conditions"][0]["reason"], "PreemptionByScheduler");
+  EXPECT_EQ(Count("Preempted low"), 1);
+  EXPECT_EQ(StringAt(Pod("high"), "status", "nominatedNodeName"), "n1");
+  EXPECT_EQ(NodeOf(Pod("high")), "");
+  // The victim is terminating, not gone: nothing more happens, and it is not evicted twice.
+  clock_.Advance(2 * kSecond);
+  Pass();
+  EXPECT_EQ(Count("Preempted low"), 1);
+  EXPECT_EQ(NodeOf(Pod("high")), "");
+  // Its grace period over, the node agent deletes it; the preemptor binds where it was nominated.
+  ASSERT_TRUE(store_->Delete("pods", "default", "low", RevisionOf("low")).ok());
+  clock_.Advance(30 * kSecond);
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("high")), "n1");
+  EXPECT_EQ(metrics_.preemption_attempts.load(), 1u);
+}
+
+TEST_F(LiveSchedulerTest, ANewLeaderRebuildsFromTheStoreAndBindsNothingTwice) {
+  AddNode("n1", "2");
+  AddPod("a", "1", 0);
+  Pass();
+  ASSERT_EQ(NodeOf(Pod("a")), "n1");
+  live_.Reset();  // leadership lost, then won again
+  AddPod("b", "1", 0);
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("b")), "n1");
+  EXPECT_EQ(Count("Scheduled a"), 1);
+  EXPECT_EQ(metrics_.scheduled.load(), 2u);
+}
+
+}  // namespace
+}  // namespace arbiter::controlplane
