@@ -108,6 +108,8 @@ TEST_F(LiveSchedulerTest, AnUnschedulablePodWaitsForAnEventItsFilterCaresAboutNo
   EXPECT_EQ(NodeOf(Pod("p")), "");
   EXPECT_EQ(Count("FailedScheduling p"), 1);
   EXPECT_EQ(live_.queue_sizes().unschedulable, 1u);
+  EXPECT_EQ(metrics_.pending_unschedulable.load(), 1u);
+  EXPECT_EQ(metrics_.pending.load(), 0u);
   // A namespace is nothing NodeResourcesFit waits for: the pod stays where it is, untried.
   ASSERT_TRUE(store_->Create("namespaces", "", "other", {{"apiVersion", "v1"}, {"kind", "Namespace"},
                                                          {"metadata", {{"name", "other"}}}}).ok());

@@ -200,7 +200,10 @@ std::string ControlLoop::MetricsText() const {
   t += "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"error\"} " +
        std::to_string(metrics_.errors.load()) + "\n";
   t += "# HELP scheduler_pending_pods Number of pending pods.\n# TYPE scheduler_pending_pods gauge\n"
-       "scheduler_pending_pods{queue=\"active\"} " + std::to_string(metrics_.pending.load()) + "\n";
+       "scheduler_pending_pods{queue=\"active\"} " + std::to_string(metrics_.pending.load()) + "\n"
+       "scheduler_pending_pods{queue=\"backoff\"} " + std::to_string(metrics_.pending_backoff.load()) + "\n"
+       "scheduler_pending_pods{queue=\"unschedulable\"} " + std::to_string(metrics_.pending_unschedulable.load()) + "\n"
+       "scheduler_pending_pods{queue=\"gated\"} 0\n";
   counter("scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now", "",
           metrics_.preemption_attempts.load());
   t += "# HELP scheduler_preemption_victims Number of selected preemption victims\n"

@@ -262,9 +262,10 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
     if (st.ok()) st = std::exchange(deferred_, Status::Ok());
     if (!st.ok()) return st;
   }
-  metrics_.pending = pods_.size() - static_cast<size_t>(std::count_if(pods_.begin(), pods_.end(), [](const auto& p) {
-                       return p.second.place != Place::kPending;
-                     }));
+  const QueueSizes q = queue_sizes();
+  metrics_.pending = q.active;
+  metrics_.pending_backoff = q.backoff;
+  metrics_.pending_unschedulable = q.unschedulable;
   return Status::Ok();
 }
 
