@@ -83,6 +83,28 @@ Status ControlLoop::RecordEvent(const std::string& ns, const std::string& pod, c
                                 const std::string& type, const std::string& reason, const std::string& message,
                                 const std::string& component, const std::string& host) {
   const std::string now = FormatRfc3339(clock_.Now() / kSecond * kSecond);
+  // client-go's event correlator: an event identical to one recorded before (same object, type,
+  // reason, message and source) is the same event happening again: its count goes up and its
+  // lastTimestamp moves, instead of a new object. The most recent 4,096 are remembered, as its
+  // LRU cache does; one that has expired meanwhile (the TTL) starts afresh.
+  std::string key;
+  for (const std::string* part : {&ns, &pod, &uid, &type, &reason, &message, &component, &host}) {
+    key += *part;
+    key += '\x1f';
+  }
+  if (auto it = correlated_.find(key); it != correlated_.end()) {
+    auto cur = store_.Get("events", ns, it->second);
+    if (cur.ok()) {
+      Json next = cur->body;
+      next["count"] = next.value("count", int64_t{1}) + 1;
+      next["lastTimestamp"] = now;
+      auto r = store_.Update("events", ns, it->second, next, cur->revision);
+      if (r.ok()) return Status::Ok();
+      if (r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) return r.status();
+    } else if (cur.status().code() != StatusCode::kNotFound) {
+      return cur.status();
+    }
+  }
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".%016llx", static_cast<unsigned long long>(clock_.Now() * 1000 + event_seq_++));
   Json e = {{"apiVersion", "v1"},
@@ -97,8 +119,15 @@ Status ControlLoop::RecordEvent(const std::string& ns, const std::string& pod, c
             {"firstTimestamp", now},
             {"lastTimestamp", now},
             {"count", 1}};
-  auto r = store_.Create("events", ns, e["metadata"]["name"].get<std::string>(), e);
-  return r.ok() || r.status().code() == StatusCode::kAlreadyExists ? Status::Ok() : r.status();
+  const std::string name = e["metadata"]["name"].get<std::string>();
+  auto r = store_.Create("events", ns, name, e);
+  if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) return r.status();
+  if (correlated_.insert_or_assign(key, name).second) correlated_order_.push_back(key);
+  while (correlated_order_.size() > kCorrelatedEvents) {
+    correlated_.erase(correlated_order_.front());
+    correlated_order_.pop_front();
+  }
+  return Status::Ok();
 }
 
 Status ControlLoop::SimulateNodes() {

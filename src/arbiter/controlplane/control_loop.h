@@ -14,6 +14,7 @@
 #include <atomic>
 #include <functional>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <memory>
@@ -78,6 +79,10 @@ class ControlLoop {
   uint64_t event_seq_ = 0;
   NodeSimulator nodes_;
   Timestamp events_swept_at_ = 0;
+  // Recent events by what makes two events the same (client-go's correlator key), oldest first.
+  static constexpr size_t kCorrelatedEvents = 4096;
+  std::map<std::string, std::string> correlated_;  // key -> event name
+  std::deque<std::string> correlated_order_;
   LiveScheduler live_;  // after metrics_, which it updates
 };
 

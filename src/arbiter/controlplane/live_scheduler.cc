@@ -209,6 +209,7 @@ void LiveScheduler::ReconcilePod(const Key& key, const store::Object* stored) {
     scheduler_->AddPendingPod(next, next->pod.creation_timestamp);
   } else {
     pods_.erase(key);
+    last_failure_.erase(key);
   }
 }
 
@@ -336,11 +337,15 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
 Status LiveScheduler::Fail(const sched::CycleOutcome& out) {
   const model::Pod& pod = out.pod->pod;
   const Key key{pod.ns, pod.name};
-  if (last_failure_[key] == out.message) return Status::Ok();
   const store::Object* cur = Current(key);
   if (cur == nullptr || !NodeOf(cur->body).empty()) return Status::Ok();
-  last_failure_[key] = out.message;
   ++metrics_.unschedulable;
+  // Every failed attempt is an event (the recorder counts repeats on one event); the pod's
+  // condition is written when its message changes.
+  if (last_failure_[key] == out.message) {
+    return record_event_(pod.ns, pod.name, pod.uid, "Warning", "FailedScheduling", out.message);
+  }
+  last_failure_[key] = out.message;
   Json next = cur->body;
   const Timestamp now = clock_.Now() / kSecond * kSecond;
   SetCondition(next["status"], {{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
