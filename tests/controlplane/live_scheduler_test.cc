@@ -3,6 +3,7 @@
 #include "arbiter/controlplane/live_scheduler.h"
 
 #include <gtest/gtest.h>
+#include <iostream>
 
 #include "arbiter/controlplane/metrics.h"
 #include "arbiter/controlplane/pod_json.h"
@@ -126,23 +127,30 @@ TEST_F(LiveSchedulerTest, AnUnschedulablePodWaitsForAnEventItsFilterCaresAboutNo
 
 TEST_F(LiveSchedulerTest, ABindingTheStoreRefusesIsForgottenAndRetriedOnTheStoresVersion) {
   AddNode("n1", "2");
+  AddNode("n2", "2");
   AddPod("p", "1", 0);
+  AddPod("q", "1", 0);
   SyncOnly();
-  // The pod changes after the informer saw it: the binding, conditional on the old revision, is
-  // refused. The pod is forgotten (taken out of the cache), read again from the store, and
-  // bound on its current version: the label written meanwhile survives, and it is bound once.
+  // p changes after the informer saw it: its binding, conditional on the old revision, is
+  // refused. p is forgotten (taken out of the cache), read again from the store, and returned to
+  // backoffQ with its attempt; q, in activeQ, goes first. With activeQ empty, backoffQ is popped
+  // (upstream's SchedulerPopFromBackoffQ), so p is bound in the same pass, on its current
+  // version: the label written meanwhile survives, and it is bound once.
   Json p = Pod("p");
   p["metadata"]["labels"] = {{"app", "web"}};
   ASSERT_TRUE(store_->Update("pods", "default", "p", p, RevisionOf("p")).ok());
   Changes changes;
   for (auto& [r, inf] : informers_) changes[r] = inf->TakeChanged();
   ASSERT_TRUE(live_.Pass(informers_, changes).ok());
-  EXPECT_EQ(NodeOf(Pod("p")), "n1");
+  EXPECT_NE(NodeOf(Pod("p")), "");
+  EXPECT_NE(NodeOf(Pod("q")), "");
   EXPECT_EQ(Pod("p")["metadata"]["labels"]["app"], "web");
-  EXPECT_EQ(metrics_.scheduled.load(), 1u);
+  EXPECT_EQ(metrics_.scheduled.load(), 2u);
   EXPECT_EQ(Count("Scheduled p"), 1);
+  ASSERT_GE(events_.size(), 2u);
+  EXPECT_EQ(events_[0], "Scheduled q");  // p's second attempt came after q's first
   Pass();
-  EXPECT_EQ(metrics_.scheduled.load(), 1u);
+  EXPECT_EQ(metrics_.scheduled.load(), 2u);
 }
 
 TEST_F(LiveSchedulerTest, APreemptorEvictsItsVictimWaitsForItAndBindsWhereItWasNominated) {

@@ -149,7 +149,7 @@ void LiveScheduler::ReconcileNode(const std::string& name, const store::Object* 
   }
 }
 
-void LiveScheduler::ReconcilePod(const Key& key, const store::Object* stored) {
+void LiveScheduler::ReconcilePod(const Key& key, const store::Object* stored, int backoff_attempts) {
   Tracked& t = pods_[key];
   // What the store says the pod is now.
   const model::Pod* decoded = nullptr;
@@ -206,7 +206,13 @@ void LiveScheduler::ReconcilePod(const Key& key, const store::Object* stored) {
   if (want == Place::kBound) {
     (void)scheduler_->AddBoundPod(next);
   } else if (want == Place::kPending) {
-    scheduler_->AddPendingPod(next, next->pod.creation_timestamp);
+    if (backoff_attempts > 0 && next->pod.pod_group_name.empty()) {
+      // Back after a failed binding: it waits out its backoff first.
+      if (!next->pod.nominated_node_name.empty()) scheduler_->nominator().AddNominatedPod(next, next->pod.nominated_node_name);
+      scheduler_->queue().AddBackingOff(next, backoff_attempts);
+    } else {
+      scheduler_->AddPendingPod(next, next->pod.creation_timestamp);
+    }
   } else {
     pods_.erase(key);
     last_failure_.erase(key);
@@ -285,13 +291,13 @@ StatusOr<store::Object> LiveScheduler::Write(const store::Object& cur, const Jso
   return r;
 }
 
-void LiveScheduler::Forget(const Key& key) {
+void LiveScheduler::Forget(const Key& key, int attempts) {
   // The store refused a write made on an older version: take the pod as the store has it now.
   written_.erase(key);
   auto now = store_.Get("pods", key.first, key.second);
   if (now.ok()) {
     written_[key] = *now;  // newer than the informer's copy until its echo arrives
-    ReconcilePod(key, &written_[key]);
+    ReconcilePod(key, &written_[key], attempts);
   } else {
     ReconcilePod(key, nullptr);
   }
@@ -306,7 +312,7 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
   if (state::PodInfoPtr assumed = scheduler_->cache().FindPod(pod.uid)) t.info = assumed;
   const store::Object* cur = Current(key);
   if (cur == nullptr || !NodeOf(cur->body).empty() || Terminating(cur->body)) {
-    Forget(key);
+    Forget(key, out.attempt);
     return Status::Ok();
   }
   Json next = cur->body;
@@ -318,7 +324,7 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
   auto r = Write(*cur, next);
   if (!r.ok()) {
     if (r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) return r.status();
-    Forget(key);
+    Forget(key, out.attempt);
     return Status::Ok();
   }
   ++metrics_.scheduled;

@@ -13,8 +13,9 @@
 //     PreemptionActuator calls, made inside the cycle) get the DisruptionTarget condition and a
 //     graceful deletion, and the cache sees them terminating at once.
 //   * A bind assumes the pod in the cache; the store's echo confirms it. A bind the store refuses
-//     (the pod changed or went away meanwhile) is forgotten: the pod is taken from the cache and
-//     reconciled again from the store's current version.
+//     (the pod changed or went away meanwhile) is forgotten: the pod is taken from the cache,
+//     reconciled again from the store's current version and, still pending, waits out its
+//     backoff in backoffQ, as upstream handles a binding error.
 //   * PodGroups, CompositePodGroups, Workloads and PriorityClasses change rarely and decide the
 //     queue's units and group priorities: a change to any of them rebuilds the Scheduler from
 //     the informers (the engine has no group removal yet).
@@ -91,8 +92,9 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   using Key = store::Informer::Key;
 
   Status Build(const Informers& informers);
-  // Brings the scheduler's view of one pod in line with `stored` (nullptr: gone).
-  void ReconcilePod(const Key& key, const store::Object* stored);
+  // Brings the scheduler's view of one pod in line with `stored` (nullptr: gone). A pod that
+  // becomes pending after `backoff_attempts` > 0 attempts (a refused binding) waits in backoffQ.
+  void ReconcilePod(const Key& key, const store::Object* stored, int backoff_attempts = 0);
   void ReconcileNode(const std::string& name, const store::Object* stored);
   // The newest version of a pod known here: the informer's, or this scheduler's own write.
   const store::Object* Current(const Key& key) const;
@@ -103,7 +105,9 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   void Evict(const std::vector<sched::preemption::Eviction>& victims, const std::string& message);
   // Writes `next` over `cur` (conditional on its revision) and remembers it until the echo.
   StatusOr<store::Object> Write(const store::Object& cur, const nlohmann::json& next);
-  void Forget(const Key& key);
+  // A binding the store refused after `attempts` attempts: the pod leaves the cache and is
+  // reconciled from the store's current version.
+  void Forget(const Key& key, int attempts);
 
   store::Store& store_;
   const Clock& clock_;

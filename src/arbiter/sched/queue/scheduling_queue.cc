@@ -88,6 +88,18 @@ void SchedulingQueue::Add(PodInfoPtr pod, std::optional<Timestamp> enqueue_time)
   PushActive(raw);
 }
 
+void SchedulingQueue::AddBackingOff(PodInfoPtr pod, int attempts) {
+  const std::string uid = pod->uid();
+  Add(std::move(pod));
+  Entry* e = entries_.at(unit_of_.at(uid)).get();
+  if (e->where != Entry::Where::kActive || !e->info.group.empty()) return;
+  Detach(e);
+  e->info.attempts = attempts;
+  e->backoff_expiry = BackoffExpiry(e->info);
+  e->where = Entry::Where::kBackoff;
+  backoff_.insert(e);
+}
+
 void SchedulingQueue::AddGroupMember(PodInfoPtr pod, const std::string& group, int32_t priority,
                                      std::optional<Timestamp> enqueue_time) {
   const std::string uid = pod->uid();

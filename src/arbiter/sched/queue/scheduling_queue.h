@@ -52,6 +52,9 @@ class SchedulingQueue {
 
   // Adds a new pending pod. `enqueue_time` is its queue timestamp (defaults to now).
   void Add(PodInfoPtr pod, std::optional<Timestamp> enqueue_time = std::nullopt);
+  // Adds a lone pod whose binding failed after `attempts` attempts: it waits out its backoff in
+  // backoffQ, as upstream's failure handler returns a pod after a binding error.
+  void AddBackingOff(PodInfoPtr pod, int attempts);
   // Adds a pending member of the group whose root is `group` (with the root's `priority`): it
   // joins the group's entry, made on its first member.
   void AddGroupMember(PodInfoPtr pod, const std::string& group, int32_t priority,
