@@ -3,7 +3,6 @@
 #include "arbiter/controlplane/live_scheduler.h"
 
 #include <gtest/gtest.h>
-#include <iostream>
 
 #include "arbiter/controlplane/metrics.h"
 #include "arbiter/controlplane/pod_json.h"
@@ -177,6 +176,29 @@ TEST_F(LiveSchedulerTest, APreemptorEvictsItsVictimWaitsForItAndBindsWhereItWasN
   Pass();
   EXPECT_EQ(NodeOf(Pod("high")), "n1");
   EXPECT_EQ(metrics_.preemption_attempts.load(), 1u);
+}
+
+TEST_F(LiveSchedulerTest, AGangWhoseMembersArriveOverTwoPassesIsBoundWhole) {
+  AddNode("n1", "4");
+  Json group = {{"apiVersion", "scheduling.k8s.io/v1beta1"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+                {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}}}}};
+  ASSERT_TRUE(store_->Create("podgroups", "default", "g", group).ok());
+  auto member = [&](const std::string& name) {
+    AddPod(name, "1", 0);
+    Json p = Pod(name);
+    p["spec"]["schedulingGroup"] = {{"podGroupName", "g"}};
+    ASSERT_TRUE(store_->Update("pods", "default", name, p, RevisionOf(name)).ok());
+  };
+  member("m1");
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("m1")), "");  // one member of two: the gang waits
+  member("m2");
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("m1")), "n1");
+  EXPECT_EQ(NodeOf(Pod("m2")), "n1");
+  EXPECT_EQ(metrics_.scheduled.load(), 2u);
 }
 
 TEST_F(LiveSchedulerTest, ANewLeaderRebuildsFromTheStoreAndBindsNothingTwice) {

@@ -277,10 +277,16 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
 }
 
 Status LiveScheduler::Actuate(const sched::CycleOutcome& out) {
-  if (!out.group.empty()) {
-    for (const auto& m : out.members) ARBITER_RETURN_IF_ERROR(Actuate(m));
+  // A group cycle's outcome carries one outcome per member tried (each naming the group too).
+  if (!out.group.empty() && out.members.empty() == false) {
+    for (const auto& m : out.members) ARBITER_RETURN_IF_ERROR(ActuatePod(m));
     return Status::Ok();
   }
+  if (!out.group.empty() && out.group_kind.empty()) return Status::Ok();  // the group is not there yet
+  return ActuatePod(out);
+}
+
+Status LiveScheduler::ActuatePod(const sched::CycleOutcome& out) {
   if (out.nominated_node && !out.scheduled) ARBITER_RETURN_IF_ERROR(Nominate(*out.pod, *out.nominated_node));
   return out.scheduled ? Bind(out) : Fail(out);
 }

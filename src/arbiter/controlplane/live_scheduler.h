@@ -99,6 +99,8 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   // The newest version of a pod known here: the informer's, or this scheduler's own write.
   const store::Object* Current(const Key& key) const;
   Status Actuate(const sched::CycleOutcome& out);
+  // One pod's outcome (a lone pod's, or a group member's): nomination, then bind or failure.
+  Status ActuatePod(const sched::CycleOutcome& out);
   Status Bind(const sched::CycleOutcome& out);
   Status Fail(const sched::CycleOutcome& out);
   Status Nominate(const state::PodInfo& pod, const std::string& node);
