@@ -278,7 +278,7 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
 
 Status LiveScheduler::Actuate(const sched::CycleOutcome& out) {
   // A group cycle's outcome carries one outcome per member tried (each naming the group too).
-  if (!out.group.empty() && out.members.empty() == false) {
+  if (!out.members.empty()) {
     for (const auto& m : out.members) ARBITER_RETURN_IF_ERROR(ActuatePod(m));
     return Status::Ok();
   }

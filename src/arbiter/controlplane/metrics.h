@@ -12,7 +12,6 @@ struct LoopMetrics {
   std::atomic<uint64_t> errors{0};
   std::atomic<uint64_t> preemption_attempts{0};
   std::atomic<uint64_t> preemption_victims{0};
-  std::atomic<uint64_t> plans{0};
   // Pending pods by queue, as kube-scheduler's scheduler_pending_pods splits them (a pod group
   // waiting in the queue counts once).
   std::atomic<uint64_t> pending{0};  // activeQ
