@@ -1954,6 +1954,17 @@ TEST_F(BadInputTest, DeeplyNestedBodiesAreRefused) {
   ExpectUnchanged();
 }
 
+TEST_F(BadInputTest, YamlThatReadsAsEndlessDocumentsIsAnsweredAtOnce) {
+  // Bytes that are not UTF-8 make yaml-cpp report empty documents without end (a fuzzer found it:
+  // the request hung its worker); the scan stops at the second document.
+  const std::string body =
+      ",\"metadata\":\x85\xddoame\"w\x90\xbfmscontainer: v1\nkind: Pod\nmetadata: {name: y}\nspec:\n"
+      "  containers:\n  - {name% c, image: x, imagee: y}\n";
+  Response r = Do("POST", kPods, body, {}, {{"content-type", "application/yaml"}});
+  EXPECT_TRUE(IsStatus(r, 400, "BadRequest")) << r.code << " " << r.body;
+  ExpectUnchanged();
+}
+
 TEST_F(BadInputTest, RequestsThatWouldOverflowWhenSummedAreInvalid) {
   MustCreate(kQuotas, {{"apiVersion", "v1"}, {"kind", "ResourceQuota"}, {"metadata", {{"name", "q"}}},
                        {"spec", {{"hard", {{"requests.cpu", "1"}}}}}});

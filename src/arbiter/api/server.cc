@@ -155,7 +155,9 @@ StatusOr<Json> ParseYamlBody(const std::string& body) {
   {
     std::istringstream in(body);
     YAML::Parser parser(in);
-    while (scan.too_deep_line < 0 && parser.HandleNextDocument(scan)) {
+    // The scan stops at a second document: a body must hold one, and on some malformed input
+    // (bytes that are not UTF-8) yaml-cpp reports empty documents without end.
+    while (scan.too_deep_line < 0 && scan.documents < 2 && parser.HandleNextDocument(scan)) {
     }
   }
   if (scan.alias_line > 0) {
