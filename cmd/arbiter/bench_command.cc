@@ -2,12 +2,14 @@
 #include "bench_command.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <ostream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "arbiter/bench/api_load.h"
+#include "arbiter/bench/serve_load.h"
 #include "arbiter/bench/decision_quality.h"
 #include "arbiter/bench/gang_scenarios.h"
 #include "arbiter/bench/nomad_placement.h"
@@ -182,18 +184,71 @@ static int RunBenchFiles(const BenchFlags& flags, std::ostream& out, std::ostrea
   return status;
 }
 
+// The serve scenarios: a fresh server per run; one JSON line per run, then the medians.
+int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err) {
+  bench::ServeLoadOptions o;
+  o.scenario = flags.scenario;
+  std::error_code ec;
+  o.arbiter = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  o.store = flags.store;
+  o.nodes = flags.nodes;
+  o.initial_pods = flags.initial_pods_given ? flags.initial_pods : 0;
+  o.measured_pods = flags.measured_pods;
+  o.connections = flags.connections_given ? flags.connections : 16;
+  std::vector<double> lags, rates, rss;
+  for (int run = 1; run <= flags.runs; ++run) {
+    err << flags.scenario << ": run " << run << "/" << flags.runs << ", " << o.nodes << " nodes, " << o.store << " store\n";
+    auto r = bench::RunServeLoad(o, [&](const std::string& line) { err << flags.scenario << ": " << line << "\n"; });
+    if (!r.ok()) {
+      err << "arbiter bench: " << r.status().message() << "\n";
+      return 1;
+    }
+    Json j = {{"scenario", flags.scenario}, {"store", o.store}, {"nodes", o.nodes}, {"run", run}};
+    if (o.scenario == "ServePreemptionBasic") {
+      j["initialPods"] = 4 * o.nodes;
+      j["preemptors"] = r->created;
+      j["preemptorsPerSecond"] = r->bound_per_second;
+      j["victimsDeleted"] = r->victims_deleted;
+    } else {
+      j["initialPods"] = o.initial_pods;
+      j["pods"] = r->created;
+      j["podsPerSecond"] = r->bound_per_second;
+    }
+    j["createsPerSecond"] = r->creates_per_second;
+    j["lagAfterLastCreateSeconds"] = r->lag_seconds;
+    j["peakRssMiB"] = r->peak_rss_mib;
+    out << j.dump() << std::endl;
+    lags.push_back(r->lag_seconds);
+    rates.push_back(r->bound_per_second);
+    rss.push_back(r->peak_rss_mib);
+  }
+  if (flags.runs > 1) {
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    Json j = {{"scenario", flags.scenario + "/median"}, {"store", o.store}, {"nodes", o.nodes}, {"runs", flags.runs},
+              {"medianLagAfterLastCreateSeconds", median(lags)},
+              {o.scenario == "ServePreemptionBasic" ? "medianPreemptorsPerSecond" : "medianPodsPerSecond", median(rates)},
+              {"medianPeakRssMiB", median(rss)}};
+    out << j.dump() << "\n";
+  }
+  return 0;
+}
+
 int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& err) {
   if (!flags.files.empty()) return RunBenchFiles(flags, out, err);
   static const std::vector<std::string> kScenarios = {
       "SchedulingBasic", "PreemptionBasic",         "PreemptionBasicLegacy",  "Unschedulable",
       "GangScheduling",  "GangPreemptionBasic",     "GangPreemptionPodGroups", "PreemptionPodGroupDisruptionMode",
-      "NomadPlacement", "DecisionQuality", "ApiLoad"};
+      "NomadPlacement", "DecisionQuality", "ApiLoad", "ServeSchedulingBasic", "ServePreemptionBasic"};
   if (std::find(kScenarios.begin(), kScenarios.end(), flags.scenario) == kScenarios.end()) {
     err << "arbiter bench: unknown scenario \"" << flags.scenario << "\" (available:";
     for (const auto& s : kScenarios) err << " " << s;
     err << ")\n";
     return 2;
   }
+  if (flags.scenario.rfind("Serve", 0) == 0) return RunServeBench(flags, out, err);
   if (flags.scenario == "ApiLoad") {
     bench::ApiLoadOptions o;
     o.server = flags.server;

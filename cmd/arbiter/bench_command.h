@@ -27,6 +27,11 @@ struct BenchFlags {
   std::string server = "http://127.0.0.1:8080";
   std::string token;
   size_t connections = 8;
+  // Serve scenarios: the store of the server each run starts (sqlite or etcd), and whether
+  // --initial-pods and --connections were given (their defaults are no initial pods and 16 connections).
+  std::string store = "sqlite";
+  bool initial_pods_given = false;
+  bool connections_given = false;  // their default is 16
 };
 
 int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& err);

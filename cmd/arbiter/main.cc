@@ -50,7 +50,9 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--label", bench.label, "Run only the scenario files with this label (short, performance)");
   bench_cmd->add_option("--server", bench.server, "ApiLoad: the arbiter serve URL");
   bench_cmd->add_option("--token", bench.token, "ApiLoad: bearer token");
-  bench_cmd->add_option("--connections", bench.connections, "ApiLoad: client connections")->check(CLI::Range(1, 256));
+  bench_cmd->add_option("--store", bench.store, "Serve scenarios: the store of the started server")
+      ->check(CLI::IsMember({"sqlite", "etcd"}));
+  bench_cmd->add_option("--connections", bench.connections, "ApiLoad, Serve scenarios: client connections")->check(CLI::Range(1, 256));
   bench_cmd->add_option("--clusters", bench.clusters, "DecisionQuality: random clusters to compare")
       ->check(CLI::Range(1, 10000000));
 
@@ -85,6 +87,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   if (plan_cmd->parsed()) return arbiter::cmd::RunPlanCommand(plan, std::cout, std::cerr);
+  bench.initial_pods_given = bench_cmd->count("--initial-pods") > 0;
+  bench.connections_given = bench_cmd->count("--connections") > 0;
   if (bench_cmd->parsed()) return arbiter::cmd::RunBenchCommand(bench, std::cout, std::cerr);
   if (serve_cmd->parsed()) return arbiter::cmd::RunServeCommand(serve, std::cout, std::cerr);
   if (version_cmd->parsed()) {

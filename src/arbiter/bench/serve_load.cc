@@ -1,0 +1,368 @@
+// The serve benchmarks: a fresh `arbiter serve` per run, loaded over HTTP.
+#include "arbiter/bench/serve_load.h"
+
+#include <fcntl.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace arbiter::bench {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+double Since(SteadyClock::time_point t) { return std::chrono::duration<double>(SteadyClock::now() - t).count(); }
+
+StatusOr<int> FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return Unavailable("no socket for a free port");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  if (port < 0) return Unavailable("no free loopback port");
+  return port;
+}
+
+// A child process with its output in `log`; stopped (SIGTERM, then waited for) on destruction.
+class Child {
+ public:
+  static StatusOr<std::unique_ptr<Child>> Start(const std::vector<std::string>& argv, const fs::path& log) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = -1;
+    const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) return Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
+    auto c = std::unique_ptr<Child>(new Child);
+    c->pid_ = pid;
+    return c;
+  }
+  ~Child() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  bool Running() const { return ::waitpid(pid_, nullptr, WNOHANG) == 0; }
+  // The peak resident set (VmHWM) in MiB, 0 when unknown.
+  double PeakRssMib() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+    }
+    return 0;
+  }
+
+ private:
+  Child() = default;
+  pid_t pid_ = -1;
+};
+
+std::unique_ptr<httplib::Client> Connect(const std::string& server) {
+  auto c = std::make_unique<httplib::Client>(server);
+  c->set_keep_alive(true);
+  c->set_tcp_nodelay(true);
+  c->set_connection_timeout(5);
+  c->set_read_timeout(60);
+  return c;
+}
+
+// Waits until `ready` holds, polling every 100 ms.
+Status WaitFor(const std::string& what, double timeout, const std::function<bool()>& ready) {
+  const auto start = SteadyClock::now();
+  while (!ready()) {
+    if (Since(start) > timeout) return Unavailable("timed out after " + std::to_string(timeout) + " s waiting for " + what);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return Status::Ok();
+}
+
+// POSTs `count` objects made by `make(i)` to `path` over `connections` keep-alive connections.
+struct CreateTimes {
+  SteadyClock::time_point first, last_ack;
+};
+StatusOr<CreateTimes> CreateMany(const std::string& server, const std::string& path, size_t count, size_t connections,
+                                 const std::function<Json(size_t)>& make,
+                                 const std::function<void(const std::string&)>& progress) {
+  std::atomic<size_t> next{0}, created{0};
+  std::mutex mu;
+  std::string error;
+  CreateTimes t;
+  t.first = SteadyClock::now();
+  std::vector<std::thread> workers;
+  for (size_t w = 0; w < connections; ++w) {
+    workers.emplace_back([&] {
+      auto client = Connect(server);
+      for (size_t i = next++; i < count; i = next++) {
+        auto res = client->Post(path, make(i).dump(), "application/json");
+        if (!res || res->status != 201) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (error.empty()) {
+            error = res ? "HTTP " + std::to_string(res->status) + ": " + res->body
+                        : "request failed: " + httplib::to_string(res.error());
+          }
+          next = count;  // stop every worker
+          return;
+        }
+        if (const size_t n = ++created; n % 5000 == 0 && progress) {
+          progress(std::to_string(n) + "/" + std::to_string(count) + " created at " + path);
+        }
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  t.last_ack = SteadyClock::now();
+  if (!error.empty()) return Unavailable("creating objects at " + server + path + ": " + error);
+  return t;
+}
+
+// Follows the pods of the namespace on one watch: which are bound, which are gone, by the value
+// of their `bench` label.
+class PodWatch {
+ public:
+  PodWatch(const std::string& server, const std::string& ns, const std::string& resource_version)
+      : client_(Connect(server)) {
+    client_->set_read_timeout(3600);
+    thread_ = std::thread([this, ns, resource_version] {
+      std::string buffer;
+      client_->Get("/api/v1/namespaces/" + ns + "/pods?watch=true&timeoutSeconds=3600&resourceVersion=" +
+                       resource_version,
+                   [&](const char* data, size_t n) {
+                     buffer.append(data, n);
+                     size_t start = 0;
+                     for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+                       Line(std::string_view(buffer).substr(start, nl - start));
+                     }
+                     buffer.erase(0, start);
+                     return !stop_;
+                   });
+    });
+  }
+  ~PodWatch() {
+    stop_ = true;
+    client_->stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  size_t bound(const std::string& group) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bound_[group];
+  }
+  size_t deleted(const std::string& group) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return deleted_[group];
+  }
+  // When the last pod of `group` was seen bound.
+  SteadyClock::time_point last_bound(const std::string& group) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_bound_[group];
+  }
+
+ private:
+  void Line(std::string_view line) {
+    Json e = Json::parse(line, nullptr, false);
+    if (!e.is_object() || !e["object"].is_object()) return;
+    const Json& o = e["object"];
+    const std::string type = e.value("type", "");
+    const Json& labels = o["metadata"].value("labels", Json::object());
+    const std::string group = labels.is_object() ? labels.value("bench", "") : "";
+    const std::string name = o["metadata"].value("name", "");
+    const bool has_node = o.contains("spec") && o["spec"].is_object() && o["spec"].value("nodeName", "") != "";
+    std::lock_guard<std::mutex> lock(mu_);
+    if (type == "DELETED") {
+      ++deleted_[group];
+      if (bound_names_.erase(name) > 0) --bound_[group];
+      return;
+    }
+    if (has_node && bound_names_.insert(name).second) {
+      ++bound_[group];
+      last_bound_[group] = SteadyClock::now();
+    }
+  }
+
+  std::unique_ptr<httplib::Client> client_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::set<std::string> bound_names_;
+  std::map<std::string, size_t> bound_, deleted_;
+  std::map<std::string, SteadyClock::time_point> last_bound_;
+  std::thread thread_;
+};
+
+Json PodBody(const std::string& name, const std::string& group, const std::string& cpu, const std::string& priority_class) {
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"labels", {{"bench", group}}}}},
+              {"spec",
+               {{"terminationGracePeriodSeconds", 0},
+                {"containers",
+                 {{{"name", "c"}, {"image", "pause"}, {"resources", {{"requests", {{"cpu", cpu}, {"memory", "10Mi"}}}}}}}}}}};
+  if (!priority_class.empty()) pod["spec"]["priorityClassName"] = priority_class;
+  return pod;
+}
+
+}  // namespace
+
+StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::function<void(const std::string&)>& progress) {
+  const bool preemption = o.scenario == "ServePreemptionBasic";
+  std::error_code ec;
+  const fs::path dir = fs::temp_directory_path() / ("arbiter-bench-" + std::to_string(::getpid()) + "-" +
+                                                     std::to_string(SteadyClock::now().time_since_epoch().count()));
+  fs::create_directories(dir, ec);
+  if (ec) return Unavailable("cannot create " + dir.string() + ": " + ec.message());
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(dir, e);
+    }
+  } cleanup{dir};
+
+  ARBITER_ASSIGN_OR_RETURN(port, FreePort());
+  const std::string server = "http://127.0.0.1:" + std::to_string(port);
+  std::vector<std::string> serve = {o.arbiter, "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--data-dir",
+                                    dir.string()};
+  std::unique_ptr<Child> etcd;
+  if (o.store == "etcd") {
+    ARBITER_ASSIGN_OR_RETURN(cport, FreePort());
+    ARBITER_ASSIGN_OR_RETURN(pport, FreePort());
+    const std::string curl = "http://127.0.0.1:" + std::to_string(cport);
+    const std::string purl = "http://127.0.0.1:" + std::to_string(pport);
+    auto e = Child::Start({"etcd", "--name", "bench", "--data-dir", (dir / "etcd").string(),
+                                              "--listen-client-urls", curl, "--advertise-client-urls", curl,
+                                              "--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl,
+                                              "--initial-cluster", "bench=" + purl},
+                                             dir / "etcd.log");
+    if (!e.ok()) return e.status();
+    etcd = std::move(*e);
+    auto probe = Connect(curl);
+    ARBITER_RETURN_IF_ERROR(WaitFor("etcd at " + curl, 30, [&] {
+      auto r = probe->Get("/health");
+      return r && r->status == 200;
+    }));
+    serve.insert(serve.end(), {"--store", "etcd", "--etcd-servers", curl});
+  } else if (o.store != "sqlite") {
+    return InvalidArgument("--store must be sqlite or etcd, not \"" + o.store + "\"");
+  }
+  auto started = Child::Start(serve, dir / "server.log");
+  if (!started.ok()) return started.status();
+  std::unique_ptr<Child> child = std::move(*started);
+  auto api = Connect(server);
+  ARBITER_RETURN_IF_ERROR(WaitFor("the server at " + server, 60, [&] {
+    if (!child->Running()) return true;
+    auto r = api->Get("/readyz");
+    return r && r->status == 200;
+  }));
+  if (!child->Running()) return Unavailable("the server exited at start; its log is " + (dir / "server.log").string());
+  // With leader election (etcd) the replica schedules once it holds the lease.
+  ARBITER_RETURN_IF_ERROR(WaitFor("the scheduler's leadership", 60, [&] {
+    auto r = api->Get("/metrics");
+    return r && r->status == 200 && r->body.find("leader_election_master_status{name=\"arbiter-scheduler\"} 0") == std::string::npos;
+  }));
+
+  progress("creating " + std::to_string(o.nodes) + " nodes");
+  ARBITER_RETURN_IF_ERROR(CreateMany(server, "/api/v1/nodes", o.nodes, o.connections, [](size_t i) {
+    return Json{{"apiVersion", "v1"},
+                {"kind", "Node"},
+                {"metadata", {{"name", "node-" + std::to_string(i)}}},
+                {"status", {{"allocatable", {{"cpu", "4"}, {"memory", "32Gi"}, {"pods", "110"}}},
+                            {"capacity", {{"cpu", "4"}, {"memory", "32Gi"}, {"pods", "110"}}}}}};
+  }, progress).status());
+  if (preemption) {
+    for (const auto& [name, value] : {std::pair<std::string, int>{"bench-low", 10}, {"bench-high", 1000}}) {
+      auto r = api->Post("/apis/scheduling.k8s.io/v1/priorityclasses",
+                         Json{{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"},
+                              {"metadata", {{"name", name}}}, {"value", value}}.dump(),
+                         "application/json");
+      if (!r || r->status != 201) return Unavailable("creating PriorityClass " + name + " failed");
+    }
+  }
+  // The simulated nodes report Ready once; wait for that before loading.
+  ARBITER_RETURN_IF_ERROR(WaitFor("the nodes to be Ready", o.timeout_seconds, [&] {
+    auto r = api->Get("/api/v1/nodes");
+    if (!r || r->status != 200) return false;
+    Json list = Json::parse(r->body, nullptr, false);
+    if (!list.is_object() || !list["items"].is_array()) return false;
+    size_t ready = 0;
+    for (const auto& n : list["items"]) {
+      for (const auto& c : n["status"].value("conditions", Json::array())) {
+        if (c.value("type", "") == "Ready" && c.value("status", "") == "True") ++ready;
+      }
+    }
+    return ready >= o.nodes;
+  }));
+
+  auto list = api->Get("/api/v1/namespaces/default/pods?limit=1");
+  if (!list || list->status != 200) return Unavailable("listing pods on " + server + " failed");
+  const std::string rv = Json::parse(list->body)["metadata"].value("resourceVersion", "0");
+  PodWatch watch(server, "default", rv);
+
+  const size_t initial = preemption ? 4 * o.nodes : o.initial_pods;
+  const std::string initial_group = preemption ? "low" : "initial";
+  if (initial > 0) {
+    progress("creating " + std::to_string(initial) + " " + initial_group + " pods");
+    ARBITER_RETURN_IF_ERROR(CreateMany(server, "/api/v1/namespaces/default/pods", initial, o.connections, [&](size_t i) {
+      return preemption ? PodBody("low-" + std::to_string(i), "low", "1", "bench-low")
+                        : PodBody("initial-" + std::to_string(i), "initial", "10m", "");
+    }, progress).status());
+    ARBITER_RETURN_IF_ERROR(WaitFor("the " + initial_group + " pods to be bound", o.timeout_seconds,
+                                    [&] { return watch.bound(initial_group) >= initial; }));
+  }
+
+  progress("creating " + std::to_string(o.measured_pods) + " measured pods");
+  ARBITER_ASSIGN_OR_RETURN(times, CreateMany(server, "/api/v1/namespaces/default/pods", o.measured_pods, o.connections,
+                                             [&](size_t i) {
+                                               return preemption ? PodBody("high-" + std::to_string(i), "measured", "3970m", "bench-high")
+                                                                 : PodBody("pod-" + std::to_string(i), "measured", "10m", "");
+                                             },
+                                             progress));
+  ARBITER_RETURN_IF_ERROR(WaitFor("the measured pods to be bound", o.timeout_seconds,
+                                  [&] { return watch.bound("measured") >= o.measured_pods; }));
+  ServeLoadResult r;
+  const auto done = watch.last_bound("measured");
+  r.created = o.measured_pods;
+  const double create_seconds = std::chrono::duration<double>(times.last_ack - times.first).count();
+  r.creates_per_second = create_seconds > 0 ? static_cast<double>(o.measured_pods) / create_seconds : 0;
+  r.lag_seconds = std::max(0.0, std::chrono::duration<double>(done - times.last_ack).count());
+  const double total = std::chrono::duration<double>(done - times.first).count();
+  r.bound_per_second = total > 0 ? static_cast<double>(o.measured_pods) / total : 0;
+  r.victims_deleted = watch.deleted("low");
+  r.peak_rss_mib = child->PeakRssMib();
+  return r;
+}
+
+}  // namespace arbiter::bench

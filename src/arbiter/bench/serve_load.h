@@ -1,0 +1,50 @@
+// The serve benchmarks of `arbiter bench --scenario Serve*`: each run starts a fresh
+// `arbiter serve` (this binary) on a free loopback port with a store of its own (SQLite in a
+// temporary directory, or a fresh single etcd member), creates the cluster through the HTTP API
+// as any client would, then creates the measured pods over several keep-alive connections as fast
+// as the API takes them, and follows the bindings on a watch.
+//
+//   * ServeSchedulingBasic: NODES nodes (4 CPU, 32Gi), INITIAL pods already bound, then MEASURED
+//     pods of 10m / 10Mi.
+//   * ServePreemptionBasic: NODES nodes full of 4 x NODES low-priority pods of 1 CPU, then
+//     MEASURED preemptors of 3970m at a higher priority, each of which must evict the four pods
+//     of one node.
+//
+// Reported per run: creates/s, the lag from the last create's acknowledgement until the last
+// measured pod is bound, pods (or preemptors) bound per second from the first create, and the
+// server's peak RSS (VmHWM).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "arbiter/base/status.h"
+
+namespace arbiter::bench {
+
+struct ServeLoadOptions {
+  std::string scenario = "ServeSchedulingBasic";  // or ServePreemptionBasic
+  std::string arbiter;      // the arbiter binary to start as the server
+  std::string store = "sqlite";  // or "etcd" (starts `etcd` from PATH)
+  size_t nodes = 5000;
+  size_t initial_pods = 0;  // ServeSchedulingBasic: pods bound before measuring
+  size_t measured_pods = 10000;
+  size_t connections = 16;
+  double timeout_seconds = 300;  // for each wait
+};
+
+struct ServeLoadResult {
+  size_t created = 0;
+  double creates_per_second = 0;
+  double lag_seconds = 0;        // last create acknowledged -> last measured pod bound
+  double bound_per_second = 0;   // measured pods bound per second, from the first create
+  size_t victims_deleted = 0;    // ServePreemptionBasic: low-priority pods gone
+  double peak_rss_mib = 0;       // the server's VmHWM
+};
+
+// `progress` receives one line of what the run is doing.
+StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& options,
+                                       const std::function<void(const std::string&)>& progress);
+
+}  // namespace arbiter::bench
