@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -14,6 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "arbiter/manifest/loader.h"
 #include "testing/paths.h"
 
 #include "testing/plan_harness.h"
@@ -126,6 +130,66 @@ TEST(BadInputCorpus, EverySidecarBelongsToAFile) {
     EXPECT_TRUE(fs::exists(CorpusDir() / target)) << name << " has no file " << target;
   }
   EXPECT_FALSE(ec) << ec.message();
+}
+
+// The API server decodes the JSON objects it holds without printing them: each JSON file of the
+// corpus that parses as one JSON value reports, decoded from that value, what its text reports.
+// Except what only text has: duplicate keys and nesting (the API server's body parser bounds
+// and reports those itself), and the digits of an integer beyond 64 bits (a parsed value holds
+// it as a floating-point number).
+TEST(BadInputCorpus, JsonDecodedFromItsValueReportsWhatItsTextReports) {
+  const std::set<std::string> text_only = {"json_deeply_nested.json", "json_duplicate_key.json",
+                                           "json_priority_overflow.json"};
+  size_t compared = 0;
+  for (const std::string& name : CorpusFiles()) {
+    if (!EndsWith(name, ".json") || text_only.contains(name)) continue;
+    const std::string text = ReadAll(CorpusDir() / name);
+    const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) continue;  // a syntax error: only text has it
+    for (const bool strict : {false, true}) {
+      const LoadResult from_text = DecodeEach({{name, text, strict}});
+      const LoadResult from_value = DecodeJson(name, value, strict);
+      EXPECT_EQ(from_value.errors, from_text.errors) << name << (strict ? " (strict strings)" : "");
+    }
+    ++compared;
+  }
+  EXPECT_GE(compared, 8u);
+}
+
+TEST(JsonDecoding, AnObjectDecodesFromItsValueAsFromItsText) {
+  const std::string text = R"({"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "team", "labels": {"app": "web", "tier": "1"}, "uid": "u1"},
+    "spec": {"priority": 7, "nodeName": "n1", "terminationGracePeriodSeconds": 30,
+      "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
+      "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms":
+        [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}]}}},
+      "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "250m", "memory": "64Mi"},
+                                                                "limits": {"cpu": 1, "nvidia.com/gpu": 2}}},
+                     {"name": "d", "image": "y", "ports": [{"containerPort": 80, "hostPort": 8080}]}]}})";
+  const LoadResult a = DecodeEach({{"p.json", text}});
+  const LoadResult b = DecodeJson("p.json", nlohmann::json::parse(text));
+  ASSERT_TRUE(a.ok()) << Joined(a.errors);
+  ASSERT_TRUE(b.ok()) << Joined(b.errors);
+  ASSERT_EQ(a.objects.pods.size(), 1u);
+  ASSERT_EQ(b.objects.pods.size(), 1u);
+  const model::Pod& x = a.objects.pods[0].object;
+  const model::Pod& y = b.objects.pods[0].object;
+  EXPECT_EQ(y.Key(), x.Key());
+  EXPECT_EQ(y.uid, x.uid);
+  EXPECT_EQ(y.labels, x.labels);
+  EXPECT_EQ(y.node_name, x.node_name);
+  EXPECT_EQ(y.spec_priority, x.spec_priority);
+  EXPECT_EQ(y.termination_grace_period_seconds, x.termination_grace_period_seconds);
+  EXPECT_EQ(y.requests.milli_cpu, 250);
+  EXPECT_EQ(y.requests.milli_cpu, x.requests.milli_cpu);
+  EXPECT_EQ(y.requests.memory, x.requests.memory);
+  EXPECT_EQ(y.requests.Get("nvidia.com/gpu"), 2);
+  EXPECT_EQ(y.non_zero_milli_cpu, x.non_zero_milli_cpu);
+  EXPECT_EQ(y.non_zero_memory, x.non_zero_memory);
+  EXPECT_EQ(y.tolerations.size(), 1u);
+  EXPECT_EQ(y.host_ports.size(), 1u);
+  ASSERT_TRUE(y.affinity.node_affinity.required.has_value());
+  EXPECT_EQ(x.affinity.node_affinity.required.has_value(), true);
 }
 
 }  // namespace

@@ -737,7 +737,7 @@ Status ApiServer::Validate(const ResourceInfo& info, Json& object, const Json* o
   if (info.decoded) {
     // The engine's own decoder is the schema: wrong types and invalid values are caught here,
     // with the field named.
-    manifest::LoadResult decoded = manifest::DecodeEach({{"request", object.dump(), /*strict_strings=*/true}});
+    manifest::LoadResult decoded = manifest::DecodeJson("request", object, /*strict_strings=*/true);
     if (!decoded.ok()) {
       std::string msg;
       for (const auto& e : decoded.errors) {

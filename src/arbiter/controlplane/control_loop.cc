@@ -74,7 +74,7 @@ const manifest::LoadResult& ControlLoop::Decoded(const store::Object& o) {
   auto& slot = decoded_[{o.resource, o.ns, o.name}];
   if (slot.first != o.revision) {
     slot.first = o.revision;
-    slot.second = manifest::DecodeEach({{o.resource + "/" + o.ns + "/" + o.name, o.body.dump()}});
+    slot.second = manifest::DecodeJson(o.resource + "/" + o.ns + "/" + o.name, o.body);
   }
   return slot.second;
 }

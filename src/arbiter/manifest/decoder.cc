@@ -1,7 +1,8 @@
-// Type-checked field access over yaml-cpp trees, and Kubernetes name validation.
+// Type-checked field access over YAML and JSON trees, and Kubernetes name validation.
 #include "arbiter/manifest/decoder.h"
 
 #include <charconv>
+#include <new>
 
 #include "arbiter/base/time.h"
 
@@ -18,27 +19,171 @@ void Decoder::Error(std::string_view field, std::string_view message) {
   errors_->push_back(std::move(line));
 }
 
-YAML::Node Decoder::Child(const YAML::Node& node, std::string_view key) {
-  if (!node.IsDefined() || !node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
-  }
-  return YAML::Node(YAML::NodeType::Undefined);
+// ---- Node
+
+Node::Node(const YAML::Node& yaml) : kind_(yaml.IsDefined() ? Kind::kYaml : Kind::kUndefined), yaml_(yaml) {}
+
+Node& Node::operator=(const Node& other) {
+  if (this == &other) return *this;
+  kind_ = other.kind_;
+  yaml_.~Node();
+  new (&yaml_) YAML::Node(other.yaml_);
+  json_ = other.json_;
+  key_ = other.key_;
+  return *this;
 }
+
+bool Node::IsDefined() const { return kind_ != Kind::kUndefined; }
+
+bool Node::IsNull() const {
+  switch (kind_) {
+    case Kind::kYaml: return yaml_.IsNull();
+    case Kind::kJson: return json_->is_null();
+    default: return false;
+  }
+}
+
+bool Node::IsMap() const {
+  return (kind_ == Kind::kYaml && yaml_.IsMap()) || (kind_ == Kind::kJson && json_->is_object());
+}
+
+bool Node::IsSequence() const {
+  return (kind_ == Kind::kYaml && yaml_.IsSequence()) || (kind_ == Kind::kJson && json_->is_array());
+}
+
+bool Node::IsScalar() const {
+  switch (kind_) {
+    case Kind::kYaml: return yaml_.IsScalar();
+    case Kind::kJson: return json_->is_primitive() && !json_->is_null();
+    case Kind::kJsonKey: return true;
+    default: return false;
+  }
+}
+
+bool Node::Quoted() const {
+  switch (kind_) {
+    case Kind::kYaml: return yaml_.Tag() == "!";
+    case Kind::kJson: return json_->is_string();
+    case Kind::kJsonKey: return true;
+    default: return false;
+  }
+}
+
+std::string Node::Scalar() const {
+  switch (kind_) {
+    case Kind::kYaml: return yaml_.IsScalar() ? yaml_.Scalar() : std::string();
+    case Kind::kJsonKey: return *key_;
+    case Kind::kJson:
+      if (json_->is_string()) return json_->get_ref<const std::string&>();
+      if (json_->is_boolean()) return json_->get<bool>() ? "true" : "false";
+      if (json_->is_number()) return json_->dump();
+      return "";
+    default: return "";
+  }
+}
+
+size_t Node::size() const {
+  switch (kind_) {
+    case Kind::kYaml: return yaml_.size();
+    case Kind::kJson: return json_->is_structured() ? json_->size() : 0;
+    default: return 0;
+  }
+}
+
+YAML::Mark Node::Mark() const { return kind_ == Kind::kYaml ? yaml_.Mark() : YAML::Mark::null_mark(); }
+
+Node Node::Child(std::string_view key) const {
+  if (kind_ == Kind::kJson) {
+    if (!json_->is_object()) return Node();
+    auto it = json_->find(key);
+    return it == json_->end() ? Node() : Node(*it);
+  }
+  if (kind_ != Kind::kYaml || !yaml_.IsMap()) return Node();
+  for (auto it = yaml_.begin(); it != yaml_.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == key) return Node(it->second);
+  }
+  return Node();
+}
+
+Node::Iterator Node::begin() const {
+  Iterator it;
+  if (kind_ == Kind::kYaml) {
+    it.yaml_map_ = yaml_.IsMap();
+    it.yaml_it_ = static_cast<const YAML::Node&>(yaml_).begin();
+  } else if (kind_ == Kind::kJson && json_->is_structured()) {
+    it.json_ = true;
+    it.json_container_ = json_;
+    it.json_it_ = json_->cbegin();
+  }
+  return it;
+}
+
+Node::Iterator Node::end() const {
+  Iterator it;
+  if (kind_ == Kind::kYaml) {
+    it.yaml_map_ = yaml_.IsMap();
+    it.yaml_it_ = static_cast<const YAML::Node&>(yaml_).end();
+  } else if (kind_ == Kind::kJson && json_->is_structured()) {
+    it.json_ = true;
+    it.json_container_ = json_;
+    it.json_it_ = json_->cend();
+  }
+  return it;
+}
+
+Node::Iterator& Node::Iterator::operator++() {
+  if (json_) {
+    ++json_it_;
+  } else {
+    ++yaml_it_;
+  }
+  loaded_ = false;
+  return *this;
+}
+
+bool Node::Iterator::operator==(const Iterator& o) const {
+  if (json_ != o.json_) return false;
+  if (json_) return json_container_ == o.json_container_ && (json_container_ == nullptr || json_it_ == o.json_it_);
+  return yaml_it_ == o.yaml_it_;
+}
+
+const Node::Entry& Node::Iterator::Load() const {
+  if (loaded_) return entry_;
+  entry_ = Entry{};
+  if (json_) {
+    if (json_container_->is_object()) {
+      entry_.first.kind_ = Kind::kJsonKey;
+      entry_.first.key_ = &json_it_.key();
+      entry_.second = Node(json_it_.value());
+    } else {
+      static_cast<Node&>(entry_) = Node(*json_it_);
+    }
+  } else {
+    const auto& v = *yaml_it_;
+    if (yaml_map_) {
+      entry_.first = Node(v.first);
+      entry_.second = Node(v.second);
+    } else {
+      static_cast<Node&>(entry_) = Node(static_cast<const YAML::Node&>(v));
+    }
+  }
+  loaded_ = true;
+  return entry_;
+}
+
+// ---- Decoder
 
 namespace {
-const char* TypeName(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: return "an object";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "a scalar";
-    default: return "null";
-  }
+const char* TypeName(const Node& n) {
+  if (n.IsMap()) return "an object";
+  if (n.IsSequence()) return "a list";
+  if (n.IsScalar()) return "a scalar";
+  return "null";
 }
-bool Quoted(const YAML::Node& n) { return n.Tag() == "!"; }
+bool Quoted(const Node& n) { return n.Quoted(); }
 }  // namespace
 
-std::optional<std::string> Decoder::String(const YAML::Node& n, std::string_view path) {
+std::optional<std::string> Decoder::String(const Node& n, std::string_view path) {
   if (!Present(n)) return std::nullopt;
   if (!n.IsScalar() || (strict_strings_ && !Quoted(n))) {
     Error(path, std::string("must be a string, not ") + (n.IsScalar() ? "a number or boolean" : TypeName(n)));
@@ -47,7 +192,7 @@ std::optional<std::string> Decoder::String(const YAML::Node& n, std::string_view
   return n.Scalar();
 }
 
-std::optional<int64_t> Decoder::Int(const YAML::Node& n, std::string_view path, int64_t min,
+std::optional<int64_t> Decoder::Int(const Node& n, std::string_view path, int64_t min,
                                     int64_t max) {
   if (!Present(n)) return std::nullopt;
   if (!n.IsScalar() || Quoted(n)) {
@@ -75,7 +220,7 @@ std::optional<int64_t> Decoder::Int(const YAML::Node& n, std::string_view path, 
   return v;
 }
 
-std::optional<bool> Decoder::Bool(const YAML::Node& n, std::string_view path) {
+std::optional<bool> Decoder::Bool(const Node& n, std::string_view path) {
   if (!Present(n)) return std::nullopt;
   if (n.IsScalar() && !Quoted(n)) {
     const std::string& s = n.Scalar();
@@ -86,7 +231,7 @@ std::optional<bool> Decoder::Bool(const YAML::Node& n, std::string_view path) {
   return std::nullopt;
 }
 
-std::optional<model::Quantity> Decoder::Quantity(const YAML::Node& n, std::string_view path) {
+std::optional<model::Quantity> Decoder::Quantity(const Node& n, std::string_view path) {
   if (!Present(n)) return std::nullopt;
   if (!n.IsScalar()) {
     Error(path, std::string("must be a quantity such as 500m or 1Gi, not ") + TypeName(n));
@@ -100,7 +245,7 @@ std::optional<model::Quantity> Decoder::Quantity(const YAML::Node& n, std::strin
   return *q;
 }
 
-std::optional<int64_t> Decoder::Timestamp(const YAML::Node& n, std::string_view path) {
+std::optional<int64_t> Decoder::Timestamp(const Node& n, std::string_view path) {
   if (!Present(n)) return std::nullopt;
   if (!n.IsScalar()) {
     Error(path, std::string("must be an RFC 3339 timestamp, not ") + TypeName(n));
@@ -114,19 +259,19 @@ std::optional<int64_t> Decoder::Timestamp(const YAML::Node& n, std::string_view 
   return *t;
 }
 
-bool Decoder::ExpectMap(const YAML::Node& n, std::string_view path) {
+bool Decoder::ExpectMap(const Node& n, std::string_view path) {
   if (!Present(n) || n.IsMap()) return true;
   Error(path, std::string("must be an object, not ") + TypeName(n));
   return false;
 }
 
-bool Decoder::ExpectSeq(const YAML::Node& n, std::string_view path) {
+bool Decoder::ExpectSeq(const Node& n, std::string_view path) {
   if (!Present(n) || n.IsSequence()) return true;
   Error(path, std::string("must be a list, not ") + TypeName(n));
   return false;
 }
 
-std::vector<std::pair<std::string, std::string>> Decoder::StringMap(const YAML::Node& n,
+std::vector<std::pair<std::string, std::string>> Decoder::StringMap(const Node& n,
                                                                     std::string_view path) {
   std::vector<std::pair<std::string, std::string>> out;
   if (!Present(n) || !ExpectMap(n, path)) return out;
@@ -147,7 +292,7 @@ std::vector<std::pair<std::string, std::string>> Decoder::StringMap(const YAML::
   return out;
 }
 
-std::vector<std::string> Decoder::StringList(const YAML::Node& n, std::string_view path) {
+std::vector<std::string> Decoder::StringList(const Node& n, std::string_view path) {
   std::vector<std::string> out;
   if (!Present(n) || !ExpectSeq(n, path)) return out;
   size_t i = 0;

@@ -1,4 +1,4 @@
-// A checked reader over a parsed YAML (or JSON) tree. Every accessor validates the shape and
+// A checked reader over a parsed YAML or JSON tree. Every accessor validates the shape and
 // type of what it reads and records a problem, with the field's path, instead of throwing;
 // callers read on and collect every problem of a document in one pass.
 #pragma once
@@ -9,11 +9,83 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include "arbiter/model/quantity.h"
 
 namespace arbiter::manifest {
+
+// A read-only view of one node of a document, over either of the trees the decoder reads: a
+// yaml-cpp node (YAML files) or an nlohmann JSON value (objects as the API server holds them,
+// decoded without a detour through text or YAML). A view of JSON does not own the value: it
+// must outlive the view. Absent children are undefined nodes, as in yaml-cpp.
+//
+// Scalars read as their text: a JSON number as it prints, a boolean as "true" / "false"; a
+// scalar is Quoted when it was written as a string (a JSON string, or a YAML scalar the JSON
+// reader tagged "!").
+class Node {
+ public:
+  Node() = default;
+  Node(const YAML::Node& yaml);  // NOLINT(google-explicit-constructor): the YAML reader's trees
+  explicit Node(const nlohmann::json& json) : kind_(Kind::kJson), json_(&json) {}
+  Node(const Node&) = default;
+  // Rebinds the view. (yaml-cpp's own assignment writes into the node assigned to, changing
+  // the document: it is never used here.)
+  Node& operator=(const Node& other);
+
+  bool IsDefined() const;
+  bool IsNull() const;
+  bool IsMap() const;
+  bool IsSequence() const;
+  bool IsScalar() const;
+  bool Quoted() const;
+  std::string Scalar() const;  // empty unless IsScalar
+  size_t size() const;         // children of a map or sequence
+  // Where the node is in its YAML text (a null mark for JSON).
+  YAML::Mark Mark() const;
+  // The child `key` of a map (undefined if absent or this is not a map).
+  Node Child(std::string_view key) const;
+
+  // Iteration as yaml-cpp's: an entry of a sequence is the element itself; an entry of a map
+  // has `first` (the key) and `second` (the value).
+  struct Entry;
+  class Iterator;
+  Iterator begin() const;
+  Iterator end() const;
+
+ private:
+  enum class Kind { kUndefined, kYaml, kJson, kJsonKey };
+  Kind kind_ = Kind::kUndefined;
+  YAML::Node yaml_;
+  const nlohmann::json* json_ = nullptr;
+  const std::string* key_ = nullptr;  // kJsonKey: a JSON object's key
+  friend class Iterator;
+};
+
+struct Node::Entry : Node {
+  Node first, second;
+};
+
+class Node::Iterator {
+ public:
+  const Entry& operator*() const { return Load(); }
+  const Entry* operator->() const { return &Load(); }
+  Iterator& operator++();
+  bool operator==(const Iterator& o) const;
+  bool operator!=(const Iterator& o) const { return !(*this == o); }
+
+ private:
+  friend class Node;
+  const Entry& Load() const;
+  bool json_ = false;
+  bool yaml_map_ = false;
+  YAML::const_iterator yaml_it_;
+  nlohmann::json::const_iterator json_it_;
+  const nlohmann::json* json_container_ = nullptr;
+  mutable Entry entry_;
+  mutable bool loaded_ = false;
+};
 
 class Decoder {
  public:
@@ -28,23 +100,23 @@ class Decoder {
   size_t error_count() const { return errors_->size(); }
 
   // The child `key` of a mapping, or an undefined node if absent or `node` is not a mapping.
-  static YAML::Node Child(const YAML::Node& node, std::string_view key);
-  static bool Present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
+  static Node Child(const Node& node, std::string_view key) { return node.Child(key); }
+  static bool Present(const Node& n) { return n.IsDefined() && !n.IsNull(); }
 
   // Each returns nullopt when the field is absent (or null), and also when it is malformed,
   // after recording the problem.
-  std::optional<std::string> String(const YAML::Node& n, std::string_view path);
-  std::optional<int64_t> Int(const YAML::Node& n, std::string_view path, int64_t min, int64_t max);
-  std::optional<bool> Bool(const YAML::Node& n, std::string_view path);
-  std::optional<model::Quantity> Quantity(const YAML::Node& n, std::string_view path);
-  std::optional<int64_t> Timestamp(const YAML::Node& n, std::string_view path);
+  std::optional<std::string> String(const Node& n, std::string_view path);
+  std::optional<int64_t> Int(const Node& n, std::string_view path, int64_t min, int64_t max);
+  std::optional<bool> Bool(const Node& n, std::string_view path);
+  std::optional<model::Quantity> Quantity(const Node& n, std::string_view path);
+  std::optional<int64_t> Timestamp(const Node& n, std::string_view path);
   // True if `n` is absent or a mapping; records an error otherwise.
-  bool ExpectMap(const YAML::Node& n, std::string_view path);
-  bool ExpectSeq(const YAML::Node& n, std::string_view path);
+  bool ExpectMap(const Node& n, std::string_view path);
+  bool ExpectSeq(const Node& n, std::string_view path);
   // A mapping of strings to strings (labels, nodeSelector).
-  std::vector<std::pair<std::string, std::string>> StringMap(const YAML::Node& n,
+  std::vector<std::pair<std::string, std::string>> StringMap(const Node& n,
                                                              std::string_view path);
-  std::vector<std::string> StringList(const YAML::Node& n, std::string_view path);
+  std::vector<std::string> StringList(const Node& n, std::string_view path);
 
  private:
   bool strict_strings_ = false;

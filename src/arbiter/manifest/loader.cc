@@ -321,7 +321,7 @@ class ObjectDecoder {
   void set_strict_strings(bool strict) { d_.set_strict_strings(strict); }
 
   // `list_depth` counts the Lists around `root`.
-  void Decode(const YAML::Node& root, Origin origin, int list_depth = 0);
+  void Decode(const Node& root, Origin origin, int list_depth = 0);
 
  private:
   struct Meta {
@@ -333,33 +333,33 @@ class ObjectDecoder {
     std::optional<Timestamp> deletion;
   };
 
-  Meta DecodeMeta(const YAML::Node& root, bool namespaced);
-  void DecodeNode(const YAML::Node& root, Origin origin);
-  void DecodePod(const YAML::Node& root, Origin origin);
-  void DecodePriorityClass(const YAML::Node& root, Origin origin);
-  void DecodePdb(const YAML::Node& root, Origin origin);
-  void DecodeNamespace(const YAML::Node& root, Origin origin);
-  void DecodeWorkload(const YAML::Node& root, Origin origin);
-  void DecodePodGroup(const YAML::Node& root, Origin origin);
-  void DecodeCompositePodGroup(const YAML::Node& root, Origin origin);
-  void DecodeConfig(const YAML::Node& root, Origin origin);
-  void DecodePodMetrics(const YAML::Node& root, Origin origin);
-  void DecodeKubeletConfig(const YAML::Node& root, Origin origin);
+  Meta DecodeMeta(const Node& root, bool namespaced);
+  void DecodeNode(const Node& root, Origin origin);
+  void DecodePod(const Node& root, Origin origin);
+  void DecodePriorityClass(const Node& root, Origin origin);
+  void DecodePdb(const Node& root, Origin origin);
+  void DecodeNamespace(const Node& root, Origin origin);
+  void DecodeWorkload(const Node& root, Origin origin);
+  void DecodePodGroup(const Node& root, Origin origin);
+  void DecodeCompositePodGroup(const Node& root, Origin origin);
+  void DecodeConfig(const Node& root, Origin origin);
+  void DecodePodMetrics(const Node& root, Origin origin);
+  void DecodeKubeletConfig(const Node& root, Origin origin);
 
-  model::Resources DecodeResourceList(const YAML::Node& n, const std::string& path);
-  std::optional<model::LabelSelector> DecodeLabelSelector(const YAML::Node& n,
+  model::Resources DecodeResourceList(const Node& n, const std::string& path);
+  std::optional<model::LabelSelector> DecodeLabelSelector(const Node& n,
                                                           const std::string& path);
-  std::vector<model::Requirement> DecodeRequirements(const YAML::Node& n, const std::string& path,
+  std::vector<model::Requirement> DecodeRequirements(const Node& n, const std::string& path,
                                                      bool node_selector, bool fields);
-  std::optional<model::NodeSelectorTerm> DecodeNodeSelectorTerm(const YAML::Node& n,
+  std::optional<model::NodeSelectorTerm> DecodeNodeSelectorTerm(const Node& n,
                                                                  const std::string& path);
-  model::PodAffinityTerm DecodePodAffinityTerm(const YAML::Node& n, const std::string& path);
-  model::PodAffinityRules DecodePodAffinityRules(const YAML::Node& n, const std::string& path);
-  void DecodeAffinity(const YAML::Node& n, const std::string& path, model::Affinity& a);
-  std::vector<model::Toleration> DecodeTolerations(const YAML::Node& n, const std::string& path);
-  std::vector<model::TopologySpreadConstraint> DecodeSpread(const YAML::Node& n,
+  model::PodAffinityTerm DecodePodAffinityTerm(const Node& n, const std::string& path);
+  model::PodAffinityRules DecodePodAffinityRules(const Node& n, const std::string& path);
+  void DecodeAffinity(const Node& n, const std::string& path, model::Affinity& a);
+  std::vector<model::Toleration> DecodeTolerations(const Node& n, const std::string& path);
+  std::vector<model::TopologySpreadConstraint> DecodeSpread(const Node& n,
                                                             const std::string& path);
-  std::optional<model::IntOrPercent> DecodeIntOrPercent(const YAML::Node& n,
+  std::optional<model::IntOrPercent> DecodeIntOrPercent(const Node& n,
                                                         const std::string& path);
   void CheckLabels(const model::LabelMap& labels, const std::string& path);
   // Parts of the Workload API objects. `prefix` is the path of the object holding the field,
@@ -368,21 +368,21 @@ class ObjectDecoder {
     model::GroupPolicy policy = model::GroupPolicy::kBasic;
     int32_t count = 0;
   };
-  GroupPolicyValue DecodeGroupPolicy(const YAML::Node& parent, const std::string& prefix,
+  GroupPolicyValue DecodeGroupPolicy(const Node& parent, const std::string& prefix,
                                      std::string_view count_field);
-  model::DisruptionMode DecodeDisruptionMode(const YAML::Node& parent, const std::string& prefix);
-  model::GroupPriority DecodeGroupPriority(const YAML::Node& parent, const std::string& prefix);
-  std::optional<model::WorkloadReference> DecodeWorkloadRef(const YAML::Node& parent,
+  model::DisruptionMode DecodeDisruptionMode(const Node& parent, const std::string& prefix);
+  model::GroupPriority DecodeGroupPriority(const Node& parent, const std::string& prefix);
+  std::optional<model::WorkloadReference> DecodeWorkloadRef(const Node& parent,
                                                             const std::string& prefix);
-  std::string DecodeParentName(const YAML::Node& parent, const std::string& prefix);
+  std::string DecodeParentName(const Node& parent, const std::string& prefix);
   // A template's name: a DNS label, unique across the Workload's whole template tree.
-  std::string DecodeTemplateName(const YAML::Node& t, const std::string& prefix,
+  std::string DecodeTemplateName(const Node& t, const std::string& prefix,
                                  std::map<std::string, std::string>& names);
   std::vector<model::PodGroupTemplate> DecodePodGroupTemplates(
-      const YAML::Node& parent, const std::string& prefix, int depth,
+      const Node& parent, const std::string& prefix, int depth,
       std::map<std::string, std::string>& names);
   std::vector<model::CompositePodGroupTemplate> DecodeCompositeTemplates(
-      const YAML::Node& parent, const std::string& prefix, int depth,
+      const Node& parent, const std::string& prefix, int depth,
       std::map<std::string, std::string>& names);
 
   ClusterObjects& out_;
@@ -403,9 +403,9 @@ void ObjectDecoder::CheckLabels(const model::LabelMap& labels, const std::string
   }
 }
 
-ObjectDecoder::Meta ObjectDecoder::DecodeMeta(const YAML::Node& root, bool namespaced) {
+ObjectDecoder::Meta ObjectDecoder::DecodeMeta(const Node& root, bool namespaced) {
   Meta m;
-  YAML::Node md = D::Child(root, "metadata");
+  Node md = D::Child(root, "metadata");
   if (!D::Present(md)) {
     d_.Error("metadata.name", "is required");
     return m;
@@ -431,7 +431,7 @@ ObjectDecoder::Meta ObjectDecoder::DecodeMeta(const YAML::Node& root, bool names
   return m;
 }
 
-model::Resources ObjectDecoder::DecodeResourceList(const YAML::Node& n, const std::string& path) {
+model::Resources ObjectDecoder::DecodeResourceList(const Node& n, const std::string& path) {
   model::Resources r;
   if (!D::Present(n) || !d_.ExpectMap(n, path)) return r;
   for (auto it = n.begin(); it != n.end(); ++it) {
@@ -474,7 +474,7 @@ model::Resources ObjectDecoder::DecodeResourceList(const YAML::Node& n, const st
   return r;
 }
 
-std::vector<model::Requirement> ObjectDecoder::DecodeRequirements(const YAML::Node& n,
+std::vector<model::Requirement> ObjectDecoder::DecodeRequirements(const Node& n,
                                                                   const std::string& path,
                                                                   bool node_selector,
                                                                   bool fields) {
@@ -550,7 +550,7 @@ std::vector<model::Requirement> ObjectDecoder::DecodeRequirements(const YAML::No
   return out;
 }
 
-std::optional<model::LabelSelector> ObjectDecoder::DecodeLabelSelector(const YAML::Node& n,
+std::optional<model::LabelSelector> ObjectDecoder::DecodeLabelSelector(const Node& n,
                                                                        const std::string& path) {
   if (!D::Present(n)) return std::nullopt;
   if (!d_.ExpectMap(n, path)) return std::nullopt;
@@ -565,7 +565,7 @@ std::optional<model::LabelSelector> ObjectDecoder::DecodeLabelSelector(const YAM
 }
 
 std::optional<model::NodeSelectorTerm> ObjectDecoder::DecodeNodeSelectorTerm(
-    const YAML::Node& n, const std::string& path) {
+    const Node& n, const std::string& path) {
   if (!d_.ExpectMap(n, path)) return std::nullopt;
   model::NodeSelectorTerm t;
   t.match_expressions = DecodeRequirements(D::Child(n, "matchExpressions"),
@@ -574,7 +574,7 @@ std::optional<model::NodeSelectorTerm> ObjectDecoder::DecodeNodeSelectorTerm(
   return t;
 }
 
-model::PodAffinityTerm ObjectDecoder::DecodePodAffinityTerm(const YAML::Node& n,
+model::PodAffinityTerm ObjectDecoder::DecodePodAffinityTerm(const Node& n,
                                                             const std::string& path) {
   model::PodAffinityTerm t;
   if (!d_.ExpectMap(n, path)) return t;
@@ -596,18 +596,18 @@ model::PodAffinityTerm ObjectDecoder::DecodePodAffinityTerm(const YAML::Node& n,
   return t;
 }
 
-model::PodAffinityRules ObjectDecoder::DecodePodAffinityRules(const YAML::Node& n,
+model::PodAffinityRules ObjectDecoder::DecodePodAffinityRules(const Node& n,
                                                               const std::string& path) {
   model::PodAffinityRules rules;
   if (!D::Present(n) || !d_.ExpectMap(n, path)) return rules;
   const std::string req = path + ".requiredDuringSchedulingIgnoredDuringExecution";
-  YAML::Node rn = D::Child(n, "requiredDuringSchedulingIgnoredDuringExecution");
+  Node rn = D::Child(n, "requiredDuringSchedulingIgnoredDuringExecution");
   if (D::Present(rn) && d_.ExpectSeq(rn, req)) {
     size_t i = 0;
     for (const auto& e : rn) rules.required.push_back(DecodePodAffinityTerm(e, Idx(req, i++)));
   }
   const std::string pref = path + ".preferredDuringSchedulingIgnoredDuringExecution";
-  YAML::Node pn = D::Child(n, "preferredDuringSchedulingIgnoredDuringExecution");
+  Node pn = D::Child(n, "preferredDuringSchedulingIgnoredDuringExecution");
   if (D::Present(pn) && d_.ExpectSeq(pn, pref)) {
     size_t i = 0;
     for (const auto& e : pn) {
@@ -627,17 +627,17 @@ model::PodAffinityRules ObjectDecoder::DecodePodAffinityRules(const YAML::Node& 
   return rules;
 }
 
-void ObjectDecoder::DecodeAffinity(const YAML::Node& n, const std::string& path,
+void ObjectDecoder::DecodeAffinity(const Node& n, const std::string& path,
                                    model::Affinity& a) {
   if (!D::Present(n) || !d_.ExpectMap(n, path)) return;
-  YAML::Node na = D::Child(n, "nodeAffinity");
+  Node na = D::Child(n, "nodeAffinity");
   const std::string nap = path + ".nodeAffinity";
   if (D::Present(na) && d_.ExpectMap(na, nap)) {
-    YAML::Node req = D::Child(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    Node req = D::Child(na, "requiredDuringSchedulingIgnoredDuringExecution");
     const std::string reqp = nap + ".requiredDuringSchedulingIgnoredDuringExecution";
     if (D::Present(req) && d_.ExpectMap(req, reqp)) {
       model::NodeSelector sel;
-      YAML::Node terms = D::Child(req, "nodeSelectorTerms");
+      Node terms = D::Child(req, "nodeSelectorTerms");
       const std::string tp = reqp + ".nodeSelectorTerms";
       if (!D::Present(terms) || (terms.IsSequence() && terms.size() == 0)) {
         d_.Error(tp, "must have at least one term");
@@ -650,7 +650,7 @@ void ObjectDecoder::DecodeAffinity(const YAML::Node& n, const std::string& path,
       }
       a.node_affinity.required = std::move(sel);
     }
-    YAML::Node pref = D::Child(na, "preferredDuringSchedulingIgnoredDuringExecution");
+    Node pref = D::Child(na, "preferredDuringSchedulingIgnoredDuringExecution");
     const std::string pp = nap + ".preferredDuringSchedulingIgnoredDuringExecution";
     if (D::Present(pref) && d_.ExpectSeq(pref, pp)) {
       size_t i = 0;
@@ -662,7 +662,7 @@ void ObjectDecoder::DecodeAffinity(const YAML::Node& n, const std::string& path,
           if (!D::Present(D::Child(e, "weight"))) d_.Error(p + ".weight", "is required");
           continue;
         }
-        YAML::Node pe = D::Child(e, "preference");
+        Node pe = D::Child(e, "preference");
         if (!D::Present(pe)) {
           d_.Error(p + ".preference", "is required");
           continue;
@@ -678,7 +678,7 @@ void ObjectDecoder::DecodeAffinity(const YAML::Node& n, const std::string& path,
       DecodePodAffinityRules(D::Child(n, "podAntiAffinity"), path + ".podAntiAffinity");
 }
 
-std::vector<model::Toleration> ObjectDecoder::DecodeTolerations(const YAML::Node& n,
+std::vector<model::Toleration> ObjectDecoder::DecodeTolerations(const Node& n,
                                                                 const std::string& path) {
   std::vector<model::Toleration> out;
   if (!D::Present(n) || !d_.ExpectSeq(n, path)) return out;
@@ -721,7 +721,7 @@ std::vector<model::Toleration> ObjectDecoder::DecodeTolerations(const YAML::Node
   return out;
 }
 
-std::vector<model::TopologySpreadConstraint> ObjectDecoder::DecodeSpread(const YAML::Node& n,
+std::vector<model::TopologySpreadConstraint> ObjectDecoder::DecodeSpread(const Node& n,
                                                                          const std::string& path) {
   std::vector<model::TopologySpreadConstraint> out;
   if (!D::Present(n) || !d_.ExpectSeq(n, path)) return out;
@@ -778,15 +778,15 @@ std::vector<model::TopologySpreadConstraint> ObjectDecoder::DecodeSpread(const Y
   return out;
 }
 
-void ObjectDecoder::DecodeNode(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::DecodeNode(const Node& root, Origin origin) {
   Meta m = DecodeMeta(root, /*namespaced=*/false);
   model::Node node;
   node.name = m.name;
   node.labels = m.labels;
-  YAML::Node spec = D::Child(root, "spec");
+  Node spec = D::Child(root, "spec");
   if (d_.ExpectMap(spec, "spec")) {
     node.unschedulable = d_.Bool(D::Child(spec, "unschedulable"), "spec.unschedulable").value_or(false);
-    YAML::Node taints = D::Child(spec, "taints");
+    Node taints = D::Child(spec, "taints");
     if (D::Present(taints) && d_.ExpectSeq(taints, "spec.taints")) {
       size_t i = 0;
       for (const auto& t : taints) {
@@ -817,10 +817,10 @@ void ObjectDecoder::DecodeNode(const YAML::Node& root, Origin origin) {
       }
     }
   }
-  YAML::Node status = D::Child(root, "status");
+  Node status = D::Child(root, "status");
   if (d_.ExpectMap(status, "status")) {
-    YAML::Node alloc = D::Child(status, "allocatable");
-    YAML::Node cap = D::Child(status, "capacity");
+    Node alloc = D::Child(status, "allocatable");
+    Node cap = D::Child(status, "capacity");
     if (D::Present(cap)) node.capacity = DecodeResourceList(cap, "status.capacity");
     if (D::Present(alloc)) {
       node.allocatable = DecodeResourceList(alloc, "status.allocatable");
@@ -832,7 +832,7 @@ void ObjectDecoder::DecodeNode(const YAML::Node& root, Origin origin) {
   out_.nodes.push_back({std::move(node), std::move(origin)});
 }
 
-void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::DecodePod(const Node& root, Origin origin) {
   Meta m = DecodeMeta(root, /*namespaced=*/true);
   model::Pod pod;
   pod.ns = m.ns;
@@ -841,7 +841,7 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
   pod.labels = m.labels;
   pod.creation_timestamp = m.creation;
   pod.deletion_timestamp = m.deletion;
-  YAML::Node spec = D::Child(root, "spec");
+  Node spec = D::Child(root, "spec");
   if (!D::Present(spec)) {
     d_.Error("spec.containers", "is required");
   } else if (d_.ExpectMap(spec, "spec")) {
@@ -867,7 +867,7 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
     std::vector<model::ContainerRequests> containers;
     std::vector<model::ContainerRequests> non_zero;  // with the scoring defaults filled in
     auto decode_containers = [&](std::string_view field, bool init) {
-      YAML::Node list = D::Child(spec, field);
+      Node list = D::Child(spec, field);
       const std::string path = "spec." + std::string(field);
       if (!init && (!D::Present(list) || (list.IsSequence() && list.size() == 0))) {
         d_.Error(path, "must have at least one container");
@@ -880,14 +880,14 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
         if (!d_.ExpectMap(c, p)) continue;
         model::ContainerRequests cr;
         cr.init = init;
-        YAML::Node res = D::Child(c, "resources");
+        Node res = D::Child(c, "resources");
         if (D::Present(res) && d_.ExpectMap(res, p + ".resources")) {
           cr.requests = DecodeResourceList(D::Child(res, "requests"), p + ".resources.requests");
           model::Resources limits =
               DecodeResourceList(D::Child(res, "limits"), p + ".resources.limits");
           // A limit without a request makes the request equal to the limit (API defaulting).
-          YAML::Node req_node = D::Child(res, "requests");
-          YAML::Node lim_node = D::Child(res, "limits");
+          Node req_node = D::Child(res, "requests");
+          Node lim_node = D::Child(res, "limits");
           if (lim_node.IsMap()) {
             for (auto it = lim_node.begin(); it != lim_node.end(); ++it) {
               if (!it->first.IsScalar()) continue;
@@ -907,7 +907,7 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
             cr.restartable = true;
           }
         }
-        YAML::Node ports = D::Child(c, "ports");
+        Node ports = D::Child(c, "ports");
         if (D::Present(ports) && d_.ExpectSeq(ports, p + ".ports")) {
           size_t j = 0;
           for (const auto& port : ports) {
@@ -936,8 +936,8 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
           pod.container_requests.emplace_back(d_.String(D::Child(c, "name"), p + ".name").value_or(""), cr.requests);
         }
         model::ContainerRequests nz = cr;
-        YAML::Node req_node = D::Child(res, "requests");
-        YAML::Node lim_node = D::Child(res, "limits");
+        Node req_node = D::Child(res, "requests");
+        Node lim_node = D::Child(res, "limits");
         auto stated = [&](std::string_view name) {
           return D::Present(D::Child(req_node, name)) || D::Present(D::Child(lim_node, name));
         };
@@ -969,7 +969,7 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
                         "spec.terminationGracePeriodSeconds", 0, INT64_MAX / kSecond)) {
       pod.termination_grace_period_seconds = *g;
     }
-    YAML::Node sg = D::Child(spec, "schedulingGroup");
+    Node sg = D::Child(spec, "schedulingGroup");
     if (D::Present(sg) && d_.ExpectMap(sg, "spec.schedulingGroup")) {
       const std::string gp = "spec.schedulingGroup.podGroupName";
       auto group = d_.String(D::Child(sg, "podGroupName"), gp);
@@ -982,10 +982,10 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
       }
     }
   }
-  YAML::Node status = D::Child(root, "status");
+  Node status = D::Child(root, "status");
   if (d_.ExpectMap(status, "status")) {
     pod.start_time = d_.Timestamp(D::Child(status, "startTime"), "status.startTime");
-    YAML::Node conditions = D::Child(status, "conditions");
+    Node conditions = D::Child(status, "conditions");
     if (D::Present(conditions) && d_.ExpectSeq(conditions, "status.conditions")) {
       size_t i = 0;
       for (const auto& c : conditions) {
@@ -1006,11 +1006,11 @@ void ObjectDecoder::DecodePod(const YAML::Node& root, Origin origin) {
   out_.pods.push_back({std::move(pod), std::move(origin)});
 }
 
-void ObjectDecoder::DecodePriorityClass(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::DecodePriorityClass(const Node& root, Origin origin) {
   Meta m = DecodeMeta(root, /*namespaced=*/false);
   model::PriorityClass pc;
   pc.name = m.name;
-  YAML::Node v = D::Child(root, "value");
+  Node v = D::Child(root, "value");
   if (!D::Present(v)) {
     d_.Error("value", "is required");
   } else if (auto value = d_.Int(v, "value", kInt32Min, kInt32Max)) {
@@ -1029,7 +1029,7 @@ void ObjectDecoder::DecodePriorityClass(const YAML::Node& root, Origin origin) {
   out_.priority_classes.push_back({std::move(pc), std::move(origin)});
 }
 
-std::optional<model::IntOrPercent> ObjectDecoder::DecodeIntOrPercent(const YAML::Node& n,
+std::optional<model::IntOrPercent> ObjectDecoder::DecodeIntOrPercent(const Node& n,
                                                                      const std::string& path) {
   if (!D::Present(n)) return std::nullopt;
   if (!n.IsScalar()) {
@@ -1053,12 +1053,12 @@ std::optional<model::IntOrPercent> ObjectDecoder::DecodeIntOrPercent(const YAML:
   return v;
 }
 
-void ObjectDecoder::DecodePdb(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::DecodePdb(const Node& root, Origin origin) {
   Meta m = DecodeMeta(root, /*namespaced=*/true);
   model::PodDisruptionBudget pdb;
   pdb.ns = m.ns;
   pdb.name = m.name;
-  YAML::Node spec = D::Child(root, "spec");
+  Node spec = D::Child(root, "spec");
   if (d_.ExpectMap(spec, "spec")) {
     auto sel = DecodeLabelSelector(D::Child(spec, "selector"), "spec.selector");
     if (sel) pdb.selector = *sel;
@@ -1068,13 +1068,13 @@ void ObjectDecoder::DecodePdb(const YAML::Node& root, Origin origin) {
       d_.Error("spec.maxUnavailable", "may not be set together with spec.minAvailable");
     }
   }
-  YAML::Node status = D::Child(root, "status");
+  Node status = D::Child(root, "status");
   if (d_.ExpectMap(status, "status")) {
     if (auto da = d_.Int(D::Child(status, "disruptionsAllowed"), "status.disruptionsAllowed", 0,
                          kInt32Max)) {
       pdb.disruptions_allowed = static_cast<int32_t>(*da);
     }
-    YAML::Node dp = D::Child(status, "disruptedPods");
+    Node dp = D::Child(status, "disruptedPods");
     if (D::Present(dp) && d_.ExpectMap(dp, "status.disruptedPods")) {
       for (auto it = dp.begin(); it != dp.end(); ++it) {
         if (it->first.IsScalar()) pdb.disrupted_pods.push_back(pdb.ns + "/" + it->first.Scalar());
@@ -1084,7 +1084,7 @@ void ObjectDecoder::DecodePdb(const YAML::Node& root, Origin origin) {
   out_.pdbs.push_back({std::move(pdb), std::move(origin)});
 }
 
-void ObjectDecoder::DecodeNamespace(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::DecodeNamespace(const Node& root, Origin origin) {
   Meta m = DecodeMeta(root, /*namespaced=*/false);
   if (std::string err = ValidateDnsLabel(m.name); !m.name.empty() && !err.empty()) {
     d_.Error("metadata.name", "invalid namespace name \"" + m.name + "\": " + err);
@@ -1092,13 +1092,13 @@ void ObjectDecoder::DecodeNamespace(const YAML::Node& root, Origin origin) {
   out_.namespaces.push_back({model::Namespace{m.name, m.labels}, std::move(origin)});
 }
 
-ObjectDecoder::GroupPolicyValue ObjectDecoder::DecodeGroupPolicy(const YAML::Node& parent,
+ObjectDecoder::GroupPolicyValue ObjectDecoder::DecodeGroupPolicy(const Node& parent,
                                                                  const std::string& prefix,
                                                                  std::string_view count_field) {
   GroupPolicyValue v;
   const std::string path = prefix + "schedulingPolicy";
   const std::string want = "(want basic: {} or gang: {" + std::string(count_field) + ": N})";
-  YAML::Node n = D::Child(parent, "schedulingPolicy");
+  Node n = D::Child(parent, "schedulingPolicy");
   if (!D::Present(n)) {
     d_.Error(path, "is required " + want);
     return v;
@@ -1123,14 +1123,14 @@ ObjectDecoder::GroupPolicyValue ObjectDecoder::DecodeGroupPolicy(const YAML::Nod
   }
   if (gang) {
     const std::string gp = path + ".gang";
-    YAML::Node g = D::Child(n, "gang");
+    Node g = D::Child(n, "gang");
     if (!D::Present(g)) {
       d_.Error(gp + "." + std::string(count_field), "is required");
       return v;
     }
     if (!d_.ExpectMap(g, gp)) return v;
     const std::string cp = gp + "." + std::string(count_field);
-    YAML::Node c = D::Child(g, count_field);
+    Node c = D::Child(g, count_field);
     if (!D::Present(c)) {
       d_.Error(cp, "is required");
     } else if (auto count = d_.Int(c, cp, kInt32Min, kInt32Max)) {
@@ -1147,10 +1147,10 @@ ObjectDecoder::GroupPolicyValue ObjectDecoder::DecodeGroupPolicy(const YAML::Nod
   return v;
 }
 
-model::DisruptionMode ObjectDecoder::DecodeDisruptionMode(const YAML::Node& parent,
+model::DisruptionMode ObjectDecoder::DecodeDisruptionMode(const Node& parent,
                                                           const std::string& prefix) {
   const std::string path = prefix + "disruptionMode";
-  YAML::Node n = D::Child(parent, "disruptionMode");
+  Node n = D::Child(parent, "disruptionMode");
   if (!D::Present(n)) return model::DisruptionMode::kSingle;  // the API default
   if (n.IsScalar()) {
     // v1alpha2 wrote the mode as a string ("Pod" or "PodGroup").
@@ -1184,7 +1184,7 @@ model::DisruptionMode ObjectDecoder::DecodeDisruptionMode(const YAML::Node& pare
   return model::DisruptionMode::kSingle;
 }
 
-model::GroupPriority ObjectDecoder::DecodeGroupPriority(const YAML::Node& parent,
+model::GroupPriority ObjectDecoder::DecodeGroupPriority(const Node& parent,
                                                         const std::string& prefix) {
   model::GroupPriority p;
   const std::string pcp = prefix + "priorityClassName";
@@ -1210,10 +1210,10 @@ model::GroupPriority ObjectDecoder::DecodeGroupPriority(const YAML::Node& parent
   return p;
 }
 
-std::optional<model::WorkloadReference> ObjectDecoder::DecodeWorkloadRef(const YAML::Node& parent,
+std::optional<model::WorkloadReference> ObjectDecoder::DecodeWorkloadRef(const Node& parent,
                                                                          const std::string& prefix) {
   const std::string path = prefix + "workloadRef";
-  YAML::Node n = D::Child(parent, "workloadRef");
+  Node n = D::Child(parent, "workloadRef");
   if (!D::Present(n) || !d_.ExpectMap(n, path)) return std::nullopt;
   model::WorkloadReference ref;
   bool ok = true;
@@ -1238,7 +1238,7 @@ std::optional<model::WorkloadReference> ObjectDecoder::DecodeWorkloadRef(const Y
   return ref;
 }
 
-std::string ObjectDecoder::DecodeParentName(const YAML::Node& parent, const std::string& prefix) {
+std::string ObjectDecoder::DecodeParentName(const Node& parent, const std::string& prefix) {
   const std::string path = prefix + "parentCompositePodGroupName";
   auto v = d_.String(D::Child(parent, "parentCompositePodGroupName"), path);
   if (!v) return "";
@@ -1249,7 +1249,7 @@ std::string ObjectDecoder::DecodeParentName(const YAML::Node& parent, const std:
   return *v;
 }
 
-std::string ObjectDecoder::DecodeTemplateName(const YAML::Node& t, const std::string& prefix,
+std::string ObjectDecoder::DecodeTemplateName(const Node& t, const std::string& prefix,
                                               std::map<std::string, std::string>& names) {
   const std::string path = prefix + "name";
   auto v = d_.String(D::Child(t, "name"), path);
@@ -1269,11 +1269,11 @@ std::string ObjectDecoder::DecodeTemplateName(const YAML::Node& t, const std::st
 }
 
 std::vector<model::PodGroupTemplate> ObjectDecoder::DecodePodGroupTemplates(
-    const YAML::Node& parent, const std::string& prefix, int depth,
+    const Node& parent, const std::string& prefix, int depth,
     std::map<std::string, std::string>& names) {
   std::vector<model::PodGroupTemplate> out;
   const std::string path = prefix + "podGroupTemplates";
-  YAML::Node list = D::Child(parent, "podGroupTemplates");
+  Node list = D::Child(parent, "podGroupTemplates");
   if (!D::Present(list) || !d_.ExpectSeq(list, path)) return out;
   if (list.size() > model::kMaxTemplatesPerList) {
     d_.Error(path, "has " + std::to_string(list.size()) + " templates; at most " +
@@ -1301,11 +1301,11 @@ std::vector<model::PodGroupTemplate> ObjectDecoder::DecodePodGroupTemplates(
 }
 
 std::vector<model::CompositePodGroupTemplate> ObjectDecoder::DecodeCompositeTemplates(
-    const YAML::Node& parent, const std::string& prefix, int depth,
+    const Node& parent, const std::string& prefix, int depth,
     std::map<std::string, std::string>& names) {
   std::vector<model::CompositePodGroupTemplate> out;
   const std::string path = prefix + "compositePodGroupTemplates";
-  YAML::Node list = D::Child(parent, "compositePodGroupTemplates");
+  Node list = D::Child(parent, "compositePodGroupTemplates");
   if (!D::Present(list) || !d_.ExpectSeq(list, path)) return out;
   if (list.size() > model::kMaxTemplatesPerList) {
     d_.Error(path, "has " + std::to_string(list.size()) + " templates; at most " +
@@ -1341,16 +1341,16 @@ std::vector<model::CompositePodGroupTemplate> ObjectDecoder::DecodeCompositeTemp
   return out;
 }
 
-void ObjectDecoder::DecodeWorkload(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::DecodeWorkload(const Node& root, Origin origin) {
   Meta m = DecodeMeta(root, /*namespaced=*/true);
   model::Workload w;
   w.ns = m.ns;
   w.name = m.name;
-  YAML::Node spec = D::Child(root, "spec");
+  Node spec = D::Child(root, "spec");
   if (!D::Present(spec)) {
     d_.Error("spec.podGroupTemplates", "is required");
   } else if (d_.ExpectMap(spec, "spec")) {
-    YAML::Node cr = D::Child(spec, "controllerRef");
+    Node cr = D::Child(spec, "controllerRef");
     if (D::Present(cr) && d_.ExpectMap(cr, "spec.controllerRef")) {
       model::TypedLocalObjectReference ref;
       ref.api_group = d_.String(D::Child(cr, "apiGroup"), "spec.controllerRef.apiGroup").value_or("");
@@ -1380,12 +1380,12 @@ void ObjectDecoder::DecodeWorkload(const YAML::Node& root, Origin origin) {
   out_.workloads.push_back({std::move(w), std::move(origin)});
 }
 
-void ObjectDecoder::DecodePodGroup(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::DecodePodGroup(const Node& root, Origin origin) {
   Meta m = DecodeMeta(root, /*namespaced=*/true);
   model::PodGroup g;
   g.ns = m.ns;
   g.name = m.name;
-  YAML::Node spec = D::Child(root, "spec");
+  Node spec = D::Child(root, "spec");
   if (!D::Present(spec)) {
     d_.Error("spec.schedulingPolicy", "is required (want basic: {} or gang: {minCount: N})");
   } else if (d_.ExpectMap(spec, "spec")) {
@@ -1403,12 +1403,12 @@ void ObjectDecoder::DecodePodGroup(const YAML::Node& root, Origin origin) {
   out_.pod_groups.push_back({std::move(g), std::move(origin)});
 }
 
-void ObjectDecoder::DecodeCompositePodGroup(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::DecodeCompositePodGroup(const Node& root, Origin origin) {
   Meta m = DecodeMeta(root, /*namespaced=*/true);
   model::CompositePodGroup g;
   g.ns = m.ns;
   g.name = m.name;
-  YAML::Node spec = D::Child(root, "spec");
+  Node spec = D::Child(root, "spec");
   if (!D::Present(spec)) {
     d_.Error("spec.workloadRef", "is required");
   } else if (d_.ExpectMap(spec, "spec")) {
@@ -1427,12 +1427,12 @@ void ObjectDecoder::DecodeCompositePodGroup(const YAML::Node& root, Origin origi
   out_.composite_pod_groups.push_back({std::move(g), std::move(origin)});
 }
 
-void ObjectDecoder::DecodePodMetrics(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::DecodePodMetrics(const Node& root, Origin origin) {
   Meta m = DecodeMeta(root, /*namespaced=*/true);
   model::PodMetrics pm;
   pm.ns = m.ns;
   pm.name = m.name;
-  YAML::Node list = D::Child(root, "containers");
+  Node list = D::Child(root, "containers");
   if (D::Present(list) && d_.ExpectSeq(list, "containers")) {
     size_t i = 0;
     for (const auto& c : list) {
@@ -1446,9 +1446,9 @@ void ObjectDecoder::DecodePodMetrics(const YAML::Node& root, Origin origin) {
   out_.pod_metrics.push_back({std::move(pm), std::move(origin)});
 }
 
-void ObjectDecoder::DecodeKubeletConfig(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::DecodeKubeletConfig(const Node& root, Origin origin) {
   model::KubeletConfig cfg = model::KubeletConfig::Defaults();
-  YAML::Node hard = D::Child(root, "evictionHard");
+  Node hard = D::Child(root, "evictionHard");
   if (D::Present(hard) && d_.ExpectMap(hard, "evictionHard")) {
     cfg.eviction_hard.clear();
     for (auto it = hard.begin(); it != hard.end(); ++it) {
@@ -1491,7 +1491,7 @@ void ObjectDecoder::DecodeKubeletConfig(const YAML::Node& root, Origin origin) {
   out_.kubelet_config = Sourced<model::KubeletConfig>{std::move(cfg), std::move(origin)};
 }
 
-void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
+void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
   model::SchedulerConfig cfg;
   if (auto p = d_.Int(D::Child(root, "percentageOfNodesToScore"), "percentageOfNodesToScore", 0, 100)) {
     cfg.percentage_of_nodes_to_score = static_cast<int32_t>(*p);
@@ -1505,7 +1505,7 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
   if (cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds) {
     d_.Error("podMaxBackoffSeconds", "must be at least podInitialBackoffSeconds");
   }
-  YAML::Node gates = D::Child(root, "featureGates");
+  Node gates = D::Child(root, "featureGates");
   if (D::Present(gates) && d_.ExpectMap(gates, "featureGates")) {
     for (auto it = gates.begin(); it != gates.end(); ++it) {
       if (!it->first.IsScalar()) continue;
@@ -1513,7 +1513,7 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
       if (auto v = d_.Bool(it->second, "featureGates." + name)) cfg.feature_gates[name] = *v;
     }
   }
-  YAML::Node profiles = D::Child(root, "profiles");
+  Node profiles = D::Child(root, "profiles");
   if (D::Present(profiles) && d_.ExpectSeq(profiles, "profiles")) {
     if (profiles.size() > 1) d_.Error("profiles", "only one profile is supported");
     size_t i = 0;
@@ -1522,14 +1522,14 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
       if (!d_.ExpectMap(prof, p)) continue;
       cfg.scheduler_name =
           d_.String(D::Child(prof, "schedulerName"), p + ".schedulerName").value_or(cfg.scheduler_name);
-      YAML::Node plugins = D::Child(prof, "plugins");
+      Node plugins = D::Child(prof, "plugins");
       if (D::Present(plugins) && d_.ExpectMap(plugins, p + ".plugins")) {
         for (auto it = plugins.begin(); it != plugins.end(); ++it) {
           if (!it->first.IsScalar()) continue;
           const std::string point = it->first.Scalar();
           const std::string pp = p + ".plugins." + point;
           if (!d_.ExpectMap(it->second, pp)) continue;
-          YAML::Node enabled = D::Child(it->second, "enabled");
+          Node enabled = D::Child(it->second, "enabled");
           if (D::Present(enabled) && d_.ExpectSeq(enabled, pp + ".enabled")) {
             size_t j = 0;
             for (const auto& e : enabled) {
@@ -1541,7 +1541,7 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
               if (name && weight && point == "score") cfg.score_weights[*name] = static_cast<int32_t>(*weight);
             }
           }
-          YAML::Node disabled = D::Child(it->second, "disabled");
+          Node disabled = D::Child(it->second, "disabled");
           if (D::Present(disabled) && d_.ExpectSeq(disabled, pp + ".disabled")) {
             size_t j = 0;
             for (const auto& e : disabled) {
@@ -1565,7 +1565,7 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
           }
         }
       }
-      YAML::Node pcs = D::Child(prof, "pluginConfig");
+      Node pcs = D::Child(prof, "pluginConfig");
       if (!D::Present(pcs) || !d_.ExpectSeq(pcs, p + ".pluginConfig")) continue;
       size_t j = 0;
       for (const auto& pc : pcs) {
@@ -1573,7 +1573,7 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
         if (!d_.ExpectMap(pc, cp)) continue;
         std::string name = d_.String(D::Child(pc, "name"), cp + ".name").value_or("");
         if (!D::Present(D::Child(pc, "name"))) d_.Error(cp + ".name", "is required");
-        YAML::Node args = D::Child(pc, "args");
+        Node args = D::Child(pc, "args");
         if (!d_.ExpectMap(args, cp + ".args")) continue;
         const std::string ap = cp + ".args";
         if (name == "DefaultPreemption") {
@@ -1602,7 +1602,7 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
             cfg.nomad_priority_delta = static_cast<int32_t>(*v);
           }
         } else if (name == "NodeResourcesFit") {
-          YAML::Node ss = D::Child(args, "scoringStrategy");
+          Node ss = D::Child(args, "scoringStrategy");
           if (!D::Present(ss) || !d_.ExpectMap(ss, ap + ".scoringStrategy")) continue;
           const std::string sp = ap + ".scoringStrategy";
           if (auto t = d_.String(D::Child(ss, "type"), sp + ".type")) {
@@ -1618,7 +1618,7 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
                                          "RequestedToCapacityRatio)");
             }
           }
-          YAML::Node res = D::Child(ss, "resources");
+          Node res = D::Child(ss, "resources");
           if (D::Present(res) && d_.ExpectSeq(res, sp + ".resources")) {
             cfg.scoring_resources.clear();
             size_t k = 0;
@@ -1631,9 +1631,9 @@ void ObjectDecoder::DecodeConfig(const YAML::Node& root, Origin origin) {
               if (rn) cfg.scoring_resources.push_back({*rn, w.value_or(1)});
             }
           }
-          YAML::Node rtc = D::Child(ss, "requestedToCapacityRatio");
+          Node rtc = D::Child(ss, "requestedToCapacityRatio");
           if (D::Present(rtc) && d_.ExpectMap(rtc, sp + ".requestedToCapacityRatio")) {
-            YAML::Node shape = D::Child(rtc, "shape");
+            Node shape = D::Child(rtc, "shape");
             const std::string shp = sp + ".requestedToCapacityRatio.shape";
             if (D::Present(shape) && d_.ExpectSeq(shape, shp)) {
               cfg.requested_to_capacity_shape.clear();
@@ -1688,7 +1688,7 @@ constexpr KindInfo kKinds[] = {
     {"KubeletConfiguration", "kubelet.config.k8s.io/v1beta1"},
 };
 
-void ObjectDecoder::Decode(const YAML::Node& root, Origin origin, int list_depth) {
+void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
   d_.set_prefix(origin.ToString());
   if (!root.IsMap()) {
     d_.Error("", "a document must be an object with apiVersion and kind");
@@ -1701,7 +1701,7 @@ void ObjectDecoder::Decode(const YAML::Node& root, Origin origin, int list_depth
     return;
   }
   if (*kind == "List") {
-    YAML::Node items = D::Child(root, "items");
+    Node items = D::Child(root, "items");
     if (!d_.ExpectSeq(items, "items")) return;
     if (!D::Present(items)) return;
     // Lists may hold Lists. YAML aliases could repeat a List many times or make it hold
@@ -1735,13 +1735,13 @@ void ObjectDecoder::Decode(const YAML::Node& root, Origin origin, int list_depth
   }
   origin.kind = *kind;
   // Name the object in every later error.
-  YAML::Node md = D::Child(root, "metadata");
-  YAML::Node name = D::Child(md, "name");
+  Node md = D::Child(root, "metadata");
+  Node name = D::Child(md, "name");
   if (name.IsScalar()) {
     const bool namespaced = *kind == "Pod" || *kind == "PodDisruptionBudget" || *kind == "Workload" ||
                             *kind == "PodGroup" || *kind == "CompositePodGroup" || *kind == "PodMetrics";
     std::string ns = "default";
-    if (YAML::Node nsn = D::Child(md, "namespace"); nsn.IsScalar()) ns = nsn.Scalar();
+    if (Node nsn = D::Child(md, "namespace"); nsn.IsScalar()) ns = nsn.Scalar();
     origin.object = namespaced ? ns + "/" + name.Scalar() : name.Scalar();
   }
   d_.set_prefix(origin.ToString());
@@ -1902,6 +1902,21 @@ void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& error
 LoadResult Load(const std::vector<InputFile>& files) {
   LoadResult result = DecodeEach(files);
   if (result.errors.empty()) CheckWholeInput(result.objects, result.errors);
+  return result;
+}
+
+LoadResult DecodeJson(const std::string& name, const nlohmann::json& body, bool strict_strings) {
+  LoadResult result;
+  ObjectDecoder decoder(result.objects, result.errors);
+  decoder.set_strict_strings(strict_strings);
+  Origin origin;
+  origin.file = name;
+  origin.document = 1;
+  try {
+    decoder.Decode(Node(body), origin);
+  } catch (const std::exception& e) {
+    result.errors.push_back(origin.ToString() + ": cannot decode: " + e.what());
+  }
   return result;
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "arbiter/base/status.h"
 #include "arbiter/model/objects.h"
 
@@ -76,5 +78,8 @@ LoadResult Load(const std::vector<InputFile>& files);
 // Decodes every document on its own, without the checks that need the whole input (the API
 // server validates one object at a time and resolves references against its store).
 LoadResult DecodeEach(const std::vector<InputFile>& files);
+// Decodes one object held as JSON (as the API server stores it), as DecodeEach decodes a file
+// named `name` holding its text, without printing and parsing it again.
+LoadResult DecodeJson(const std::string& name, const nlohmann::json& body, bool strict_strings = false);
 
 }  // namespace arbiter::manifest
