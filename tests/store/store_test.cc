@@ -400,6 +400,70 @@ TEST_P(StoreTest, ResourceVersionInTheBodyIsTheObjectRevision) {
   EXPECT_EQ(list.items[0].body["metadata"]["resourceVersion"], RV(3));
 }
 
+// ---- Batches
+
+WriteOp Op(WriteOp::Kind kind, const std::string& name, int v, int64_t expected_revision = 0) {
+  WriteOp op;
+  op.kind = kind;
+  op.resource = "pods";
+  op.ns = "a";
+  op.name = name;
+  if (kind != WriteOp::Kind::kDelete) op.body = Body(v);
+  op.expected_revision = expected_revision;
+  return op;
+}
+
+TEST_P(StoreTest, ApplyWritesEachOpInOrderWithARevisionAndAnEventOfItsOwn) {
+  ASSERT_OK_AND_ASSIGN(w, store_->WatchFrom("pods", "", R(0)));
+  std::vector<WriteOp> ops = {Op(WriteOp::Kind::kCreate, "x", 1), Op(WriteOp::Kind::kCreate, "y", 1),
+                              Op(WriteOp::Kind::kUpdate, "x", 2, R(1)), Op(WriteOp::Kind::kDelete, "y", 0, R(2))};
+  std::vector<StatusOr<Object>> r = store_->Apply(std::move(ops));
+  ASSERT_EQ(r.size(), 4u);
+  for (size_t i = 0; i < r.size(); ++i) {
+    ASSERT_TRUE(r[i].ok()) << i << ": " << r[i].status().message();
+    EXPECT_EQ(r[i]->revision, R(static_cast<int64_t>(i) + 1));
+  }
+  EXPECT_EQ(r[2]->body["spec"]["v"], 2);
+  EXPECT_EQ(r[2]->body["metadata"]["resourceVersion"], RV(3));
+  EXPECT_EQ(Seen(*w, 4), (std::vector<std::string>{"ADDED pods a/x 1", "ADDED pods a/y 2", "MODIFIED pods a/x 3",
+                                                   "DELETED pods a/y 4"}));
+  ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "a", "x"));
+  EXPECT_EQ(got.revision, R(3));
+  EXPECT_CODE(store_->Get("pods", "a", "y"), StatusCode::kNotFound);
+}
+
+TEST_P(StoreTest, ApplyFailsOnlyTheOpsWhosePreconditionsFail) {
+  MustCreate("pods", "a", "x", 1);  // 1
+  ASSERT_OK_AND_ASSIGN(w, store_->WatchFrom("pods", "", R(1)));
+  std::vector<WriteOp> ops = {Op(WriteOp::Kind::kCreate, "x", 9),                // exists
+                              Op(WriteOp::Kind::kUpdate, "x", 2, R(1)),          // applies: 2
+                              Op(WriteOp::Kind::kUpdate, "x", 3, R(1)),          // stale now
+                              Op(WriteOp::Kind::kDelete, "missing", 0),          // absent
+                              Op(WriteOp::Kind::kCreate, "", 1),                 // no name
+                              Op(WriteOp::Kind::kCreate, "z", 4)};               // applies: 3
+  std::vector<StatusOr<Object>> r = store_->Apply(std::move(ops));
+  ASSERT_EQ(r.size(), 6u);
+  EXPECT_EQ(r[0].status().code(), StatusCode::kAlreadyExists);
+  ASSERT_TRUE(r[1].ok()) << r[1].status().message();
+  EXPECT_EQ(r[1]->revision, R(2));
+  EXPECT_EQ(r[2].status().code(), StatusCode::kConflict);
+  EXPECT_EQ(r[3].status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(r[4].status().code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(r[5].ok()) << r[5].status().message();
+  EXPECT_EQ(r[5]->revision, R(3));
+  EXPECT_EQ(Seen(*w, 2), (std::vector<std::string>{"MODIFIED pods a/x 2", "ADDED pods a/z 3"}));
+  ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "a", "x"));
+  EXPECT_EQ(got.body["spec"]["v"], 2);
+  ASSERT_OK_AND_ASSIGN(rev, store_->Revision());
+  EXPECT_EQ(rev, R(3));
+}
+
+TEST_P(StoreTest, ApplyOfNothingWritesNothing) {
+  EXPECT_TRUE(store_->Apply({}).empty());
+  ASSERT_OK_AND_ASSIGN(rev, store_->Revision());
+  EXPECT_EQ(rev, R(0));
+}
+
 TEST_P(StoreTest, UpdateWithTheCurrentRevisionSucceeds) {
   Object o = MustCreate("pods", "default", "web", 1);
   ASSERT_OK_AND_ASSIGN(updated, store_->Update("pods", "default", "web", Body(2), o.revision));

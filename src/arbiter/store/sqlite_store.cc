@@ -165,22 +165,9 @@ class SqliteStore : public Store {
 
   StatusOr<Object> Create(const std::string& resource, const std::string& ns, const std::string& name,
                           Json body) override {
-    ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
-    ARBITER_RETURN_IF_ERROR(ValidateBody(resource, ns, name, body));
     const std::string what = "create " + DescribeKey(resource, ns, name);
     std::lock_guard<std::mutex> lk(mu_);
-    return Write(what, [&]() -> StatusOr<Event> {
-      auto existing = ReadObject(resource, ns, name, what);
-      if (!existing.ok()) return existing.status();
-      if (existing->has_value()) return AlreadyExists(DescribeKey(resource, ns, name) + " already exists");
-      auto revision = ReadMeta("revision");
-      if (!revision.ok()) return revision.status();
-      Event e{EventType::kAdded, Object{resource, ns, name, *revision + 1, std::move(body)}};
-      StampRevision(e.object.body, e.object.revision);
-      ARBITER_RETURN_IF_ERROR(WriteRow(insert_object_, e.object, what));
-      ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
-      return e;
-    });
+    return Write(what, [&] { return CreateIn(resource, ns, name, std::move(body), what); });
   }
 
   StatusOr<Object> Get(const std::string& resource, const std::string& ns, const std::string& name) override {
@@ -195,50 +182,67 @@ class SqliteStore : public Store {
 
   StatusOr<Object> Update(const std::string& resource, const std::string& ns, const std::string& name, Json body,
                           int64_t expected_revision) override {
-    ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
-    ARBITER_RETURN_IF_ERROR(ValidateBody(resource, ns, name, body));
     const std::string what = "update " + DescribeKey(resource, ns, name);
     std::lock_guard<std::mutex> lk(mu_);
-    return Write(what, [&]() -> StatusOr<Event> {
-      auto existing = ReadObject(resource, ns, name, what);
-      if (!existing.ok()) return existing.status();
-      if (!existing->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
-      ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("update", **existing, expected_revision));
-      auto revision = ReadMeta("revision");
-      if (!revision.ok()) return revision.status();
-      Event e{EventType::kModified, Object{resource, ns, name, *revision + 1, std::move(body)}};
-      StampRevision(e.object.body, e.object.revision);
-      ARBITER_RETURN_IF_ERROR(WriteRow(update_object_, e.object, what));
-      ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
-      return e;
-    });
+    return Write(what, [&] { return UpdateIn(resource, ns, name, std::move(body), expected_revision, what); });
   }
 
   StatusOr<Object> Delete(const std::string& resource, const std::string& ns, const std::string& name,
                           int64_t expected_revision) override {
-    ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
     const std::string what = "delete " + DescribeKey(resource, ns, name);
     std::lock_guard<std::mutex> lk(mu_);
-    return Write(what, [&]() -> StatusOr<Event> {
-      auto existing = ReadObject(resource, ns, name, what);
-      if (!existing.ok()) return existing.status();
-      if (!existing->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
-      ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("delete", **existing, expected_revision));
-      auto revision = ReadMeta("revision");
-      if (!revision.ok()) return revision.status();
-      Event e{EventType::kDeleted, std::move(**existing)};
-      e.object.revision = *revision + 1;
-      StampRevision(e.object.body, e.object.revision);
-      {
-        Use u(delete_object_);
-        u.Bind(1, resource);
-        u.Bind(2, ns);
-        u.Bind(3, name);
-        if (int rc = u.Step(); rc != SQLITE_DONE) return Fail(what, rc);
+    return Write(what, [&] { return DeleteIn(resource, ns, name, expected_revision, what); });
+  }
+
+  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override {
+    std::vector<StatusOr<Object>> out(ops.size(), Status::Ok());
+    if (ops.empty()) return out;
+    const std::string what = "apply a batch of " + std::to_string(ops.size()) + " writes";
+    std::lock_guard<std::mutex> lk(mu_);
+    auto fail_all = [&](const Status& st) {
+      for (auto& r : out) r = st;
+      return out;
+    };
+    {
+      Use b(begin_write_);
+      if (int rc = b.Step(); rc != SQLITE_DONE) return fail_all(Fail(what, rc));
+    }
+    std::vector<Event> events;
+    std::vector<size_t> index;  // the op of each event
+    for (size_t i = 0; i < ops.size(); ++i) {
+      WriteOp& op = ops[i];
+      const std::string op_what = std::string(op.kind == WriteOp::Kind::kCreate   ? "create "
+                                              : op.kind == WriteOp::Kind::kUpdate ? "update "
+                                                                                  : "delete ") +
+                                  DescribeKey(op.resource, op.ns, op.name);
+      StatusOr<Event> e = op.kind == WriteOp::Kind::kCreate
+                              ? CreateIn(op.resource, op.ns, op.name, std::move(op.body), op_what)
+                          : op.kind == WriteOp::Kind::kUpdate
+                              ? UpdateIn(op.resource, op.ns, op.name, std::move(op.body), op.expected_revision, op_what)
+                              : DeleteIn(op.resource, op.ns, op.name, op.expected_revision, op_what);
+      if (e.ok()) {
+        events.push_back(std::move(*e));
+        index.push_back(i);
+        continue;
       }
-      ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
-      return e;
-    });
+      const StatusCode c = e.status().code();
+      if (c == StatusCode::kNotFound || c == StatusCode::kAlreadyExists || c == StatusCode::kConflict ||
+          c == StatusCode::kInvalidArgument) {
+        out[i] = e.status();  // checked before anything of this op was written
+        continue;
+      }
+      Rollback();  // the backend failed: nothing of the batch is kept
+      return fail_all(e.status());
+    }
+    if (Status st = Commit(what); !st.ok()) {
+      Rollback();
+      return fail_all(st);
+    }
+    for (size_t k = 0; k < events.size(); ++k) {
+      hub_->Publish(events[k]);
+      out[index[k]] = std::move(events[k].object);
+    }
+    return out;
   }
 
   StatusOr<ListResult> List(const std::string& resource, const std::string& ns) override {
@@ -317,6 +321,64 @@ class SqliteStore : public Store {
       if (r.Step() == SQLITE_DONE) return;
     }
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);  // last resort; nothing else to do
+  }
+
+  // The writes, inside an open write transaction: each checks its preconditions before it writes
+  // anything, writes the row and the store revision, and returns its event.
+  StatusOr<Event> CreateIn(const std::string& resource, const std::string& ns, const std::string& name, Json body,
+                           const std::string& what) {
+    ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
+    ARBITER_RETURN_IF_ERROR(ValidateBody(resource, ns, name, body));
+    auto existing = ReadObject(resource, ns, name, what);
+    if (!existing.ok()) return existing.status();
+    if (existing->has_value()) return AlreadyExists(DescribeKey(resource, ns, name) + " already exists");
+    auto revision = ReadMeta("revision");
+    if (!revision.ok()) return revision.status();
+    Event e{EventType::kAdded, Object{resource, ns, name, *revision + 1, std::move(body)}};
+    StampRevision(e.object.body, e.object.revision);
+    ARBITER_RETURN_IF_ERROR(WriteRow(insert_object_, e.object, what));
+    ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
+    return e;
+  }
+
+  StatusOr<Event> UpdateIn(const std::string& resource, const std::string& ns, const std::string& name, Json body,
+                           int64_t expected_revision, const std::string& what) {
+    ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
+    ARBITER_RETURN_IF_ERROR(ValidateBody(resource, ns, name, body));
+    auto existing = ReadObject(resource, ns, name, what);
+    if (!existing.ok()) return existing.status();
+    if (!existing->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
+    ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("update", **existing, expected_revision));
+    auto revision = ReadMeta("revision");
+    if (!revision.ok()) return revision.status();
+    Event e{EventType::kModified, Object{resource, ns, name, *revision + 1, std::move(body)}};
+    StampRevision(e.object.body, e.object.revision);
+    ARBITER_RETURN_IF_ERROR(WriteRow(update_object_, e.object, what));
+    ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
+    return e;
+  }
+
+  StatusOr<Event> DeleteIn(const std::string& resource, const std::string& ns, const std::string& name,
+                           int64_t expected_revision, const std::string& what) {
+    ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
+    auto existing = ReadObject(resource, ns, name, what);
+    if (!existing.ok()) return existing.status();
+    if (!existing->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
+    ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("delete", **existing, expected_revision));
+    auto revision = ReadMeta("revision");
+    if (!revision.ok()) return revision.status();
+    Event e{EventType::kDeleted, std::move(**existing)};
+    e.object.revision = *revision + 1;
+    StampRevision(e.object.body, e.object.revision);
+    {
+      Use u(delete_object_);
+      u.Bind(1, resource);
+      u.Bind(2, ns);
+      u.Bind(3, name);
+      if (int rc = u.Step(); rc != SQLITE_DONE) return Fail(what, rc);
+    }
+    ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
+    return e;
   }
 
   // Runs `fn` (which reads and writes rows and returns the event of the write) in one IMMEDIATE

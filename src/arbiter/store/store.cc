@@ -19,6 +19,25 @@ const char* EventTypeName(EventType t) {
   return "UNKNOWN";
 }
 
+std::vector<StatusOr<Object>> Store::Apply(std::vector<WriteOp> ops) {
+  std::vector<StatusOr<Object>> out;
+  out.reserve(ops.size());
+  for (WriteOp& op : ops) {
+    switch (op.kind) {
+      case WriteOp::Kind::kCreate:
+        out.push_back(Create(op.resource, op.ns, op.name, std::move(op.body)));
+        break;
+      case WriteOp::Kind::kUpdate:
+        out.push_back(Update(op.resource, op.ns, op.name, std::move(op.body), op.expected_revision));
+        break;
+      case WriteOp::Kind::kDelete:
+        out.push_back(Delete(op.resource, op.ns, op.name, op.expected_revision));
+        break;
+    }
+  }
+  return out;
+}
+
 std::string DescribeKey(const std::string& resource, const std::string& ns, const std::string& name) {
   return resource + " \"" + (ns.empty() ? name : ns + "/" + name) + "\"";
 }

@@ -68,9 +68,26 @@ class Watch {
   }
 };
 
+// One write of a batch (Store::Apply).
+struct WriteOp {
+  enum class Kind { kCreate, kUpdate, kDelete };
+  Kind kind = Kind::kUpdate;
+  std::string resource, ns, name;
+  Json body;                       // create, update
+  int64_t expected_revision = 0;   // update, delete: as for Update and Delete
+};
+
 class Store {
  public:
   virtual ~Store() = default;
+
+  // Applies `ops` in order, each on its own terms: an op whose precondition fails (NotFound,
+  // AlreadyExists, Conflict, InvalidArgument) fails alone, exactly as the single call would, and
+  // the others still apply. Every op that succeeds gets a revision of its own and one watch
+  // event, in order. Backends commit the batch together where they can (SQLite: one
+  // transaction, so a batch costs one commit). When the backend itself fails (Unavailable,
+  // Internal), the ops not yet committed fail with that error. One result per op.
+  virtual std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops);
 
   // Stores a new object at a new revision. AlreadyExists if the key is taken.
   virtual StatusOr<Object> Create(const std::string& resource, const std::string& ns, const std::string& name,
