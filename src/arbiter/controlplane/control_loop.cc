@@ -24,11 +24,12 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
     : store_(store),
       clock_(clock),
       options_(options),
+      batch_(store),
       nodes_(store, clock, options.nodes,
              [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
                     const std::string& reason, const std::string& message, const std::string& component,
                     const std::string& host) { return RecordEvent(ns, pod, uid, type, reason, message, component, host); }),
-      live_(store, clock, {options.seed, 20000, options.log}, metrics_,
+      live_(store, batch_, clock, {options.seed, 20000, options.log}, metrics_,
             [this](const store::Object& o) -> const manifest::LoadResult& { return Decoded(o); },
             [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
                    const std::string& reason, const std::string& message) {
@@ -40,10 +41,18 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
 Status ControlLoop::RunOnce() {
   for (auto& [name, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
   if (options_.simulate_nodes) {
-    ARBITER_RETURN_IF_ERROR(SimulateNodes());
-    ARBITER_RETURN_IF_ERROR(EvictUnderPressure());
+    Status st = SimulateNodes();
+    if (st.ok()) st = EvictUnderPressure();
+    Status flushed = batch_.Flush();  // their events
+    ARBITER_RETURN_IF_ERROR(st);
+    ARBITER_RETURN_IF_ERROR(flushed);
   }
-  if (options_.schedule) ARBITER_RETURN_IF_ERROR(Schedule());
+  if (options_.schedule) {
+    Status st = Schedule();
+    Status flushed = batch_.Flush();  // after an error, what was queued before it
+    ARBITER_RETURN_IF_ERROR(st);
+    ARBITER_RETURN_IF_ERROR(flushed);
+  }
   return ExpireEvents();
 }
 
@@ -92,17 +101,27 @@ Status ControlLoop::RecordEvent(const std::string& ns, const std::string& pod, c
     key += *part;
     key += '\x1f';
   }
+  // The write is queued (see WriteBatch); a lost race (the event expired meanwhile) forgets it.
+  auto settle = [this, key](const StatusOr<store::Object>& r) -> Status {
+    auto it = correlated_.find(key);
+    if (r.ok()) {
+      if (it != correlated_.end()) it->second = *r;
+      return Status::Ok();
+    }
+    const StatusCode c = r.status().code();
+    if (c != StatusCode::kConflict && c != StatusCode::kNotFound && c != StatusCode::kAlreadyExists) return r.status();
+    if (it != correlated_.end()) correlated_.erase(it);
+    return Status::Ok();
+  };
   if (auto it = correlated_.find(key); it != correlated_.end()) {
-    auto cur = store_.Get("events", ns, it->second);
-    if (cur.ok()) {
-      Json next = cur->body;
+    const store::Object* queued = batch_.Pending("events", ns, it->second.name);
+    const store::Object& last = queued != nullptr ? *queued : it->second;
+    if (queued != nullptr || last.revision > 0) {
+      Json next = last.body;
       next["count"] = next.value("count", int64_t{1}) + 1;
       next["lastTimestamp"] = now;
-      auto r = store_.Update("events", ns, it->second, next, cur->revision);
-      if (r.ok()) return Status::Ok();
-      if (r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) return r.status();
-    } else if (cur.status().code() != StatusCode::kNotFound) {
-      return cur.status();
+      batch_.Update(last, std::move(next), settle);
+      return Status::Ok();
     }
   }
   char suffix[32];
@@ -119,10 +138,9 @@ Status ControlLoop::RecordEvent(const std::string& ns, const std::string& pod, c
             {"firstTimestamp", now},
             {"lastTimestamp", now},
             {"count", 1}};
-  const std::string name = e["metadata"]["name"].get<std::string>();
-  auto r = store_.Create("events", ns, name, e);
-  if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) return r.status();
-  if (correlated_.insert_or_assign(key, name).second) correlated_order_.push_back(key);
+  store::Object created{"events", ns, pod + suffix, 0, e};
+  batch_.Create("events", ns, created.name, std::move(e), settle);
+  if (correlated_.insert_or_assign(key, std::move(created)).second) correlated_order_.push_back(key);
   while (correlated_order_.size() > kCorrelatedEvents) {
     correlated_.erase(correlated_order_.front());
     correlated_order_.pop_front();

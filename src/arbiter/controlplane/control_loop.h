@@ -25,6 +25,7 @@
 #include "arbiter/controlplane/live_scheduler.h"
 #include "arbiter/controlplane/metrics.h"
 #include "arbiter/controlplane/node_simulator.h"
+#include "arbiter/controlplane/write_batch.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/store/informer.h"
 #include "arbiter/store/store.h"
@@ -73,15 +74,17 @@ class ControlLoop {
   store::Store& store_;
   const Clock& clock_;
   LoopOptions options_;
+  WriteBatch batch_;  // the scheduler's writes and the events, one store transaction per flush
   std::map<std::string, std::unique_ptr<store::Informer>> informers_;  // by resource
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, manifest::LoadResult>> decoded_;
   LoopMetrics metrics_;
   uint64_t event_seq_ = 0;
   NodeSimulator nodes_;
   Timestamp events_swept_at_ = 0;
-  // Recent events by what makes two events the same (client-go's correlator key), oldest first.
+  // Recent events by what makes two events the same (client-go's correlator key), oldest first:
+  // each as last written (revision 0 while its creation is queued).
   static constexpr size_t kCorrelatedEvents = 4096;
-  std::map<std::string, std::string> correlated_;  // key -> event name
+  std::map<std::string, store::Object> correlated_;
   std::deque<std::string> correlated_order_;
   LiveScheduler live_;  // after metrics_, which it updates
 };

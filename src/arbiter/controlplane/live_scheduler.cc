@@ -30,9 +30,10 @@ model::Pod Admitted(model::Pod pod) {
 
 }  // namespace
 
-LiveScheduler::LiveScheduler(store::Store& store, const Clock& clock, LiveSchedulerOptions options,
+LiveScheduler::LiveScheduler(store::Store& store, WriteBatch& batch, const Clock& clock, LiveSchedulerOptions options,
                              LoopMetrics& metrics, DecodeFn decode, RecordEventFn record_event)
     : store_(store),
+      batch_(batch),
       clock_(clock),
       options_(std::move(options)),
       metrics_(metrics),
@@ -108,6 +109,7 @@ Status LiveScheduler::Build(const Informers& informers) {
 }
 
 const store::Object* LiveScheduler::Current(const Key& key) const {
+  if (const store::Object* queued = batch_.Pending("pods", key.first, key.second)) return queued;
   const store::Object* seen = informers_ != nullptr ? Find(*informers_, "pods", key) : nullptr;
   auto own = written_.find(key);
   if (own == written_.end()) return seen;
@@ -265,10 +267,10 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
   for (size_t cycles = 0; cycles < options_.max_cycles_per_pass; ++cycles) {
     std::optional<sched::CycleOutcome> out = scheduler_->ScheduleOne();
     if (!out) break;
-    Status st = Actuate(*out);
-    if (st.ok()) st = std::exchange(deferred_, Status::Ok());
-    if (!st.ok()) return st;
+    ARBITER_RETURN_IF_ERROR(Actuate(*out));
+    if (batch_.full()) ARBITER_RETURN_IF_ERROR(batch_.Flush());
   }
+  ARBITER_RETURN_IF_ERROR(batch_.Flush());
   const QueueSizes q = queue_sizes();
   metrics_.pending = q.active;
   metrics_.pending_backoff = q.backoff;
@@ -287,14 +289,22 @@ Status LiveScheduler::Actuate(const sched::CycleOutcome& out) {
 }
 
 Status LiveScheduler::ActuatePod(const sched::CycleOutcome& out) {
-  if (out.nominated_node && !out.scheduled) ARBITER_RETURN_IF_ERROR(Nominate(*out.pod, *out.nominated_node));
+  if (out.nominated_node && !out.scheduled) Nominate(*out.pod, *out.nominated_node);
   return out.scheduled ? Bind(out) : Fail(out);
 }
 
-StatusOr<store::Object> LiveScheduler::Write(const store::Object& cur, const Json& next) {
-  auto r = store_.Update("pods", cur.ns, cur.name, next, cur.revision);
-  if (r.ok()) written_[{cur.ns, cur.name}] = *r;
-  return r;
+namespace {
+// A write that lost a race (the pod changed or went away) is settled by the pod's next event.
+bool Lost(const Status& st) { return st.code() == StatusCode::kConflict || st.code() == StatusCode::kNotFound; }
+}  // namespace
+
+void LiveScheduler::Write(const store::Object& cur, Json next, WriteBatch::Done done) {
+  const Key key{cur.ns, cur.name};
+  batch_.Update(cur, std::move(next), [this, key, done = std::move(done)](const StatusOr<store::Object>& r) -> Status {
+    if (r.ok()) written_[key] = *r;
+    if (done) return done(r);
+    return r.ok() || Lost(r.status()) ? Status::Ok() : r.status();
+  });
 }
 
 void LiveScheduler::Forget(const Key& key, int attempts) {
@@ -326,24 +336,30 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
   if (next["status"].is_object()) next["status"].erase("nominatedNodeName");
   const Timestamp now = clock_.Now() / kSecond * kSecond;
   SetCondition(next["status"], {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", FormatRfc3339(now)}});
-  // Conditional on the revision read: a pod is never bound twice.
-  auto r = Write(*cur, next);
-  if (!r.ok()) {
-    if (r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) return r.status();
-    Forget(key, out.attempt);
-    return Status::Ok();
-  }
-  ++metrics_.scheduled;
-  last_failure_.erase(key);
-  if (pod.creation_timestamp) {
-    const Duration d = std::max<Duration>(0, clock_.Now() - *pod.creation_timestamp);
-    metrics_.e2e_micros_sum += static_cast<uint64_t>(d);
-    size_t b = 0;
-    while (b < 15 && static_cast<double>(d) > 0.01 * kSecond * static_cast<double>(uint64_t{1} << b)) ++b;
-    ++metrics_.e2e_histogram[b];
-  }
-  return record_event_(pod.ns, pod.name, pod.uid, "Normal", "Scheduled",
-                       "Successfully assigned " + pod.Key() + " to " + out.node);
+  // Conditional on the revision read: a pod is never bound twice. The cycle goes on; the
+  // binding's fate is known when the batch is flushed.
+  const int attempt = out.attempt;
+  const std::optional<Timestamp> created = pod.creation_timestamp;
+  const std::string uid = pod.uid, node = out.node, pod_key = pod.Key();
+  Write(*cur, std::move(next), [=, this](const StatusOr<store::Object>& r) -> Status {
+    if (!r.ok()) {
+      if (!Lost(r.status())) return r.status();
+      Forget(key, attempt);  // back to the queue, after its backoff
+      return Status::Ok();
+    }
+    ++metrics_.scheduled;
+    last_failure_.erase(key);
+    if (created) {
+      const Duration d = std::max<Duration>(0, clock_.Now() - *created);
+      metrics_.e2e_micros_sum += static_cast<uint64_t>(d);
+      size_t b = 0;
+      while (b < 15 && static_cast<double>(d) > 0.01 * kSecond * static_cast<double>(uint64_t{1} << b)) ++b;
+      ++metrics_.e2e_histogram[b];
+    }
+    return record_event_(key.first, key.second, uid, "Normal", "Scheduled",
+                         "Successfully assigned " + pod_key + " to " + node);
+  });
+  return Status::Ok();
 }
 
 Status LiveScheduler::Fail(const sched::CycleOutcome& out) {
@@ -362,29 +378,22 @@ Status LiveScheduler::Fail(const sched::CycleOutcome& out) {
   const Timestamp now = clock_.Now() / kSecond * kSecond;
   SetCondition(next["status"], {{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
                                 {"message", out.message}, {"lastTransitionTime", FormatRfc3339(now)}});
-  auto r = Write(*cur, next);
-  if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
-    return r.status();
-  }
+  Write(*cur, std::move(next));
   return record_event_(pod.ns, pod.name, pod.uid, "Warning", "FailedScheduling", out.message);
 }
 
-Status LiveScheduler::Nominate(const state::PodInfo& pod, const std::string& node) {
+void LiveScheduler::Nominate(const state::PodInfo& pod, const std::string& node) {
   const Key key{pod.pod.ns, pod.pod.name};
   const store::Object* cur = Current(key);
-  if (cur == nullptr || !NodeOf(cur->body).empty()) return Status::Ok();
-  if (std::string(StringAt(cur->body, "status", "nominatedNodeName")) == node) return Status::Ok();
+  if (cur == nullptr || !NodeOf(cur->body).empty()) return;
+  if (std::string(StringAt(cur->body, "status", "nominatedNodeName")) == node) return;
   Json next = cur->body;
   if (node.empty()) {
     if (next["status"].is_object()) next["status"].erase("nominatedNodeName");
   } else {
     next["status"]["nominatedNodeName"] = node;
   }
-  auto r = Write(*cur, next);
-  if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {
-    return r.status();
-  }
-  return Status::Ok();
+  Write(*cur, std::move(next));
 }
 
 std::vector<sched::preemption::PdbView> LiveScheduler::Pdbs() const {
@@ -461,18 +470,16 @@ void LiveScheduler::Evict(const std::vector<sched::preemption::Eviction>& victim
     const int64_t grace = v.termination_grace_period_seconds;
     next["metadata"]["deletionTimestamp"] = FormatRfc3339(AddSecondsCapped(now, grace));
     next["metadata"]["deletionGracePeriodSeconds"] = grace;
-    Status written = Status::Ok();
+    // The Preempted event follows the victim's write, as kube-scheduler's follows the deletion.
+    auto event = [this, ns = v.ns, name = v.name, uid = v.uid, message](const StatusOr<store::Object>& r) -> Status {
+      if (!r.ok()) return Lost(r.status()) ? Status::Ok() : r.status();
+      return record_event_(ns, name, uid, "Normal", "Preempted", message);
+    };
     if (NodeOf(next).empty() || grace <= 0) {
-      written = store_.Delete("pods", cur->ns, cur->name, cur->revision).status();
+      batch_.Delete(*cur, event);
     } else {
-      written = Write(*cur, next).status();
+      Write(*cur, std::move(next), event);
     }
-    if (!written.ok() && written.code() != StatusCode::kConflict && written.code() != StatusCode::kNotFound) {
-      if (deferred_.ok()) deferred_ = written;
-      continue;
-    }
-    Status ev = record_event_(v.ns, v.name, v.uid, "Normal", "Preempted", message);
-    if (!ev.ok() && deferred_.ok()) deferred_ = ev;
   }
   if (updated) scheduler_->queue().MoveOnEvent(sched::ClusterEvent::kAssignedPodUpdate);
 }
@@ -486,8 +493,7 @@ void LiveScheduler::ClearNomination(const state::PodInfoPtr& pod) {
   if (auto it = pods_.find({pod->pod.ns, pod->pod.name}); it != pods_.end() && it->second.place == Place::kPending) {
     it->second.info = info;
   }
-  Status st = Nominate(*pod, "");
-  if (!st.ok() && deferred_.ok()) deferred_ = st;
+  Nominate(*pod, "");
 }
 
 }  // namespace arbiter::controlplane

@@ -7,7 +7,8 @@
 //     once bound, updated or removed as the store says. The queue keeps its pools between passes
 //     on the injected clock (backoff 1 -> 10 s, the unschedulable pool with event-driven requeue
 //     and the 5-minute flush, nominations).
-//   * Decisions are the cycles' typed outcomes: a bind is written as a conditional update of the
+//   * Decisions are the cycles' typed outcomes, queued in a WriteBatch that the pass flushes in one
+//     store transaction (the cycles do not wait for the store): a bind is a conditional update of the
 //     pod (never bound twice); a failure as the PodScheduled condition and a FailedScheduling
 //     event (once per distinct message); a nomination as status.nominatedNodeName; victims (the
 //     PreemptionActuator calls, made inside the cycle) get the DisruptionTarget condition and a
@@ -31,6 +32,7 @@
 #include <utility>
 
 #include "arbiter/base/time.h"
+#include "arbiter/controlplane/write_batch.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/sched/cycle/scheduler.h"
 #include "arbiter/sched/preemption/disruption.h"
@@ -60,8 +62,9 @@ struct LiveSchedulerOptions {
 
 class LiveScheduler final : public sched::preemption::PreemptionActuator {
  public:
-  LiveScheduler(store::Store& store, const Clock& clock, LiveSchedulerOptions options, LoopMetrics& metrics,
-                DecodeFn decode, RecordEventFn record_event);
+  // Writes go to `batch`, flushed at the end of each pass (and whenever it is full).
+  LiveScheduler(store::Store& store, WriteBatch& batch, const Clock& clock, LiveSchedulerOptions options,
+                LoopMetrics& metrics, DecodeFn decode, RecordEventFn record_event);
   ~LiveScheduler() override;
 
   // Applies `changes` (read from `informers`), then runs cycles until no pod is ready (or the
@@ -96,22 +99,25 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   // becomes pending after `backoff_attempts` > 0 attempts (a refused binding) waits in backoffQ.
   void ReconcilePod(const Key& key, const store::Object* stored, int backoff_attempts = 0);
   void ReconcileNode(const std::string& name, const store::Object* stored);
-  // The newest version of a pod known here: the informer's, or this scheduler's own write.
+  // The newest version of a pod known here: a write still queued, this scheduler's own write
+  // whose echo has not arrived, or the informer's.
   const store::Object* Current(const Key& key) const;
   Status Actuate(const sched::CycleOutcome& out);
   // One pod's outcome (a lone pod's, or a group member's): nomination, then bind or failure.
   Status ActuatePod(const sched::CycleOutcome& out);
   Status Bind(const sched::CycleOutcome& out);
   Status Fail(const sched::CycleOutcome& out);
-  Status Nominate(const state::PodInfo& pod, const std::string& node);
+  void Nominate(const state::PodInfo& pod, const std::string& node);
   void Evict(const std::vector<sched::preemption::Eviction>& victims, const std::string& message);
-  // Writes `next` over `cur` (conditional on its revision) and remembers it until the echo.
-  StatusOr<store::Object> Write(const store::Object& cur, const nlohmann::json& next);
+  // Queues `next` over `cur` (conditional on its revision); once written, it is remembered until
+  // the echo, and `done` sees the result. A write the store refuses as stale or gone is no error.
+  void Write(const store::Object& cur, nlohmann::json next, WriteBatch::Done done = nullptr);
   // A binding the store refused after `attempts` attempts: the pod leaves the cache and is
   // reconciled from the store's current version.
   void Forget(const Key& key, int attempts);
 
   store::Store& store_;
+  WriteBatch& batch_;
   const Clock& clock_;
   LiveSchedulerOptions options_;
   LoopMetrics& metrics_;
@@ -126,7 +132,6 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   std::map<std::string, std::set<Key>> waiting_for_node_;  // bound pods whose node is not known yet
   std::set<std::string> evicted_;                       // "namespace/name" of pods this scheduler evicted
   std::map<Key, std::string> last_failure_;             // the last FailedScheduling message written
-  Status deferred_;  // the first store error of an actuator call made inside a cycle
 };
 
 }  // namespace arbiter::controlplane

@@ -1,0 +1,111 @@
+// The control loop's write batch on a memory store: one Apply per flush, each write on its own
+// precondition, writes to one object merged, completions in order.
+#include "arbiter/controlplane/write_batch.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace arbiter::controlplane {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string Code(StatusCode c) {
+  switch (c) {
+    case StatusCode::kConflict: return "Conflict";
+    case StatusCode::kNotFound: return "NotFound";
+    case StatusCode::kAlreadyExists: return "AlreadyExists";
+    default: return "code " + std::to_string(static_cast<int>(c));
+  }
+}
+
+class WriteBatchTest : public ::testing::Test {
+ protected:
+  store::Object MustCreate(const std::string& name, int v) {
+    auto o = store_->Create("pods", "a", name, Json{{"v", v}});
+    EXPECT_TRUE(o.ok()) << o.status().message();
+    return o.ok() ? *o : store::Object{};
+  }
+  // A completion that logs "NAME: ok REVISION" or "NAME: CODE".
+  WriteBatch::Done Log(const std::string& name) {
+    return [this, name](const StatusOr<store::Object>& r) {
+      log_.push_back(name + ": " + (r.ok() ? "ok " + std::to_string(r->revision) : Code(r.status().code())));
+      return Status::Ok();
+    };
+  }
+
+  std::unique_ptr<store::Store> store_ = store::NewMemoryStore();
+  WriteBatch batch_{*store_};
+  std::vector<std::string> log_;
+};
+
+TEST_F(WriteBatchTest, NothingIsWrittenUntilTheFlushAndThenEachWriteOnItsOwnPrecondition) {
+  store::Object x = MustCreate("x", 1);  // 1
+  store::Object y = MustCreate("y", 1);  // 2
+  ASSERT_TRUE(store_->Update("pods", "a", "y", Json{{"v", 2}}, y.revision).ok());  // 3: y moved on
+  batch_.Update(x, Json{{"v", 10}}, Log("x"));
+  batch_.Update(y, Json{{"v", 10}}, Log("y"));  // made on a stale y
+  batch_.Create("pods", "a", "z", Json{{"v", 1}}, Log("z"));
+  EXPECT_EQ(batch_.size(), 3u);
+  EXPECT_EQ(store_->Get("pods", "a", "x")->body["v"], 1);
+  ASSERT_TRUE(batch_.Flush().ok());
+  EXPECT_EQ(log_, (std::vector<std::string>{"x: ok 4", "y: " + Code(StatusCode::kConflict), "z: ok 5"}));
+  EXPECT_EQ(store_->Get("pods", "a", "x")->body["v"], 10);
+  EXPECT_EQ(store_->Get("pods", "a", "y")->body["v"], 2);
+  EXPECT_EQ(batch_.applies(), 1u);
+  EXPECT_EQ(batch_.size(), 0u);
+}
+
+TEST_F(WriteBatchTest, ASecondWriteToAQueuedObjectMergesUnderTheFirstPrecondition) {
+  store::Object x = MustCreate("x", 1);
+  batch_.Update(x, Json{{"v", 2}, {"a", true}}, Log("first"));
+  const store::Object* queued = batch_.Pending("pods", "a", "x");
+  ASSERT_NE(queued, nullptr);
+  EXPECT_EQ(queued->revision, x.revision);
+  Json next = queued->body;
+  next["b"] = true;
+  batch_.Update(*queued, next, Log("second"));
+  EXPECT_EQ(batch_.size(), 1u);
+  ASSERT_TRUE(batch_.Flush().ok());
+  EXPECT_EQ(log_, (std::vector<std::string>{"first: ok 2", "second: ok 2"}));
+  auto got = store_->Get("pods", "a", "x");
+  EXPECT_TRUE(got->body["a"].get<bool>());
+  EXPECT_TRUE(got->body["b"].get<bool>());
+  EXPECT_EQ(batch_.Pending("pods", "a", "x"), nullptr);
+}
+
+TEST_F(WriteBatchTest, AQueuedCreateThatIsDeletedWritesNothing) {
+  batch_.Create("pods", "a", "x", Json{{"v", 1}}, Log("create"));
+  batch_.Delete(*batch_.Pending("pods", "a", "x"), Log("delete"));
+  ASSERT_TRUE(batch_.Flush().ok());
+  EXPECT_EQ(log_, (std::vector<std::string>{"create: " + Code(StatusCode::kNotFound),
+                                            "delete: " + Code(StatusCode::kNotFound)}));
+  EXPECT_EQ(*store_->Revision(), 0);
+}
+
+TEST_F(WriteBatchTest, CompletionsMayQueueMoreAndTheFlushWritesThemToo) {
+  store::Object x = MustCreate("x", 1);
+  batch_.Update(x, Json{{"v", 2}}, [this](const StatusOr<store::Object>& r) {
+    EXPECT_TRUE(r.ok());
+    batch_.Create("events", "a", "x.1", Json{{"reason", "Updated"}}, Log("event"));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(batch_.Flush().ok());
+  EXPECT_EQ(log_, (std::vector<std::string>{"event: ok 3"}));
+  EXPECT_EQ(batch_.applies(), 2u);
+}
+
+TEST_F(WriteBatchTest, TheFirstErrorACompletionReturnsIsTheFlushsAndTheRestStillRun) {
+  store::Object x = MustCreate("x", 1);
+  store::Object y = MustCreate("y", 1);
+  batch_.Update(x, Json{{"v", 2}}, [](const StatusOr<store::Object>&) { return Internal("first"); });
+  batch_.Update(y, Json{{"v", 2}}, Log("y"));
+  Status st = batch_.Flush();
+  EXPECT_EQ(st.message(), "first");
+  EXPECT_EQ(log_, (std::vector<std::string>{"y: ok 4"}));
+}
+
+}  // namespace
+}  // namespace arbiter::controlplane
