@@ -16,7 +16,8 @@ struct Sim {
   std::unique_ptr<store::Store> store = store::NewMemoryStore();
   VirtualClock clock{kT0};
   std::vector<std::string> events;  // "reason pod message"
-  NodeSimulator sim{*store, clock, NodeSimOptions{},
+  WriteBatch batch{*store};
+  NodeSimulator sim{batch, clock, NodeSimOptions{},
                     [this](const std::string&, const std::string& pod, const std::string&, const std::string&,
                            const std::string& reason, const std::string& message, const std::string&,
                            const std::string&) {
@@ -30,6 +31,8 @@ struct Sim {
     ASSERT_TRUE(pods.Sync().ok());
     ASSERT_TRUE(leases.Sync().ok());
     Status s = sim.Run(nodes, pods, leases);
+    ASSERT_TRUE(s.ok()) << s.message();
+    s = batch.Flush();
     ASSERT_TRUE(s.ok()) << s.message();
   }
   void Node(const std::string& name) {

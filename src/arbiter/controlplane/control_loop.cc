@@ -25,7 +25,7 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
       clock_(clock),
       options_(options),
       batch_(store),
-      nodes_(store, clock, options.nodes,
+      nodes_(batch_, clock, options.nodes,
              [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
                     const std::string& reason, const std::string& message, const std::string& component,
                     const std::string& host) { return RecordEvent(ns, pod, uid, type, reason, message, component, host); }),

@@ -10,10 +10,13 @@ namespace {
 
 using Json = nlohmann::json;
 
-bool Accept(const Status& s) {
-  // A write that lost a race (the object changed or went away) is retried by the next pass.
-  return s.ok() || s.code() == StatusCode::kConflict || s.code() == StatusCode::kNotFound ||
-         s.code() == StatusCode::kAlreadyExists;
+// A write that lost a race (the object changed or went away) is retried by the next pass.
+Status Accept(const StatusOr<store::Object>& r) {
+  const Status& s = r.status();
+  return r.ok() || s.code() == StatusCode::kConflict || s.code() == StatusCode::kNotFound ||
+                 s.code() == StatusCode::kAlreadyExists
+             ? Status::Ok()
+             : s;
 }
 
 const Json* Find(const Json& o, const char* key) {
@@ -101,8 +104,8 @@ StatusOr<Ipv4Net> Ipv4Net::Parse(const std::string& cidr) {
   return n;
 }
 
-NodeSimulator::NodeSimulator(store::Store& store, const Clock& clock, NodeSimOptions options, PodEventRecorder record)
-    : store_(store), clock_(clock), options_(std::move(options)), record_(std::move(record)) {}
+NodeSimulator::NodeSimulator(WriteBatch& batch, const Clock& clock, NodeSimOptions options, PodEventRecorder record)
+    : batch_(batch), clock_(clock), options_(std::move(options)), record_(std::move(record)) {}
 
 Status NodeSimulator::Run(const store::Informer& nodes, const store::Informer& pods, const store::Informer& leases) {
   ARBITER_RETURN_IF_ERROR(InitializeNodes(nodes));
@@ -201,8 +204,7 @@ Status NodeSimulator::InitializeNodes(const store::Informer& nodes) {
                       {"osImage", "simulated by arbiter serve"},
                       {"systemUUID", n.name}};
     if (!st.contains("phase")) st["phase"] = "Running";
-    auto r = store_.Update("nodes", "", n.name, next, n.revision);
-    if (!Accept(r.status())) return r.status();
+    batch_.Update(n, std::move(next), Accept);
   }
   return Status::Ok();
 }
@@ -223,8 +225,7 @@ Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Inf
              Json::array({{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", n.name}, {"uid", Str(n.body, "metadata", "uid")}}})}}},
           {"spec",
            {{"holderIdentity", n.name}, {"leaseDurationSeconds", options_.lease_duration_seconds}, {"renewTime", FormatMicro(now)}}}};
-      auto r = store_.Create("leases", "kube-node-lease", n.name, lease);
-      if (!Accept(r.status())) return r.status();
+      batch_.Create("leases", "kube-node-lease", n.name, lease, Accept);
       continue;
     }
     auto renewed = ParseRfc3339(Str(it->second.body, "spec", "renewTime"));
@@ -232,14 +233,12 @@ Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Inf
     Json next = it->second.body;
     next["spec"]["renewTime"] = FormatMicro(now);
     next["spec"]["holderIdentity"] = n.name;
-    auto r = store_.Update("leases", "kube-node-lease", n.name, next, it->second.revision);
-    if (!Accept(r.status())) return r.status();
+    batch_.Update(it->second, std::move(next), Accept);
   }
   // The Lease of a deleted node goes with it (the garbage collector follows its owner).
   for (const auto& [key, l] : leases.objects()) {
     if (key.first != "kube-node-lease" || nodes.objects().contains({"", key.second})) continue;
-    auto r = store_.Delete("leases", key.first, key.second, l.revision);
-    if (!Accept(r.status())) return r.status();
+    batch_.Delete(l, Accept);
   }
   return Status::Ok();
 }
@@ -272,8 +271,7 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, const store::Informe
       }
       auto deadline = ParseRfc3339(body["metadata"]["deletionTimestamp"].get<std::string>());
       if (deadline.ok() && *deadline <= now) {
-        auto r = store_.Delete("pods", p.ns, p.name, p.revision);
-        if (!Accept(r.status())) return r.status();
+        batch_.Delete(p, Accept);
       }
       continue;
     }
@@ -322,8 +320,7 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, const store::Informe
                                          {"restartCount", 0},
                                          {"state", {{"running", {{"startedAt", now_text}}}}}});
     }
-    auto r = store_.Update("pods", p.ns, p.name, next, p.revision);
-    if (!Accept(r.status())) return r.status();
+    batch_.Update(p, std::move(next), Accept);
   }
   return Status::Ok();
 }

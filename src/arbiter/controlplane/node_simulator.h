@@ -20,6 +20,7 @@
 #include <string>
 
 #include "arbiter/base/time.h"
+#include "arbiter/controlplane/write_batch.h"
 #include "arbiter/store/informer.h"
 #include "arbiter/store/store.h"
 
@@ -52,7 +53,8 @@ StatusOr<uint32_t> ParseIpv4(const std::string& text);
 
 class NodeSimulator {
  public:
-  NodeSimulator(store::Store& store, const Clock& clock, NodeSimOptions options, PodEventRecorder record);
+  // Its writes are queued in `batch`; the caller flushes it after Run.
+  NodeSimulator(WriteBatch& batch, const Clock& clock, NodeSimOptions options, PodEventRecorder record);
   // One pass over the informers' current state; writes what is due now.
   Status Run(const store::Informer& nodes, const store::Informer& pods, const store::Informer& leases);
 
@@ -61,7 +63,7 @@ class NodeSimulator {
   Status RenewLeases(const store::Informer& nodes, const store::Informer& leases);
   Status RunPods(const store::Informer& nodes, const store::Informer& pods);
 
-  store::Store& store_;
+  WriteBatch& batch_;
   const Clock& clock_;
   NodeSimOptions options_;
   PodEventRecorder record_;
