@@ -38,9 +38,8 @@ void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlo
     Queued& q = ops_[it->second];
     if (kind == store::WriteOp::Kind::kDelete) {
       q.op.kind = store::WriteOp::Kind::kDelete;
-      q.op.body = nullptr;
+      q.view.body = nullptr;
     } else {
-      q.op.body = body;
       q.view.body = std::move(body);
     }
     if (done) q.done.push_back(std::move(done));
@@ -56,10 +55,7 @@ void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlo
   q.view.ns = base.ns;
   q.view.name = base.name;
   q.view.revision = base.revision;
-  if (kind != store::WriteOp::Kind::kDelete) {
-    q.op.body = body;
-    q.view.body = std::move(body);
-  }
+  if (kind != store::WriteOp::Kind::kDelete) q.view.body = std::move(body);  // moved to op.body at the flush
   if (done) q.done.push_back(std::move(done));
   index_.emplace(key, ops_.size());
   ops_.push_back(std::move(q));
@@ -81,7 +77,8 @@ Status WriteBatch::Flush() {
         skipped[i] = true;
         continue;
       }
-      ops.push_back(taken[i].op);
+      taken[i].op.body = std::move(taken[i].view.body);
+      ops.push_back(std::move(taken[i].op));
     }
     std::vector<StatusOr<store::Object>> results = store_.Apply(std::move(ops));
     ++applies_;

@@ -57,7 +57,7 @@ class WriteBatch {
  private:
   using Key = std::tuple<std::string, std::string, std::string>;
   struct Queued {
-    store::WriteOp op;
+    store::WriteOp op;   // its body is view's, moved in at the flush
     store::Object view;  // what Pending returns
     std::vector<Done> done;
   };
