@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <condition_variable>
 #include <mutex>
 #include <ostream>
 #include <pthread.h>
@@ -214,9 +215,30 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   Log(err, 'I', "kubectl reaches this server with its own kubeconfig: export KUBECONFIG=" + kubeconfig,
       "kubeconfig=\"" + kubeconfig + "\"");
   std::atomic<bool> stop{false};
+  // The loop runs a pass when something it watches changed (woken by the informers' watches),
+  // and at least every loop_millis (leases, heartbeats, timers). Passes start at least
+  // kMinPassInterval apart, so that a burst of writes is taken in one pass.
+  constexpr auto kMinPassInterval = std::chrono::milliseconds(20);
+  std::mutex wake_mu;
+  std::condition_variable wake_cv;
+  bool woken = false;
+  loop.SetChangeNotifier([&] {
+    {
+      std::lock_guard<std::mutex> lk(wake_mu);
+      woken = true;
+    }
+    wake_cv.notify_one();
+  });
+  auto wait_for_news = [&](std::chrono::steady_clock::time_point pass_start) {
+    std::this_thread::sleep_until(pass_start + kMinPassInterval);
+    std::unique_lock<std::mutex> lk(wake_mu);
+    wake_cv.wait_for(lk, std::chrono::milliseconds(flags.loop_millis), [&] { return woken || stop.load(); });
+    woken = false;
+  };
   std::thread control([&] {
     std::string last_error;
     while (!stop) {
+      const auto pass_start = std::chrono::steady_clock::now();
       if (elector) {
         elector->Tick();
         if (!elector->IsLeader()) {
@@ -235,7 +257,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
       loop_healthy = s.ok();
       if (!s.ok() && s.message() != last_error) Log(err, 'E', "Control loop pass failed", "err=\"" + s.message() + "\"");
       last_error = s.ok() ? "" : s.message();
-      std::this_thread::sleep_for(std::chrono::milliseconds(flags.loop_millis));
+      wait_for_news(pass_start);
     }
   });
   std::thread waiter([&] {

@@ -1043,7 +1043,7 @@ TEST_F(SqliteStoreTest, ACorruptFileIsAnErrorNotACrash) {
   EXPECT_NE(m.find("not a database"), std::string::npos) << m;
 }
 
-TEST_F(SqliteStoreTest, ADamagedStoredBodyIsAnErrorNotACrash) {
+TEST_F(SqliteStoreTest, ADamagedStoredBodyIsAnErrorNotACrashAndAnUpdateRepairsIt) {
   {
     auto s = MustOpen();
     ASSERT_NE(s, nullptr);
@@ -1056,9 +1056,12 @@ TEST_F(SqliteStoreTest, ADamagedStoredBodyIsAnErrorNotACrash) {
   EXPECT_EQ(got.status().code(), StatusCode::kInternal);
   EXPECT_NE(got.status().message().find("pods \"a/x\""), std::string::npos) << got.status().message();
   EXPECT_CODE(s->List("pods", ""), StatusCode::kInternal);
-  EXPECT_CODE(s->Update("pods", "a", "x", Body(2), 0), StatusCode::kInternal);
   ASSERT_OK_AND_ASSIGN(rev, s->Revision());
   EXPECT_EQ(rev, 1);
+  // A write checks the revision only (as etcd does), so an update repairs the object.
+  ASSERT_OK(s->Update("pods", "a", "x", Body(2), 1).status());
+  ASSERT_OK_AND_ASSIGN(repaired, s->Get("pods", "a", "x"));
+  EXPECT_EQ(repaired.body["spec"]["v"], 2);
 }
 
 TEST_F(SqliteStoreTest, UsesTheWalJournalAndTheDocumentedSchema) {

@@ -233,6 +233,14 @@ Status ControlLoop::Schedule() {
 
 void ControlLoop::Pause() { live_.Reset(); }
 
+void ControlLoop::SetChangeNotifier(const std::function<void()>& notify) {
+  for (auto& [resource, informer] : informers_) {
+    // Node leases and metrics change on their own clock; the tick covers them.
+    if (resource == "leases" || resource == "podmetrics.metrics.k8s.io") continue;
+    informer->SetNotifier(notify);
+  }
+}
+
 std::string ControlLoop::MetricsText() const {
   std::string t;
   auto counter = [&](const std::string& name, const std::string& help, const std::string& labels, uint64_t v) {

@@ -56,6 +56,9 @@ class ControlLoop {
   std::string MetricsText() const;
   // Leadership lost: the live scheduler is dropped and rebuilt from the store when it returns.
   void Pause();
+  // Calls `notify` (from a writer's thread) when an object the loop watches may have changed,
+  // so that the loop's driver can run the next pass at once instead of at its next tick.
+  void SetChangeNotifier(const std::function<void()>& notify);
 
  private:
   Status SimulateNodes();

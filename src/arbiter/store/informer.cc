@@ -20,7 +20,13 @@ Status Informer::Relist() {
   auto w = store_.WatchFrom(resource_, "", revision_);
   if (!w.ok()) return w.status();
   watch_ = std::move(*w);
+  if (notify_) watch_->SetNotifier(notify_);
   return Status::Ok();
+}
+
+void Informer::SetNotifier(std::function<void()> notify) {
+  notify_ = std::move(notify);
+  if (watch_) watch_->SetNotifier(notify_);
 }
 
 Status Informer::Sync() {

@@ -3,6 +3,7 @@
 // objects per pass (the control loop) read this copy instead of listing the store each time.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -28,6 +29,10 @@ class Informer {
   // The keys of the objects added, changed or deleted since the last call (after a relist:
   // every key before and after it), for a consumer that reconciles each against objects().
   std::set<Key> TakeChanged() { return std::exchange(changed_, {}); }
+  // Calls `notify` (from a writer's thread: it must only schedule work) when events may be
+  // waiting for Sync, so that a consumer can sleep until there is news. Kept across relists.
+  // Backends that cannot notify never call it; the consumer's timeout covers them.
+  void SetNotifier(std::function<void()> notify);
 
  private:
   Status Relist();
@@ -37,6 +42,7 @@ class Informer {
   std::map<std::pair<std::string, std::string>, Object> objects_;
   int64_t revision_ = 0;
   std::set<Key> changed_;
+  std::function<void()> notify_;
 };
 
 }  // namespace arbiter::store

@@ -136,6 +136,7 @@ class SqliteStore : public Store {
         {&get_meta_, "SELECT value FROM meta WHERE key = ?1"},
         {&set_revision_, "UPDATE meta SET value = ?1 WHERE key = 'revision'"},
         {&get_object_, "SELECT revision, body FROM objects WHERE resource = ?1 AND ns = ?2 AND name = ?3"},
+        {&get_revision_, "SELECT revision FROM objects WHERE resource = ?1 AND ns = ?2 AND name = ?3"},
         {&insert_object_, "INSERT INTO objects(resource, ns, name, revision, body) VALUES(?1, ?2, ?3, ?4, ?5)"},
         {&update_object_, "UPDATE objects SET revision = ?4, body = ?5 WHERE resource = ?1 AND ns = ?2 AND name = ?3"},
         {&delete_object_, "DELETE FROM objects WHERE resource = ?1 AND ns = ?2 AND name = ?3"},
@@ -329,7 +330,7 @@ class SqliteStore : public Store {
                            const std::string& what) {
     ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
     ARBITER_RETURN_IF_ERROR(ValidateBody(resource, ns, name, body));
-    auto existing = ReadObject(resource, ns, name, what);
+    auto existing = ReadRevision(resource, ns, name, what);
     if (!existing.ok()) return existing.status();
     if (existing->has_value()) return AlreadyExists(DescribeKey(resource, ns, name) + " already exists");
     auto revision = ReadMeta("revision");
@@ -345,10 +346,10 @@ class SqliteStore : public Store {
                            int64_t expected_revision, const std::string& what) {
     ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
     ARBITER_RETURN_IF_ERROR(ValidateBody(resource, ns, name, body));
-    auto existing = ReadObject(resource, ns, name, what);
+    auto existing = ReadRevision(resource, ns, name, what);
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
-    ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("update", **existing, expected_revision));
+    ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("update", Object{resource, ns, name, **existing, nullptr}, expected_revision));
     auto revision = ReadMeta("revision");
     if (!revision.ok()) return revision.status();
     Event e{EventType::kModified, Object{resource, ns, name, *revision + 1, std::move(body)}};
@@ -453,6 +454,20 @@ class SqliteStore : public Store {
     return Object{resource, std::move(ns), std::move(name), revision, std::move(body)};
   }
 
+  // The revision of an object (nullopt when absent), without reading its body: what a write's
+  // precondition needs.
+  StatusOr<std::optional<int64_t>> ReadRevision(const std::string& resource, const std::string& ns,
+                                                const std::string& name, const std::string& what) {
+    Use u(get_revision_);
+    u.Bind(1, resource);
+    u.Bind(2, ns);
+    u.Bind(3, name);
+    int rc = u.Step();
+    if (rc == SQLITE_DONE) return std::optional<int64_t>();
+    if (rc != SQLITE_ROW) return Fail(what, rc);
+    return std::optional<int64_t>(sqlite3_column_int64(u.get(), 0));
+  }
+
   StatusOr<std::optional<Object>> ReadObject(const std::string& resource, const std::string& ns,
                                              const std::string& name, const std::string& what) {
     Use u(get_object_);
@@ -488,9 +503,10 @@ class SqliteStore : public Store {
     return r;
   }
 
-  std::array<sqlite3_stmt**, 12> Statements() {
+  std::array<sqlite3_stmt**, 13> Statements() {
     return {&begin_write_,    &begin_read_,    &commit_,         &rollback_,       &get_meta_,       &set_revision_,
-            &get_object_,     &insert_object_, &update_object_,  &delete_object_,  &list_namespace_, &list_all_};
+            &get_object_,     &get_revision_,  &insert_object_,  &update_object_,  &delete_object_,  &list_namespace_,
+            &list_all_};
   }
 
   const std::string path_;
@@ -503,6 +519,7 @@ class SqliteStore : public Store {
   sqlite3_stmt* get_meta_ = nullptr;
   sqlite3_stmt* set_revision_ = nullptr;
   sqlite3_stmt* get_object_ = nullptr;
+  sqlite3_stmt* get_revision_ = nullptr;
   sqlite3_stmt* insert_object_ = nullptr;
   sqlite3_stmt* update_object_ = nullptr;
   sqlite3_stmt* delete_object_ = nullptr;
