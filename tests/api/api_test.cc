@@ -232,6 +232,18 @@ std::vector<store::Event> NextEvents(WatchStream& w, size_t n) {
 // ---------------------------------------------------------------------------------------------
 // Discovery
 
+TEST_F(ApiServerTest, WatchLinesOfObjectsWrittenAtOneRevisionAreTheirOwn) {
+  // On etcd the writes of one transaction share its revision; each keeps its own line.
+  WatchStream w;
+  w.resource = "pods";
+  store::Event a{store::EventType::kModified, {"pods", "default", "a", 7, Json{{"metadata", {{"name", "a"}}}}}};
+  store::Event b{store::EventType::kModified, {"pods", "default", "b", 7, Json{{"metadata", {{"name", "b"}}}}}};
+  const std::string la = server_.WatchLine(w, a), lb = server_.WatchLine(w, b);
+  EXPECT_NE(la.find("\"a\""), std::string::npos) << la;
+  EXPECT_NE(lb.find("\"b\""), std::string::npos) << lb;
+  EXPECT_EQ(server_.WatchLine(w, a), la);
+}
+
 TEST_F(ApiServerTest, CoreApiListsVersionV1) {
   Json b = MustGet("/api");
   EXPECT_EQ(b["kind"], "APIVersions");

@@ -588,11 +588,19 @@ std::string ApiServer::WatchLine(const WatchStream& w, const store::Event& e) co
   }
   {
     std::lock_guard<std::mutex> lock(lines_mu_);
-    if (auto it = lines_.find({e.object.revision, static_cast<int>(e.type)}); it != lines_.end()) return it->second;
+    if (auto it = lines_.find(LineKey{e.object.revision, static_cast<int>(e.type), e.object.resource, e.object.ns,
+                                      e.object.name});
+        it != lines_.end()) {
+      return it->second;
+    }
   }
   std::string line = "{\"type\":\"" + std::string(store::EventTypeName(e.type)) + "\",\"object\":" + e.object.body.dump() + "}\n";
   std::lock_guard<std::mutex> lock(lines_mu_);
-  if (lines_.emplace(std::pair{e.object.revision, static_cast<int>(e.type)}, line).second) lines_bytes_ += line.size();
+  if (lines_.emplace(LineKey{e.object.revision, static_cast<int>(e.type), e.object.resource, e.object.ns, e.object.name},
+                     line)
+          .second) {
+    lines_bytes_ += line.size();
+  }
   // Bounded by count and by bytes: 4,096 lines of a 200 KiB object would be 800 MiB.
   while (!lines_.empty() && (lines_.size() > kMaxCachedLines || lines_bytes_ > kMaxCachedLineBytes)) {
     lines_bytes_ -= lines_.begin()->second.size();

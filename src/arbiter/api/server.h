@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -143,7 +144,10 @@ class ApiServer {
   // The oldest go first once there are more than kMaxCachedLines or kMaxCachedLineBytes.
   static constexpr size_t kMaxCachedLines = 4096;
   static constexpr size_t kMaxCachedLineBytes = size_t{16} << 20;
-  mutable std::map<std::pair<int64_t, int>, std::string> lines_;  // by (revision, event type)
+  // By (revision, event type, resource, namespace, name): on etcd, the writes of one transaction
+  // share a revision.
+  using LineKey = std::tuple<int64_t, int, std::string, std::string, std::string>;
+  mutable std::map<LineKey, std::string> lines_;
   mutable size_t lines_bytes_ = 0;
   Rng rng_;
   std::vector<AdmissionHook> admission_;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -400,6 +401,11 @@ Json KeyRequest(const std::string& key) {
   return r;
 }
 
+// etcd's default limits on one transaction: --max-txn-ops 128 and a 1.5 MiB request
+// (--max-request-bytes); the (base64) values of a batched txn stay at half the latter.
+constexpr size_t kMaxTxnOps = 128;
+constexpr size_t kMaxTxnBytes = 768 * 1024;
+
 Json Txn(Json compare, Json success, Json failure) {
   Json t = Json::object();
   t["compare"] = Json::array({std::move(compare)});
@@ -687,8 +693,12 @@ class EtcdWatch : public Watch {
     const Json& events = Field(result, "events");
     if (!events.is_array() || events.empty()) return true;
     std::vector<Event> out;
+    // The ops of one transaction share its revision, and etcd sends them in one response: the
+    // events skipped are those at or before the cursor as this response began (a resumed
+    // stream starts again at the cursor's revision).
+    const int64_t before = cursor_;
     for (const Json& ev : events) {
-      auto e = ToEvent(ev);
+      auto e = ToEvent(ev, before);
       if (!e.ok()) {
         SetTerminal(e.status());
         return false;
@@ -703,13 +713,13 @@ class EtcdWatch : public Watch {
     return true;
   }
 
-  // The event of one etcd event; nothing for one at or before the cursor or for a key that
-  // does not have the store's layout.
-  StatusOr<std::optional<Event>> ToEvent(const Json& ev) {
+  // The event of one etcd event; nothing for one at or before `before` or for a key that does
+  // not have the store's layout.
+  StatusOr<std::optional<Event>> ToEvent(const Json& ev, int64_t before) {
     const Json& kv = Field(ev, "kv");
     const int64_t revision = Int(Field(kv, "mod_revision"));
-    if (revision <= cursor_) return std::optional<Event>();
-    cursor_ = revision;
+    if (revision <= before) return std::optional<Event>();
+    cursor_ = std::max(cursor_, revision);
     auto key = Base64Decode(Text(Field(kv, "key")));
     if (!key || key->compare(0, spec_.resource_prefix.size(), spec_.resource_prefix) != 0) {
       return std::optional<Event>();
@@ -838,6 +848,118 @@ class EtcdStore : public Store {
                       " but did not return its last value");
     }
     return ToObject(resource, ns, name, prev, HeaderRevision(r));
+  }
+
+  // A batch goes to etcd as few transactions as its limits allow: each chunk (at most
+  // kMaxTxnOps operations, about kMaxTxnBytes of values, no key twice) is one txn whose compares
+  // are every op's precondition and whose success branch is every op. etcd gives the chunk's ops
+  // one revision (the txn's). When a compare fails, the chunk is applied again one op at a time,
+  // which tells each op's own result.
+  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override {
+    std::vector<StatusOr<Object>> out(ops.size(), Status::Ok());
+    size_t begin = 0;
+    while (begin < ops.size()) {
+      std::set<std::string> keys;
+      size_t bytes = 0;
+      size_t end = begin;
+      Json compare = Json::array(), success = Json::array();
+      std::vector<std::optional<Status>> invalid;  // per op of the chunk: refused before etcd
+      while (end < ops.size() && end - begin < kMaxTxnOps) {
+        WriteOp& op = ops[end];
+        const std::string key = Key(op.resource, op.ns, op.name);
+        if (keys.contains(key)) break;
+        Status st = CheckKey(op.resource, op.ns, op.name);
+        std::string value;
+        if (st.ok() && op.kind != WriteOp::Kind::kDelete) {
+          st = ValidateBody(op.resource, op.ns, op.name, op.body);
+          if (st.ok()) {
+            auto v = EncodeBody(op.resource, op.ns, op.name, op.body);
+            if (v.ok()) {
+              value = std::move(*v);
+            } else {
+              st = v.status();
+            }
+          }
+        }
+        if (st.ok() && end > begin && bytes + value.size() > kMaxTxnBytes) break;
+        keys.insert(key);
+        ++end;
+        if (!st.ok()) {
+          invalid.emplace_back(st);
+          continue;
+        }
+        invalid.emplace_back(std::nullopt);
+        bytes += value.size();
+        if (op.kind == WriteOp::Kind::kCreate) {
+          compare.push_back(Compare(key, "CREATE", "EQUAL", "create_revision", 0));
+          Json put = KeyRequest(key);
+          put["value"] = value;
+          success.push_back(Op("request_put", std::move(put)));
+        } else if (op.kind == WriteOp::Kind::kUpdate) {
+          compare.push_back(Condition(key, op.expected_revision));
+          Json put = KeyRequest(key);
+          put["value"] = value;
+          success.push_back(Op("request_put", std::move(put)));
+        } else {
+          compare.push_back(Condition(key, op.expected_revision));
+          Json del = KeyRequest(key);
+          del["prev_kv"] = true;
+          success.push_back(Op("request_delete_range", std::move(del)));
+        }
+      }
+      bool done = false;
+      if (!success.empty()) {
+        Json txn = Json::object();
+        txn["compare"] = std::move(compare);
+        txn["success"] = std::move(success);
+        const std::string what = "apply a batch of " + std::to_string(end - begin) + " writes";
+        auto r = conn_->Post("/v3/kv/txn", txn, /*idempotent=*/false, what);
+        if (!r.ok()) {
+          for (size_t i = begin; i < ops.size(); ++i) out[i] = r.status();
+          return out;
+        }
+        if (Bool(Field(*r, "succeeded"))) {
+          const int64_t revision = HeaderRevision(*r);
+          size_t response = 0;
+          for (size_t i = begin; i < end; ++i) {
+            if (invalid[i - begin]) {
+              out[i] = *invalid[i - begin];
+              continue;
+            }
+            WriteOp& op = ops[i];
+            const Json& res = Element(Field(*r, "responses"), static_cast<int>(response++));
+            if (op.kind != WriteOp::Kind::kDelete) {
+              out[i] = Stamped(op.resource, op.ns, op.name, revision, std::move(op.body));
+              continue;
+            }
+            const Json& prev = Element(Field(Field(res, "response_delete_range"), "prev_kvs"), 0);
+            out[i] = prev.is_null() ? StatusOr<Object>(Internal("cannot delete " + DescribeKey(op.resource, op.ns, op.name) +
+                                                                ": etcd did not return its last value"))
+                                    : ToObject(op.resource, op.ns, op.name, prev, revision);
+          }
+          done = true;
+        }
+      }
+      if (!done) {
+        // Some precondition failed (or every op was refused before etcd): one op at a time.
+        for (size_t i = begin; i < end; ++i) {
+          if (invalid[i - begin]) {
+            out[i] = *invalid[i - begin];
+            continue;
+          }
+          WriteOp& op = ops[i];
+          switch (op.kind) {
+            case WriteOp::Kind::kCreate: out[i] = Create(op.resource, op.ns, op.name, std::move(op.body)); break;
+            case WriteOp::Kind::kUpdate:
+              out[i] = Update(op.resource, op.ns, op.name, std::move(op.body), op.expected_revision);
+              break;
+            case WriteOp::Kind::kDelete: out[i] = Delete(op.resource, op.ns, op.name, op.expected_revision); break;
+          }
+        }
+      }
+      begin = end;
+    }
+    return out;
   }
 
   StatusOr<ListResult> List(const std::string& resource, const std::string& ns) override {

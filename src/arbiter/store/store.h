@@ -83,10 +83,11 @@ class Store {
 
   // Applies `ops` in order, each on its own terms: an op whose precondition fails (NotFound,
   // AlreadyExists, Conflict, InvalidArgument) fails alone, exactly as the single call would, and
-  // the others still apply. Every op that succeeds gets a revision of its own and one watch
-  // event, in order. Backends commit the batch together where they can (SQLite: one
-  // transaction, so a batch costs one commit). When the backend itself fails (Unavailable,
-  // Internal), the ops not yet committed fail with that error. One result per op.
+  // the others still apply. Every op that succeeds yields one watch event, in order. Backends
+  // commit the batch together where they can: SQLite in one transaction (a batch costs one
+  // commit), each op at a revision of its own; etcd in one transaction per chunk of its limits,
+  // whose ops share the transaction's revision (etcd's model). When the backend itself fails
+  // (Unavailable, Internal), the ops not yet committed fail with that error. One result per op.
   virtual std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops);
 
   // Stores a new object at a new revision. AlreadyExists if the key is taken.
