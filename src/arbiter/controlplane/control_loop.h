@@ -6,6 +6,10 @@
 // evictions of victims with a DisruptionTarget condition and a grace period, and Scheduled /
 // FailedScheduling / Preempted events, and (3) deletes events past their TTL.
 //
+// The writes of the first two jobs and their events are queued in one WriteBatch and flushed
+// after each job, one store transaction per flush (write_batch.h). Events are correlated as
+// client-go's recorder does (a repeat raises count and lastTimestamp).
+//
 // Everything the scheduler knows comes from the store: a restart (or a new leader) rebuilds it
 // from the informers, so a pod bound before the crash stays bound and a nomination or an eviction
 // in flight is honoured.
