@@ -1,5 +1,7 @@
 #include "arbiter/controlplane/node_simulator.h"
 
+#include "arbiter/controlplane/pod_json.h"
+
 #include <arpa/inet.h>
 
 #include <map>
@@ -25,11 +27,7 @@ const Json* Find(const Json& o, const char* key) {
   return it == o.end() ? nullptr : &*it;
 }
 
-std::string Str(const Json& o, const char* a, const char* b) {
-  const Json* x = Find(o, a);
-  const Json* y = x == nullptr ? nullptr : Find(*x, b);
-  return y != nullptr && y->is_string() ? y->get<std::string>() : "";
-}
+std::string Str(const Json& o, const char* a, const char* b) { return std::string(StringAt(o, a, b)); }
 
 std::string InternalIp(const Json& node) {
   const Json* st = Find(node, "status");
@@ -51,11 +49,6 @@ bool Ready(const Json& node) {
     if (c.is_object() && c.value("type", "") == "Ready" && c.value("status", "") == "True") return true;
   }
   return false;
-}
-
-bool Terminal(const Json& pod) {
-  const std::string phase = Str(pod, "status", "phase");
-  return phase == "Succeeded" || phase == "Failed";
 }
 
 std::string FormatMicro(Timestamp t) {
