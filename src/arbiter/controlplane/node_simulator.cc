@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 
 #include <map>
+#include <utility>
 
 namespace arbiter::controlplane {
 
@@ -111,14 +112,19 @@ Status NodeSimulator::InitializeNodes(const store::Informer& nodes) {
   ARBITER_ASSIGN_OR_RETURN(node_net, Ipv4Net::Parse(options_.node_cidr));
   const Timestamp now = clock_.Now();
   const std::string now_text = FormatRfc3339(now / kSecond * kSecond);
-  // What is taken: every node's pod CIDR (as the index of its /24) and InternalIP.
+  // What is taken: every node's pod CIDR (as the index of its /24) and InternalIP; gathered
+  // when a node needs either (every node is walked each pass, but rarely does one need them).
   std::set<uint32_t> used_blocks, used_ips;
-  for (const auto& [key, n] : nodes.objects()) {
-    if (auto c = Ipv4Net::Parse(Str(n.body, "spec", "podCIDR")); c.ok() && cluster.Contains(c->base)) {
-      used_blocks.insert((c->base - cluster.base) >> 8);
+  bool gathered = false;
+  auto gather = [&] {
+    if (std::exchange(gathered, true)) return;
+    for (const auto& [key, n] : nodes.objects()) {
+      if (auto c = Ipv4Net::Parse(Str(n.body, "spec", "podCIDR")); c.ok() && cluster.Contains(c->base)) {
+        used_blocks.insert((c->base - cluster.base) >> 8);
+      }
+      if (auto ip = ParseIpv4(InternalIp(n.body)); ip.ok()) used_ips.insert(*ip);
     }
-    if (auto ip = ParseIpv4(InternalIp(n.body)); ip.ok()) used_ips.insert(*ip);
-  }
+  };
   for (const auto& [key, n] : nodes.objects()) {
     const Json& body = n.body;
     const bool has_cidr = !Str(body, "spec", "podCIDR").empty();
@@ -134,6 +140,7 @@ Status NodeSimulator::InitializeNodes(const store::Informer& nodes) {
       if (!heartbeat_due && has_cidr && has_ip) continue;
     }
     Json next = body;
+    if (!has_cidr || !has_ip) gather();
     if (!has_cidr) {
       uint32_t block = 0;
       while (used_blocks.contains(block)) ++block;
@@ -239,36 +246,50 @@ Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Inf
 Status NodeSimulator::RunPods(const store::Informer& nodes, const store::Informer& pods) {
   const Timestamp now = clock_.Now();
   const std::string now_text = FormatRfc3339(now / kSecond * kSecond);
-  // The pod IPs in use on each node: every pod there that has one and has not ended.
-  std::map<std::string, std::set<uint32_t>> used;
-  std::set<std::string> present;
-  for (const auto& [key, p] : pods.objects()) {
-    present.insert(Str(p.body, "metadata", "uid"));
-    const std::string node = Str(p.body, "spec", "nodeName");
-    if (node.empty() || Terminal(p.body)) continue;
-    if (auto ip = ParseIpv4(Str(p.body, "status", "podIP")); ip.ok()) used[node].insert(*ip);
-  }
-  for (auto it = killing_sent_.begin(); it != killing_sent_.end();) {
-    it = present.contains(*it) ? std::next(it) : killing_sent_.erase(it);
-  }
+  // One walk over the pods: terminating pods get their Killing events and go when their grace
+  // period ends; bound pods still Pending are collected to be started. The walk reads fields in
+  // place (no copies): it runs every pass over every pod.
+  std::vector<const store::Object*> to_start;
+  std::set<std::string_view> start_nodes;
+  std::set<std::string_view> terminating;  // uids
   for (const auto& [key, p] : pods.objects()) {
     const Json& body = p.body;
-    const std::string node = Str(body, "spec", "nodeName");
-    if (body["metadata"].contains("deletionTimestamp")) {
-      const std::string uid = Str(body, "metadata", "uid");
-      if (!node.empty() && !Terminal(body) && killing_sent_.insert(uid).second) {
+    const std::string_view node = StringAt(body, "spec", "nodeName");
+    if (Terminating(body)) {
+      const std::string_view uid = StringAt(body, "metadata", "uid");
+      terminating.insert(uid);
+      if (!node.empty() && !Terminal(body) && killing_sent_.insert(std::string(uid)).second) {
         for (const Json& c : body["spec"].value("containers", Json::array())) {
           const std::string name = c.value("name", "");
-          ARBITER_RETURN_IF_ERROR(record_(p.ns, p.name, uid, "Normal", "Killing", "Stopping container " + name, "kubelet", node));
+          ARBITER_RETURN_IF_ERROR(record_(p.ns, p.name, std::string(uid), "Normal", "Killing",
+                                          "Stopping container " + name, "kubelet", std::string(node)));
         }
       }
-      auto deadline = ParseRfc3339(body["metadata"]["deletionTimestamp"].get<std::string>());
-      if (deadline.ok() && *deadline <= now) {
-        batch_.Delete(p, Accept);
-      }
+      auto deadline = ParseRfc3339(std::string(StringAt(body, "metadata", "deletionTimestamp")));
+      if (deadline.ok() && *deadline <= now) batch_.Delete(p, Accept);
       continue;
     }
-    if (node.empty() || Terminal(body) || Str(body, "status", "phase") != "Pending") continue;
+    if (node.empty() || Terminal(body) || StringAt(body, "status", "phase") != "Pending") continue;
+    to_start.push_back(&p);
+    start_nodes.insert(node);
+  }
+  // Killing was sent once per terminating pod; forget the pods that are gone.
+  for (auto it = killing_sent_.begin(); it != killing_sent_.end();) {
+    it = terminating.contains(*it) ? std::next(it) : killing_sent_.erase(it);
+  }
+  if (to_start.empty()) return Status::Ok();
+  // The pod IPs in use on the nodes that start pods: every pod there that has one and has not
+  // ended.
+  std::map<std::string, std::set<uint32_t>, std::less<>> used;
+  for (const auto& [key, p] : pods.objects()) {
+    const std::string_view node = StringAt(p.body, "spec", "nodeName");
+    if (!start_nodes.contains(node) || Terminal(p.body)) continue;
+    if (auto ip = ParseIpv4(std::string(StringAt(p.body, "status", "podIP"))); ip.ok()) used[std::string(node)].insert(*ip);
+  }
+  for (const store::Object* started : to_start) {
+    const store::Object& p = *started;
+    const Json& body = p.body;
+    const std::string node = Str(body, "spec", "nodeName");
     auto n = nodes.objects().find({"", node});
     if (n == nodes.objects().end()) continue;  // a node that is not (yet) there runs nothing
     auto cidr = Ipv4Net::Parse(Str(n->second.body, "spec", "podCIDR"));
