@@ -105,31 +105,22 @@ Node Node::Child(std::string_view key) const {
   return Node();
 }
 
-Node::Iterator Node::begin() const {
+Node::Iterator Node::At(bool end) const {
   Iterator it;
   if (kind_ == Kind::kYaml) {
-    it.yaml_map_ = yaml_.IsMap();
-    it.yaml_it_ = static_cast<const YAML::Node&>(yaml_).begin();
+    const YAML::Node& y = yaml_;
+    it.yaml_map_ = y.IsMap();
+    it.yaml_it_ = end ? y.end() : y.begin();
   } else if (kind_ == Kind::kJson && json_->is_structured()) {
     it.json_ = true;
     it.json_container_ = json_;
-    it.json_it_ = json_->cbegin();
+    it.json_it_ = end ? json_->cend() : json_->cbegin();
   }
   return it;
 }
 
-Node::Iterator Node::end() const {
-  Iterator it;
-  if (kind_ == Kind::kYaml) {
-    it.yaml_map_ = yaml_.IsMap();
-    it.yaml_it_ = static_cast<const YAML::Node&>(yaml_).end();
-  } else if (kind_ == Kind::kJson && json_->is_structured()) {
-    it.json_ = true;
-    it.json_container_ = json_;
-    it.json_it_ = json_->cend();
-  }
-  return it;
-}
+Node::Iterator Node::begin() const { return At(false); }
+Node::Iterator Node::end() const { return At(true); }
 
 Node::Iterator& Node::Iterator::operator++() {
   if (json_) {

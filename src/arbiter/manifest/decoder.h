@@ -55,6 +55,7 @@ class Node {
   Iterator end() const;
 
  private:
+  Iterator At(bool end) const;
   enum class Kind { kUndefined, kYaml, kJson, kJsonKey };
   Kind kind_ = Kind::kUndefined;
   YAML::Node yaml_;

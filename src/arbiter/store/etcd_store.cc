@@ -941,20 +941,15 @@ class EtcdStore : public Store {
         }
       }
       if (!done) {
-        // Some precondition failed (or every op was refused before etcd): one op at a time.
+        // Some precondition failed (or every op was refused before etcd): one op at a time, as
+        // the interface's own Apply does.
+        std::vector<WriteOp> single;
         for (size_t i = begin; i < end; ++i) {
-          if (invalid[i - begin]) {
-            out[i] = *invalid[i - begin];
-            continue;
-          }
-          WriteOp& op = ops[i];
-          switch (op.kind) {
-            case WriteOp::Kind::kCreate: out[i] = Create(op.resource, op.ns, op.name, std::move(op.body)); break;
-            case WriteOp::Kind::kUpdate:
-              out[i] = Update(op.resource, op.ns, op.name, std::move(op.body), op.expected_revision);
-              break;
-            case WriteOp::Kind::kDelete: out[i] = Delete(op.resource, op.ns, op.name, op.expected_revision); break;
-          }
+          if (!invalid[i - begin]) single.push_back(std::move(ops[i]));
+        }
+        std::vector<StatusOr<Object>> results = Store::Apply(std::move(single));
+        for (size_t i = begin, r = 0; i < end; ++i) {
+          out[i] = invalid[i - begin] ? StatusOr<Object>(*invalid[i - begin]) : std::move(results[r++]);
         }
       }
       begin = end;
