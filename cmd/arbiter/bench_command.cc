@@ -217,6 +217,9 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
     j["createsPerSecond"] = r->creates_per_second;
     j["lagAfterLastCreateSeconds"] = r->lag_seconds;
     j["peakRssMiB"] = r->peak_rss_mib;
+    j["attempts"] = {{"scheduled", r->attempts_scheduled},
+                     {"unschedulable", r->attempts_unschedulable},
+                     {"preemptions", r->preemption_attempts}};
     out << j.dump() << std::endl;
     lags.push_back(r->lag_seconds);
     rates.push_back(r->bound_per_second);

@@ -224,7 +224,7 @@ std::vector<store::Event> NextEvents(WatchStream& w, size_t n) {
     auto events = w.watch->Next(200ms);
     EXPECT_TRUE(events.ok()) << events.status().message();
     if (!events.ok()) break;
-    for (auto& e : *events) out.push_back(std::move(e));
+    for (const auto& e : *events) out.push_back(*e);
   }
   return out;
 }

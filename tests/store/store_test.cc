@@ -76,6 +76,12 @@ std::vector<std::string> Describe(const std::vector<Event>& events, int64_t base
   return out;
 }
 
+std::vector<std::string> Describe(const std::vector<EventPtr>& events, int64_t base = 0) {
+  std::vector<std::string> out;
+  for (const auto& e : events) out.push_back(Describe(*e, base));
+  return out;
+}
+
 // Reads from `w` until `n` events arrived (or 5 s passed), then checks that no more follow.
 std::vector<Event> Drain(Watch& w, size_t n) {
   std::vector<Event> out;
@@ -84,11 +90,11 @@ std::vector<Event> Drain(Watch& w, size_t n) {
     auto r = w.Next(100ms);
     EXPECT_TRUE(r.ok()) << r.status().message();
     if (!r.ok()) return out;
-    for (auto& e : *r) out.push_back(std::move(e));
+    for (const auto& e : *r) out.push_back(*e);
   }
   auto more = w.Next(30ms);
   EXPECT_TRUE(more.ok()) << more.status().message();
-  if (more.ok() && !more->empty()) ADD_FAILURE() << "unexpected further events, first: " << Describe(more->front());
+  if (more.ok() && !more->empty()) ADD_FAILURE() << "unexpected further events, first: " << Describe(*more->front());
   return out;
 }
 
@@ -734,7 +740,7 @@ TEST_P(StoreTest, NextReturnsNothingWhenItTimesOut) {
 
 TEST_P(StoreTest, BlockedNextWakesWhenAnotherThreadWrites) {
   ASSERT_OK_AND_ASSIGN(w, store_->WatchFrom("pods", "", R(0)));
-  StatusOr<std::vector<Event>> got = std::vector<Event>{};
+  StatusOr<std::vector<EventPtr>> got = std::vector<EventPtr>{};
   std::chrono::steady_clock::duration waited{};
   std::thread reader([&] {
     const auto start = std::chrono::steady_clock::now();
@@ -751,7 +757,7 @@ TEST_P(StoreTest, BlockedNextWakesWhenAnotherThreadWrites) {
 
 TEST_P(StoreTest, StopUnblocksANextBlockedInAnotherThread) {
   ASSERT_OK_AND_ASSIGN(w, store_->WatchFrom("pods", "", R(0)));
-  StatusOr<std::vector<Event>> got = std::vector<Event>{};
+  StatusOr<std::vector<EventPtr>> got = std::vector<EventPtr>{};
   std::chrono::steady_clock::duration waited{};
   std::thread reader([&] {
     const auto start = std::chrono::steady_clock::now();

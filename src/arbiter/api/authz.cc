@@ -164,16 +164,17 @@ void Authorizer::Sync() {
 }
 
 Json Authorizer::ClusterRoleRules(const std::string& name) {
-  auto it = cluster_roles_.objects().find({"", name});
-  if (it == cluster_roles_.objects().end()) return Json::array();
-  const Json& role = it->second.body;
+  const store::Object* found = cluster_roles_.Find({"", name});
+  if (found == nullptr) return Json::array();
+  const Json& role = found->body;
   Json rules = role.value("rules", Json::array());
   // An aggregated ClusterRole takes the rules of every ClusterRole its selectors' labels match.
   const Json agg = role.value("aggregationRule", Json::object());
   for (const Json& sel : agg.value("clusterRoleSelectors", Json::array())) {
     const Json want = sel.value("matchLabels", Json::object());
     if (!want.is_object() || want.empty()) continue;
-    for (const auto& [key, other] : cluster_roles_.objects()) {
+    for (const auto& [key, other_ptr] : cluster_roles_.objects()) {
+      const store::Object& other = *other_ptr;
       if (key.second == name) continue;
       const Json labels = other.body["metadata"].value("labels", Json::object());
       bool match = labels.is_object();
@@ -196,20 +197,21 @@ Json Authorizer::RulesOfLocked(const Json& role_ref, const std::string& ns) {
   const std::string kind = role_ref.value("kind", ""), name = role_ref.value("name", "");
   if (kind == "ClusterRole") return ClusterRoleRules(name);
   if (kind == "Role" && !ns.empty()) {
-    auto it = roles_.objects().find({ns, name});
-    if (it != roles_.objects().end()) return it->second.body.value("rules", Json::array());
+    if (const store::Object* role = roles_.Find({ns, name})) return role->body.value("rules", Json::array());
   }
   return Json::array();
 }
 
 std::vector<Json> Authorizer::RulesFor(const TokenUser& user, const std::string& ns) {
   std::vector<Json> out;
-  for (const auto& [key, b] : cluster_bindings_.objects()) {
+  for (const auto& [key, b_ptr] : cluster_bindings_.objects()) {
+    const store::Object& b = *b_ptr;
     if (!BindsUser(b.body, user)) continue;
     for (const Json& r : RulesOfLocked(b.body.value("roleRef", Json::object()), "")) out.push_back(r);
   }
   if (!ns.empty()) {
-    for (const auto& [key, b] : bindings_.objects()) {
+    for (const auto& [key, b_ptr] : bindings_.objects()) {
+      const store::Object& b = *b_ptr;
       if (key.first != ns || !BindsUser(b.body, user)) continue;
       for (const Json& r : RulesOfLocked(b.body.value("roleRef", Json::object()), ns)) out.push_back(r);
     }

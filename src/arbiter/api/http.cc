@@ -301,7 +301,7 @@ struct HttpServer::Impl {
         break;
       }
       for (const auto& e : *events) {
-        if (ApiServer::Selected(*w, e.object.body)) chunk += api.WatchLine(*w, e);
+        if (ApiServer::Selected(*w, e->object.body)) chunk += api.WatchLine(*w, *e);
       }
       if (!chunk.empty()) {
         co_await send(chunk);

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -362,6 +363,17 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
   r.bound_per_second = total > 0 ? static_cast<double>(o.measured_pods) / total : 0;
   r.victims_deleted = watch.deleted("low");
   r.peak_rss_mib = child->PeakRssMib();
+  if (auto m = api->Get("/metrics"); m && m->status == 200) {
+    auto counter = [&](const std::string& series) -> uint64_t {
+      const size_t at = m->body.find("\n" + series + " ");
+      if (at == std::string::npos) return 0;
+      return std::strtoull(m->body.c_str() + at + series.size() + 2, nullptr, 10);
+    };
+    r.attempts_scheduled = counter("scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"}");
+    r.attempts_unschedulable =
+        counter("scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"unschedulable\"}");
+    r.preemption_attempts = counter("scheduler_preemption_attempts_total");
+  }
   return r;
 }
 

@@ -41,6 +41,9 @@ struct ServeLoadResult {
   double bound_per_second = 0;   // measured pods bound per second, from the first create
   size_t victims_deleted = 0;    // ServePreemptionBasic: low-priority pods gone
   double peak_rss_mib = 0;       // the server's VmHWM
+  // The server's scheduling attempts over the whole run (scheduler_schedule_attempts_total by
+  // result) and its preemption attempts: how much work each measured pod cost.
+  uint64_t attempts_scheduled = 0, attempts_unschedulable = 0, preemption_attempts = 0;
 };
 
 // `progress` receives one line of what the run is doing.

@@ -157,12 +157,13 @@ Status ControlLoop::EvictUnderPressure() {
   if (metrics.empty()) return Status::Ok();
   std::map<std::string, const model::PodMetrics*> usage;
   for (const auto& [key, m] : metrics) {
-    const manifest::LoadResult& r = Decoded(m);
+    const manifest::LoadResult& r = Decoded(*m);
     if (r.ok() && !r.objects.pod_metrics.empty()) usage[r.objects.pod_metrics[0].object.Key()] = &r.objects.pod_metrics[0].object;
   }
   // Running pods by node, decoded (priority as admitted).
   std::map<std::string, std::vector<std::pair<const store::Object*, model::Pod>>> by_node;
-  for (const auto& [key, p] : informers_["pods"]->objects()) {
+  for (const auto& [key, p_ptr] : informers_["pods"]->objects()) {
+    const store::Object& p = *p_ptr;
     if (NodeOf(p.body).empty() || Terminal(p.body) || Terminating(p.body)) continue;
     const manifest::LoadResult& r = Decoded(p);
     if (!r.ok() || r.objects.pods.empty()) continue;
@@ -171,7 +172,8 @@ Status ControlLoop::EvictUnderPressure() {
     by_node[pod.node_name].emplace_back(&p, std::move(pod));
   }
   const std::string now = FormatRfc3339(clock_.Now() / kSecond * kSecond);
-  for (const auto& [key, n] : informers_["nodes"]->objects()) {
+  for (const auto& [key, n_ptr] : informers_["nodes"]->objects()) {
+    const store::Object& n = *n_ptr;
     auto on = by_node.find(n.name);
     if (on == by_node.end()) continue;
     const manifest::LoadResult& nr = Decoded(n);

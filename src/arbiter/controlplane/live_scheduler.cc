@@ -16,8 +16,7 @@ using Json = nlohmann::json;
 const store::Object* Find(const Informers& informers, const std::string& resource, const store::Informer::Key& key) {
   auto inf = informers.find(resource);
   if (inf == informers.end()) return nullptr;
-  auto it = inf->second->objects().find(key);
-  return it == inf->second->objects().end() ? nullptr : &it->second;
+  return inf->second->Find(key);
 }
 
 // Pod priorities were admitted once, at creation: the stored spec is authoritative.
@@ -62,16 +61,18 @@ Status LiveScheduler::Build(const Informers& informers) {
   so.seed = options_.seed;
   scheduler_ = std::make_unique<sched::Scheduler>(config_, &clock_, so);
   ARBITER_RETURN_IF_ERROR(scheduler_->Init(this));
-  for (const auto& [key, o] : informers.at("namespaces")->objects()) {
+  for (const auto& [key, o_ptr] : informers.at("namespaces")->objects()) {
+    const store::Object& o = *o_ptr;
     const auto& r = decode_(o);
     if (r.ok() && !r.objects.namespaces.empty()) scheduler_->cache().SetNamespace(r.objects.namespaces[0].object);
   }
-  for (const auto& [key, o] : informers.at("nodes")->objects()) ReconcileNode(key.second, &o);
+  for (const auto& [key, o] : informers.at("nodes")->objects()) ReconcileNode(key.second, o.get());
 
   // Group priorities: the class named, else the global default, unless the group states its own.
   std::map<std::string, model::PriorityClass> classes;
   const model::PriorityClass* global_default = nullptr;
-  for (const auto& [key, o] : informers.at("priorityclasses")->objects()) {
+  for (const auto& [key, o_ptr] : informers.at("priorityclasses")->objects()) {
+    const store::Object& o = *o_ptr;
     const auto& r = decode_(o);
     if (r.ok() && !r.objects.priority_classes.empty()) classes[key.second] = r.objects.priority_classes[0].object;
   }
@@ -90,21 +91,23 @@ Status LiveScheduler::Build(const Informers& informers) {
     g.preemption_policy =
         g.spec_preemption_policy.value_or(pc != nullptr ? pc->preemption_policy : model::PreemptionPolicy::kPreemptLowerPriority);
   };
-  for (const auto& [key, o] : informers.at("compositepodgroups")->objects()) {
+  for (const auto& [key, o_ptr] : informers.at("compositepodgroups")->objects()) {
+    const store::Object& o = *o_ptr;
     const auto& r = decode_(o);
     if (!r.ok() || r.objects.composite_pod_groups.empty()) continue;
     model::CompositePodGroup g = r.objects.composite_pod_groups[0].object;
     resolve(g.priority);
     scheduler_->AddCompositePodGroup(g);
   }
-  for (const auto& [key, o] : informers.at("podgroups")->objects()) {
+  for (const auto& [key, o_ptr] : informers.at("podgroups")->objects()) {
+    const store::Object& o = *o_ptr;
     const auto& r = decode_(o);
     if (!r.ok() || r.objects.pod_groups.empty()) continue;
     model::PodGroup g = r.objects.pod_groups[0].object;
     resolve(g.priority);
     scheduler_->AddPodGroup(g);
   }
-  for (const auto& [key, o] : informers.at("pods")->objects()) ReconcilePod(key, &o);
+  for (const auto& [key, o] : informers.at("pods")->objects()) ReconcilePod(key, o.get());
   return Status::Ok();
 }
 
@@ -399,7 +402,8 @@ void LiveScheduler::Nominate(const state::PodInfo& pod, const std::string& node)
 std::vector<sched::preemption::PdbView> LiveScheduler::Pdbs() const {
   std::vector<model::PodDisruptionBudget> pdbs;
   if (informers_ != nullptr) {
-    for (const auto& [key, o] : informers_->at("poddisruptionbudgets")->objects()) {
+    for (const auto& [key, o_ptr] : informers_->at("poddisruptionbudgets")->objects()) {
+      const store::Object& o = *o_ptr;
       const auto& r = decode_(o);
       if (r.ok() && !r.objects.pdbs.empty()) pdbs.push_back(r.objects.pdbs[0].object);
     }

@@ -118,14 +118,16 @@ Status NodeSimulator::InitializeNodes(const store::Informer& nodes) {
   bool gathered = false;
   auto gather = [&] {
     if (std::exchange(gathered, true)) return;
-    for (const auto& [key, n] : nodes.objects()) {
+    for (const auto& [key, n_ptr] : nodes.objects()) {
+      const store::Object& n = *n_ptr;
       if (auto c = Ipv4Net::Parse(Str(n.body, "spec", "podCIDR")); c.ok() && cluster.Contains(c->base)) {
         used_blocks.insert((c->base - cluster.base) >> 8);
       }
       if (auto ip = ParseIpv4(InternalIp(n.body)); ip.ok()) used_ips.insert(*ip);
     }
   };
-  for (const auto& [key, n] : nodes.objects()) {
+  for (const auto& [key, n_ptr] : nodes.objects()) {
+    const store::Object& n = *n_ptr;
     const Json& body = n.body;
     const bool has_cidr = !Str(body, "spec", "podCIDR").empty();
     const bool has_ip = !InternalIp(body).empty();
@@ -211,9 +213,10 @@ Status NodeSimulator::InitializeNodes(const store::Informer& nodes) {
 
 Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Informer& leases) {
   const Timestamp now = clock_.Now();
-  for (const auto& [key, n] : nodes.objects()) {
-    auto it = leases.objects().find({"kube-node-lease", n.name});
-    if (it == leases.objects().end()) {
+  for (const auto& [key, n_ptr] : nodes.objects()) {
+    const store::Object& n = *n_ptr;
+    const store::Object* held = leases.Find({"kube-node-lease", n.name});
+    if (held == nullptr) {
       const Json lease = {
           {"apiVersion", "coordination.k8s.io/v1"},
           {"kind", "Lease"},
@@ -228,15 +231,16 @@ Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Inf
       batch_.Create("leases", "kube-node-lease", n.name, lease, Accept);
       continue;
     }
-    auto renewed = ParseRfc3339(Str(it->second.body, "spec", "renewTime"));
+    auto renewed = ParseRfc3339(Str(held->body, "spec", "renewTime"));
     if (renewed.ok() && now - *renewed < options_.lease_renew_interval) continue;
-    Json next = it->second.body;
+    Json next = held->body;
     next["spec"]["renewTime"] = FormatMicro(now);
     next["spec"]["holderIdentity"] = n.name;
-    batch_.Update(it->second, std::move(next), Accept);
+    batch_.Update(*held, std::move(next), Accept);
   }
   // The Lease of a deleted node goes with it (the garbage collector follows its owner).
-  for (const auto& [key, l] : leases.objects()) {
+  for (const auto& [key, l_ptr] : leases.objects()) {
+    const store::Object& l = *l_ptr;
     if (key.first != "kube-node-lease" || nodes.objects().contains({"", key.second})) continue;
     batch_.Delete(l, Accept);
   }
@@ -252,7 +256,8 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, const store::Informe
   std::vector<const store::Object*> to_start;
   std::set<std::string_view> start_nodes;
   std::set<std::string_view> terminating;  // uids
-  for (const auto& [key, p] : pods.objects()) {
+  for (const auto& [key, p_ptr] : pods.objects()) {
+    const store::Object& p = *p_ptr;
     const Json& body = p.body;
     const std::string_view node = StringAt(body, "spec", "nodeName");
     if (Terminating(body)) {
@@ -281,7 +286,8 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, const store::Informe
   // The pod IPs in use on the nodes that start pods: every pod there that has one and has not
   // ended.
   std::map<std::string, std::set<uint32_t>, std::less<>> used;
-  for (const auto& [key, p] : pods.objects()) {
+  for (const auto& [key, p_ptr] : pods.objects()) {
+    const store::Object& p = *p_ptr;
     const std::string_view node = StringAt(p.body, "spec", "nodeName");
     if (!start_nodes.contains(node) || Terminal(p.body)) continue;
     if (auto ip = ParseIpv4(std::string(StringAt(p.body, "status", "podIP"))); ip.ok()) used[std::string(node)].insert(*ip);
@@ -290,10 +296,10 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, const store::Informe
     const store::Object& p = *started;
     const Json& body = p.body;
     const std::string node = Str(body, "spec", "nodeName");
-    auto n = nodes.objects().find({"", node});
-    if (n == nodes.objects().end()) continue;  // a node that is not (yet) there runs nothing
-    auto cidr = Ipv4Net::Parse(Str(n->second.body, "spec", "podCIDR"));
-    const std::string host_ip = InternalIp(n->second.body);
+    const store::Object* n = nodes.Find({"", node});
+    if (n == nullptr) continue;  // a node that is not (yet) there runs nothing
+    auto cidr = Ipv4Net::Parse(Str(n->body, "spec", "podCIDR"));
+    const std::string host_ip = InternalIp(n->body);
     if (!cidr.ok() || host_ip.empty()) continue;  // initialised by the next pass
     Json next = body;
     Json& st = next["status"];

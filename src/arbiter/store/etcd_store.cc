@@ -460,7 +460,7 @@ class EtcdWatch : public Watch {
     thread_ = std::thread([this] { Run(); });
   }
 
-  StatusOr<std::vector<Event>> Next(std::chrono::milliseconds timeout) override {
+  StatusOr<std::vector<EventPtr>> Next(std::chrono::milliseconds timeout) override {
     const auto deadline = Clock::now() + timeout;
     std::unique_lock<std::mutex> lk(shared_->mu);
     for (;;) {
@@ -469,13 +469,14 @@ class EtcdWatch : public Watch {
         return Unavailable(DescribeWatch(spec_.resource, spec_.ns) + " ended: the store was closed");
       }
       if (!shared_->queue.empty()) {
-        std::vector<Event> out(std::make_move_iterator(shared_->queue.begin()),
-                               std::make_move_iterator(shared_->queue.end()));
+        std::vector<EventPtr> out;
+        out.reserve(shared_->queue.size());
+        for (Event& e : shared_->queue) out.push_back(std::make_shared<const Event>(std::move(e)));
         shared_->queue.clear();
         return out;
       }
       if (shared_->terminal) return *shared_->terminal;
-      if (Clock::now() >= deadline) return std::vector<Event>{};
+      if (Clock::now() >= deadline) return std::vector<EventPtr>{};
       shared_->cv.wait_until(lk, deadline);
     }
   }

@@ -14,7 +14,7 @@ Status Informer::Relist() {
   for (auto& o : list.items) {
     auto key = std::make_pair(o.ns, o.name);
     changed_.insert(key);
-    objects_.emplace(std::move(key), std::move(o));
+    objects_.emplace(std::move(key), std::make_shared<const Object>(std::move(o)));
   }
   revision_ = list.revision;
   auto w = store_.WatchFrom(resource_, "", revision_);
@@ -39,14 +39,15 @@ Status Informer::Sync() {
       return Relist();
     }
     if (events->empty()) return Status::Ok();
-    for (auto& e : *events) {
-      auto key = std::make_pair(e.object.ns, e.object.name);
-      revision_ = std::max(revision_, e.object.revision);
+    for (EventPtr& e : *events) {
+      auto key = std::make_pair(e->object.ns, e->object.name);
+      revision_ = std::max(revision_, e->object.revision);
       changed_.insert(key);
-      if (e.type == EventType::kDeleted) {
+      if (e->type == EventType::kDeleted) {
         objects_.erase(key);
       } else {
-        objects_[key] = std::move(e.object);
+        const Object* o = &e->object;
+        objects_[key] = ObjectPtr(std::move(e), o);  // shares the event
       }
     }
   }

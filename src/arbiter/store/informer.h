@@ -20,12 +20,19 @@ class Informer {
   Informer(Store& store, std::string resource);
   // Applies every event available now (lists afresh on the first call and after Gone).
   Status Sync();
+  using Key = std::pair<std::string, std::string>;  // (namespace, name)
+  // An object as the last event delivered it: shared with the watch history, never copied.
+  using ObjectPtr = std::shared_ptr<const Object>;
   // Objects by (namespace, name), in that order.
-  const std::map<std::pair<std::string, std::string>, Object>& objects() const { return objects_; }
+  const std::map<Key, ObjectPtr>& objects() const { return objects_; }
+  // The object under `key`, or nullptr.
+  const Object* Find(const Key& key) const {
+    auto it = objects_.find(key);
+    return it == objects_.end() ? nullptr : it->second.get();
+  }
   // The store revision the copy reflects.
   int64_t revision() const { return revision_; }
 
-  using Key = std::pair<std::string, std::string>;  // (namespace, name)
   // The keys of the objects added, changed or deleted since the last call (after a relist:
   // every key before and after it), for a consumer that reconciles each against objects().
   std::set<Key> TakeChanged() { return std::exchange(changed_, {}); }
@@ -39,7 +46,7 @@ class Informer {
   Store& store_;
   std::string resource_;
   std::unique_ptr<Watch> watch_;
-  std::map<std::pair<std::string, std::string>, Object> objects_;
+  std::map<Key, ObjectPtr> objects_;
   int64_t revision_ = 0;
   std::set<Key> changed_;
   std::function<void()> notify_;

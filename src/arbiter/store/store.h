@@ -45,6 +45,11 @@ struct Event {
   Object object;
 };
 
+// Events are immutable once written and shared by every watch that delivers them (and by the
+// informers that keep their objects), so a change costs one copy of its body however many
+// watchers read it.
+using EventPtr = std::shared_ptr<const Event>;
+
 struct ListResult {
   std::vector<Object> items;  // sorted by namespace, then name
   int64_t revision = 0;       // the store revision the list was read at
@@ -56,7 +61,7 @@ class Watch {
   virtual ~Watch() = default;
   // Waits up to `timeout` for events and returns the ones available (none on timeout).
   // Gone when the watcher fell behind the kept history; FailedPrecondition after Stop.
-  virtual StatusOr<std::vector<Event>> Next(std::chrono::milliseconds timeout) = 0;
+  virtual StatusOr<std::vector<EventPtr>> Next(std::chrono::milliseconds timeout) = 0;
   // Ends the stream; a Next blocked in another thread returns at once. Safe to call twice.
   virtual void Stop() = 0;
   // Asks to be called (from the writer's thread, so it must only schedule work and return) when

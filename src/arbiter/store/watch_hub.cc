@@ -63,9 +63,9 @@ class HubWatch : public Watch {
     return true;
   }
 
-  StatusOr<std::vector<Event>> Next(std::chrono::milliseconds timeout) override {
+  StatusOr<std::vector<EventPtr>> Next(std::chrono::milliseconds timeout) override {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::vector<std::shared_ptr<const Event>> found;
+    std::vector<EventPtr> found;
     {
       std::unique_lock<std::mutex> lk(state_->mu);
       for (;;) {
@@ -78,15 +78,11 @@ class HubWatch : public Watch {
         }
         Collect(found);
         if (!found.empty()) break;
-        if (std::chrono::steady_clock::now() >= deadline) return std::vector<Event>{};
+        if (std::chrono::steady_clock::now() >= deadline) return std::vector<EventPtr>{};
         state_->cv.wait_until(lk, deadline);
       }
     }
-    // Copy the bodies outside the lock so that writers are not held up by a large batch.
-    std::vector<Event> out;
-    out.reserve(found.size());
-    for (const auto& e : found) out.push_back(*e);
-    return out;
+    return found;
   }
 
   void Stop() override {
