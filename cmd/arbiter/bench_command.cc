@@ -220,6 +220,7 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
     j["attempts"] = {{"scheduled", r->attempts_scheduled},
                      {"unschedulable", r->attempts_unschedulable},
                      {"preemptions", r->preemption_attempts}};
+    j["controlLoopStore"] = {{"writes", r->loop_writes}, {"batches", r->loop_batches}};
     out << j.dump() << std::endl;
     lags.push_back(r->lag_seconds);
     rates.push_back(r->bound_per_second);

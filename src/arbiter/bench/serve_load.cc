@@ -373,6 +373,8 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
     r.attempts_unschedulable =
         counter("scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"unschedulable\"}");
     r.preemption_attempts = counter("scheduler_preemption_attempts_total");
+    r.loop_writes = counter("arbiter_control_loop_store_writes_total");
+    r.loop_batches = counter("arbiter_control_loop_store_batches_total");
   }
   return r;
 }

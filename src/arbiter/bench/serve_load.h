@@ -44,6 +44,8 @@ struct ServeLoadResult {
   // The server's scheduling attempts over the whole run (scheduler_schedule_attempts_total by
   // result) and its preemption attempts: how much work each measured pod cost.
   uint64_t attempts_scheduled = 0, attempts_unschedulable = 0, preemption_attempts = 0;
+  // The control loop's store writes over the whole run, and the batches they took.
+  uint64_t loop_writes = 0, loop_batches = 0;
 };
 
 // `progress` receives one line of what the run is doing.

@@ -291,6 +291,11 @@ std::string ControlLoop::MetricsText() const {
   std::snprintf(sum, sizeof sum, "%.6f", static_cast<double>(metrics_.e2e_micros_sum.load()) / kSecond);
   t += std::string("scheduler_pod_scheduling_sli_duration_seconds_sum ") + sum + "\n";
   t += "scheduler_pod_scheduling_sli_duration_seconds_count " + std::to_string(cumulative) + "\n";
+  // Arbiter's own: the control loop's store writes and the batches (transactions) they took.
+  counter("arbiter_control_loop_store_batches_total", "Store transactions (batches) the control loop committed", "",
+          batch_.applies());
+  counter("arbiter_control_loop_store_writes_total", "Objects the control loop wrote (created, updated or deleted)", "",
+          batch_.writes());
   return t;
 }
 

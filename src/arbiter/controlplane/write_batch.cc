@@ -81,8 +81,8 @@ Status WriteBatch::Flush() {
       ops.push_back(std::move(taken[i].op));
     }
     std::vector<StatusOr<store::Object>> results = store_.Apply(std::move(ops));
-    ++applies_;
-    writes_ += results.size();
+    applies_.fetch_add(1, std::memory_order_relaxed);
+    writes_.fetch_add(results.size(), std::memory_order_relaxed);
     size_t r = 0;
     for (size_t i = 0; i < taken.size(); ++i) {
       const StatusOr<store::Object> result =

@@ -14,6 +14,7 @@
 // Not thread-safe: the control loop's thread drives it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -50,9 +51,10 @@ class WriteBatch {
   // Applies what is queued, in order, then runs the completions in order; again while they
   // queue more. Returns the first error a completion returned.
   Status Flush();
-  // How many Store::Apply calls and writes have been made (metrics, tests).
-  size_t applies() const { return applies_; }
-  size_t writes() const { return writes_; }
+  // How many Store::Apply calls and writes have been made (metrics, tests; safe to read from
+  // another thread).
+  size_t applies() const { return applies_.load(std::memory_order_relaxed); }
+  size_t writes() const { return writes_.load(std::memory_order_relaxed); }
 
  private:
   using Key = std::tuple<std::string, std::string, std::string>;
@@ -67,8 +69,8 @@ class WriteBatch {
   size_t max_ops_;
   std::vector<Queued> ops_;
   std::map<Key, size_t> index_;  // queued writes by object
-  size_t applies_ = 0;
-  size_t writes_ = 0;
+  std::atomic<size_t> applies_{0};
+  std::atomic<size_t> writes_{0};
 };
 
 }  // namespace arbiter::controlplane
