@@ -85,6 +85,37 @@ TEST_F(WriteBatchTest, AQueuedCreateThatIsDeletedWritesNothing) {
   EXPECT_EQ(*store_->Revision(), 0);
 }
 
+TEST_F(WriteBatchTest, ADeleteAfterAQueuedUpdateDeletesTheStoredObjectAndNothingFollowsIt) {
+  store::Object x = MustCreate("x", 1);
+  auto w = store_->WatchFrom("pods", "", x.revision);
+  ASSERT_TRUE(w.ok());
+  batch_.Update(x, Json{{"v", 2}}, Log("update"));
+  batch_.Delete(*batch_.Pending("pods", "a", "x"), Log("delete"));
+  batch_.Update(x, Json{{"v", 3}}, Log("late update"));  // after the delete: nothing more
+  EXPECT_EQ(batch_.size(), 1u);
+  ASSERT_TRUE(batch_.Flush().ok());
+  EXPECT_EQ(log_, (std::vector<std::string>{"update: ok 2", "delete: ok 2", "late update: ok 2"}));
+  auto events = (*w)->Next(std::chrono::milliseconds(100));
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0]->type, store::EventType::kDeleted);
+  EXPECT_EQ((*events)[0]->object.body["v"], 1);  // the object as stored, not the update never written
+}
+
+TEST_F(WriteBatchTest, ADeleteOfAnObjectAsStoredCarriesItsBodyForTheDeletionEvent) {
+  store::Object x = MustCreate("x", 7);
+  auto w = store_->WatchFrom("pods", "", x.revision);
+  ASSERT_TRUE(w.ok());
+  batch_.Delete(x, Log("delete"));
+  ASSERT_TRUE(batch_.Flush().ok());
+  EXPECT_EQ(log_, (std::vector<std::string>{"delete: ok 2"}));
+  auto events = (*w)->Next(std::chrono::milliseconds(100));
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0]->object.body["v"], 7);
+  EXPECT_EQ((*events)[0]->object.body["metadata"]["resourceVersion"], "2");
+}
+
 TEST_F(WriteBatchTest, CompletionsMayQueueMoreAndTheFlushWritesThemToo) {
   store::Object x = MustCreate("x", 1);
   batch_.Update(x, Json{{"v", 2}}, [this](const StatusOr<store::Object>& r) {

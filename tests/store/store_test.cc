@@ -486,6 +486,30 @@ TEST_P(StoreTest, ApplyFailsOnlyTheOpsWhosePreconditionsFail) {
   EXPECT_EQ(rev, R(3));
 }
 
+TEST_P(StoreTest, ADeleteCarryingTheBodyItWasMadeOnDeletesOnlyThatRevision) {
+  MustCreate("pods", "a", "x", 1);
+  ASSERT_OK_AND_ASSIGN(x, store_->Get("pods", "a", "x"));
+  ASSERT_OK_AND_ASSIGN(w, store_->WatchFrom("pods", "", x.revision));
+  WriteOp stale = Op(WriteOp::Kind::kDelete, "x", 0, x.revision);
+  stale.body = x.body;
+  WriteOp current = stale;
+  std::vector<WriteOp> ops = {Op(WriteOp::Kind::kUpdate, "x", 2, x.revision), std::move(stale)};
+  std::vector<StatusOr<Object>> r = store_->Apply(std::move(ops));
+  ASSERT_TRUE(r[0].ok()) << r[0].status().message();
+  EXPECT_EQ(r[1].status().code(), StatusCode::kConflict);  // the body it carries is not the stored one
+  current.expected_revision = r[0]->revision;
+  current.body = r[0]->body;
+  r = store_->Apply({std::move(current)});
+  ASSERT_TRUE(r[0].ok()) << r[0].status().message();
+  EXPECT_EQ(r[0]->body["spec"]["v"], 2);
+  EXPECT_EQ(r[0]->body["metadata"]["resourceVersion"], std::to_string(r[0]->revision));
+  std::vector<Event> events = Drain(*w, 2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].type, EventType::kDeleted);
+  EXPECT_EQ(events[1].object.body["spec"]["v"], 2);
+  EXPECT_CODE(store_->Get("pods", "a", "x"), StatusCode::kNotFound);
+}
+
 TEST_P(StoreTest, ApplyOfNothingWritesNothing) {
   EXPECT_TRUE(store_->Apply({}).empty());
   ASSERT_OK_AND_ASSIGN(rev, store_->Revision());

@@ -36,9 +36,11 @@ void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlo
     // create followed by an update is still a create; anything followed by a delete is a delete
     // (of a queued create: nothing is written, and the completions see NotFound).
     Queued& q = ops_[it->second];
-    if (kind == store::WriteOp::Kind::kDelete) {
+    if (q.op.kind == store::WriteOp::Kind::kDelete) {
+      // Already being deleted: nothing more is written (the completion sees the deletion).
+    } else if (kind == store::WriteOp::Kind::kDelete) {
       q.op.kind = store::WriteOp::Kind::kDelete;
-      q.view.body = nullptr;
+      q.view.body = nullptr;  // the stored body is not the queued one: the store reads it
     } else {
       q.view.body = std::move(body);
     }
@@ -55,7 +57,11 @@ void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlo
   q.view.ns = base.ns;
   q.view.name = base.name;
   q.view.revision = base.revision;
-  if (kind != store::WriteOp::Kind::kDelete) q.view.body = std::move(body);  // moved to op.body at the flush
+  if (kind != store::WriteOp::Kind::kDelete) {
+    q.view.body = std::move(body);  // moved to op.body at the flush
+  } else if (base.revision > 0) {
+    q.view.body = base.body;  // the body being deleted, which spares the store reading it
+  }
   if (done) q.done.push_back(std::move(done));
   index_.emplace(key, ops_.size());
   ops_.push_back(std::move(q));

@@ -168,7 +168,7 @@ class SqliteStore : public Store {
                           Json body) override {
     const std::string what = "create " + DescribeKey(resource, ns, name);
     std::lock_guard<std::mutex> lk(mu_);
-    return Write(what, [&] { return CreateIn(resource, ns, name, std::move(body), what); });
+    return Write(what, [&](int64_t rev) { return CreateIn(resource, ns, name, std::move(body), rev, what); });
   }
 
   StatusOr<Object> Get(const std::string& resource, const std::string& ns, const std::string& name) override {
@@ -185,14 +185,16 @@ class SqliteStore : public Store {
                           int64_t expected_revision) override {
     const std::string what = "update " + DescribeKey(resource, ns, name);
     std::lock_guard<std::mutex> lk(mu_);
-    return Write(what, [&] { return UpdateIn(resource, ns, name, std::move(body), expected_revision, what); });
+    return Write(what,
+                 [&](int64_t rev) { return UpdateIn(resource, ns, name, std::move(body), expected_revision, rev, what); });
   }
 
   StatusOr<Object> Delete(const std::string& resource, const std::string& ns, const std::string& name,
                           int64_t expected_revision) override {
     const std::string what = "delete " + DescribeKey(resource, ns, name);
     std::lock_guard<std::mutex> lk(mu_);
-    return Write(what, [&] { return DeleteIn(resource, ns, name, expected_revision, what); });
+    return Write(what,
+                 [&](int64_t rev) { return DeleteIn(resource, ns, name, expected_revision, nullptr, rev, what); });
   }
 
   std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override {
@@ -208,6 +210,13 @@ class SqliteStore : public Store {
       Use b(begin_write_);
       if (int rc = b.Step(); rc != SQLITE_DONE) return fail_all(Fail(what, rc));
     }
+    // The store revision is read once and written once for the whole batch.
+    auto latest = ReadMeta("revision");
+    if (!latest.ok()) {
+      Rollback();
+      return fail_all(latest.status());
+    }
+    int64_t next = *latest + 1;
     std::vector<Event> events;
     std::vector<size_t> index;  // the op of each event
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -217,11 +226,14 @@ class SqliteStore : public Store {
                                                                                   : "delete ") +
                                   DescribeKey(op.resource, op.ns, op.name);
       StatusOr<Event> e = op.kind == WriteOp::Kind::kCreate
-                              ? CreateIn(op.resource, op.ns, op.name, std::move(op.body), op_what)
+                              ? CreateIn(op.resource, op.ns, op.name, std::move(op.body), next, op_what)
                           : op.kind == WriteOp::Kind::kUpdate
-                              ? UpdateIn(op.resource, op.ns, op.name, std::move(op.body), op.expected_revision, op_what)
-                              : DeleteIn(op.resource, op.ns, op.name, op.expected_revision, op_what);
+                              ? UpdateIn(op.resource, op.ns, op.name, std::move(op.body), op.expected_revision, next,
+                                         op_what)
+                              : DeleteIn(op.resource, op.ns, op.name, op.expected_revision,
+                                         op.body.is_object() ? &op.body : nullptr, next, op_what);
       if (e.ok()) {
+        ++next;
         events.push_back(std::move(*e));
         index.push_back(i);
         continue;
@@ -234,6 +246,12 @@ class SqliteStore : public Store {
       }
       Rollback();  // the backend failed: nothing of the batch is kept
       return fail_all(e.status());
+    }
+    if (!events.empty()) {
+      if (Status st = WriteRevision(next - 1, what); !st.ok()) {
+        Rollback();
+        return fail_all(st);
+      }
     }
     if (Status st = Commit(what); !st.ok()) {
       Rollback();
@@ -325,51 +343,58 @@ class SqliteStore : public Store {
   }
 
   // The writes, inside an open write transaction: each checks its preconditions before it writes
-  // anything, writes the row and the store revision, and returns its event.
+  // anything, writes the row at `revision` (the caller writes the store revision once for all
+  // the writes of its transaction), and returns its event.
   StatusOr<Event> CreateIn(const std::string& resource, const std::string& ns, const std::string& name, Json body,
-                           const std::string& what) {
+                           int64_t revision, const std::string& what) {
     ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
     ARBITER_RETURN_IF_ERROR(ValidateBody(resource, ns, name, body));
     auto existing = ReadRevision(resource, ns, name, what);
     if (!existing.ok()) return existing.status();
     if (existing->has_value()) return AlreadyExists(DescribeKey(resource, ns, name) + " already exists");
-    auto revision = ReadMeta("revision");
-    if (!revision.ok()) return revision.status();
-    Event e{EventType::kAdded, Object{resource, ns, name, *revision + 1, std::move(body)}};
+    Event e{EventType::kAdded, Object{resource, ns, name, revision, std::move(body)}};
     StampRevision(e.object.body, e.object.revision);
     ARBITER_RETURN_IF_ERROR(WriteRow(insert_object_, e.object, what));
-    ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
     return e;
   }
 
   StatusOr<Event> UpdateIn(const std::string& resource, const std::string& ns, const std::string& name, Json body,
-                           int64_t expected_revision, const std::string& what) {
+                           int64_t expected_revision, int64_t revision, const std::string& what) {
     ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
     ARBITER_RETURN_IF_ERROR(ValidateBody(resource, ns, name, body));
     auto existing = ReadRevision(resource, ns, name, what);
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
     ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("update", Object{resource, ns, name, **existing, nullptr}, expected_revision));
-    auto revision = ReadMeta("revision");
-    if (!revision.ok()) return revision.status();
-    Event e{EventType::kModified, Object{resource, ns, name, *revision + 1, std::move(body)}};
+    Event e{EventType::kModified, Object{resource, ns, name, revision, std::move(body)}};
     StampRevision(e.object.body, e.object.revision);
     ARBITER_RETURN_IF_ERROR(WriteRow(update_object_, e.object, what));
-    ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
     return e;
   }
 
+  // `known`, when not null and the delete is conditional, is the body at expected_revision as
+  // the caller holds it: an object's body at a revision never changes, so it stands for the
+  // stored one once the revision matches, and the row need not be read and parsed.
   StatusOr<Event> DeleteIn(const std::string& resource, const std::string& ns, const std::string& name,
-                           int64_t expected_revision, const std::string& what) {
+                           int64_t expected_revision, const Json* known, int64_t revision, const std::string& what) {
     ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
-    auto existing = ReadObject(resource, ns, name, what);
-    if (!existing.ok()) return existing.status();
-    if (!existing->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
-    ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("delete", **existing, expected_revision));
-    auto revision = ReadMeta("revision");
-    if (!revision.ok()) return revision.status();
-    Event e{EventType::kDeleted, std::move(**existing)};
-    e.object.revision = *revision + 1;
+    std::optional<Object> existing;
+    if (known != nullptr && expected_revision > 0) {
+      auto current = ReadRevision(resource, ns, name, what);
+      if (!current.ok()) return current.status();
+      if (!current->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
+      ARBITER_RETURN_IF_ERROR(
+          CheckExpectedRevision("delete", Object{resource, ns, name, **current, nullptr}, expected_revision));
+      existing = Object{resource, ns, name, **current, *known};
+    } else {
+      auto read = ReadObject(resource, ns, name, what);
+      if (!read.ok()) return read.status();
+      if (!read->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
+      ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("delete", **read, expected_revision));
+      existing = std::move(**read);
+    }
+    Event e{EventType::kDeleted, std::move(*existing)};
+    e.object.revision = revision;
     StampRevision(e.object.body, e.object.revision);
     {
       Use u(delete_object_);
@@ -378,19 +403,27 @@ class SqliteStore : public Store {
       u.Bind(3, name);
       if (int rc = u.Step(); rc != SQLITE_DONE) return Fail(what, rc);
     }
-    ARBITER_RETURN_IF_ERROR(WriteRevision(e.object.revision, what));
     return e;
   }
 
-  // Runs `fn` (which reads and writes rows and returns the event of the write) in one IMMEDIATE
-  // transaction; commits and publishes the event if it succeeds, rolls back otherwise.
+  // Runs `fn` (which reads and writes rows at the revision it is given and returns the event of
+  // the write) in one IMMEDIATE transaction with the store revision; commits and publishes the
+  // event if it succeeds, rolls back otherwise.
   template <typename Fn>
   StatusOr<Object> Write(const std::string& what, Fn&& fn) {
     {
       Use b(begin_write_);
       if (int rc = b.Step(); rc != SQLITE_DONE) return Fail(what, rc);
     }
-    StatusOr<Event> e = fn();
+    auto latest = ReadMeta("revision");
+    if (!latest.ok()) {
+      Rollback();
+      return latest.status();
+    }
+    StatusOr<Event> e = fn(*latest + 1);
+    if (e.ok()) {
+      if (Status st = WriteRevision(e->object.revision, what); !st.ok()) e = st;
+    }
     if (!e.ok()) {
       Rollback();
       return e.status();

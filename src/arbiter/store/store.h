@@ -78,7 +78,10 @@ struct WriteOp {
   enum class Kind { kCreate, kUpdate, kDelete };
   Kind kind = Kind::kUpdate;
   std::string resource, ns, name;
-  Json body;                       // create, update
+  // Create, update: the new body. A conditional delete may carry the object's body at
+  // expected_revision as the caller holds it (bodies at a revision never change), which a backend
+  // may use for the deletion's event instead of reading the stored one; null otherwise.
+  Json body;
   int64_t expected_revision = 0;   // update, delete: as for Update and Delete
 };
 
