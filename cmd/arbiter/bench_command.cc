@@ -209,6 +209,7 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
       j["preemptors"] = r->created;
       j["preemptorsPerSecond"] = r->bound_per_second;
       j["victimsDeleted"] = r->victims_deleted;
+      j["victimsWithDisruptionTarget"] = r->victims_with_condition;
     } else {
       j["initialPods"] = o.initial_pods;
       j["pods"] = r->created;

@@ -185,6 +185,38 @@ TEST_F(LiveSchedulerTest, APreemptorEvictsItsVictimWaitsForItAndBindsWhereItWasN
   EXPECT_EQ(metrics_.preemption_attempts.load(), 1u);
 }
 
+TEST_F(LiveSchedulerTest, AVictimWithoutAGracePeriodIsDeletedCarryingItsDisruptionTargetCondition) {
+  AddNode("n1", "1");
+  AddPod("low", "1", 0, "n1");
+  Json low = Pod("low");
+  low["spec"]["terminationGracePeriodSeconds"] = 0;
+  ASSERT_TRUE(store_->Update("pods", "default", "low", low, RevisionOf("low")).ok());
+  AddPod("high", "1", 100);
+  auto w = store_->WatchFrom("pods", "", *store_->Revision());
+  ASSERT_TRUE(w.ok());
+  Pass();
+  // The condition is written first, then the pod deleted: its deletion event carries it.
+  EXPECT_EQ(store_->Get("pods", "default", "low").status().code(), StatusCode::kNotFound);
+  std::vector<std::string> seen;
+  Json deleted;
+  auto events = (*w)->Next(std::chrono::milliseconds(100));
+  ASSERT_TRUE(events.ok());
+  for (const auto& e : *events) {
+    if (e->object.name != "low") continue;
+    seen.push_back(store::EventTypeName(e->type));
+    if (e->type == store::EventType::kDeleted) deleted = e->object.body;
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"MODIFIED", "DELETED"}));
+  ASSERT_TRUE(deleted["status"]["conditions"].is_array());
+  EXPECT_EQ(deleted["status"]["conditions"][0]["type"], "DisruptionTarget");
+  EXPECT_EQ(Count("Preempted low"), 1);
+  // The preemptor binds where it was nominated once its backoff is over.
+  clock_.Advance(2 * kSecond);
+  Pass();
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("high")), "n1");
+}
+
 TEST_F(LiveSchedulerTest, AGangWhoseMembersArriveOverTwoPassesIsBoundWhole) {
   AddNode("n1", "4");
   Json group = {{"apiVersion", "scheduling.k8s.io/v1beta1"},

@@ -187,6 +187,11 @@ class PodWatch {
     std::lock_guard<std::mutex> lock(mu_);
     return deleted_[group];
   }
+  // Of those, the ones whose last state carried the DisruptionTarget condition.
+  size_t deleted_as_disrupted(const std::string& group) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return disrupted_[group];
+  }
   // When the last pod of `group` was seen bound.
   SteadyClock::time_point last_bound(const std::string& group) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -206,6 +211,13 @@ class PodWatch {
     std::lock_guard<std::mutex> lock(mu_);
     if (type == "DELETED") {
       ++deleted_[group];
+      const Json& status = o.value("status", Json::object());
+      for (const Json& c : status.value("conditions", Json::array())) {
+        if (c.is_object() && c.value("type", "") == "DisruptionTarget" && c.value("status", "") == "True") {
+          ++disrupted_[group];
+          break;
+        }
+      }
       if (bound_names_.erase(name) > 0) --bound_[group];
       return;
     }
@@ -219,7 +231,7 @@ class PodWatch {
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::set<std::string> bound_names_;
-  std::map<std::string, size_t> bound_, deleted_;
+  std::map<std::string, size_t> bound_, deleted_, disrupted_;
   std::map<std::string, SteadyClock::time_point> last_bound_;
   std::thread thread_;
 };
@@ -362,6 +374,7 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
   const double total = std::chrono::duration<double>(done - times.first).count();
   r.bound_per_second = total > 0 ? static_cast<double>(o.measured_pods) / total : 0;
   r.victims_deleted = watch.deleted("low");
+  r.victims_with_condition = watch.deleted_as_disrupted("low");
   r.peak_rss_mib = child->PeakRssMib();
   if (auto m = api->Get("/metrics"); m && m->status == 200) {
     auto counter = [&](const std::string& series) -> uint64_t {

@@ -40,6 +40,7 @@ struct ServeLoadResult {
   double lag_seconds = 0;        // last create acknowledged -> last measured pod bound
   double bound_per_second = 0;   // measured pods bound per second, from the first create
   size_t victims_deleted = 0;    // ServePreemptionBasic: low-priority pods gone
+  size_t victims_with_condition = 0;  // of those, deleted with the DisruptionTarget condition
   double peak_rss_mib = 0;       // the server's VmHWM
   // The server's scheduling attempts over the whole run (scheduler_schedule_attempts_total by
   // result) and its preemption attempts: how much work each measured pod cost.

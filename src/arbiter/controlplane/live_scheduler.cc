@@ -472,16 +472,25 @@ void LiveScheduler::Evict(const std::vector<sched::preemption::Eviction>& victim
                                   {"message", "default-scheduler: preempting to accommodate a higher priority pod"},
                                   {"lastTransitionTime", FormatRfc3339(now)}});
     const int64_t grace = v.termination_grace_period_seconds;
-    next["metadata"]["deletionTimestamp"] = FormatRfc3339(AddSecondsCapped(now, grace));
-    next["metadata"]["deletionGracePeriodSeconds"] = grace;
-    // The Preempted event follows the victim's write, as kube-scheduler's follows the deletion.
+    // The Preempted event follows the victim's deletion, as kube-scheduler's does.
     auto event = [this, ns = v.ns, name = v.name, uid = v.uid, message](const StatusOr<store::Object>& r) -> Status {
       if (!r.ok()) return Lost(r.status()) ? Status::Ok() : r.status();
       return record_event_(ns, name, uid, "Normal", "Preempted", message);
     };
     if (NodeOf(next).empty() || grace <= 0) {
-      batch_.Delete(*cur, event);
+      // Deleted at once: the condition is written first, then the pod deleted as it then is,
+      // so that the deletion (and its watch event) carries the DisruptionTarget condition
+      // (kube-scheduler patches the victim's status, then deletes it).
+      Write(*cur, std::move(next), [this, event](const StatusOr<store::Object>& r) -> Status {
+        if (!r.ok()) return Lost(r.status()) ? Status::Ok() : r.status();
+        batch_.Delete(*r, event);
+        return Status::Ok();
+      });
     } else {
+      // A graceful deletion: the condition and the deletion timestamp in one write; the node
+      // deletes the pod when its grace period ends.
+      next["metadata"]["deletionTimestamp"] = FormatRfc3339(AddSecondsCapped(now, grace));
+      next["metadata"]["deletionGracePeriodSeconds"] = grace;
       Write(*cur, std::move(next), event);
     }
   }
