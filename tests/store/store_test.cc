@@ -34,6 +34,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "arbiter/store/read_cache.h"
 #include "arbiter/store/store.h"
 
 namespace arbiter::store {
@@ -942,6 +943,17 @@ Backend SqliteBackend() {
           }};
 }
 
+// Reads of pods and nodes answered from informers over a SQLite store (what the API server's
+// admission reads through): the same contract as the store itself.
+Backend ReadCacheBackend() {
+  return {"ReadCacheOverSqlite", [](const fs::path& dir, size_t history) -> StatusOr<std::unique_ptr<Store>> {
+            auto sqlite = OpenSqliteStore((dir / "state.db").string(), false, history);
+            if (!sqlite.ok()) return sqlite.status();
+            return std::unique_ptr<Store>(
+                std::make_unique<ReadCache>(std::move(*sqlite), std::set<std::string>{"pods", "nodes"}));
+          }};
+}
+
 // etcd: the binary's one etcd server, under a key prefix of the test's own (its temporary
 // directory's path, so that Reopen finds the same objects).
 Backend EtcdBackend() {
@@ -959,10 +971,11 @@ Backend EtcdBackend() {
 
 std::string BackendName(const testing::TestParamInfo<Backend>& param_info) { return param_info.param.name; }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, testing::Values(MemoryBackend(), SqliteBackend(), EtcdBackend()),
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
+                         testing::Values(MemoryBackend(), SqliteBackend(), ReadCacheBackend(), EtcdBackend()),
                          BackendName);
-INSTANTIATE_TEST_SUITE_P(Backends, InProcessHistoryStoreTest, testing::Values(MemoryBackend(), SqliteBackend()),
-                         BackendName);
+INSTANTIATE_TEST_SUITE_P(Backends, InProcessHistoryStoreTest,
+                         testing::Values(MemoryBackend(), SqliteBackend(), ReadCacheBackend()), BackendName);
 
 // ---------------------------------------------------------------------------------------------
 // SQLite only: durability and failures.

@@ -760,7 +760,7 @@ Status ApiServer::Validate(const ResourceInfo& info, Json& object, const Json* o
 }
 
 Status ApiServer::RunAdmission(const ResourceInfo& info, Json& object, const Json* old) {
-  for (const auto& hook : admission_) ARBITER_RETURN_IF_ERROR(hook(info, object, old, store_));
+  for (const auto& hook : admission_) ARBITER_RETURN_IF_ERROR(hook(info, object, old, admission_store_));
   return Status::Ok();
 }
 
@@ -797,7 +797,7 @@ Response ApiServer::Create(const Request& r, const Target& t) {
                       "Invalid value: resourceVersion should not be set on objects to be created");
   }
   if (t.info->namespaced) {
-    if (!store_.Get("namespaces", "", t.ns).ok()) {
+    if (!admission_store_.Get("namespaces", "", t.ns).ok()) {
       return Error(404, "namespaces \"" + t.ns + "\" not found", "namespaces", t.ns);
     }
   }

@@ -27,6 +27,7 @@
 #include "arbiter/api/selectors.h"
 #include "arbiter/base/rng.h"
 #include "arbiter/base/time.h"
+#include "arbiter/store/read_cache.h"
 #include "arbiter/store/store.h"
 
 namespace arbiter::api {
@@ -134,6 +135,10 @@ class ApiServer {
   std::string Now() const;
 
   store::Store& store_;
+  // What admission reads (and a create's namespace check): namespaces, priority classes and
+  // quotas from informers, everything else from store_, as kube-apiserver's admission plugins
+  // read through listers rather than from etcd on every request.
+  store::ReadCache admission_store_{store_, {"namespaces", "priorityclasses", "resourcequotas"}};
   const Clock& clock_;
   Options options_;
   std::mutex rng_mu_;
