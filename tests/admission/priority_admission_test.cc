@@ -357,3 +357,50 @@ TEST(GroupPriorityAdmission, ShippedGangExampleLoadsAndAdmits) {
 
 }  // namespace
 }  // namespace arbiter::admission
+
+// The rule itself (DecidePriority), which `plan`, `serve`'s admission and its live scheduler share.
+namespace arbiter::admission {
+namespace {
+
+const model::PriorityClass kHigh{"high", 1000, false, model::PreemptionPolicy::kNever, ""};
+const model::PriorityClass kDefault{"normal", 10, true, model::PreemptionPolicy::kPreemptLowerPriority, ""};
+
+const model::PriorityClass* Find(const std::string& name) {
+  if (name == kHigh.name) return &kHigh;
+  if (name == kDefault.name) return &kDefault;
+  return nullptr;
+}
+
+using Problem = PriorityDecision::Problem;
+
+TEST(DecidePriority, TheNamedClassDecidesPriorityPolicyAndName) {
+  PriorityDecision d = DecidePriority("high", std::nullopt, std::nullopt, Find, &kDefault);
+  EXPECT_EQ(d.problem, Problem::kNone);
+  EXPECT_EQ(d.priority, 1000);
+  EXPECT_EQ(d.policy, model::PreemptionPolicy::kNever);
+  EXPECT_EQ(d.class_name, "high");
+}
+
+TEST(DecidePriority, WithoutANameTheGlobalDefaultDecidesAndWithoutOneZero) {
+  PriorityDecision d = DecidePriority("", std::nullopt, std::nullopt, Find, &kDefault);
+  EXPECT_EQ(d.priority, 10);
+  EXPECT_EQ(d.class_name, "normal");
+  d = DecidePriority("", std::nullopt, std::nullopt, Find, nullptr);
+  EXPECT_EQ(d.problem, Problem::kNone);
+  EXPECT_EQ(d.priority, 0);
+  EXPECT_EQ(d.policy, model::PreemptionPolicy::kPreemptLowerPriority);
+  EXPECT_EQ(d.class_name, "");
+}
+
+TEST(DecidePriority, AnUnknownClassAndExplicitValuesThatDisagreeAreProblems) {
+  EXPECT_EQ(DecidePriority("nope", std::nullopt, std::nullopt, Find, &kDefault).problem, Problem::kUnknownClass);
+  EXPECT_EQ(DecidePriority("high", 999, std::nullopt, Find, nullptr).problem, Problem::kPriorityDisagrees);
+  EXPECT_EQ(DecidePriority("high", 1000, model::PreemptionPolicy::kPreemptLowerPriority, Find, nullptr).problem,
+            Problem::kPolicyDisagrees);
+  // Explicit values that agree are no problem, including 0 with neither class nor default.
+  EXPECT_EQ(DecidePriority("high", 1000, model::PreemptionPolicy::kNever, Find, nullptr).problem, Problem::kNone);
+  EXPECT_EQ(DecidePriority("", 0, std::nullopt, Find, nullptr).problem, Problem::kNone);
+}
+
+}  // namespace
+}  // namespace arbiter::admission

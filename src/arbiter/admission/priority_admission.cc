@@ -21,6 +21,34 @@ std::vector<model::PriorityClass> BuiltinPriorityClasses() {
   };
 }
 
+PriorityDecision DecidePriority(const std::string& class_name, const std::optional<int64_t>& spec_priority,
+                                const std::optional<model::PreemptionPolicy>& spec_policy,
+                                const std::function<const model::PriorityClass*(const std::string&)>& find,
+                                const model::PriorityClass* global_default) {
+  PriorityDecision d;
+  const model::PriorityClass* pc = nullptr;
+  if (!class_name.empty()) {
+    pc = find(class_name);
+    if (pc == nullptr) {
+      d.problem = PriorityDecision::Problem::kUnknownClass;
+      return d;
+    }
+  } else {
+    pc = global_default;
+  }
+  if (pc != nullptr) {
+    d.priority = pc->value;
+    d.policy = pc->preemption_policy;
+    d.class_name = pc->name;
+  }
+  if (spec_priority && *spec_priority != d.priority) {
+    d.problem = PriorityDecision::Problem::kPriorityDisagrees;
+  } else if (spec_policy && *spec_policy != d.policy) {
+    d.problem = PriorityDecision::Problem::kPolicyDisagrees;
+  }
+  return d;
+}
+
 namespace {
 
 using ClassMap = std::map<std::string, model::PriorityClass>;
@@ -43,21 +71,20 @@ std::optional<Resolution> Resolve(const std::string& where, const std::string& n
                                   const ClassMap& classes,
                                   const model::PriorityClass* global_default,
                                   std::vector<std::string>& errors) {
-  Resolution r;
-  if (!class_name.empty()) {
-    auto it = classes.find(class_name);
-    if (it == classes.end()) {
-      errors.push_back(where + "spec.priorityClassName: no PriorityClass with name \"" + class_name +
-                       "\" was found");
-      return std::nullopt;
-    }
-    r.priority = it->second.value;
-    r.policy = it->second.preemption_policy;
-  } else if (global_default != nullptr) {
-    r.priority = global_default->value;
-    r.policy = global_default->preemption_policy;
+  const PriorityDecision d = DecidePriority(
+      class_name, spec_priority, spec_policy,
+      [&](const std::string& name) {
+        auto it = classes.find(name);
+        return it == classes.end() ? nullptr : &it->second;
+      },
+      global_default);
+  const Resolution r{d.priority, d.policy};
+  if (d.problem == PriorityDecision::Problem::kUnknownClass) {
+    errors.push_back(where + "spec.priorityClassName: no PriorityClass with name \"" + class_name +
+                     "\" was found");
+    return std::nullopt;
   }
-  if (spec_priority && *spec_priority != r.priority) {
+  if (d.problem == PriorityDecision::Problem::kPriorityDisagrees) {
     errors.push_back(where + "spec.priority: the integer value of priority (" +
                      std::to_string(*spec_priority) + ") must not disagree with the " + noun +
                      "'s PriorityClass; admission computed " + std::to_string(r.priority) +
@@ -68,7 +95,7 @@ std::optional<Resolution> Resolve(const std::string& where, const std::string& n
                           : " from PriorityClass \"" + class_name + "\""));
     return std::nullopt;
   }
-  if (spec_policy && *spec_policy != r.policy) {
+  if (d.problem == PriorityDecision::Problem::kPolicyDisagrees) {
     errors.push_back(where + "spec.preemptionPolicy: " +
                      std::string(model::PreemptionPolicyName(*spec_policy)) +
                      " disagrees with the PriorityClass, which sets " +

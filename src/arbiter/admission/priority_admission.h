@@ -19,6 +19,9 @@
 //      parents, no cycle and at most four levels.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +34,26 @@ inline constexpr int32_t kHighestUserDefinablePriority = 1000000000;
 inline constexpr int32_t kSystemCriticalPriority = 2000000000;
 
 std::vector<model::PriorityClass> BuiltinPriorityClasses();
+
+// The Priority admission plugin's rule for one object, a pod or a PodGroup or CompositePodGroup
+// alike (rule 3 and 4 above): the named class decides the priority and the preemption policy;
+// without a name, the global default does; without either, 0 and PreemptLowerPriority. An
+// explicit spec.priority or spec.preemptionPolicy must agree with what the class decides. The
+// one place this rule lives: `plan` (AdmitPriorities), `serve`'s API admission and its live
+// scheduler all decide with it, each wording the problems for its own users.
+struct PriorityDecision {
+  enum class Problem { kNone, kUnknownClass, kPriorityDisagrees, kPolicyDisagrees };
+  Problem problem = Problem::kNone;
+  int32_t priority = 0;
+  model::PreemptionPolicy policy = model::PreemptionPolicy::kPreemptLowerPriority;
+  // The class that decided: the named one, else the global default's name, else empty.
+  std::string class_name;
+};
+// `find` looks a class up by name (the built-in classes included); `global_default` may be null.
+PriorityDecision DecidePriority(const std::string& class_name, const std::optional<int64_t>& spec_priority,
+                                const std::optional<model::PreemptionPolicy>& spec_policy,
+                                const std::function<const model::PriorityClass*(const std::string&)>& find,
+                                const model::PriorityClass* global_default);
 
 // Validates the input's classes, adds the built-in ones, resolves the priority of every pod,
 // PodGroup and CompositePodGroup, and checks that PodGroup members agree with their group.

@@ -16,8 +16,6 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr int64_t kHighestUserPriority = admission::kHighestUserDefinablePriority;
-constexpr int64_t kSystemClusterCritical = admission::kSystemCriticalPriority;
-constexpr int64_t kSystemNodeCritical = admission::kSystemCriticalPriority + 1000;
 
 std::string NameOf(const Json& o) { return o["metadata"].value("name", ""); }
 
@@ -61,40 +59,84 @@ Status ValidatePriorityClass(Json& pc, const Json* old, store::Store& store) {
   return Status::Ok();
 }
 
-struct ResolvedPriority {
-  std::string class_name;
-  int64_t value = 0;
-  std::string policy = "PreemptLowerPriority";
-};
+// A stored PriorityClass as the admission rule reads it (its value and policy were validated
+// when it was written).
+model::PriorityClass ClassFromJson(const store::Object& o) {
+  model::PriorityClass pc;
+  pc.name = o.name;
+  pc.value = static_cast<int32_t>(std::clamp<int64_t>(o.body.value("value", int64_t{0}), INT32_MIN, INT32_MAX));
+  pc.global_default = o.body.value("globalDefault", false);
+  pc.preemption_policy = o.body.value("preemptionPolicy", "") == "Never" ? model::PreemptionPolicy::kNever
+                                                                         : model::PreemptionPolicy::kPreemptLowerPriority;
+  return pc;
+}
 
-StatusOr<ResolvedPriority> ResolvePriority(const Json& pod, store::Store& store) {
-  ResolvedPriority r;
+// The Priority admission plugin on a pod being created (admission::DecidePriority), with
+// kube-apiserver's wording: the classes are the built-in ones and those stored.
+StatusOr<admission::PriorityDecision> ResolvePriority(const Json& pod, store::Store& store) {
   const Json& spec = pod["spec"];
-  r.class_name = spec.value("priorityClassName", "");
-  if (r.class_name == "system-cluster-critical" || r.class_name == "system-node-critical") {
-    r.value = r.class_name == "system-node-critical" ? kSystemNodeCritical : kSystemClusterCritical;
-    return r;
+  const std::string class_name = spec.value("priorityClassName", "");
+  std::optional<int64_t> spec_priority;
+  if (spec.contains("priority") && spec["priority"].is_number_integer()) spec_priority = spec["priority"].get<int64_t>();
+  std::optional<model::PreemptionPolicy> spec_policy;
+  bool policy_unknown = false;  // a value no class can have: it disagrees whatever the class says
+  if (spec.contains("preemptionPolicy")) {
+    const Json& p = spec["preemptionPolicy"];
+    if (p == "Never") {
+      spec_policy = model::PreemptionPolicy::kNever;
+    } else if (p == "PreemptLowerPriority") {
+      spec_policy = model::PreemptionPolicy::kPreemptLowerPriority;
+    } else {
+      policy_unknown = true;
+    }
   }
-  if (!r.class_name.empty()) {
-    auto pc = store.Get("priorityclasses", "", r.class_name);
+  const std::vector<model::PriorityClass> builtin = admission::BuiltinPriorityClasses();
+  model::PriorityClass found;
+  Status lookup = Status::Ok();
+  auto find = [&](const std::string& name) -> const model::PriorityClass* {
+    for (const auto& b : builtin) {
+      if (b.name == name) return &b;
+    }
+    auto pc = store.Get("priorityclasses", "", name);
     if (!pc.ok()) {
-      return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: no PriorityClass with name " + r.class_name +
+      if (pc.status().code() != StatusCode::kNotFound) lookup = pc.status();
+      return nullptr;
+    }
+    found = ClassFromJson(*pc);
+    return &found;
+  };
+  std::optional<model::PriorityClass> global_default;
+  if (class_name.empty()) {
+    ARBITER_ASSIGN_OR_RETURN(list, store.List("priorityclasses", ""));
+    for (const auto& pc : list.items) {
+      if (pc.body.value("globalDefault", false)) {
+        global_default = ClassFromJson(pc);
+        break;
+      }
+    }
+  }
+  admission::PriorityDecision d =
+      admission::DecidePriority(class_name, spec_priority, spec_policy, find, global_default ? &*global_default : nullptr);
+  ARBITER_RETURN_IF_ERROR(lookup);
+  using Problem = admission::PriorityDecision::Problem;
+  if (policy_unknown && d.problem == Problem::kNone) d.problem = Problem::kPolicyDisagrees;
+  switch (d.problem) {
+    case Problem::kNone: return d;
+    case Problem::kUnknownClass:
+      return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: no PriorityClass with name " + class_name +
                                 " was found");
-    }
-    r.value = pc->body.value("value", int64_t{0});
-    r.policy = pc->body.value("preemptionPolicy", "PreemptLowerPriority");
-    return r;
+    case Problem::kPriorityDisagrees:
+      return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: the integer value of priority (" +
+                                spec["priority"].dump() +
+                                ") must not be provided in pod spec; priority admission controller computed " +
+                                std::to_string(d.priority) + " from the given PriorityClass name");
+    case Problem::kPolicyDisagrees:
+      return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: the string value of PreemptionPolicy (" +
+                                spec["preemptionPolicy"].dump() +
+                                ") must not be provided in pod spec; priority admission controller computed " +
+                                std::string(model::PreemptionPolicyName(d.policy)) + " from the given PriorityClass name");
   }
-  ARBITER_ASSIGN_OR_RETURN(list, store.List("priorityclasses", ""));
-  for (const auto& pc : list.items) {
-    if (pc.body.value("globalDefault", false)) {
-      r.class_name = pc.name;
-      r.value = pc.body.value("value", int64_t{0});
-      r.policy = pc.body.value("preemptionPolicy", "PreemptLowerPriority");
-      return r;
-    }
-  }
-  return r;
+  return d;
 }
 
 int64_t PodRequest(const Json& pod, const std::string& resource, bool milli) {
@@ -248,21 +290,9 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
     return ValidatePodUpdate(pod, *old);
   }
   ARBITER_ASSIGN_OR_RETURN(p, ResolvePriority(pod, store));
-  if (spec.contains("priority") && spec["priority"].is_number_integer() && spec["priority"].get<int64_t>() != p.value) {
-    return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: the integer value of priority (" +
-                              spec["priority"].dump() +
-                              ") must not be provided in pod spec; priority admission controller computed " +
-                              std::to_string(p.value) + " from the given PriorityClass name");
-  }
-  if (spec.contains("preemptionPolicy") && spec["preemptionPolicy"] != p.policy) {
-    return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: the string value of PreemptionPolicy (" +
-                              spec["preemptionPolicy"].dump() +
-                              ") must not be provided in pod spec; priority admission controller computed " + p.policy +
-                              " from the given PriorityClass name");
-  }
   if (!p.class_name.empty()) spec["priorityClassName"] = p.class_name;
-  spec["priority"] = p.value;
-  spec["preemptionPolicy"] = p.policy;
+  spec["priority"] = p.priority;
+  spec["preemptionPolicy"] = std::string(model::PreemptionPolicyName(p.policy));
   if (!spec.contains("schedulerName")) spec["schedulerName"] = "default-scheduler";
   if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
   return CheckQuotas(pod, pod["metadata"].value("namespace", "default"), store);

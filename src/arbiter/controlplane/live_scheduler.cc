@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "arbiter/admission/priority_admission.h"
 #include "arbiter/controlplane/metrics.h"
 #include "arbiter/controlplane/pod_json.h"
 
@@ -68,8 +69,10 @@ Status LiveScheduler::Build(const Informers& informers) {
   }
   for (const auto& [key, o] : informers.at("nodes")->objects()) ReconcileNode(key.second, o.get());
 
-  // Group priorities: the class named, else the global default, unless the group states its own.
+  // Group priorities, by the Priority admission rule pods were admitted with. A group whose
+  // class is unknown or whose own values disagree with it keeps the values it states.
   std::map<std::string, model::PriorityClass> classes;
+  for (const auto& b : admission::BuiltinPriorityClasses()) classes[b.name] = b;
   const model::PriorityClass* global_default = nullptr;
   for (const auto& [key, o_ptr] : informers.at("priorityclasses")->objects()) {
     const store::Object& o = *o_ptr;
@@ -80,16 +83,15 @@ Status LiveScheduler::Build(const Informers& informers) {
     if (pc.global_default) global_default = &pc;
   }
   auto resolve = [&](model::GroupPriority& g) {
-    const model::PriorityClass* pc = nullptr;
-    if (!g.priority_class_name.empty()) {
-      auto it = classes.find(g.priority_class_name);
-      if (it != classes.end()) pc = &it->second;
-    } else if (!g.spec_priority) {
-      pc = global_default;
-    }
-    g.priority = g.spec_priority.value_or(pc != nullptr ? pc->value : 0);
-    g.preemption_policy =
-        g.spec_preemption_policy.value_or(pc != nullptr ? pc->preemption_policy : model::PreemptionPolicy::kPreemptLowerPriority);
+    const admission::PriorityDecision d = admission::DecidePriority(
+        g.priority_class_name, g.spec_priority, g.spec_preemption_policy,
+        [&](const std::string& name) {
+          auto it = classes.find(name);
+          return it == classes.end() ? nullptr : &it->second;
+        },
+        global_default);
+    g.priority = g.spec_priority.value_or(d.priority);
+    g.preemption_policy = g.spec_preemption_policy.value_or(d.policy);
   };
   for (const auto& [key, o_ptr] : informers.at("compositepodgroups")->objects()) {
     const store::Object& o = *o_ptr;
