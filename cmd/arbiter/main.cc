@@ -71,6 +71,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--tls-private-key-file", serve.tls_key_file, "The certificate's private key (PEM)");
   serve_cmd->add_option("--token-auth-file", serve.token_auth_file,
                         "Bearer tokens (token,user,uid,\"groups\" per line); without it, loopback only");
+  serve_cmd->add_flag("--async-writes", serve.async_writes,
+                      "Commit each control-loop pass's writes on a writer thread while the next pass schedules "
+                      "(experimental; off: a pass's writes are committed before the next pass starts)");
   serve_cmd->add_flag("--no-simulate-nodes", serve.no_simulate_nodes,
                       "Do not simulate nodes (real node agents report pod status)");
   serve_cmd->add_flag("--fsync", serve.fsync, "Sync every commit to disk (survives power loss; slower)");

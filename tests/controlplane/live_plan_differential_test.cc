@@ -123,10 +123,10 @@ std::map<std::string, std::string> Planned(const std::vector<Json>& dump, uint64
 // Where the live scheduler puts them: the objects are written to a memory store and passes run
 // (the clock moving a second each) until the queue is settled. `dump` receives the store's
 // state before the first pass, as `kubectl get nodes,pods -o yaml` would list it (by name).
-std::map<std::string, std::string> Live(const Cluster& c, uint64_t seed, std::vector<Json>& dump) {
+std::map<std::string, std::string> Live(const Cluster& c, uint64_t seed, bool async_writes, std::vector<Json>& dump) {
   auto store = store::NewMemoryStore();
   VirtualClock clock(kStart);
-  WriteBatch batch(*store);
+  WriteBatch batch(*store, 512, async_writes);
   LoopMetrics metrics;
   std::map<std::tuple<std::string, std::string, std::string, int64_t>, manifest::LoadResult> decoded;
   LiveSchedulerOptions options;
@@ -168,6 +168,8 @@ std::map<std::string, std::string> Live(const Cluster& c, uint64_t seed, std::ve
     if (pass > 0 && q.active == 0 && q.backoff == 0) break;
     clock.Advance(kSecond);
   }
+  Status drained = batch.Drain();
+  EXPECT_TRUE(drained.ok()) << drained.message();
   std::map<std::string, std::string> out;
   for (const std::string& name : c.pending) {
     auto p = store->Get("pods", "default", name);
@@ -177,14 +179,17 @@ std::map<std::string, std::string> Live(const Cluster& c, uint64_t seed, std::ve
   return out;
 }
 
-TEST(LiveAgainstPlan, EveryPendingPodLandsWhereThePlanPutsItOnRandomClusters) {
+// Synchronous writes, and writes the store commits while the next pass runs (serve's setting).
+class LiveAgainstPlan : public ::testing::TestWithParam<bool> {};
+
+TEST_P(LiveAgainstPlan, EveryPendingPodLandsWhereThePlanPutsItOnRandomClusters) {
   std::mt19937_64 rng(20261202);
   int placed = 0, left_pending = 0;
   for (int round = 0; round < 60; ++round) {
     const Cluster c = RandomCluster(rng);
     const uint64_t seed = 1000 + static_cast<uint64_t>(round);
     std::vector<Json> dump;
-    const std::map<std::string, std::string> live = Live(c, seed, dump);
+    const std::map<std::string, std::string> live = Live(c, seed, GetParam(), dump);
     const std::map<std::string, std::string> planned = Planned(dump, seed);
     for (const std::string& name : c.pending) {
       ASSERT_TRUE(planned.count(name)) << "round " << round << ": " << name << " is not in the plan";
@@ -196,6 +201,9 @@ TEST(LiveAgainstPlan, EveryPendingPodLandsWhereThePlanPutsItOnRandomClusters) {
   EXPECT_GT(placed, 100);
   EXPECT_GT(left_pending, 20);
 }
+
+INSTANTIATE_TEST_SUITE_P(Writes, LiveAgainstPlan, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Async" : "Sync"; });
 
 }  // namespace
 }  // namespace arbiter::controlplane

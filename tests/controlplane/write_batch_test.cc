@@ -85,16 +85,16 @@ TEST_F(WriteBatchTest, AQueuedCreateThatIsDeletedWritesNothing) {
   EXPECT_EQ(*store_->Revision(), 0);
 }
 
-TEST_F(WriteBatchTest, ADeleteAfterAQueuedUpdateDeletesTheStoredObjectAndNothingFollowsIt) {
+TEST_F(WriteBatchTest, ADeleteAfterAQueuedUpdateDeletesTheStoredObjectAndAWriteOnAnOlderVersionFailsAfterIt) {
   store::Object x = MustCreate("x", 1);
   auto w = store_->WatchFrom("pods", "", x.revision);
   ASSERT_TRUE(w.ok());
   batch_.Update(x, Json{{"v", 2}}, Log("update"));
   batch_.Delete(*batch_.Pending("pods", "a", "x"), Log("delete"));
-  batch_.Update(x, Json{{"v", 3}}, Log("late update"));  // after the delete: nothing more
-  EXPECT_EQ(batch_.size(), 1u);
+  batch_.Update(x, Json{{"v", 3}}, Log("late update"));  // made on x as stored, not on the queued write
+  EXPECT_EQ(batch_.size(), 2u);
   ASSERT_TRUE(batch_.Flush().ok());
-  EXPECT_EQ(log_, (std::vector<std::string>{"update: ok 2", "delete: ok 2", "late update: ok 2"}));
+  EXPECT_EQ(log_, (std::vector<std::string>{"update: ok 2", "delete: ok 2", "late update: " + Code(StatusCode::kNotFound)}));
   auto events = (*w)->Next(std::chrono::milliseconds(100));
   ASSERT_TRUE(events.ok());
   ASSERT_EQ(events->size(), 1u);
@@ -114,6 +114,63 @@ TEST_F(WriteBatchTest, ADeleteOfAnObjectAsStoredCarriesItsBodyForTheDeletionEven
   ASSERT_EQ(events->size(), 1u);
   EXPECT_EQ((*events)[0]->object.body["v"], 7);
   EXPECT_EQ((*events)[0]->object.body["metadata"]["resourceVersion"], "2");
+}
+
+// Asynchronous mode: a writer thread commits the batch while the caller goes on.
+class AsyncWriteBatchTest : public WriteBatchTest {
+ protected:
+  WriteBatch async_{*store_, 512, /*asynchronous=*/true};
+};
+
+TEST_F(AsyncWriteBatchTest, AFlushSendsTheBatchAndTheNextFlushRunsItsCompletions) {
+  store::Object x = MustCreate("x", 1);
+  async_.Update(x, Json{{"v", 2}}, Log("x"));
+  ASSERT_TRUE(async_.Flush().ok());
+  EXPECT_TRUE(log_.empty());  // in flight: its completion runs at the next flush
+  async_.Create("pods", "a", "y", Json{{"v", 1}}, Log("y"));
+  ASSERT_TRUE(async_.Flush().ok());
+  EXPECT_EQ(log_, (std::vector<std::string>{"x: ok 2"}));
+  ASSERT_TRUE(async_.Drain().ok());
+  EXPECT_EQ(log_, (std::vector<std::string>{"x: ok 2", "y: ok 3"}));
+  EXPECT_EQ(store_->Get("pods", "a", "x")->body["v"], 2);
+  EXPECT_EQ(async_.applies(), 2u);
+}
+
+TEST_F(AsyncWriteBatchTest, PendingOfAnObjectInFlightIsTheStoredResultAndAWriteOnItGoesUnderItsRevision) {
+  store::Object x = MustCreate("x", 1);
+  async_.Update(x, Json{{"v", 2}}, Log("first"));
+  ASSERT_TRUE(async_.Flush().ok());
+  const store::Object* stored = async_.Pending("pods", "a", "x");  // waits for the batch in flight
+  ASSERT_NE(stored, nullptr);
+  EXPECT_EQ(stored->revision, 2);
+  EXPECT_EQ(stored->body["v"], 2);
+  Json next = stored->body;
+  next["v"] = 3;
+  async_.Update(*stored, next, Log("second"));
+  ASSERT_TRUE(async_.Drain().ok());
+  EXPECT_EQ(log_, (std::vector<std::string>{"first: ok 2", "second: ok 3"}));
+  EXPECT_EQ(store_->Get("pods", "a", "x")->body["v"], 3);
+}
+
+TEST_F(AsyncWriteBatchTest, AWriteOnAnOlderVersionThanTheOneInFlightFailsAsStale) {
+  store::Object x = MustCreate("x", 1);
+  async_.Update(x, Json{{"v", 2}}, Log("first"));
+  ASSERT_TRUE(async_.Flush().ok());
+  async_.Update(x, Json{{"v", 9}}, Log("stale"));  // made on the informer's older copy
+  ASSERT_TRUE(async_.Drain().ok());
+  EXPECT_EQ(log_, (std::vector<std::string>{"first: ok 2", "stale: " + Code(StatusCode::kConflict)}));
+  EXPECT_EQ(store_->Get("pods", "a", "x")->body["v"], 2);
+}
+
+TEST_F(AsyncWriteBatchTest, DestroyingTheBatchWritesWhatIsQueuedAndInFlight) {
+  {
+    WriteBatch batch(*store_, 512, true);
+    batch.Create("pods", "a", "x", Json{{"v", 1}}, Log("x"));
+    ASSERT_TRUE(batch.Flush().ok());
+    batch.Create("pods", "a", "y", Json{{"v", 1}}, Log("y"));
+  }
+  EXPECT_EQ(log_, (std::vector<std::string>{"x: ok 1", "y: ok 2"}));
+  EXPECT_TRUE(store_->Get("pods", "a", "y").ok());
 }
 
 TEST_F(WriteBatchTest, CompletionsMayQueueMoreAndTheFlushWritesThemToo) {

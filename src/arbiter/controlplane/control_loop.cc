@@ -24,7 +24,7 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
     : store_(store),
       clock_(clock),
       options_(options),
-      batch_(store),
+      batch_(store, 512, options.async_writes),
       nodes_(batch_, clock, options.nodes,
              [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
                     const std::string& reason, const std::string& message, const std::string& component,
@@ -43,13 +43,17 @@ Status ControlLoop::RunOnce() {
   if (options_.simulate_nodes) {
     Status st = SimulateNodes();
     if (st.ok()) st = EvictUnderPressure();
-    Status flushed = batch_.Flush();  // their events
+    // Synchronous writes go now; asynchronous ones leave with the scheduler's at the end of the
+    // pass, in one batch that the store commits while the next pass runs.
+    Status flushed = batch_.asynchronous() && options_.schedule ? Status::Ok() : batch_.Flush();
     ARBITER_RETURN_IF_ERROR(st);
     ARBITER_RETURN_IF_ERROR(flushed);
   }
   if (options_.schedule) {
     Status st = Schedule();
-    Status flushed = batch_.Flush();  // after an error, what was queued before it
+    // Synchronous: after an error, what was queued before it. Asynchronous: the pass sent its
+    // writes; the next pass completes them (unless an error cut the pass short).
+    Status flushed = batch_.asynchronous() && st.ok() ? Status::Ok() : batch_.Flush();
     ARBITER_RETURN_IF_ERROR(st);
     ARBITER_RETURN_IF_ERROR(flushed);
   }
@@ -233,7 +237,13 @@ Status ControlLoop::Schedule() {
   return st;
 }
 
-void ControlLoop::Pause() { live_.Reset(); }
+void ControlLoop::Pause() {
+  // The writes of the scheduler being dropped finish first: their completions use it.
+  (void)batch_.Drain();
+  live_.Reset();
+}
+
+ControlLoop::~ControlLoop() { (void)batch_.Drain(); }
 
 void ControlLoop::SetChangeNotifier(const std::function<void()>& notify) {
   for (auto& [resource, informer] : informers_) {

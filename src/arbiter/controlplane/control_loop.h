@@ -43,6 +43,9 @@ struct LoopOptions {
   // sweep runs once a minute.
   Duration event_ttl = 60 * kMinute;
   bool schedule = true;
+  // The store commits a pass's writes on a writer thread while the next pass runs (serve's
+  // setting); off, each pass's writes are committed before it returns (tests).
+  bool async_writes = false;
   uint64_t seed = 0;
   // The simulated kubelets' eviction thresholds (node pressure, from PodMetrics usage).
   model::KubeletConfig kubelet = model::KubeletConfig::Defaults();
@@ -53,6 +56,7 @@ struct LoopOptions {
 class ControlLoop {
  public:
   ControlLoop(store::Store& store, const Clock& clock, LoopOptions options);
+  ~ControlLoop();  // writes still in flight are finished first
   // One pass: node simulation, then scheduling. Returns the first store error, if any.
   Status RunOnce();
   LoopMetrics& metrics() { return metrics_; }

@@ -186,11 +186,17 @@ void LiveScheduler::ReconcilePod(const Key& key, const store::Object* stored, in
   if (same_bound) {
     // The echo of a bind (or any later change of a running pod). A change that matters to
     // others (labels, termination) moves the pods waiting on assigned-pod updates.
-    const bool moved = t.info->pod.labels != next->pod.labels ||
-                       t.info->pod.deletion_timestamp.has_value() != next->pod.deletion_timestamp.has_value();
     model::Pod merged = next->pod;
-    // The cache's own knowledge that this scheduler preempted it survives the echo.
-    if (t.info->pod.preempted_by_scheduler) merged.preempted_by_scheduler = true;
+    // The cache's own knowledge that this scheduler preempted it survives the echo, and so does
+    // the victim's termination when the store has only its DisruptionTarget condition so far (a
+    // victim without a grace period is deleted by the write after that one): the next cycles
+    // must see it terminating, not as a pod to preempt again.
+    if (t.info->pod.preempted_by_scheduler) {
+      merged.preempted_by_scheduler = true;
+      if (!merged.deletion_timestamp) merged.deletion_timestamp = t.info->pod.deletion_timestamp;
+    }
+    const bool moved = t.info->pod.labels != merged.labels ||
+                       t.info->pod.deletion_timestamp.has_value() != merged.deletion_timestamp.has_value();
     next = state::MakePodInfo(std::move(merged));
     (void)scheduler_->UpdateBoundPod(next);
     if (moved) scheduler_->queue().MoveOnEvent(sched::ClusterEvent::kAssignedPodUpdate);

@@ -4,12 +4,55 @@
 
 namespace arbiter::controlplane {
 
+WriteBatch::WriteBatch(store::Store& store, size_t max_ops, bool asynchronous)
+    : store_(store), max_ops_(max_ops), asynchronous_(asynchronous) {
+  if (asynchronous_) writer_ = std::thread([this] { WriterLoop(); });
+}
+
+WriteBatch::~WriteBatch() {
+  (void)Drain();
+  if (writer_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    writer_.join();
+  }
+}
+
+void WriteBatch::WriterLoop() {
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    cv_.wait(lk, [this] { return stopping_ || to_apply_.has_value(); });
+    if (!to_apply_) return;  // stopping, nothing left
+    std::vector<store::WriteOp> ops = std::move(*to_apply_);
+    to_apply_.reset();
+    lk.unlock();
+    const size_t writes = ops.size();
+    std::vector<StatusOr<store::Object>> results = store_.Apply(std::move(ops));
+    applies_.fetch_add(1, std::memory_order_relaxed);
+    writes_.fetch_add(writes, std::memory_order_relaxed);
+    lk.lock();
+    applied_ = std::move(results);
+    cv_.notify_all();
+  }
+}
+
 const store::Object* WriteBatch::Pending(const std::string& resource, const std::string& ns,
-                                         const std::string& name) const {
-  auto it = index_.find({resource, ns, name});
-  if (it == index_.end()) return nullptr;
-  const Queued& q = ops_[it->second];
-  return q.op.kind == store::WriteOp::Kind::kDelete ? nullptr : &q.view;
+                                         const std::string& name) {
+  const Key key{resource, ns, name};
+  if (auto it = index_.find(key); it != index_.end()) {
+    const Queued& q = ops_[it->second];
+    return q.op.kind == store::WriteOp::Kind::kDelete ? nullptr : &q.view;
+  }
+  auto sent = sent_index_.find(key);
+  if (sent == sent_index_.end()) return nullptr;
+  // Written by the batch in flight: the object as it was stored, once it was.
+  AwaitInFlight();
+  const StatusOr<store::Object>& r = results_[sent->second];
+  if (!r.ok() || sent_[sent->second].op.kind == store::WriteOp::Kind::kDelete) return nullptr;
+  return &*r;
 }
 
 void WriteBatch::Create(const std::string& resource, const std::string& ns, const std::string& name,
@@ -31,7 +74,7 @@ void WriteBatch::Delete(const store::Object& base, Done done) {
 
 void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlohmann::json body, Done done) {
   const Key key{base.resource, base.ns, base.name};
-  if (auto it = index_.find(key); it != index_.end()) {
+  if (auto it = index_.find(key); it != index_.end() && &ops_[it->second].view == &base) {
     // Made on the queued body: it replaces that write, under the first one's precondition. A
     // create followed by an update is still a create; anything followed by a delete is a delete
     // (of a queued create: nothing is written, and the completions see NotFound).
@@ -58,46 +101,122 @@ void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlo
   q.view.name = base.name;
   q.view.revision = base.revision;
   if (kind != store::WriteOp::Kind::kDelete) {
-    q.view.body = std::move(body);  // moved to op.body at the flush
+    q.view.body = std::move(body);  // moved to op.body when taken
   } else if (base.revision > 0) {
     q.view.body = base.body;  // the body being deleted, which spares the store reading it
   }
   if (done) q.done.push_back(std::move(done));
-  index_.emplace(key, ops_.size());
+  index_[key] = ops_.size();  // the latest write of the object
   ops_.push_back(std::move(q));
 }
 
+std::vector<store::WriteOp> WriteBatch::Take(std::vector<Queued>& taken, std::vector<bool>& skipped) {
+  taken = std::exchange(ops_, {});
+  index_.clear();
+  std::vector<store::WriteOp> ops;
+  ops.reserve(taken.size());
+  skipped.assign(taken.size(), false);
+  for (size_t i = 0; i < taken.size(); ++i) {
+    // A create that a delete in the same batch took back writes nothing.
+    if (taken[i].op.kind == store::WriteOp::Kind::kDelete && taken[i].op.expected_revision == 0 &&
+        taken[i].view.revision == 0) {
+      skipped[i] = true;
+      continue;
+    }
+    taken[i].op.body = std::move(taken[i].view.body);
+    ops.push_back(std::move(taken[i].op));
+  }
+  return ops;
+}
+
+Status WriteBatch::Complete(std::vector<Queued>& taken, const std::vector<bool>& skipped,
+                            std::vector<StatusOr<store::Object>>& results) {
+  Status first = Status::Ok();
+  size_t r = 0;
+  for (size_t i = 0; i < taken.size(); ++i) {
+    const StatusOr<store::Object> result =
+        skipped[i] ? StatusOr<store::Object>(NotFound("created and deleted in one batch")) : std::move(results[r++]);
+    for (const Done& done : taken[i].done) {
+      Status st = done(result);
+      if (!st.ok() && first.ok()) first = st;
+    }
+  }
+  return first;
+}
+
+void WriteBatch::AwaitInFlight() {
+  if (!in_flight_ || !results_.empty() || sent_.empty()) return;
+  std::unique_lock<std::mutex> lk(mu_);
+  cv_.wait(lk, [this] { return applied_.has_value(); });
+  std::vector<StatusOr<store::Object>> applied = std::move(*applied_);
+  applied_.reset();
+  lk.unlock();
+  // One result per queued write (a skipped create has none from the store).
+  results_.clear();
+  results_.reserve(sent_.size());
+  size_t r = 0;
+  for (size_t i = 0; i < sent_.size(); ++i) {
+    results_.push_back(sent_skipped_[i] ? StatusOr<store::Object>(NotFound("created and deleted in one batch"))
+                                        : std::move(applied[r++]));
+  }
+}
+
+Status WriteBatch::Collect() {
+  if (!in_flight_) return Status::Ok();
+  AwaitInFlight();
+  std::vector<Queued> sent = std::exchange(sent_, {});
+  std::vector<StatusOr<store::Object>> results = std::exchange(results_, {});
+  sent_index_.clear();
+  sent_skipped_.clear();
+  in_flight_ = false;
+  // The results are per queued write here: nothing is skipped any more.
+  return Complete(sent, std::vector<bool>(sent.size(), false), results);
+}
+
 Status WriteBatch::Flush() {
+  if (asynchronous_) {
+    Status st = Collect();
+    if (ops_.empty()) return st;
+    std::vector<store::WriteOp> ops = Take(sent_, sent_skipped_);
+    for (size_t i = 0; i < sent_.size(); ++i) {
+      sent_index_[{sent_[i].view.resource, sent_[i].view.ns, sent_[i].view.name}] = i;  // op was moved out
+    }
+    in_flight_ = true;
+    if (ops.empty()) {
+      results_.clear();  // nothing for the store: completed at the next collect
+      for (size_t i = 0; i < sent_.size(); ++i) results_.push_back(NotFound("created and deleted in one batch"));
+      return st;
+    }
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      to_apply_ = std::move(ops);
+    }
+    cv_.notify_all();
+    return st;
+  }
   Status first = Status::Ok();
   // Completions may queue more (bounded: an event after a write queues no further write).
   for (int round = 0; round < 8 && !ops_.empty(); ++round) {
-    std::vector<Queued> taken = std::exchange(ops_, {});
-    index_.clear();
-    std::vector<store::WriteOp> ops;
-    ops.reserve(taken.size());
-    std::vector<bool> skipped(taken.size(), false);
-    for (size_t i = 0; i < taken.size(); ++i) {
-      // A create that a delete in the same batch took back writes nothing.
-      if (taken[i].op.kind == store::WriteOp::Kind::kDelete && taken[i].op.expected_revision == 0 &&
-          taken[i].view.revision == 0) {
-        skipped[i] = true;
-        continue;
-      }
-      taken[i].op.body = std::move(taken[i].view.body);
-      ops.push_back(std::move(taken[i].op));
-    }
+    std::vector<Queued> taken;
+    std::vector<bool> skipped;
+    std::vector<store::WriteOp> ops = Take(taken, skipped);
+    const size_t writes = ops.size();
     std::vector<StatusOr<store::Object>> results = store_.Apply(std::move(ops));
     applies_.fetch_add(1, std::memory_order_relaxed);
-    writes_.fetch_add(results.size(), std::memory_order_relaxed);
-    size_t r = 0;
-    for (size_t i = 0; i < taken.size(); ++i) {
-      const StatusOr<store::Object> result =
-          skipped[i] ? StatusOr<store::Object>(NotFound("created and deleted in one batch")) : std::move(results[r++]);
-      for (const Done& done : taken[i].done) {
-        Status st = done(result);
-        if (!st.ok() && first.ok()) first = st;
-      }
-    }
+    writes_.fetch_add(writes, std::memory_order_relaxed);
+    Status st = Complete(taken, skipped, results);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
+Status WriteBatch::Drain() {
+  if (!asynchronous_) return Flush();
+  Status first = Collect();
+  for (int round = 0; round < 8 && !ops_.empty(); ++round) {
+    Status st = Flush();
+    if (st.ok()) st = Collect();
+    if (!st.ok() && first.ok()) first = st;
   }
   return first;
 }

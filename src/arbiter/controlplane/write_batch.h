@@ -6,19 +6,36 @@
 // the queue).
 //
 // Every write keeps its own precondition (the revision it was made on) and yields its own watch
-// event. A second write to an object already queued merges into the first: it is made on the
-// queued body (see Pending), keeps the first one's precondition, and both completions see the
-// one result. Completions may queue further writes (an event after a binding); Flush applies
-// until nothing is left.
+// event. A write made on the very object Pending returned for a queued write merges into that
+// write: it keeps the first one's precondition, and both completions see the one result. A write
+// made on another version (an informer's copy) goes after it under its own precondition, and so
+// fails as stale if the first succeeds. Completions may queue further writes (an event after a
+// binding).
 //
-// Not thread-safe: the control loop's thread drives it.
+// Two modes:
+//   * synchronous (the default): Flush applies what is queued and runs the completions, until
+//     nothing is left;
+//   * asynchronous: a writer thread applies the batches, so that the next pass's scheduling
+//     cycles run while the store commits the last pass's writes. Flush waits for the batch in
+//     flight, if any, runs its completions (on the caller's thread, so never inside a cycle),
+//     then hands what is queued to the writer and returns; at most one batch is in flight.
+//     Pending of an object written by the batch in flight waits for that batch and returns the
+//     object as stored (a write made on it goes under its new revision). Drain waits until
+//     everything is written and completed.
+//
+// Not thread-safe: the control loop's thread drives it (the writer thread only calls
+// Store::Apply).
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -33,11 +50,16 @@ class WriteBatch {
   // the flush and is reported by Flush.
   using Done = std::function<Status(const StatusOr<store::Object>&)>;
 
-  explicit WriteBatch(store::Store& store, size_t max_ops = 512) : store_(store), max_ops_(max_ops) {}
+  explicit WriteBatch(store::Store& store, size_t max_ops = 512, bool asynchronous = false);
+  ~WriteBatch();  // drains (completion errors are dropped)
+  WriteBatch(const WriteBatch&) = delete;
+  WriteBatch& operator=(const WriteBatch&) = delete;
 
-  // The object as the queued write leaves it (revision: the precondition it was made on), or
-  // nullptr when no write to it is queued. Valid until the next call that queues or flushes.
-  const store::Object* Pending(const std::string& resource, const std::string& ns, const std::string& name) const;
+  // The object as the queued write leaves it (revision: the precondition it was made on), or as
+  // the batch in flight stored it (after waiting for it), or nullptr when no write to it is
+  // pending, or the pending write deletes it or failed. Valid until the next call that queues,
+  // flushes or drains.
+  const store::Object* Pending(const std::string& resource, const std::string& ns, const std::string& name);
 
   void Create(const std::string& resource, const std::string& ns, const std::string& name, nlohmann::json body,
               Done done = nullptr);
@@ -46,11 +68,15 @@ class WriteBatch {
   // Deletes `base` (conditional on base.revision).
   void Delete(const store::Object& base, Done done = nullptr);
 
+  bool asynchronous() const { return asynchronous_; }
   size_t size() const { return ops_.size(); }
   bool full() const { return ops_.size() >= max_ops_; }
-  // Applies what is queued, in order, then runs the completions in order; again while they
-  // queue more. Returns the first error a completion returned.
+  // Synchronous: applies what is queued, in order, then runs the completions in order; again
+  // while they queue more. Asynchronous: completes the batch in flight, then sends what is
+  // queued. Returns the first error a completion returned.
   Status Flush();
+  // Waits until nothing is queued or in flight (every completion run).
+  Status Drain();
   // How many Store::Apply calls and writes have been made (metrics, tests; safe to read from
   // another thread).
   size_t applies() const { return applies_.load(std::memory_order_relaxed); }
@@ -59,18 +85,44 @@ class WriteBatch {
  private:
   using Key = std::tuple<std::string, std::string, std::string>;
   struct Queued {
-    store::WriteOp op;   // its body is view's, moved in at the flush
+    store::WriteOp op;   // its body is view's, moved in when sent
     store::Object view;  // what Pending returns
     std::vector<Done> done;
   };
+
   void Queue(store::WriteOp::Kind kind, const store::Object& base, nlohmann::json body, Done done);
+  // Takes what is queued: the ops to apply (creates a delete took back are left out) and the
+  // queued writes they came from.
+  std::vector<store::WriteOp> Take(std::vector<Queued>& taken, std::vector<bool>& skipped);
+  // Runs the completions of `taken` with the results of its ops.
+  Status Complete(std::vector<Queued>& taken, const std::vector<bool>& skipped,
+                  std::vector<StatusOr<store::Object>>& results);
+  // Asynchronous: waits for the writer to finish the batch in flight (if any).
+  void AwaitInFlight();
+  // Asynchronous: waits for the batch in flight, if any, and runs its completions.
+  Status Collect();
+  void WriterLoop();
 
   store::Store& store_;
   size_t max_ops_;
+  const bool asynchronous_;
   std::vector<Queued> ops_;
-  std::map<Key, size_t> index_;  // queued writes by object
+  std::map<Key, size_t> index_;  // the latest queued write of each object
   std::atomic<size_t> applies_{0};
   std::atomic<size_t> writes_{0};
+
+  // The batch in flight (asynchronous mode): the loop thread's half, and the writer's.
+  std::vector<Queued> sent_;
+  std::vector<bool> sent_skipped_;
+  std::map<Key, size_t> sent_index_;  // the objects of the batch in flight
+  bool in_flight_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<std::vector<store::WriteOp>> to_apply_;                 // guarded by mu_
+  std::optional<std::vector<StatusOr<store::Object>>> applied_;         // guarded by mu_
+  bool stopping_ = false;                                               // guarded by mu_
+  std::vector<StatusOr<store::Object>> results_;  // the finished batch's, until it is completed
+  std::thread writer_;
 };
 
 }  // namespace arbiter::controlplane
