@@ -195,6 +195,7 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
   o.initial_pods = flags.initial_pods_given ? flags.initial_pods : 0;
   o.measured_pods = flags.measured_pods;
   o.connections = flags.connections_given ? flags.connections : 16;
+  o.serve_flags = flags.serve_flags;
   std::vector<double> lags, rates, rss;
   for (int run = 1; run <= flags.runs; ++run) {
     err << flags.scenario << ": run " << run << "/" << flags.runs << ", " << o.nodes << " nodes, " << o.store << " store\n";

@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--token", bench.token, "ApiLoad: bearer token");
   bench_cmd->add_option("--store", bench.store, "Serve scenarios: the store of the started server")
       ->check(CLI::IsMember({"sqlite", "etcd"}));
+  bench_cmd->add_option("--serve-flag", bench.serve_flags,
+                        "Serve scenarios: a flag for the server, as it is (repeatable), e.g. --serve-flag=--fsync");
   bench_cmd->add_option("--connections", bench.connections, "ApiLoad, Serve scenarios: client connections")->check(CLI::Range(1, 256));
   bench_cmd->add_option("--clusters", bench.clusters, "DecisionQuality: random clusters to compare")
       ->check(CLI::Range(1, 10000000));
@@ -71,9 +73,6 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--tls-private-key-file", serve.tls_key_file, "The certificate's private key (PEM)");
   serve_cmd->add_option("--token-auth-file", serve.token_auth_file,
                         "Bearer tokens (token,user,uid,\"groups\" per line); without it, loopback only");
-  serve_cmd->add_flag("--async-writes", serve.async_writes,
-                      "Commit each control-loop pass's writes on a writer thread while the next pass schedules "
-                      "(experimental; off: a pass's writes are committed before the next pass starts)");
   serve_cmd->add_flag("--no-simulate-nodes", serve.no_simulate_nodes,
                       "Do not simulate nodes (real node agents report pod status)");
   serve_cmd->add_flag("--fsync", serve.fsync, "Sync every commit to disk (survives power loss; slower)");

@@ -269,6 +269,7 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
   const std::string server = "http://127.0.0.1:" + std::to_string(port);
   std::vector<std::string> serve = {o.arbiter, "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--data-dir",
                                     dir.string()};
+  serve.insert(serve.end(), o.serve_flags.begin(), o.serve_flags.end());
   std::unique_ptr<Child> etcd;
   if (o.store == "etcd") {
     ARBITER_ASSIGN_OR_RETURN(cport, FreePort());

@@ -32,6 +32,7 @@ struct ServeLoadOptions {
   size_t measured_pods = 10000;
   size_t connections = 16;
   double timeout_seconds = 300;  // for each wait
+  std::vector<std::string> serve_flags;  // given to `arbiter serve` as they are
 };
 
 struct ServeLoadResult {

@@ -279,7 +279,10 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
     std::optional<sched::CycleOutcome> out = scheduler_->ScheduleOne();
     if (!out) break;
     ARBITER_RETURN_IF_ERROR(Actuate(*out));
-    if (batch_.full()) ARBITER_RETURN_IF_ERROR(batch_.Flush());
+    // Synchronous writes go when the batch is full. Asynchronous ones wait for the end of the
+    // pass: the batch in flight must be the one written since the informers' sync at its start,
+    // so that every object a cycle reads is the informer's, a queued write's or that batch's.
+    if (batch_.full() && !batch_.asynchronous()) ARBITER_RETURN_IF_ERROR(batch_.Flush());
   }
   ARBITER_RETURN_IF_ERROR(batch_.Flush());
   const QueueSizes q = queue_sizes();
