@@ -66,8 +66,8 @@ model::PriorityClass ClassFromJson(const store::Object& o) {
   pc.name = o.name;
   pc.value = static_cast<int32_t>(std::clamp<int64_t>(o.body.value("value", int64_t{0}), INT32_MIN, INT32_MAX));
   pc.global_default = o.body.value("globalDefault", false);
-  pc.preemption_policy = o.body.value("preemptionPolicy", "") == "Never" ? model::PreemptionPolicy::kNever
-                                                                         : model::PreemptionPolicy::kPreemptLowerPriority;
+  pc.preemption_policy = model::ParsePreemptionPolicy(o.body.value("preemptionPolicy", ""))
+                             .value_or(model::PreemptionPolicy::kPreemptLowerPriority);
   return pc;
 }
 
@@ -82,13 +82,8 @@ StatusOr<admission::PriorityDecision> ResolvePriority(const Json& pod, store::St
   bool policy_unknown = false;  // a value no class can have: it disagrees whatever the class says
   if (spec.contains("preemptionPolicy")) {
     const Json& p = spec["preemptionPolicy"];
-    if (p == "Never") {
-      spec_policy = model::PreemptionPolicy::kNever;
-    } else if (p == "PreemptLowerPriority") {
-      spec_policy = model::PreemptionPolicy::kPreemptLowerPriority;
-    } else {
-      policy_unknown = true;
-    }
+    if (p.is_string()) spec_policy = model::ParsePreemptionPolicy(p.get<std::string>());
+    policy_unknown = !spec_policy;
   }
   const std::vector<model::PriorityClass> builtin = admission::BuiltinPriorityClasses();
   model::PriorityClass found;

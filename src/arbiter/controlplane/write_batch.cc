@@ -129,15 +129,22 @@ std::vector<store::WriteOp> WriteBatch::Take(std::vector<Queued>& taken, std::ve
   return ops;
 }
 
-Status WriteBatch::Complete(std::vector<Queued>& taken, const std::vector<bool>& skipped,
-                            std::vector<StatusOr<store::Object>>& results) {
-  Status first = Status::Ok();
+std::vector<StatusOr<store::Object>> WriteBatch::PerWrite(const std::vector<bool>& skipped,
+                                                          std::vector<StatusOr<store::Object>> applied) {
+  std::vector<StatusOr<store::Object>> out;
+  out.reserve(skipped.size());
   size_t r = 0;
+  for (bool skip : skipped) {
+    out.push_back(skip ? StatusOr<store::Object>(NotFound("created and deleted in one batch")) : std::move(applied[r++]));
+  }
+  return out;
+}
+
+Status WriteBatch::Complete(std::vector<Queued>& taken, const std::vector<StatusOr<store::Object>>& results) {
+  Status first = Status::Ok();
   for (size_t i = 0; i < taken.size(); ++i) {
-    const StatusOr<store::Object> result =
-        skipped[i] ? StatusOr<store::Object>(NotFound("created and deleted in one batch")) : std::move(results[r++]);
     for (const Done& done : taken[i].done) {
-      Status st = done(result);
+      Status st = done(results[i]);
       if (!st.ok() && first.ok()) first = st;
     }
   }
@@ -151,14 +158,7 @@ void WriteBatch::AwaitInFlight() {
   std::vector<StatusOr<store::Object>> applied = std::move(*applied_);
   applied_.reset();
   lk.unlock();
-  // One result per queued write (a skipped create has none from the store).
-  results_.clear();
-  results_.reserve(sent_.size());
-  size_t r = 0;
-  for (size_t i = 0; i < sent_.size(); ++i) {
-    results_.push_back(sent_skipped_[i] ? StatusOr<store::Object>(NotFound("created and deleted in one batch"))
-                                        : std::move(applied[r++]));
-  }
+  results_ = PerWrite(sent_skipped_, std::move(applied));
 }
 
 Status WriteBatch::Collect() {
@@ -169,8 +169,7 @@ Status WriteBatch::Collect() {
   sent_index_.clear();
   sent_skipped_.clear();
   in_flight_ = false;
-  // The results are per queued write here: nothing is skipped any more.
-  return Complete(sent, std::vector<bool>(sent.size(), false), results);
+  return Complete(sent, results);
 }
 
 Status WriteBatch::Flush() {
@@ -183,8 +182,7 @@ Status WriteBatch::Flush() {
     }
     in_flight_ = true;
     if (ops.empty()) {
-      results_.clear();  // nothing for the store: completed at the next collect
-      for (size_t i = 0; i < sent_.size(); ++i) results_.push_back(NotFound("created and deleted in one batch"));
+      results_ = PerWrite(sent_skipped_, {});  // nothing for the store: completed at the next collect
       return st;
     }
     {
@@ -201,10 +199,10 @@ Status WriteBatch::Flush() {
     std::vector<bool> skipped;
     std::vector<store::WriteOp> ops = Take(taken, skipped);
     const size_t writes = ops.size();
-    std::vector<StatusOr<store::Object>> results = store_.Apply(std::move(ops));
+    std::vector<StatusOr<store::Object>> results = PerWrite(skipped, store_.Apply(std::move(ops)));
     applies_.fetch_add(1, std::memory_order_relaxed);
     writes_.fetch_add(writes, std::memory_order_relaxed);
-    Status st = Complete(taken, skipped, results);
+    Status st = Complete(taken, results);
     if (!st.ok() && first.ok()) first = st;
   }
   return first;

@@ -94,9 +94,11 @@ class WriteBatch {
   // Takes what is queued: the ops to apply (creates a delete took back are left out) and the
   // queued writes they came from.
   std::vector<store::WriteOp> Take(std::vector<Queued>& taken, std::vector<bool>& skipped);
-  // Runs the completions of `taken` with the results of its ops.
-  Status Complete(std::vector<Queued>& taken, const std::vector<bool>& skipped,
-                  std::vector<StatusOr<store::Object>>& results);
+  // The store's results of a batch, one per queued write (a create a delete took back: NotFound).
+  static std::vector<StatusOr<store::Object>> PerWrite(const std::vector<bool>& skipped,
+                                                       std::vector<StatusOr<store::Object>> applied);
+  // Runs the completions of `taken`, one result each.
+  Status Complete(std::vector<Queued>& taken, const std::vector<StatusOr<store::Object>>& results);
   // Asynchronous: waits for the writer to finish the batch in flight (if any).
   void AwaitInFlight();
   // Asynchronous: waits for the batch in flight, if any, and runs its completions.

@@ -854,11 +854,8 @@ void ObjectDecoder::DecodePod(const Node& root, Origin origin) {
       pod.spec_priority = static_cast<int32_t>(*p);
     }
     if (auto pp = d_.String(D::Child(spec, "preemptionPolicy"), "spec.preemptionPolicy")) {
-      if (*pp == "Never") {
-        pod.spec_preemption_policy = model::PreemptionPolicy::kNever;
-      } else if (*pp == "PreemptLowerPriority") {
-        pod.spec_preemption_policy = model::PreemptionPolicy::kPreemptLowerPriority;
-      } else {
+      pod.spec_preemption_policy = model::ParsePreemptionPolicy(*pp);
+      if (!pod.spec_preemption_policy) {
         d_.Error("spec.preemptionPolicy",
                  "unsupported value \"" + *pp + "\" (want PreemptLowerPriority or Never)");
       }
@@ -1018,9 +1015,9 @@ void ObjectDecoder::DecodePriorityClass(const Node& root, Origin origin) {
   }
   pc.global_default = d_.Bool(D::Child(root, "globalDefault"), "globalDefault").value_or(false);
   if (auto pp = d_.String(D::Child(root, "preemptionPolicy"), "preemptionPolicy")) {
-    if (*pp == "Never") {
-      pc.preemption_policy = model::PreemptionPolicy::kNever;
-    } else if (*pp != "PreemptLowerPriority") {
+    if (auto policy = model::ParsePreemptionPolicy(*pp)) {
+      pc.preemption_policy = *policy;
+    } else {
       d_.Error("preemptionPolicy",
                "unsupported value \"" + *pp + "\" (want PreemptLowerPriority or Never)");
     }
@@ -1199,11 +1196,8 @@ model::GroupPriority ObjectDecoder::DecodeGroupPriority(const Node& parent,
   }
   const std::string ppp = prefix + "preemptionPolicy";
   if (auto pp = d_.String(D::Child(parent, "preemptionPolicy"), ppp)) {
-    if (*pp == "Never") {
-      p.spec_preemption_policy = model::PreemptionPolicy::kNever;
-    } else if (*pp == "PreemptLowerPriority") {
-      p.spec_preemption_policy = model::PreemptionPolicy::kPreemptLowerPriority;
-    } else {
+    p.spec_preemption_policy = model::ParsePreemptionPolicy(*pp);
+    if (!p.spec_preemption_policy) {
       d_.Error(ppp, "unsupported value \"" + *pp + "\" (want PreemptLowerPriority or Never)");
     }
   }

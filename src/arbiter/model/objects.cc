@@ -7,6 +7,13 @@ std::string_view PreemptionPolicyName(PreemptionPolicy p) {
   return p == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
 }
 
+std::optional<PreemptionPolicy> ParsePreemptionPolicy(std::string_view name) {
+  for (PreemptionPolicy p : {PreemptionPolicy::kPreemptLowerPriority, PreemptionPolicy::kNever}) {
+    if (name == PreemptionPolicyName(p)) return p;
+  }
+  return std::nullopt;
+}
+
 std::string_view DisruptionModeName(DisruptionMode m) {
   return m == DisruptionMode::kAll ? "all" : "single";
 }

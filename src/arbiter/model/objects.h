@@ -85,6 +85,8 @@ struct HostPort {
 
 enum class PreemptionPolicy { kPreemptLowerPriority, kNever };
 std::string_view PreemptionPolicyName(PreemptionPolicy p);
+// The policy a name (as PreemptionPolicyName writes it) stands for; nullopt for any other text.
+std::optional<PreemptionPolicy> ParsePreemptionPolicy(std::string_view name);
 
 inline constexpr int64_t kDefaultTerminationGracePeriodSeconds = 30;
 
