@@ -217,6 +217,46 @@ TEST_F(LiveSchedulerTest, AVictimWithoutAGracePeriodIsDeletedCarryingItsDisrupti
   EXPECT_EQ(NodeOf(Pod("high")), "n1");
 }
 
+// The victim changes after the informer saw it (the node agent's status write, say): the
+// eviction, made on the informer's version, is refused as stale and made again on the store's.
+// Dropped, it would leave the cache holding the victim terminating and its preemptor waiting
+// for a deletion that never comes.
+TEST_F(LiveSchedulerTest, AnEvictionThatLosesARaceIsMadeAgainOnTheStoresVersion) {
+  for (int grace : {30, 0}) {
+    SCOPED_TRACE("grace " + std::to_string(grace));
+    const std::string node = "n" + std::to_string(grace), low = "low" + std::to_string(grace),
+                      high = "high" + std::to_string(grace);
+    AddNode(node, "1");
+    AddPod(low, "1", 0, node);
+    Json v = Pod(low);
+    v["spec"]["terminationGracePeriodSeconds"] = grace;
+    ASSERT_TRUE(store_->Update("pods", "default", low, v, RevisionOf(low)).ok());
+    Pass();
+    AddPod(high, "1", 100);
+    SyncOnly();
+    Json changed = Pod(low);
+    changed["metadata"]["labels"] = {{"seen", "by-the-node"}};
+    ASSERT_TRUE(store_->Update("pods", "default", low, changed, RevisionOf(low)).ok());
+    Changes changes;
+    for (auto& [r, inf] : informers_) changes[r] = inf->TakeChanged();
+    ASSERT_TRUE(live_.Pass(informers_, changes).ok());
+    if (grace > 0) {
+      Json after = Pod(low);
+      EXPECT_TRUE(Terminating(after));
+      EXPECT_TRUE(HasDisruptionTarget(after));
+      EXPECT_EQ(after["metadata"]["labels"]["seen"], "by-the-node");  // made on the store's version
+      ASSERT_TRUE(store_->Delete("pods", "default", low, RevisionOf(low)).ok());  // its grace ends
+    } else {
+      EXPECT_EQ(store_->Get("pods", "default", low).status().code(), StatusCode::kNotFound);
+    }
+    EXPECT_EQ(Count("Preempted " + low), 1);
+    clock_.Advance(31 * kSecond);
+    Pass();
+    Pass();
+    EXPECT_EQ(NodeOf(Pod(high)), node);
+  }
+}
+
 TEST_F(LiveSchedulerTest, AGangWhoseMembersArriveOverTwoPassesIsBoundWhole) {
   AddNode("n1", "4");
   Json group = {{"apiVersion", "scheduling.k8s.io/v1beta1"},

@@ -236,6 +236,27 @@ class PodWatch {
   std::thread thread_;
 };
 
+// What a stuck run looks like from the API: the first unbound measured pods with their status,
+// and the scheduler's queue gauges.
+std::string Diagnose(httplib::Client& api) {
+  std::string out;
+  if (auto r = api.Get("/api/v1/namespaces/default/pods?labelSelector=bench%3Dmeasured"); r && r->status == 200) {
+    Json list = Json::parse(r->body, nullptr, false);
+    size_t shown = 0;
+    for (const Json& p : list.is_object() ? list.value("items", Json::array()) : Json::array()) {
+      if (!p.is_object() || p["spec"].value("nodeName", "") != "") continue;
+      if (shown++ == 5) break;
+      out += "  unbound " + p["metadata"].value("name", "") + ": " + p.value("status", Json::object()).dump() + "\n";
+    }
+  }
+  if (auto m = api.Get("/metrics"); m && m->status == 200) {
+    for (size_t at = 0; (at = m->body.find("\nscheduler_pending_pods{", at)) != std::string::npos; ++at) {
+      out += "  " + m->body.substr(at + 1, m->body.find('\n', at + 1) - at - 1) + "\n";
+    }
+  }
+  return out;
+}
+
 Json PodBody(const std::string& name, const std::string& group, const std::string& cpu, const std::string& priority_class) {
   Json pod = {{"apiVersion", "v1"},
               {"kind", "Pod"},
@@ -259,9 +280,10 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
   if (ec) return Unavailable("cannot create " + dir.string() + ": " + ec.message());
   struct Cleanup {
     fs::path dir;
+    bool keep = false;  // a failed run's data and server log stay for inspection
     ~Cleanup() {
       std::error_code e;
-      fs::remove_all(dir, e);
+      if (!keep) fs::remove_all(dir, e);
     }
   } cleanup{dir};
 
@@ -364,8 +386,14 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
                                                                  : PodBody("pod-" + std::to_string(i), "measured", "10m", "");
                                              },
                                              progress));
-  ARBITER_RETURN_IF_ERROR(WaitFor("the measured pods to be bound", o.timeout_seconds,
-                                  [&] { return watch.bound("measured") >= o.measured_pods; }));
+  if (Status st = WaitFor("the measured pods to be bound", o.timeout_seconds,
+                          [&] { return watch.bound("measured") >= o.measured_pods; });
+      !st.ok()) {
+    cleanup.keep = true;
+    return Unavailable(st.message() + " (" + std::to_string(watch.bound("measured")) + " of " +
+                       std::to_string(o.measured_pods) + " bound)\n" + Diagnose(*api) +
+                       "the server's data directory and log are kept in " + dir.string());
+  }
   ServeLoadResult r;
   const auto done = watch.last_bound("measured");
   r.created = o.measured_pods;

@@ -48,6 +48,11 @@ Status ControlLoop::RunOnce() {
     Status flushed = batch_.asynchronous() && options_.schedule ? Status::Ok() : batch_.Flush();
     ARBITER_RETURN_IF_ERROR(st);
     ARBITER_RETURN_IF_ERROR(flushed);
+    // The scheduler starts from the nodes' writes just made (a pod's Running status, say), not
+    // from the versions they replaced, which any write of its own would find stale.
+    if (!batch_.asynchronous()) {
+      for (auto& [name, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
+    }
   }
   if (options_.schedule) {
     Status st = Schedule();

@@ -474,38 +474,61 @@ void LiveScheduler::Evict(const std::vector<sched::preemption::Eviction>& victim
     evicted_.insert(v.Key());
     updated = true;
 
-    const store::Object* cur = Current(key);
-    if (cur == nullptr || Terminating(cur->body)) continue;
-    Json next = cur->body;
-    SetCondition(next["status"], {{"type", "DisruptionTarget"},
-                                  {"status", "True"},
-                                  {"reason", "PreemptionByScheduler"},
-                                  {"message", "default-scheduler: preempting to accommodate a higher priority pod"},
-                                  {"lastTransitionTime", FormatRfc3339(now)}});
-    const int64_t grace = v.termination_grace_period_seconds;
-    // The Preempted event follows the victim's deletion, as kube-scheduler's does.
-    auto event = [this, ns = v.ns, name = v.name, uid = v.uid, message](const StatusOr<store::Object>& r) -> Status {
-      if (!r.ok()) return Lost(r.status()) ? Status::Ok() : r.status();
-      return record_event_(ns, name, uid, "Normal", "Preempted", message);
-    };
-    if (NodeOf(next).empty() || grace <= 0) {
-      // Deleted at once: the condition is written first, then the pod deleted as it then is,
-      // so that the deletion (and its watch event) carries the DisruptionTarget condition
-      // (kube-scheduler patches the victim's status, then deletes it).
-      Write(*cur, std::move(next), [this, event](const StatusOr<store::Object>& r) -> Status {
-        if (!r.ok()) return Lost(r.status()) ? Status::Ok() : r.status();
-        batch_.Delete(*r, event);
-        return Status::Ok();
-      });
-    } else {
-      // A graceful deletion: the condition and the deletion timestamp in one write; the node
-      // deletes the pod when its grace period ends.
-      next["metadata"]["deletionTimestamp"] = FormatRfc3339(AddSecondsCapped(now, grace));
-      next["metadata"]["deletionGracePeriodSeconds"] = grace;
-      Write(*cur, std::move(next), event);
-    }
+    WriteEviction(key, v.uid, v.termination_grace_period_seconds, message, now, 0);
   }
   if (updated) scheduler_->queue().MoveOnEvent(sched::ClusterEvent::kAssignedPodUpdate);
+}
+
+void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_t grace, const std::string& message,
+                                  Timestamp now, int retries) {
+  const store::Object* cur = Current(key);
+  if (cur == nullptr || Terminating(cur->body)) return;
+  if (StringAt(cur->body, "metadata", "uid") != uid) return;  // another pod of that name: the victim is gone
+  // A write that lost a race with another writer (the node agent's status, say) is made again
+  // on the store's current version: the cache already holds the victim terminating, so an
+  // eviction dropped here would leave its preemptor waiting for good.
+  auto retry = [this, key, uid, grace, message, now, retries](const StatusOr<store::Object>& r) -> Status {
+    if (r.status().code() != StatusCode::kConflict || retries >= kEvictionRetries) {
+      return r.ok() || Lost(r.status()) ? Status::Ok() : r.status();
+    }
+    auto fresh = store_.Get("pods", key.first, key.second);
+    if (!fresh.ok()) return fresh.status().code() == StatusCode::kNotFound ? Status::Ok() : fresh.status();
+    written_[key] = std::move(*fresh);  // newer than the informer's copy until its echo arrives
+    WriteEviction(key, uid, grace, message, now, retries + 1);
+    return Status::Ok();
+  };
+  // The Preempted event follows the victim's deletion, as kube-scheduler's does.
+  auto deleted = [this, key, uid, grace, message, now, retry](const StatusOr<store::Object>& r) -> Status {
+    if (!r.ok()) return retry(r);
+    return record_event_(key.first, key.second, uid, "Normal", "Preempted", message);
+  };
+  if (HasDisruptionTarget(cur->body) && (NodeOf(cur->body).empty() || grace <= 0)) {
+    // The condition is there (an earlier attempt wrote it): only the deletion is left.
+    batch_.Delete(*cur, deleted);
+    return;
+  }
+  Json next = cur->body;
+  SetCondition(next["status"], {{"type", "DisruptionTarget"},
+                                {"status", "True"},
+                                {"reason", "PreemptionByScheduler"},
+                                {"message", "default-scheduler: preempting to accommodate a higher priority pod"},
+                                {"lastTransitionTime", FormatRfc3339(now)}});
+  if (NodeOf(next).empty() || grace <= 0) {
+    // Deleted at once: the condition is written first, then the pod deleted as it then is, so
+    // that the deletion (and its watch event) carries the DisruptionTarget condition
+    // (kube-scheduler patches the victim's status, then deletes it).
+    Write(*cur, std::move(next), [this, retry, deleted](const StatusOr<store::Object>& r) -> Status {
+      if (!r.ok()) return retry(r);
+      batch_.Delete(*r, deleted);
+      return Status::Ok();
+    });
+  } else {
+    // A graceful deletion: the condition and the deletion timestamp in one write; the node
+    // deletes the pod when its grace period ends.
+    next["metadata"]["deletionTimestamp"] = FormatRfc3339(AddSecondsCapped(now, grace));
+    next["metadata"]["deletionGracePeriodSeconds"] = grace;
+    Write(*cur, std::move(next), deleted);
+  }
 }
 
 void LiveScheduler::ClearNomination(const state::PodInfoPtr& pod) {

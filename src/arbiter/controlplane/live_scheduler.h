@@ -109,6 +109,13 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   Status Fail(const sched::CycleOutcome& out);
   void Nominate(const state::PodInfo& pod, const std::string& node);
   void Evict(const std::vector<sched::preemption::Eviction>& victims, const std::string& message);
+  // Writes one victim's DisruptionTarget condition and its deletion (graceful, or at once), on
+  // the newest version known; a write that loses a race is made again on the store's current
+  // version (up to kEvictionRetries times), so that the store agrees with the cache, which holds
+  // the victim terminating from the cycle on.
+  static constexpr int kEvictionRetries = 5;
+  void WriteEviction(const Key& key, const std::string& uid, int64_t grace, const std::string& message, Timestamp now,
+                     int retries);
   // Queues `next` over `cur` (conditional on its revision); once written, it is remembered until
   // the echo, and `done` sees the result. A write the store refuses as stale or gone is no error.
   void Write(const store::Object& cur, nlohmann::json next, WriteBatch::Done done = nullptr);

@@ -32,6 +32,20 @@ inline std::string NodeOf(const nlohmann::json& pod) { return std::string(String
 
 inline bool Terminating(const nlohmann::json& o) { return At(o, "metadata", "deletionTimestamp") != nullptr; }
 
+// The scheduler has marked the pod as its preemption's victim (a DisruptionTarget condition,
+// reason PreemptionByScheduler).
+inline bool HasDisruptionTarget(const nlohmann::json& pod) {
+  const nlohmann::json* conds = At(pod, "status", "conditions");
+  if (conds == nullptr || !conds->is_array()) return false;
+  for (const nlohmann::json& c : *conds) {
+    if (c.is_object() && c.value("type", "") == "DisruptionTarget" && c.value("status", "") == "True" &&
+        c.value("reason", "") == "PreemptionByScheduler") {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Sets a condition of `status` by type; an unchanged status and message keep the old one (and
 // its lastTransitionTime).
 inline void SetCondition(nlohmann::json& status, nlohmann::json cond) {
