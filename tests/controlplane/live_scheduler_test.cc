@@ -280,6 +280,58 @@ TEST_F(LiveSchedulerTest, AGangWhoseMembersArriveOverTwoPassesIsBoundWhole) {
   EXPECT_EQ(metrics_.scheduled.load(), 2u);
 }
 
+// The root group's condition, as `plan` reports it: False while the gang cannot be placed, True
+// once it is, and then left alone; the condition's own echo rebuilds nothing and writes nothing.
+TEST_F(LiveSchedulerTest, AGangsGroupGetsItsInitiallyScheduledConditionAndItsEchoChangesNothing) {
+  AddNode("n1", "1");
+  Json group = {{"apiVersion", "scheduling.k8s.io/v1beta1"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+                {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}}}}};
+  ASSERT_TRUE(store_->Create("podgroups", "default", "g", group).ok());
+  for (const std::string name : {"m1", "m2"}) {
+    AddPod(name, "1", 0);
+    Json p = Pod(name);
+    p["spec"]["schedulingGroup"] = {{"podGroupName", "g"}};
+    ASSERT_TRUE(store_->Update("pods", "default", name, p, RevisionOf(name)).ok());
+  }
+  auto condition = [&]() -> Json {
+    auto g = store_->Get("podgroups", "default", "g");
+    EXPECT_TRUE(g.ok());
+    const Json* conds = g.ok() ? At(g->body, "status", "conditions") : nullptr;
+    if (conds == nullptr || !conds->is_array()) return Json();
+    for (const Json& c : *conds) {
+      if (c.value("type", "") == "PodGroupInitiallyScheduled") return c;
+    }
+    return Json();
+  };
+  Pass();  // two pods of 1 CPU on one node of 1 CPU: the gang does not fit
+  EXPECT_EQ(NodeOf(Pod("m1")), "");
+  Json c = condition();
+  ASSERT_TRUE(c.is_object());
+  EXPECT_EQ(c["status"], "False");
+  EXPECT_EQ(c["reason"], "Unschedulable");
+  EXPECT_NE(c.value("message", ""), "");
+  const int64_t unschedulable_rev = store_->Get("podgroups", "default", "g")->revision;
+  Pass();  // the echo of the condition
+  EXPECT_EQ(store_->Get("podgroups", "default", "g")->revision, unschedulable_rev);
+
+  AddNode("n2", "1");
+  Pass();
+  Pass();
+  EXPECT_NE(NodeOf(Pod("m1")), "");
+  EXPECT_NE(NodeOf(Pod("m2")), "");
+  c = condition();
+  EXPECT_EQ(c["status"], "True");
+  EXPECT_EQ(c["reason"], "Scheduled");
+  const int64_t rev = store_->Get("podgroups", "default", "g")->revision;
+  clock_.Advance(10 * kSecond);
+  Pass();
+  Pass();
+  EXPECT_EQ(store_->Get("podgroups", "default", "g")->revision, rev);
+  EXPECT_EQ(metrics_.scheduled.load(), 2u);
+}
+
 TEST_F(LiveSchedulerTest, ANewLeaderRebuildsFromTheStoreAndBindsNothingTwice) {
   AddNode("n1", "2");
   AddPod("a", "1", 0);

@@ -20,6 +20,19 @@ const store::Object* Find(const Informers& informers, const std::string& resourc
   return inf->second->Find(key);
 }
 
+// What of a group (or Workload) the scheduler decides from: everything but its status and the
+// metadata that any write changes.
+std::string SpecOf(const Json& group) {
+  Json copy = group;
+  copy.erase("status");
+  if (auto m = copy.find("metadata"); m != copy.end() && m->is_object()) {
+    for (const char* k : {"resourceVersion", "managedFields", "generation"}) m->erase(k);
+  }
+  return copy.dump();
+}
+
+constexpr const char* kGroupResources[] = {"podgroups", "compositepodgroups", "workloads"};
+
 // Pod priorities were admitted once, at creation: the stored spec is authoritative.
 model::Pod Admitted(model::Pod pod) {
   pod.priority = pod.spec_priority.value_or(0);
@@ -44,6 +57,7 @@ LiveScheduler::~LiveScheduler() = default;
 
 void LiveScheduler::Reset() {
   scheduler_.reset();
+  group_specs_.clear();
   pods_.clear();
   written_.clear();
   waiting_for_node_.clear();
@@ -93,6 +107,9 @@ Status LiveScheduler::Build(const Informers& informers) {
     g.priority = g.spec_priority.value_or(d.priority);
     g.preemption_policy = g.spec_preemption_policy.value_or(d.policy);
   };
+  for (const char* r : kGroupResources) {
+    for (const auto& [key, o] : informers.at(r)->objects()) group_specs_[{r, key}] = SpecOf(o->body);
+  }
   for (const auto& [key, o_ptr] : informers.at("compositepodgroups")->objects()) {
     const store::Object& o = *o_ptr;
     const auto& r = decode_(o);
@@ -239,8 +256,19 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
     ~Done() { p = nullptr; }
   } done{informers_};
   bool rebuild = !scheduler_;
-  for (const char* r : {"podgroups", "compositepodgroups", "workloads", "priorityclasses"}) {
-    if (auto it = changes.find(r); it != changes.end() && !it->second.empty()) rebuild = true;
+  if (auto it = changes.find("priorityclasses"); it != changes.end() && !it->second.empty()) rebuild = true;
+  // A group's own status (the condition this scheduler writes) changes nothing it decides from.
+  for (const char* r : kGroupResources) {
+    auto it = changes.find(r);
+    if (rebuild || it == changes.end()) continue;
+    for (const auto& key : it->second) {
+      const store::Object* o = Find(informers, r, key);
+      auto known = group_specs_.find({r, key});
+      if (o == nullptr ? known != group_specs_.end() : known == group_specs_.end() || known->second != SpecOf(o->body)) {
+        rebuild = true;
+        break;
+      }
+    }
   }
   if (rebuild) {
     ARBITER_RETURN_IF_ERROR(Build(informers));
@@ -274,6 +302,10 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
     const store::Object* seen = Find(informers, "pods", it->first);
     it = seen != nullptr && seen->revision >= it->second.revision ? written_.erase(it) : std::next(it);
   }
+  for (auto it = written_groups_.begin(); it != written_groups_.end();) {
+    const store::Object* seen = Find(informers, it->first.first, it->first.second);
+    it = seen == nullptr || seen->revision >= it->second.revision ? written_groups_.erase(it) : std::next(it);
+  }
 
   for (size_t cycles = 0; cycles < options_.max_cycles_per_pass; ++cycles) {
     std::optional<sched::CycleOutcome> out = scheduler_->ScheduleOne();
@@ -296,6 +328,7 @@ Status LiveScheduler::Actuate(const sched::CycleOutcome& out) {
   // A group cycle's outcome carries one outcome per member tried (each naming the group too).
   if (!out.members.empty()) {
     for (const auto& m : out.members) ARBITER_RETURN_IF_ERROR(ActuatePod(m));
+    if (!out.group_kind.empty()) WriteGroupCondition(out.group, out.group_kind, out.group_scheduled, out.group_message, 0);
     return Status::Ok();
   }
   if (!out.group.empty() && out.group_kind.empty()) return Status::Ok();  // the group is not there yet
@@ -408,6 +441,58 @@ void LiveScheduler::Nominate(const state::PodInfo& pod, const std::string& node)
     next["status"]["nominatedNodeName"] = node;
   }
   Write(*cur, std::move(next));
+}
+
+void LiveScheduler::WriteGroupCondition(const std::string& group, const std::string& kind, bool scheduled,
+                                        const std::string& message, int retries) {
+  const size_t slash = group.find('/');
+  if (slash == std::string::npos || informers_ == nullptr) return;
+  const Key key{group.substr(0, slash), group.substr(slash + 1)};
+  const std::string resource = kind == "CompositePodGroup" ? "compositepodgroups" : "podgroups";
+  auto fresh = written_groups_.find({resource, key});
+  const store::Object* cur = batch_.Pending(resource, key.first, key.second);
+  if (cur == nullptr) {
+    const store::Object* seen = Find(*informers_, resource, key);
+    cur = fresh != written_groups_.end() && (seen == nullptr || seen->revision < fresh->second.revision)
+              ? &fresh->second
+              : seen;
+  }
+  if (cur == nullptr) return;
+  // <Kind>InitiallyScheduled: True (reason Scheduled) once a cycle placed the quorum, and kept
+  // then; False (reason Unschedulable) with the latest message until that happens.
+  const std::string type = kind + "InitiallyScheduled";
+  if (const Json* conds = At(cur->body, "status", "conditions"); conds != nullptr && conds->is_array()) {
+    for (const Json& c : *conds) {
+      if (!c.is_object() || c.value("type", "") != type) continue;
+      if (c.value("status", "") == "True") return;
+      if (!scheduled && c.value("message", "") == message) return;
+    }
+  }
+  Json next = cur->body;
+  const Timestamp now = clock_.Now() / kSecond * kSecond;
+  Json cond = {{"type", type},
+               {"status", scheduled ? "True" : "False"},
+               {"reason", scheduled ? "Scheduled" : "Unschedulable"},
+               {"lastTransitionTime", FormatRfc3339(now)}};
+  if (!scheduled && !message.empty()) cond["message"] = message;
+  SetCondition(next["status"], std::move(cond));
+  // A write that lost a race with another writer of the group is made again on the store's
+  // version (the True condition is written once, so it must not be dropped).
+  batch_.Update(*cur, std::move(next),
+                [this, group, kind, scheduled, message, retries, resource, key](const StatusOr<store::Object>& r) -> Status {
+                  if (r.ok()) {
+                    written_groups_[{resource, key}] = *r;
+                    return Status::Ok();
+                  }
+                  if (r.status().code() != StatusCode::kConflict || retries >= kEvictionRetries) {
+                    return Lost(r.status()) ? Status::Ok() : r.status();
+                  }
+                  auto stored = store_.Get(resource, key.first, key.second);
+                  if (!stored.ok()) return stored.status().code() == StatusCode::kNotFound ? Status::Ok() : stored.status();
+                  written_groups_[{resource, key}] = std::move(*stored);
+                  WriteGroupCondition(group, kind, scheduled, message, retries + 1);
+                  return Status::Ok();
+                });
 }
 
 std::vector<sched::preemption::PdbView> LiveScheduler::Pdbs() const {

@@ -18,8 +18,11 @@
 //     reconciled again from the store's current version and, still pending, waits out its
 //     backoff in backoffQ, as upstream handles a binding error.
 //   * PodGroups, CompositePodGroups, Workloads and PriorityClasses change rarely and decide the
-//     queue's units and group priorities: a change to any of them rebuilds the Scheduler from
-//     the informers (the engine has no group removal yet).
+//     queue's units and group priorities: a change to any of them (a group's own status aside)
+//     rebuilds the Scheduler from the informers (the engine has no group removal yet).
+//   * After a group cycle, the root group's <Kind>InitiallyScheduled condition is written as
+//     `plan` reports it: False / Unschedulable with the cycle's message until a cycle places the
+//     quorum, then True / Scheduled for good.
 //
 // Not thread-safe: the control loop's thread drives it.
 #pragma once
@@ -114,6 +117,10 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   // version (up to kEvictionRetries times), so that the store agrees with the cache, which holds
   // the victim terminating from the cycle on.
   static constexpr int kEvictionRetries = 5;
+  // The root group's <Kind>InitiallyScheduled condition after a group cycle (kind: PodGroup or
+  // CompositePodGroup); retried like an eviction.
+  void WriteGroupCondition(const std::string& group, const std::string& kind, bool scheduled,
+                           const std::string& message, int retries);
   void WriteEviction(const Key& key, const std::string& uid, int64_t grace, const std::string& message, Timestamp now,
                      int retries);
   // Queues `next` over `cur` (conditional on its revision); once written, it is remembered until
@@ -136,6 +143,9 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   model::SchedulerConfig config_;
   std::map<Key, Tracked> pods_;
   std::map<Key, store::Object> written_;                // own writes whose echo has not arrived
+  std::map<std::pair<std::string, Key>, store::Object> written_groups_;  // the same for groups, by resource
+  // Each group's (and Workload's) object without its status, as the scheduler was built from it.
+  std::map<std::pair<std::string, Key>, std::string> group_specs_;
   std::map<std::string, std::set<Key>> waiting_for_node_;  // bound pods whose node is not known yet
   std::set<std::string> evicted_;                       // "namespace/name" of pods this scheduler evicted
   std::map<Key, std::string> last_failure_;             // the last FailedScheduling message written
