@@ -1,14 +1,16 @@
-// The running control plane behind `arbiter serve`: a loop over the store's informers that
-// (1) simulates nodes as KWOK does — nodes report Ready, bound pods start Running, terminating
-// pods disappear when their grace period ends — and the kubelets' node-pressure evictions,
-// (2) schedules: the live scheduler (live_scheduler.h) takes the objects changed since the last
-// pass and runs its long-lived queue, writing bindings (conditional, never twice), nominations,
-// evictions of victims with a DisruptionTarget condition and a grace period, and Scheduled /
-// FailedScheduling / Preempted events, and (3) deletes events past their TTL.
-//
-// The writes of the first two jobs and their events are queued in one WriteBatch and flushed
-// after each job, one store transaction per flush (write_batch.h). Events are correlated as
-// client-go's recorder does (a repeat raises count and lastTimestamp).
+// The running control plane behind `arbiter serve`: a loop over the store's informers whose
+// passes run, in order, each job in its own unit:
+//   1. the simulated nodes (node_simulator.h): nodes report Ready, bound pods start Running,
+//      terminating pods disappear when their grace period ends;
+//   2. the simulated kubelets' node-pressure evictions (pressure_eviction.h);
+//   3. the scheduling pass (live_scheduler.h): the changes since the last pass go to one
+//      long-lived Scheduler, whose decisions are written as bindings (conditional, never twice),
+//      nominations, evictions of victims with a DisruptionTarget condition, and group
+//      conditions;
+//   4. the events' TTL (event_recorder.h, which also writes and correlates every event).
+// The writes of the first two jobs, and then of the third, are queued in one WriteBatch and
+// committed one store transaction per flush (write_batch.h). The scheduler metrics are in
+// metrics.h.
 //
 // Everything the scheduler knows comes from the store: a restart (or a new leader) rebuilds it
 // from the informers, so a pod bound before the crash stays bound and a nomination or an eviction
@@ -26,9 +28,11 @@
 #include <tuple>
 
 #include "arbiter/base/time.h"
+#include "arbiter/controlplane/event_recorder.h"
 #include "arbiter/controlplane/live_scheduler.h"
 #include "arbiter/controlplane/metrics.h"
 #include "arbiter/controlplane/node_simulator.h"
+#include "arbiter/controlplane/pressure_eviction.h"
 #include "arbiter/controlplane/write_batch.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/store/informer.h"
@@ -71,15 +75,7 @@ class ControlLoop {
   void SetChangeNotifier(const std::function<void()>& notify);
 
  private:
-  Status SimulateNodes();
-  // The simulated kubelets' node-pressure evictions (pods become Failed, reason Evicted).
-  Status EvictUnderPressure();
   Status Schedule();
-  // Deletes the events older than options_.event_ttl.
-  Status ExpireEvents();
-  Status RecordEvent(const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
-                     const std::string& reason, const std::string& message,
-                     const std::string& component = "default-scheduler", const std::string& host = "");
 
   // The decoded form of a stored object, kept while its revision is unchanged.
   const manifest::LoadResult& Decoded(const store::Object& o);
@@ -91,14 +87,9 @@ class ControlLoop {
   std::map<std::string, std::unique_ptr<store::Informer>> informers_;  // by resource
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, manifest::LoadResult>> decoded_;
   LoopMetrics metrics_;
-  uint64_t event_seq_ = 0;
+  EventRecorder events_;
   NodeSimulator nodes_;
-  Timestamp events_swept_at_ = 0;
-  // Recent events by what makes two events the same (client-go's correlator key), oldest first:
-  // each as last written (revision 0 while its creation is queued).
-  static constexpr size_t kCorrelatedEvents = 4096;
-  std::map<std::string, store::Object> correlated_;
-  std::deque<std::string> correlated_order_;
+  PressureEviction pressure_;
   LiveScheduler live_;  // after metrics_, which it updates
 };
 

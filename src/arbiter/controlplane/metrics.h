@@ -1,8 +1,10 @@
-// The control loop's counters, read by /metrics from the HTTP threads (hence atomics).
+// The control loop's counters, read by /metrics from the HTTP threads (hence atomics), and
+// their Prometheus text.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace arbiter::controlplane {
 
@@ -22,5 +24,12 @@ struct LoopMetrics {
   std::atomic<uint64_t> e2e_histogram[16] = {};
   std::atomic<uint64_t> e2e_micros_sum{0};
 };
+
+// The Prometheus text exposition of `m` under kube-scheduler's metric names
+// (scheduler_schedule_attempts_total by result, scheduler_pending_pods by queue,
+// scheduler_preemption_attempts_total, scheduler_preemption_victims,
+// scheduler_pod_scheduling_sli_duration_seconds), and Arbiter's own counters of the control
+// loop's store transactions (`batches`) and the objects they wrote (`writes`).
+std::string SchedulerMetricsText(const LoopMetrics& m, uint64_t batches, uint64_t writes);
 
 }  // namespace arbiter::controlplane

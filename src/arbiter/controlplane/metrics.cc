@@ -1,0 +1,65 @@
+#include "arbiter/controlplane/metrics.h"
+
+#include <cstdio>
+
+#include "arbiter/base/time.h"
+
+namespace arbiter::controlplane {
+
+std::string SchedulerMetricsText(const LoopMetrics& m, uint64_t batches, uint64_t writes) {
+  std::string t;
+  auto counter = [&](const std::string& name, const std::string& help, const std::string& labels, uint64_t v) {
+    t += "# HELP " + name + " " + help + "\n# TYPE " + name + " counter\n" + name + labels + " " + std::to_string(v) + "\n";
+  };
+  t += "# HELP scheduler_schedule_attempts_total Number of attempts to schedule pods, by the result.\n"
+       "# TYPE scheduler_schedule_attempts_total counter\n";
+  t += "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"} " +
+       std::to_string(m.scheduled.load()) + "\n";
+  t += "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"unschedulable\"} " +
+       std::to_string(m.unschedulable.load()) + "\n";
+  t += "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"error\"} " +
+       std::to_string(m.errors.load()) + "\n";
+  t += "# HELP scheduler_pending_pods Number of pending pods.\n# TYPE scheduler_pending_pods gauge\n"
+       "scheduler_pending_pods{queue=\"active\"} " + std::to_string(m.pending.load()) + "\n"
+       "scheduler_pending_pods{queue=\"backoff\"} " + std::to_string(m.pending_backoff.load()) + "\n"
+       "scheduler_pending_pods{queue=\"unschedulable\"} " + std::to_string(m.pending_unschedulable.load()) + "\n"
+       "scheduler_pending_pods{queue=\"gated\"} 0\n";
+  counter("scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now", "",
+          m.preemption_attempts.load());
+  t += "# HELP scheduler_preemption_victims Number of selected preemption victims\n"
+       "# TYPE scheduler_preemption_victims histogram\n";
+  uint64_t cumulative = 0;
+  const char* bounds[] = {"1", "2", "4", "8", "16", "32", "64", "+Inf"};
+  for (int i = 0; i < 8; ++i) {
+    cumulative += m.victim_histogram[i].load();
+    t += std::string("scheduler_preemption_victims_bucket{le=\"") + bounds[i] + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  t += "scheduler_preemption_victims_sum " + std::to_string(m.preemption_victims.load()) + "\n";
+  t += "scheduler_preemption_victims_count " + std::to_string(m.preemption_attempts.load()) + "\n";
+  t += "# HELP scheduler_pod_scheduling_sli_duration_seconds E2e latency for a pod being scheduled, from the time "
+       "the pod was created until it is bound.\n# TYPE scheduler_pod_scheduling_sli_duration_seconds histogram\n";
+  cumulative = 0;
+  for (int i = 0; i < 16; ++i) {
+    cumulative += m.e2e_histogram[i].load();
+    char le[32];
+    if (i < 15) {
+      std::snprintf(le, sizeof le, "%g", 0.01 * static_cast<double>(1 << i));
+    } else {
+      std::snprintf(le, sizeof le, "+Inf");
+    }
+    t += std::string("scheduler_pod_scheduling_sli_duration_seconds_bucket{le=\"") + le + "\"} " +
+         std::to_string(cumulative) + "\n";
+  }
+  char sum[64];
+  std::snprintf(sum, sizeof sum, "%.6f", static_cast<double>(m.e2e_micros_sum.load()) / kSecond);
+  t += std::string("scheduler_pod_scheduling_sli_duration_seconds_sum ") + sum + "\n";
+  t += "scheduler_pod_scheduling_sli_duration_seconds_count " + std::to_string(cumulative) + "\n";
+  // Arbiter's own: the control loop's store writes and the batches (transactions) they took.
+  counter("arbiter_control_loop_store_batches_total", "Store transactions (batches) the control loop committed", "",
+          batches);
+  counter("arbiter_control_loop_store_writes_total", "Objects the control loop wrote (created, updated or deleted)", "",
+          writes);
+  return t;
+}
+
+}  // namespace arbiter::controlplane

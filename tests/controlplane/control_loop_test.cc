@@ -1,0 +1,52 @@
+// The control loop as a whole, on a memory store and a virtual clock: its jobs in one pass.
+#include "arbiter/controlplane/control_loop.h"
+
+#include <gtest/gtest.h>
+
+namespace arbiter::controlplane {
+namespace {
+
+using Json = nlohmann::json;
+constexpr Timestamp kT0 = 1'800'000'000LL * kSecond;
+
+TEST(ControlLoop, ARepeatedFailureCountsUpOnOneEventAsTheEventRecorderDoes) {
+  auto store = store::NewMemoryStore();
+  VirtualClock clock(kT0);
+  LoopOptions o;
+  o.simulate_nodes = false;
+  ControlLoop loop(*store, clock, o);
+  Json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "n1"}}},
+               {"status", {{"allocatable", {{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "10"}}}}}};
+  ASSERT_TRUE(store->Create("nodes", "", "n1", node).ok());
+  Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+              {"metadata", {{"name", "p"}, {"namespace", "default"}, {"uid", "uid-p"}}},
+              {"spec", {{"schedulerName", "default-scheduler"},
+                        {"containers", Json::array({{{"name", "c"}, {"image", "x"},
+                                                      {"resources", {{"requests", {{"cpu", "2"}}}}}}})}}}};
+  ASSERT_TRUE(store->Create("pods", "default", "p", pod).ok());
+  auto failures = [&] {
+    std::vector<Json> out;
+    auto list = store->List("events", "default");
+    EXPECT_TRUE(list.ok());
+    if (!list.ok()) return out;
+    for (const auto& e : list->items) {
+      if (e.body.value("reason", "") == "FailedScheduling") out.push_back(e.body);
+    }
+    return out;
+  };
+  ASSERT_TRUE(loop.RunOnce().ok());
+  ASSERT_EQ(failures().size(), 1u);
+  EXPECT_EQ(failures()[0]["count"], 1);
+  // The unschedulable pool's flush (5 minutes) retries the pod; it fails the same way again.
+  clock.Advance(6 * kMinute);
+  ASSERT_TRUE(loop.RunOnce().ok());
+  ASSERT_TRUE(loop.RunOnce().ok());
+  const auto after = failures();
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_GE(after[0]["count"].get<int>(), 2);
+  EXPECT_EQ(after[0]["lastTimestamp"], FormatRfc3339(kT0 + 6 * kMinute));
+  EXPECT_EQ(after[0]["firstTimestamp"], FormatRfc3339(kT0));
+}
+
+}  // namespace
+}  // namespace arbiter::controlplane
