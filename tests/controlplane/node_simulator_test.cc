@@ -99,6 +99,42 @@ TEST(NodeSimulator, PodIpsAreUniqueOnANodeAndFreedWhenAPodEnds) {
   EXPECT_EQ(s.Get("pods", "default", "late")["status"]["podIP"], freed);
 }
 
+// A pass looks only at the pods that changed; what cannot happen yet is kept for later passes.
+TEST(NodeSimulator, APodBoundBeforeItsNodeExistsStartsOnceTheNodeIsThereWithoutChangingItself) {
+  Sim s;
+  s.Pod("early", "late-node");
+  s.Pass();
+  EXPECT_EQ(s.Get("pods", "default", "early")["status"]["phase"], "Pending");
+  s.Node("late-node");
+  s.Pass();  // the node is initialised (pod CIDR, address)
+  s.Pass();  // then the pod, unchanged since the first pass, starts
+  EXPECT_EQ(s.Get("pods", "default", "early")["status"]["phase"], "Running");
+  EXPECT_EQ(s.Get("pods", "default", "early")["status"]["podIP"], "10.64.0.2");
+}
+
+// A start that lost a race (the pod changed after the simulator saw it) is made again on the
+// pod's new version, and the address it had taken is not leaked.
+TEST(NodeSimulator, AStartThatLostARaceIsMadeAgainAndItsAddressIsNotLeaked) {
+  Sim s;
+  s.Node("a");
+  s.Pass();
+  s.Pod("p", "a");
+  ASSERT_TRUE(s.nodes.Sync().ok());
+  ASSERT_TRUE(s.pods.Sync().ok());
+  ASSERT_TRUE(s.leases.Sync().ok());
+  ASSERT_TRUE(s.sim.Run(s.nodes, s.pods, s.leases).ok());  // queued on the version seen
+  Json p = s.Get("pods", "default", "p");
+  p["metadata"]["labels"] = {{"changed", "yes"}};
+  ASSERT_TRUE(s.store->Update("pods", "default", "p", p, 0).ok());
+  ASSERT_TRUE(s.batch.Flush().ok());  // refused as stale
+  EXPECT_EQ(s.Get("pods", "default", "p")["status"]["phase"], "Pending");
+  s.Pass();
+  const Json started = s.Get("pods", "default", "p");
+  EXPECT_EQ(started["status"]["phase"], "Running");
+  EXPECT_EQ(started["status"]["podIP"], "10.64.0.2");
+  EXPECT_EQ(started["metadata"]["labels"]["changed"], "yes");
+}
+
 TEST(NodeSimulator, LeasesAreCreatedAndRenewedOnTheClock) {
   Sim s;
   s.Node("a");

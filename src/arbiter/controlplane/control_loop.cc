@@ -79,11 +79,15 @@ Status ControlLoop::Schedule() {
   }
   Status st = live_.Pass(informers_, changes);
   if (!st.ok()) ++metrics_.errors;
-  // Forget the decoded form of objects that are gone.
-  for (auto it = decoded_.begin(); it != decoded_.end();) {
-    const auto& [resource, ns, name] = it->first;
-    const auto& objs = informers_[resource]->objects();
-    it = objs.count({ns, name}) ? std::next(it) : decoded_.erase(it);
+  // Forget the decoded form of objects that are gone (of those that changed: a pass costs what
+  // changed, not the cluster's size).
+  changes["podmetrics.metrics.k8s.io"] = informers_["podmetrics.metrics.k8s.io"]->TakeChanged();
+  (void)informers_["leases"]->TakeChanged();  // never decoded
+  for (const auto& [resource, keys] : changes) {
+    const store::Informer& informer = *informers_[resource];
+    for (const auto& key : keys) {
+      if (informer.Find(key) == nullptr) decoded_.erase({resource, key.first, key.second});
+    }
   }
   return st;
 }

@@ -101,7 +101,7 @@ StatusOr<Ipv4Net> Ipv4Net::Parse(const std::string& cidr) {
 NodeSimulator::NodeSimulator(WriteBatch& batch, const Clock& clock, NodeSimOptions options, PodEventRecorder record)
     : batch_(batch), clock_(clock), options_(std::move(options)), record_(std::move(record)) {}
 
-Status NodeSimulator::Run(const store::Informer& nodes, const store::Informer& pods, const store::Informer& leases) {
+Status NodeSimulator::Run(const store::Informer& nodes, store::Informer& pods, const store::Informer& leases) {
   ARBITER_RETURN_IF_ERROR(InitializeNodes(nodes));
   ARBITER_RETURN_IF_ERROR(RenewLeases(nodes, leases));
   return RunPods(nodes, pods);
@@ -247,57 +247,95 @@ Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Inf
   return Status::Ok();
 }
 
-Status NodeSimulator::RunPods(const store::Informer& nodes, const store::Informer& pods) {
-  const Timestamp now = clock_.Now();
-  const std::string now_text = FormatRfc3339(now / kSecond * kSecond);
-  // One walk over the pods: terminating pods get their Killing events and go when their grace
-  // period ends; bound pods still Pending are collected to be started. The walk reads fields in
-  // place (no copies): it runs every pass over every pod.
-  std::vector<const store::Object*> to_start;
-  std::set<std::string_view> start_nodes;
-  std::set<std::string_view> terminating;  // uids
-  for (const auto& [key, p_ptr] : pods.objects()) {
-    const store::Object& p = *p_ptr;
-    const Json& body = p.body;
-    const std::string_view node = StringAt(body, "spec", "nodeName");
-    if (Terminating(body)) {
-      const std::string_view uid = StringAt(body, "metadata", "uid");
-      terminating.insert(uid);
-      if (!node.empty() && !Terminal(body) && killing_sent_.insert(std::string(uid)).second) {
+void NodeSimulator::Observe(const Key& key, const store::Object* p) {
+  // Its pod IP, if it holds one: every pod bound to a node that has not ended.
+  if (auto held = ip_of_.find(key); held != ip_of_.end()) {
+    auto on = used_ips_.find(held->second.first);
+    if (on != used_ips_.end()) on->second.erase(held->second.second);
+    ip_of_.erase(held);
+  }
+  if (auto d = deadline_of_.find(key); d != deadline_of_.end()) {
+    deadlines_.erase({d->second, key});
+    deadline_of_.erase(d);
+  }
+  if (p == nullptr) {
+    killing_sent_.erase(key);
+    to_start_.erase(key);
+    return;
+  }
+  const Json& body = p->body;
+  const std::string node(StringAt(body, "spec", "nodeName"));
+  const bool ended = Terminal(body);
+  if (!node.empty() && !ended) {
+    if (auto ip = ParseIpv4(std::string(StringAt(body, "status", "podIP"))); ip.ok()) {
+      ip_of_[key] = {node, *ip};
+      used_ips_[node].insert(*ip);
+    }
+  }
+  if (Terminating(body)) {
+    to_start_.erase(key);
+    const std::string uid(StringAt(body, "metadata", "uid"));
+    if (!node.empty() && !ended) {
+      auto [it, inserted] = killing_sent_.try_emplace(key, uid);
+      if (inserted || it->second != uid) {
+        it->second = uid;
         for (const Json& c : body["spec"].value("containers", Json::array())) {
-          const std::string name = c.value("name", "");
-          ARBITER_RETURN_IF_ERROR(record_(p.ns, p.name, std::string(uid), "Normal", "Killing",
-                                          "Stopping container " + name, "kubelet", std::string(node)));
+          killing_.push_back({p->ns, p->name, uid, "Stopping container " + c.value("name", ""), node});
         }
       }
-      auto deadline = ParseRfc3339(std::string(StringAt(body, "metadata", "deletionTimestamp")));
-      if (deadline.ok() && *deadline <= now) batch_.Delete(p, Accept);
+    }
+    if (auto deadline = ParseRfc3339(StringAt(body, "metadata", "deletionTimestamp")); deadline.ok()) {
+      deadline_of_[key] = *deadline;
+      deadlines_.insert({*deadline, key});
+    }
+    return;
+  }
+  killing_sent_.erase(key);
+  if (!node.empty() && !ended && StringAt(body, "status", "phase") == "Pending") {
+    to_start_.insert(key);
+  } else {
+    to_start_.erase(key);
+  }
+}
+
+Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pods) {
+  const Timestamp now = clock_.Now();
+  const std::string now_text = FormatRfc3339(now / kSecond * kSecond);
+  // Only the pods that changed since the last pass are looked at (all of them the first time):
+  // the simulator keeps what it needs between passes (the pods to start, the terminating pods
+  // by deadline, the pod IPs in use by node).
+  std::set<Key> changed;
+  if (consumer_ == kNoConsumer) {
+    consumer_ = pods.AddConsumer();
+    for (const auto& [key, p] : pods.objects()) changed.insert(key);
+  } else {
+    changed = pods.TakeChanged(consumer_);
+  }
+  for (const Key& key : changed) Observe(key, pods.Find(key));
+  for (const Killing& k : std::exchange(killing_, {})) {
+    ARBITER_RETURN_IF_ERROR(record_(k.ns, k.name, k.uid, "Normal", "Killing", k.message, "kubelet", k.node));
+  }
+  // Terminating pods whose grace period is over go (their deletion's echo forgets them; a
+  // deletion that lost a race comes back with the pod's change).
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+    const Key key = deadlines_.begin()->second;
+    deadlines_.erase(deadlines_.begin());
+    deadline_of_.erase(key);
+    if (const store::Object* p = pods.Find(key); p != nullptr && Terminating(p->body)) batch_.Delete(*p, Accept);
+  }
+  if (to_start_.empty()) return Status::Ok();
+  std::vector<Key> starting(to_start_.begin(), to_start_.end());
+  for (const Key& key : starting) {
+    const store::Object* started = pods.Find(key);
+    if (started == nullptr) {
+      to_start_.erase(key);
       continue;
     }
-    if (node.empty() || Terminal(body) || StringAt(body, "status", "phase") != "Pending") continue;
-    to_start.push_back(&p);
-    start_nodes.insert(node);
-  }
-  // Killing was sent once per terminating pod; forget the pods that are gone.
-  for (auto it = killing_sent_.begin(); it != killing_sent_.end();) {
-    it = terminating.contains(*it) ? std::next(it) : killing_sent_.erase(it);
-  }
-  if (to_start.empty()) return Status::Ok();
-  // The pod IPs in use on the nodes that start pods: every pod there that has one and has not
-  // ended.
-  std::map<std::string, std::set<uint32_t>, std::less<>> used;
-  for (const auto& [key, p_ptr] : pods.objects()) {
-    const store::Object& p = *p_ptr;
-    const std::string_view node = StringAt(p.body, "spec", "nodeName");
-    if (!start_nodes.contains(node) || Terminal(p.body)) continue;
-    if (auto ip = ParseIpv4(std::string(StringAt(p.body, "status", "podIP"))); ip.ok()) used[std::string(node)].insert(*ip);
-  }
-  for (const store::Object* started : to_start) {
     const store::Object& p = *started;
     const Json& body = p.body;
     const std::string node = Str(body, "spec", "nodeName");
     const store::Object* n = nodes.Find({"", node});
-    if (n == nullptr) continue;  // a node that is not (yet) there runs nothing
+    if (n == nullptr) continue;  // a node that is not (yet) there runs nothing (yet)
     auto cidr = Ipv4Net::Parse(Str(n->body, "spec", "podCIDR"));
     const std::string host_ip = InternalIp(n->body);
     if (!cidr.ok() || host_ip.empty()) continue;  // initialised by the next pass
@@ -305,9 +343,11 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, const store::Informe
     Json& st = next["status"];
     std::string pod_ip = host_ip;
     if (!(body["spec"].value("hostNetwork", false))) {
-      auto ip = LowestFree(*cidr, 2, used[node]);  // .1 is the node's bridge
+      std::set<uint32_t>& used = used_ips_[node];
+      auto ip = LowestFree(*cidr, 2, used);  // .1 is the node's bridge
       if (!ip.ok()) continue;  // the node's range is full: the pod waits, as on a real node
-      used[node].insert(*ip);
+      used.insert(*ip);
+      ip_of_[key] = {node, *ip};
       pod_ip = FormatIpv4(*ip);
     }
     st["phase"] = "Running";
@@ -341,6 +381,7 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, const store::Informe
                                          {"state", {{"running", {{"startedAt", now_text}}}}}});
     }
     batch_.Update(p, std::move(next), Accept);
+    to_start_.erase(key);
   }
   return Status::Ok();
 }

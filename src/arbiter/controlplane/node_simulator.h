@@ -16,8 +16,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "arbiter/base/time.h"
 #include "arbiter/controlplane/write_batch.h"
@@ -55,19 +58,35 @@ class NodeSimulator {
  public:
   // Its writes are queued in `batch`; the caller flushes it after Run.
   NodeSimulator(WriteBatch& batch, const Clock& clock, NodeSimOptions options, PodEventRecorder record);
-  // One pass over the informers' current state; writes what is due now.
-  Status Run(const store::Informer& nodes, const store::Informer& pods, const store::Informer& leases);
+  // One pass over the informers' current state; writes what is due now. The pods are followed
+  // through a change consumer of their informer (added on the first call), so that a pass
+  // costs what changed, not the cluster's size.
+  Status Run(const store::Informer& nodes, store::Informer& pods, const store::Informer& leases);
 
  private:
+  using Key = store::Informer::Key;
+  static constexpr size_t kNoConsumer = static_cast<size_t>(-1);
+  struct Killing {
+    std::string ns, name, uid, message, node;
+  };
   Status InitializeNodes(const store::Informer& nodes);
   Status RenewLeases(const store::Informer& nodes, const store::Informer& leases);
-  Status RunPods(const store::Informer& nodes, const store::Informer& pods);
+  Status RunPods(const store::Informer& nodes, store::Informer& pods);
+  // Brings what the simulator keeps about one pod in line with `p` (nullptr: gone).
+  void Observe(const Key& key, const store::Object* p);
 
   WriteBatch& batch_;
   const Clock& clock_;
   NodeSimOptions options_;
   PodEventRecorder record_;
-  std::set<std::string> killing_sent_;  // uids of terminating pods that have their Killing events
+  size_t consumer_ = kNoConsumer;  // of the pods informer's changes
+  std::map<Key, std::string> killing_sent_;  // terminating pods that have their Killing events (uid)
+  std::vector<Killing> killing_;              // Killing events due
+  std::set<Key> to_start_;                    // bound pods still Pending
+  std::set<std::pair<Timestamp, Key>> deadlines_;  // terminating pods by the end of their grace
+  std::map<Key, Timestamp> deadline_of_;
+  std::map<Key, std::pair<std::string, uint32_t>> ip_of_;  // pod IPs in use: node and address
+  std::map<std::string, std::set<uint32_t>> used_ips_;     // by node
 };
 
 }  // namespace arbiter::controlplane

@@ -9,11 +9,11 @@ Status Informer::Relist() {
   if (watch_) watch_->Stop();
   watch_.reset();
   ARBITER_ASSIGN_OR_RETURN(list, store_.List(resource_, ""));
-  for (const auto& [key, o] : objects_) changed_.insert(key);  // some may be gone now
+  for (const auto& [key, o] : objects_) Changed(key);  // some may be gone now
   objects_.clear();
   for (auto& o : list.items) {
     auto key = std::make_pair(o.ns, o.name);
-    changed_.insert(key);
+    Changed(key);
     objects_.emplace(std::move(key), std::make_shared<const Object>(std::move(o)));
   }
   revision_ = list.revision;
@@ -42,7 +42,7 @@ Status Informer::Sync() {
     for (EventPtr& e : *events) {
       auto key = std::make_pair(e->object.ns, e->object.name);
       revision_ = std::max(revision_, e->object.revision);
-      changed_.insert(key);
+      Changed(key);
       if (e->type == EventType::kDeleted) {
         objects_.erase(key);
       } else {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <vector>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -35,7 +36,12 @@ class Informer {
 
   // The keys of the objects added, changed or deleted since the last call (after a relist:
   // every key before and after it), for a consumer that reconciles each against objects().
-  std::set<Key> TakeChanged() { return std::exchange(changed_, {}); }
+  // Each consumer has its own record: consumer 0 always exists; AddConsumer makes another.
+  size_t AddConsumer() {
+    changed_.emplace_back();
+    return changed_.size() - 1;
+  }
+  std::set<Key> TakeChanged(size_t consumer = 0) { return std::exchange(changed_.at(consumer), {}); }
   // Calls `notify` (from a writer's thread: it must only schedule work) when events may be
   // waiting for Sync, so that a consumer can sleep until there is news. Kept across relists.
   // Backends that cannot notify never call it; the consumer's timeout covers them.
@@ -48,7 +54,10 @@ class Informer {
   std::unique_ptr<Watch> watch_;
   std::map<Key, ObjectPtr> objects_;
   int64_t revision_ = 0;
-  std::set<Key> changed_;
+  void Changed(const Key& key) {
+    for (auto& c : changed_) c.insert(key);
+  }
+  std::vector<std::set<Key>> changed_ = std::vector<std::set<Key>>(1);  // by consumer
   std::function<void()> notify_;
 };
 
