@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "arbiter/store/store.h"
@@ -19,6 +21,11 @@ namespace arbiter::store {
 namespace {
 
 constexpr int kBusyTimeoutMs = 5000;
+// The page cache of the connection (SQLite's default is 2 MiB): the rows of a busy cluster's
+// objects stay in memory instead of being read back from the file on every write.
+constexpr const char* kCacheSize = "PRAGMA cache_size=-65536";  // KiB
+// A checkpoint is started once the WAL holds this many pages (SQLite's own autocheckpoint).
+constexpr int kCheckpointPages = 1000;
 constexpr int64_t kSchemaVersion = 1;
 
 constexpr const char* kSchema =
@@ -79,8 +86,17 @@ class SqliteStore : public Store {
 
   ~SqliteStore() override {
     hub_.reset();  // open watches report Unavailable from now on
+    if (checkpointer_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lk(checkpoint_mu_);
+        stopping_ = true;
+      }
+      checkpoint_cv_.notify_all();
+      checkpointer_.join();
+    }
+    if (checkpoint_db_ != nullptr) sqlite3_close_v2(checkpoint_db_);
     for (sqlite3_stmt** s : Statements()) sqlite3_finalize(*s);
-    sqlite3_close_v2(db_);
+    sqlite3_close_v2(db_);  // the last connection to close checkpoints what is left
   }
 
   SqliteStore(const SqliteStore&) = delete;
@@ -112,6 +128,8 @@ class SqliteStore : public Store {
     }
     ARBITER_RETURN_IF_ERROR(
         Exec(fsync_every_commit ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", "set synchronous"));
+    ARBITER_RETURN_IF_ERROR(Exec(kCacheSize, "size the page cache"));
+    ARBITER_RETURN_IF_ERROR(StartCheckpointer());
 
     // The schema, created in one transaction so that a crash cannot leave half of it.
     ARBITER_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "create the schema"));
@@ -542,8 +560,52 @@ class SqliteStore : public Store {
             &list_all_};
   }
 
+  // Checkpoints (copying the WAL's pages back into the database file) run on a thread of their
+  // own with a connection of their own, instead of inside the commit that crosses the
+  // autocheckpoint threshold: a writer never waits for one. WAL mode lets a PASSIVE checkpoint
+  // run beside readers and the writer; what a reader still needs is left for the next one.
+  Status StartCheckpointer() {
+    int rc = sqlite3_open_v2(path_.c_str(), &checkpoint_db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) return OpenError("open the checkpoint connection", rc);
+    sqlite3_busy_timeout(checkpoint_db_, kBusyTimeoutMs);
+    // Replaces SQLite's autocheckpoint hook on the writing connection.
+    sqlite3_wal_hook(
+        db_,
+        [](void* self, sqlite3*, const char*, int pages) -> int {
+          auto* store = static_cast<SqliteStore*>(self);
+          if (pages >= kCheckpointPages) {
+            {
+              std::lock_guard<std::mutex> lk(store->checkpoint_mu_);
+              store->checkpoint_due_ = true;
+            }
+            store->checkpoint_cv_.notify_one();
+          }
+          return SQLITE_OK;
+        },
+        this);
+    checkpointer_ = std::thread([this] {
+      std::unique_lock<std::mutex> lk(checkpoint_mu_);
+      for (;;) {
+        checkpoint_cv_.wait(lk, [this] { return stopping_ || checkpoint_due_; });
+        if (stopping_) return;
+        checkpoint_due_ = false;
+        lk.unlock();
+        // A failure (a busy lock, say) leaves the pages for the next checkpoint.
+        (void)sqlite3_wal_checkpoint_v2(checkpoint_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+        lk.lock();
+      }
+    });
+    return Status::Ok();
+  }
+
   const std::string path_;
   sqlite3* const db_;
+  sqlite3* checkpoint_db_ = nullptr;
+  std::thread checkpointer_;
+  std::mutex checkpoint_mu_;
+  std::condition_variable checkpoint_cv_;
+  bool checkpoint_due_ = false;  // guarded by checkpoint_mu_
+  bool stopping_ = false;        // guarded by checkpoint_mu_
   std::mutex mu_;  // serialises every use of db_ and the statements
   sqlite3_stmt* begin_write_ = nullptr;
   sqlite3_stmt* begin_read_ = nullptr;
