@@ -21,6 +21,7 @@
 #include "arbiter/controlplane/control_loop.h"
 #include "arbiter/controlplane/leader_election.h"
 #include "arbiter/manifest/loader.h"
+#include "arbiter/store/group_commit.h"
 
 namespace arbiter::cmd {
 
@@ -86,7 +87,8 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
       err << "arbiter serve: " << opened.status().message() << "\n";
       return 2;
     }
-    st = std::move(*opened);
+    // The API's concurrent writes share transactions (each keeps its own revision and terms).
+    st = std::make_unique<store::GroupCommit>(std::move(*opened));
   } else if (flags.store == "etcd") {
     store::EtcdOptions eo;
     std::stringstream servers(flags.etcd_servers);
@@ -104,7 +106,9 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
       err << "arbiter serve: " << opened.status().message() << "\n";
       return 2;
     }
-    st = std::move(*opened);
+    // Grouped writes share one etcd txn, and so one revision (etcd's model, as the control loop's
+    // batches already do): a watch delivers a revision's events together.
+    st = std::make_unique<store::GroupCommit>(std::move(*opened));
   } else {
     err << "arbiter serve: --store " << flags.store << ": want sqlite, memory or etcd\n";
     return 2;

@@ -34,6 +34,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "arbiter/store/group_commit.h"
 #include "arbiter/store/read_cache.h"
 #include "arbiter/store/store.h"
 
@@ -924,6 +925,31 @@ TEST_P(StoreTest, ConcurrentWritersGetUniqueGapFreeRevisions) {
   for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].object.revision, R(static_cast<int64_t>(i + 1)));
 }
 
+// Writers racing on one object's revision: exactly one conditional update wins, the others are
+// told Conflict, and each gets its own answer.
+TEST_P(StoreTest, ConcurrentUpdatesOnOneRevisionHaveExactlyOneWinner) {
+  constexpr int kThreads = 8;
+  const Object o = MustCreate("pods", "a", "contested", 0);
+  std::atomic<int> won{0}, conflicts{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto r = store_->Update("pods", "a", "contested", Body(t + 1), o.revision);
+      if (r.ok()) {
+        ++won;
+      } else if (r.status().code() == StatusCode::kConflict) {
+        ++conflicts;
+      } else {
+        ++other;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(won.load(), 1);
+  EXPECT_EQ(conflicts.load(), kThreads - 1);
+  EXPECT_EQ(other.load(), 0);
+}
+
 TEST_P(StoreTest, WatchOutlivingItsStoreEndsWithUnavailable) {
   ASSERT_OK_AND_ASSIGN(w, store_->WatchFrom("pods", "", R(0)));
   store_.reset();
@@ -954,6 +980,16 @@ Backend ReadCacheBackend() {
           }};
 }
 
+// Concurrent single writes committed in groups over a SQLite store (what `arbiter serve` writes
+// through): the same contract as the store itself.
+Backend GroupCommitBackend() {
+  return {"GroupCommitOverSqlite", [](const fs::path& dir, size_t history) -> StatusOr<std::unique_ptr<Store>> {
+            auto sqlite = OpenSqliteStore((dir / "state.db").string(), false, history);
+            if (!sqlite.ok()) return sqlite.status();
+            return std::unique_ptr<Store>(std::make_unique<GroupCommit>(std::move(*sqlite)));
+          }};
+}
+
 // etcd: the binary's one etcd server, under a key prefix of the test's own (its temporary
 // directory's path, so that Reopen finds the same objects).
 Backend EtcdBackend() {
@@ -972,10 +1008,12 @@ Backend EtcdBackend() {
 std::string BackendName(const testing::TestParamInfo<Backend>& param_info) { return param_info.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
-                         testing::Values(MemoryBackend(), SqliteBackend(), ReadCacheBackend(), EtcdBackend()),
+                         testing::Values(MemoryBackend(), SqliteBackend(), ReadCacheBackend(), GroupCommitBackend(),
+                                         EtcdBackend()),
                          BackendName);
 INSTANTIATE_TEST_SUITE_P(Backends, InProcessHistoryStoreTest,
-                         testing::Values(MemoryBackend(), SqliteBackend(), ReadCacheBackend()), BackendName);
+                         testing::Values(MemoryBackend(), SqliteBackend(), ReadCacheBackend(), GroupCommitBackend()),
+                         BackendName);
 
 // ---------------------------------------------------------------------------------------------
 // SQLite only: durability and failures.
@@ -1583,6 +1621,98 @@ TEST_F(EtcdStoreTest, BadOptionsAreInvalidArgument) {
   o.endpoints = {endpoint_};
   o.request_timeout = 0ms;
   EXPECT_CODE(OpenEtcdStore(o), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace arbiter::store
+
+// ---------------------------------------------------------------------------------------------
+// Group commit: concurrent single writes share one Apply of the backing store.
+
+namespace arbiter::store {
+namespace {
+
+// A memory store whose first Apply waits until `release` is set, counting the Apply calls and
+// the writes they carried.
+class GatedStore final : public Store {
+ public:
+  std::unique_ptr<Store> inner = NewMemoryStore();
+  std::atomic<bool> release{false};
+  std::atomic<int> applies{0};
+  std::mutex mu;
+  std::vector<size_t> sizes;
+
+  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override {
+    if (applies++ == 0) {
+      while (!release) std::this_thread::yield();
+    }
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      sizes.push_back(ops.size());
+    }
+    return inner->Apply(std::move(ops));
+  }
+  StatusOr<Object> Create(const std::string& r, const std::string& ns, const std::string& n, Json b) override {
+    return inner->Create(r, ns, n, std::move(b));
+  }
+  StatusOr<Object> Get(const std::string& r, const std::string& ns, const std::string& n) override {
+    return inner->Get(r, ns, n);
+  }
+  StatusOr<Object> Update(const std::string& r, const std::string& ns, const std::string& n, Json b,
+                          int64_t e) override {
+    return inner->Update(r, ns, n, std::move(b), e);
+  }
+  StatusOr<Object> Delete(const std::string& r, const std::string& ns, const std::string& n, int64_t e) override {
+    return inner->Delete(r, ns, n, e);
+  }
+  StatusOr<ListResult> List(const std::string& r, const std::string& ns) override { return inner->List(r, ns); }
+  StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t f) override {
+    return inner->WatchFrom(r, ns, f);
+  }
+  StatusOr<int64_t> Revision() override { return inner->Revision(); }
+  Status Compact(int64_t r) override { return inner->Compact(r); }
+};
+
+TEST(GroupCommit, WritesThatArriveDuringACommitGoTogetherInTheNextEachWithItsOwnResult) {
+  auto gated = std::make_unique<GatedStore>();
+  GatedStore& g = *gated;
+  GroupCommit store(std::move(gated));
+  ASSERT_TRUE(g.inner->Create("pods", "a", "taken", Json{{"v", 0}}).ok());
+  std::thread first([&] { EXPECT_TRUE(store.Create("pods", "a", "first", Json{{"v", 1}}).ok()); });
+  while (g.applies.load() == 0) std::this_thread::yield();  // the first commit is under way
+  constexpr int kLater = 6;
+  std::vector<std::thread> later;
+  std::vector<StatusCode> codes(kLater, StatusCode::kOk);
+  for (int i = 0; i < kLater; ++i) {
+    later.emplace_back([&, i] {
+      // One of them collides with an existing object: it fails alone.
+      const std::string name = i == 0 ? "taken" : "p" + std::to_string(i);
+      codes[static_cast<size_t>(i)] = store.Create("pods", "a", name, Json{{"v", i}}).status().code();
+    });
+  }
+  while (store.queued() < static_cast<size_t>(kLater)) std::this_thread::yield();
+  g.release = true;
+  first.join();
+  for (auto& t : later) t.join();
+  EXPECT_EQ(g.applies.load(), 2);
+  EXPECT_EQ(g.sizes, (std::vector<size_t>{1, kLater}));
+  EXPECT_EQ(codes[0], StatusCode::kAlreadyExists);
+  for (int i = 1; i < kLater; ++i) EXPECT_EQ(codes[static_cast<size_t>(i)], StatusCode::kOk) << i;
+  EXPECT_EQ(store.groups(), 2u);
+  EXPECT_EQ(store.grouped_writes(), static_cast<size_t>(kLater + 1));
+}
+
+TEST(GroupCommit, ALoneWriterIsCommittedAtOnceInAGroupOfItsOwn) {
+  GroupCommit store(NewMemoryStore());
+  auto c = store.Create("pods", "a", "p", Json{{"v", 1}});
+  ASSERT_TRUE(c.ok());
+  auto u = store.Update("pods", "a", "p", Json{{"v", 2}}, c->revision);
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(store.Update("pods", "a", "p", Json{{"v", 3}}, c->revision).status().code(), StatusCode::kConflict);
+  auto d = store.Delete("pods", "a", "p", 0);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->body["v"], 2);
+  EXPECT_EQ(store.groups(), 4u);
 }
 
 }  // namespace

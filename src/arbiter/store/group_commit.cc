@@ -1,0 +1,95 @@
+#include "arbiter/store/group_commit.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace arbiter::store {
+
+GroupCommit::GroupCommit(std::unique_ptr<Store> backing, size_t max_group)
+    : backing_(std::move(backing)), max_group_(std::max<size_t>(1, max_group)) {}
+
+StatusOr<Object> GroupCommit::Create(const std::string& resource, const std::string& ns, const std::string& name,
+                                     Json body) {
+  WriteOp op;
+  op.kind = WriteOp::Kind::kCreate;
+  op.resource = resource;
+  op.ns = ns;
+  op.name = name;
+  op.body = std::move(body);
+  return Submit(std::move(op));
+}
+
+StatusOr<Object> GroupCommit::Update(const std::string& resource, const std::string& ns, const std::string& name,
+                                     Json body, int64_t expected_revision) {
+  WriteOp op;
+  op.kind = WriteOp::Kind::kUpdate;
+  op.resource = resource;
+  op.ns = ns;
+  op.name = name;
+  op.body = std::move(body);
+  op.expected_revision = expected_revision;
+  return Submit(std::move(op));
+}
+
+StatusOr<Object> GroupCommit::Delete(const std::string& resource, const std::string& ns, const std::string& name,
+                                     int64_t expected_revision) {
+  WriteOp op;
+  op.kind = WriteOp::Kind::kDelete;
+  op.resource = resource;
+  op.ns = ns;
+  op.name = name;
+  op.expected_revision = expected_revision;
+  return Submit(std::move(op));
+}
+
+StatusOr<Object> GroupCommit::Submit(WriteOp op) {
+  Waiting me{std::move(op), nullptr};
+  std::unique_lock<std::mutex> lk(mu_);
+  queue_.push_back(&me);
+  done_.wait(lk, [&] { return me.result != nullptr || !committing_; });
+  if (me.result != nullptr) return std::move(*me.result);  // committed by another caller's group
+  // This caller commits the group: the oldest writes queued, its own among them.
+  committing_ = true;
+  std::vector<Waiting*> group;
+  size_t taken = 0;
+  bool mine = false;
+  while (taken < queue_.size() && (group.size() < max_group_ || !mine)) {
+    Waiting* w = queue_[taken++];
+    mine = mine || w == &me;
+    group.push_back(w);
+  }
+  queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));
+  lk.unlock();
+  std::vector<WriteOp> ops;
+  ops.reserve(group.size());
+  for (Waiting* w : group) ops.push_back(std::move(w->op));
+  std::vector<StatusOr<Object>> results = backing_->Apply(std::move(ops));
+  lk.lock();
+  for (size_t i = 0; i < group.size(); ++i) {
+    group[i]->result = std::make_unique<StatusOr<Object>>(
+        i < results.size() ? std::move(results[i]) : StatusOr<Object>(Internal("the store returned too few results")));
+  }
+  ++groups_;
+  grouped_writes_ += group.size();
+  committing_ = false;
+  lk.unlock();
+  done_.notify_all();  // the group's callers, and one of the queued to commit the next group
+  return std::move(*me.result);
+}
+
+size_t GroupCommit::groups() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return groups_;
+}
+
+size_t GroupCommit::grouped_writes() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return grouped_writes_;
+}
+
+size_t GroupCommit::queued() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return queue_.size();
+}
+
+}  // namespace arbiter::store
