@@ -8,38 +8,35 @@ namespace arbiter::store {
 GroupCommit::GroupCommit(std::unique_ptr<Store> backing, size_t max_group)
     : backing_(std::move(backing)), max_group_(std::max<size_t>(1, max_group)) {}
 
-StatusOr<Object> GroupCommit::Create(const std::string& resource, const std::string& ns, const std::string& name,
-                                     Json body) {
+namespace {
+
+WriteOp Op(WriteOp::Kind kind, const std::string& resource, const std::string& ns, const std::string& name, Json body,
+           int64_t expected_revision) {
   WriteOp op;
-  op.kind = WriteOp::Kind::kCreate;
+  op.kind = kind;
   op.resource = resource;
   op.ns = ns;
   op.name = name;
   op.body = std::move(body);
-  return Submit(std::move(op));
+  op.expected_revision = expected_revision;
+  return op;
+}
+
+}  // namespace
+
+StatusOr<Object> GroupCommit::Create(const std::string& resource, const std::string& ns, const std::string& name,
+                                     Json body) {
+  return Submit(Op(WriteOp::Kind::kCreate, resource, ns, name, std::move(body), 0));
 }
 
 StatusOr<Object> GroupCommit::Update(const std::string& resource, const std::string& ns, const std::string& name,
                                      Json body, int64_t expected_revision) {
-  WriteOp op;
-  op.kind = WriteOp::Kind::kUpdate;
-  op.resource = resource;
-  op.ns = ns;
-  op.name = name;
-  op.body = std::move(body);
-  op.expected_revision = expected_revision;
-  return Submit(std::move(op));
+  return Submit(Op(WriteOp::Kind::kUpdate, resource, ns, name, std::move(body), expected_revision));
 }
 
 StatusOr<Object> GroupCommit::Delete(const std::string& resource, const std::string& ns, const std::string& name,
                                      int64_t expected_revision) {
-  WriteOp op;
-  op.kind = WriteOp::Kind::kDelete;
-  op.resource = resource;
-  op.ns = ns;
-  op.name = name;
-  op.expected_revision = expected_revision;
-  return Submit(std::move(op));
+  return Submit(Op(WriteOp::Kind::kDelete, resource, ns, name, nullptr, expected_revision));
 }
 
 StatusOr<Object> GroupCommit::Submit(WriteOp op) {
