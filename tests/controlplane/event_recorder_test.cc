@@ -13,11 +13,10 @@ constexpr Timestamp kT0 = 1'800'000'000LL * kSecond;
 struct Recorder {
   std::unique_ptr<store::Store> store = store::NewMemoryStore();
   VirtualClock clock{kT0};
-  WriteBatch batch{*store};
-  EventRecorder events{*store, batch, clock};
+  EventRecorder events{*store, clock};
 
   void Flush() {
-    Status st = batch.Flush();
+    Status st = events.Flush();
     ASSERT_TRUE(st.ok()) << st.message();
   }
   std::vector<Json> List() {
@@ -57,7 +56,7 @@ TEST(EventRecorder, ARepeatCountsUpOnOneEventWhetherItsCreationIsQueuedOrWritten
   r.events.Record(Failed("p", "0/1 nodes are available"));
   r.clock.Advance(kSecond);
   r.events.Record(Failed("p", "0/1 nodes are available"));  // merges into the queued creation
-  r.Flush();
+  r.Flush();  // both written in one batch
   ASSERT_EQ(r.List().size(), 1u);
   EXPECT_EQ(r.List()[0]["count"], 2);
   r.clock.Advance(kSecond);
@@ -107,6 +106,30 @@ TEST(EventRecorder, RemembersTheMostRecentEventsOnly) {
   r.events.Record(Failed("p0", "m"));
   r.Flush();
   EXPECT_EQ(r.List().size(), EventRecorder::kCorrelated + 11);
+}
+
+// Written on the recorder's thread: Flush waits for them; a write's time is when it was recorded.
+TEST(EventRecorder, InTheBackgroundEventsAreWrittenOnTheRecordersThreadAndFlushWaitsForThem) {
+  auto store = store::NewMemoryStore();
+  VirtualClock clock(kT0);
+  EventRecorder events(*store, clock, 60 * kMinute, /*background=*/true);
+  for (int i = 0; i < 500; ++i) {
+    events.Record(Failed("p" + std::to_string(i % 50), "m"));
+    if (i == 0) clock.Advance(kSecond);
+  }
+  ASSERT_TRUE(events.Flush().ok());
+  auto list = store->List("events", "default");
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->items.size(), 50u);
+  int64_t total = 0;
+  for (const auto& e : list->items) total += e.body["count"].get<int64_t>();
+  EXPECT_EQ(total, 500);
+  for (const auto& e : list->items) {
+    if (e.body["involvedObject"]["name"] == "p0") {
+      EXPECT_EQ(e.body["firstTimestamp"], FormatRfc3339(kT0));
+    }
+  }
+  EXPECT_EQ(events.dropped(), 0u);
 }
 
 TEST(EventRecorder, EventsExpireAnHourAfterTheyLastHappened) {

@@ -16,7 +16,7 @@ struct Kubelets {
   std::unique_ptr<store::Store> store = store::NewMemoryStore();
   VirtualClock clock{kT0};
   WriteBatch batch{*store};
-  EventRecorder events{*store, batch, clock};
+  EventRecorder events{*store, clock};
   std::map<std::pair<std::string, int64_t>, manifest::LoadResult> decoded;
   std::vector<std::string> log;
   PressureEviction eviction{batch, events, clock, model::KubeletConfig::Defaults(),
@@ -31,6 +31,8 @@ struct Kubelets {
     for (store::Informer* i : {&nodes, &pods, &metrics}) ASSERT_TRUE(i->Sync().ok());
     eviction.Run(nodes, pods, metrics);
     Status st = batch.Flush();
+    ASSERT_TRUE(st.ok()) << st.message();
+    st = events.Flush();
     ASSERT_TRUE(st.ok()) << st.message();
   }
   void Pod(const std::string& name, const std::string& memory, int priority) {

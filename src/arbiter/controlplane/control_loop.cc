@@ -14,7 +14,7 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
       clock_(clock),
       options_(options),
       batch_(store, 512, options.async_writes),
-      events_(store, batch_, clock, options.event_ttl),
+      events_(store, clock, options.event_ttl, options.background_events),
       nodes_(batch_, clock, options.nodes,
              [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
                     const std::string& reason, const std::string& message, const std::string& component,
@@ -58,6 +58,8 @@ Status ControlLoop::RunOnce() {
     ARBITER_RETURN_IF_ERROR(st);
     ARBITER_RETURN_IF_ERROR(flushed);
   }
+  // Events are written on the recorder's own thread in the background mode; otherwise now.
+  if (!options_.background_events) ARBITER_RETURN_IF_ERROR(events_.Flush());
   return events_.ExpireOld();
 }
 

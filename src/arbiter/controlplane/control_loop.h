@@ -7,7 +7,8 @@
 //      long-lived Scheduler, whose decisions are written as bindings (conditional, never twice),
 //      nominations, evictions of victims with a DisruptionTarget condition, and group
 //      conditions;
-//   4. the events' TTL (event_recorder.h, which also writes and correlates every event).
+//   4. the events' TTL (event_recorder.h, which also writes and correlates every event, on a
+//      thread of its own in serve).
 // The writes of the first two jobs, and then of the third, are queued in one WriteBatch and
 // committed one store transaction per flush (write_batch.h). The scheduler metrics are in
 // metrics.h.
@@ -47,6 +48,9 @@ struct LoopOptions {
   // sweep runs once a minute.
   Duration event_ttl = 60 * kMinute;
   bool schedule = true;
+  // Events are written by the recorder's own thread while the loop goes on (serve's setting, as
+  // client-go's broadcaster); off, each pass writes its events before it returns (tests).
+  bool background_events = false;
   // The store commits a pass's writes on a writer thread while the next pass runs; off (serve's
   // setting), each pass's writes are committed before it returns. Not yet for serve: under
   // preemption at 1000 nodes a victim's eviction was lost (see WriteBatch) and its preemptor

@@ -1,6 +1,7 @@
 #include "arbiter/controlplane/event_recorder.h"
 
 #include <cstdio>
+#include <utility>
 
 #include "arbiter/controlplane/pod_json.h"
 
@@ -8,8 +9,74 @@ namespace arbiter::controlplane {
 
 using Json = nlohmann::json;
 
-EventRecorder::EventRecorder(store::Store& store, WriteBatch& batch, const Clock& clock, Duration ttl)
-    : store_(store), batch_(batch), clock_(clock), ttl_(ttl) {}
+EventRecorder::EventRecorder(store::Store& store, const Clock& clock, Duration ttl, bool background)
+    : store_(store), clock_(clock), ttl_(ttl), batch_(store) {
+  if (background) thread_ = std::thread([this] { Run(); });
+}
+
+EventRecorder::~EventRecorder() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  (void)Flush();
+}
+
+void EventRecorder::Record(const PodEvent& e) {
+  const Timestamp at = clock_.Now();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    ++recorded_;
+    if (queue_.size() >= kMaxQueued) {
+      ++written_;  // dropped counts as done
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    queue_.push_back({e, at});
+  }
+  if (thread_.joinable()) cv_.notify_one();
+}
+
+void EventRecorder::Run() {
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    cv_.wait(lk, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing left
+    std::vector<Queued> events = std::exchange(queue_, {});
+    const size_t n = events.size();
+    lk.unlock();
+    Status st;
+    {
+      std::lock_guard<std::mutex> w(writer_mu_);
+      st = Write(std::move(events));
+    }
+    lk.lock();
+    if (!st.ok() && error_.ok()) error_ = st;
+    written_ += n;
+    idle_.notify_all();
+  }
+}
+
+Status EventRecorder::Flush() {
+  if (thread_.joinable()) {
+    std::unique_lock<std::mutex> lk(mu_);
+    const uint64_t target = recorded_;
+    idle_.wait(lk, [&] { return written_ >= target || stopping_; });
+    return std::exchange(error_, Status::Ok());
+  }
+  std::vector<Queued> events;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    events = std::exchange(queue_, {});
+    written_ += events.size();
+  }
+  std::lock_guard<std::mutex> w(writer_mu_);
+  return Write(std::move(events));
+}
 
 Json EventRecorder::Body(const PodEvent& e, const std::string& name, const Seen& seen, const std::string& now) const {
   return Json{{"apiVersion", "v1"},
@@ -37,41 +104,50 @@ WriteBatch::Done EventRecorder::Settle(const std::string& key) {
     }
     const StatusCode c = r.status().code();
     if (c != StatusCode::kConflict && c != StatusCode::kNotFound && c != StatusCode::kAlreadyExists) return r.status();
-    if (it != correlated_.end()) it->second.revision = -1;  // gone: not repeated on
+    if (it != correlated_.end()) it->second.revision = -1;
     return Status::Ok();
   };
 }
 
-void EventRecorder::Record(const PodEvent& e) {
-  const std::string now = FormatRfc3339(clock_.Now() / kSecond * kSecond);
-  std::string key;
-  for (const std::string* part : {&e.ns, &e.pod, &e.uid, &e.type, &e.reason, &e.message, &e.component, &e.host}) {
-    key += *part;
-    key += '\x1f';
-  }
-  if (auto it = correlated_.find(key); it != correlated_.end() && it->second.revision >= 0) {
-    Seen& seen = it->second;
-    const store::Object* queued = batch_.Pending("events", e.ns, seen.name);
-    if (queued != nullptr || seen.revision > 0) {
-      ++seen.count;
-      Json next = Body(e, seen.name, seen, now);
-      if (queued != nullptr) {
-        batch_.Update(*queued, std::move(next), Settle(key));  // merges into the queued write
-      } else {
-        batch_.Update(store::Object{"events", e.ns, seen.name, seen.revision, nullptr}, std::move(next), Settle(key));
+Status EventRecorder::Write(std::vector<Queued> events) {
+  for (const Queued& q : events) {
+    const PodEvent& e = q.event;
+    const std::string now = FormatRfc3339(q.at / kSecond * kSecond);
+    std::string key;
+    for (const std::string* part : {&e.ns, &e.pod, &e.uid, &e.type, &e.reason, &e.message, &e.component, &e.host}) {
+      key += *part;
+      key += '\x1f';
+    }
+    if (auto it = correlated_.find(key); it != correlated_.end() && it->second.revision >= 0) {
+      Seen& seen = it->second;
+      const store::Object* queued = batch_.Pending("events", e.ns, seen.name);
+      if (queued != nullptr || seen.revision > 0) {
+        ++seen.count;
+        Json next = Body(e, seen.name, seen, now);
+        if (queued != nullptr) {
+          batch_.Update(*queued, std::move(next), Settle(key));  // merges into the queued write
+        } else {
+          batch_.Update(store::Object{"events", e.ns, seen.name, seen.revision, nullptr}, std::move(next), Settle(key));
+        }
+        continue;
       }
-      return;
+    }
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".%016llx", static_cast<unsigned long long>(q.at * 1000 + seq_++));
+    Seen seen{e.pod + suffix, 0, 1, now};
+    batch_.Create("events", e.ns, seen.name, Body(e, seen.name, seen, now), Settle(key));
+    if (auto [it, inserted] = correlated_.insert_or_assign(key, std::move(seen)); inserted) order_.push_back(key);
+    while (order_.size() > kCorrelated) {
+      correlated_.erase(order_.front());
+      order_.pop_front();
     }
   }
-  char suffix[32];
-  std::snprintf(suffix, sizeof suffix, ".%016llx", static_cast<unsigned long long>(clock_.Now() * 1000 + seq_++));
-  Seen seen{e.pod + suffix, 0, 1, now};
-  batch_.Create("events", e.ns, seen.name, Body(e, seen.name, seen, now), Settle(key));
-  if (auto [it, inserted] = correlated_.insert_or_assign(key, std::move(seen)); inserted) order_.push_back(key);
-  while (order_.size() > kCorrelated) {
-    correlated_.erase(order_.front());
-    order_.pop_front();
-  }
+  return batch_.Flush();
+}
+
+size_t EventRecorder::remembered() const {
+  std::lock_guard<std::mutex> w(writer_mu_);
+  return correlated_.size();
 }
 
 Status EventRecorder::ExpireOld() {

@@ -21,9 +21,9 @@ namespace arbiter::store {
 namespace {
 
 constexpr int kBusyTimeoutMs = 5000;
-// The page cache of the connection (SQLite's default is 2 MiB): the rows of a busy cluster's
-// objects stay in memory instead of being read back from the file on every write.
-constexpr const char* kCacheSize = "PRAGMA cache_size=-65536";  // KiB
+// The page cache of the connection (SQLite's default is 2 MiB): more of a busy cluster's
+// rows stay in memory instead of being read back from the file on every write.
+constexpr const char* kCacheSize = "PRAGMA cache_size=-16384";  // KiB
 // A checkpoint is started once the WAL holds this many pages (SQLite's own autocheckpoint).
 constexpr int kCheckpointPages = 1000;
 constexpr int64_t kSchemaVersion = 1;
