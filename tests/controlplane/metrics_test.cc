@@ -16,7 +16,7 @@ TEST(SchedulerMetrics, AttemptsByResultAndPendingPodsByQueue) {
   m.pending = 3;
   m.pending_backoff = 4;
   m.pending_unschedulable = 5;
-  const std::string t = SchedulerMetricsText(m, 11, 42);
+  const std::string t = SchedulerMetricsText(m, {11, 42, 3});
   EXPECT_TRUE(Has(t, "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"} 7"));
   EXPECT_TRUE(Has(t, "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"unschedulable\"} 2"));
   EXPECT_TRUE(Has(t, "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"error\"} 1"));
@@ -26,6 +26,7 @@ TEST(SchedulerMetrics, AttemptsByResultAndPendingPodsByQueue) {
   EXPECT_TRUE(Has(t, "scheduler_pending_pods{queue=\"gated\"} 0"));
   EXPECT_TRUE(Has(t, "arbiter_control_loop_store_batches_total 11"));
   EXPECT_TRUE(Has(t, "arbiter_control_loop_store_writes_total 42"));
+  EXPECT_TRUE(Has(t, "arbiter_control_loop_events_dropped_total 3"));
   EXPECT_TRUE(Has(t, "# TYPE scheduler_pending_pods gauge"));
 }
 
@@ -38,7 +39,7 @@ TEST(SchedulerMetrics, HistogramsAreCumulativeWithSumAndCount) {
   m.e2e_histogram[0] = 5;     // within 10 ms
   m.e2e_histogram[15] = 1;    // beyond the last bound
   m.e2e_micros_sum = 2'500'000;
-  const std::string t = SchedulerMetricsText(m, 0, 0);
+  const std::string t = SchedulerMetricsText(m, {});
   EXPECT_TRUE(Has(t, "scheduler_preemption_victims_bucket{le=\"1\"} 1"));
   EXPECT_TRUE(Has(t, "scheduler_preemption_victims_bucket{le=\"2\"} 1"));
   EXPECT_TRUE(Has(t, "scheduler_preemption_victims_bucket{le=\"4\"} 3"));

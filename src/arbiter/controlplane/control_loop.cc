@@ -110,6 +110,8 @@ void ControlLoop::SetChangeNotifier(const std::function<void()>& notify) {
   }
 }
 
-std::string ControlLoop::MetricsText() const { return SchedulerMetricsText(metrics_, batch_.applies(), batch_.writes()); }
+std::string ControlLoop::MetricsText() const {
+  return SchedulerMetricsText(metrics_, {batch_.applies(), batch_.writes(), events_.dropped()});
+}
 
 }  // namespace arbiter::controlplane

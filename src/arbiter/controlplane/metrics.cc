@@ -6,7 +6,7 @@
 
 namespace arbiter::controlplane {
 
-std::string SchedulerMetricsText(const LoopMetrics& m, uint64_t batches, uint64_t writes) {
+std::string SchedulerMetricsText(const LoopMetrics& m, const LoopCounters& c) {
   std::string t;
   auto counter = [&](const std::string& name, const std::string& help, const std::string& labels, uint64_t v) {
     t += "# HELP " + name + " " + help + "\n# TYPE " + name + " counter\n" + name + labels + " " + std::to_string(v) + "\n";
@@ -56,9 +56,11 @@ std::string SchedulerMetricsText(const LoopMetrics& m, uint64_t batches, uint64_
   t += "scheduler_pod_scheduling_sli_duration_seconds_count " + std::to_string(cumulative) + "\n";
   // Arbiter's own: the control loop's store writes and the batches (transactions) they took.
   counter("arbiter_control_loop_store_batches_total", "Store transactions (batches) the control loop committed", "",
-          batches);
+          c.batches);
   counter("arbiter_control_loop_store_writes_total", "Objects the control loop wrote (created, updated or deleted)", "",
-          writes);
+          c.writes);
+  counter("arbiter_control_loop_events_dropped_total",
+          "Events not written because too many were waiting to be (the recorder's bound)", "", c.events_dropped);
   return t;
 }
 

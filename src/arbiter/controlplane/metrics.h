@@ -25,11 +25,16 @@ struct LoopMetrics {
   std::atomic<uint64_t> e2e_micros_sum{0};
 };
 
+// Arbiter's own counters of the control loop: its store transactions (batches), the objects
+// they wrote, and the events the recorder dropped because too many were waiting.
+struct LoopCounters {
+  uint64_t batches = 0, writes = 0, events_dropped = 0;
+};
+
 // The Prometheus text exposition of `m` under kube-scheduler's metric names
 // (scheduler_schedule_attempts_total by result, scheduler_pending_pods by queue,
 // scheduler_preemption_attempts_total, scheduler_preemption_victims,
-// scheduler_pod_scheduling_sli_duration_seconds), and Arbiter's own counters of the control
-// loop's store transactions (`batches`) and the objects they wrote (`writes`).
-std::string SchedulerMetricsText(const LoopMetrics& m, uint64_t batches, uint64_t writes);
+// scheduler_pod_scheduling_sli_duration_seconds), and of `c` (arbiter_control_loop_*).
+std::string SchedulerMetricsText(const LoopMetrics& m, const LoopCounters& c);
 
 }  // namespace arbiter::controlplane
