@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1632,26 +1633,11 @@ TEST_F(EtcdStoreTest, BadOptionsAreInvalidArgument) {
 namespace arbiter::store {
 namespace {
 
-// A memory store whose first Apply waits until `release` is set, counting the Apply calls and
-// the writes they carried.
-class GatedStore final : public Store {
+// A memory store behind a Store that forwards every call to it; the tests below override Apply.
+class ForwardingStore : public Store {
  public:
   std::unique_ptr<Store> inner = NewMemoryStore();
-  std::atomic<bool> release{false};
-  std::atomic<int> applies{0};
-  std::mutex mu;
-  std::vector<size_t> sizes;
-
-  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override {
-    if (applies++ == 0) {
-      while (!release) std::this_thread::yield();
-    }
-    {
-      std::lock_guard<std::mutex> lk(mu);
-      sizes.push_back(ops.size());
-    }
-    return inner->Apply(std::move(ops));
-  }
+  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override { return inner->Apply(std::move(ops)); }
   StatusOr<Object> Create(const std::string& r, const std::string& ns, const std::string& n, Json b) override {
     return inner->Create(r, ns, n, std::move(b));
   }
@@ -1671,6 +1657,27 @@ class GatedStore final : public Store {
   }
   StatusOr<int64_t> Revision() override { return inner->Revision(); }
   Status Compact(int64_t r) override { return inner->Compact(r); }
+};
+
+// A memory store whose first Apply waits until `release` is set, counting the Apply calls and
+// the writes they carried.
+class GatedStore final : public ForwardingStore {
+ public:
+  std::atomic<bool> release{false};
+  std::atomic<int> applies{0};
+  std::mutex mu;
+  std::vector<size_t> sizes;
+
+  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override {
+    if (applies++ == 0) {
+      while (!release) std::this_thread::yield();
+    }
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      sizes.push_back(ops.size());
+    }
+    return inner->Apply(std::move(ops));
+  }
 };
 
 TEST(GroupCommit, WritesThatArriveDuringACommitGoTogetherInTheNextEachWithItsOwnResult) {
@@ -1700,6 +1707,24 @@ TEST(GroupCommit, WritesThatArriveDuringACommitGoTogetherInTheNextEachWithItsOwn
   for (int i = 1; i < kLater; ++i) EXPECT_EQ(codes[static_cast<size_t>(i)], StatusCode::kOk) << i;
   EXPECT_EQ(store.groups(), 2u);
   EXPECT_EQ(store.grouped_writes(), static_cast<size_t>(kLater + 1));
+}
+
+// A backing store that throws from its first Apply.
+class ThrowOnceStore final : public ForwardingStore {
+ public:
+  bool thrown = false;
+  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override {
+    if (!std::exchange(thrown, true)) throw std::runtime_error("disk on fire");
+    return inner->Apply(std::move(ops));
+  }
+};
+
+TEST(GroupCommit, AStoreThatThrowsFailsItsGroupAndTheNextGroupStillCommits) {
+  GroupCommit store(std::make_unique<ThrowOnceStore>());
+  auto first = store.Create("pods", "a", "p", Json{{"v", 1}});
+  EXPECT_EQ(first.status().code(), StatusCode::kInternal);
+  EXPECT_NE(first.status().message().find("disk on fire"), std::string::npos);
+  EXPECT_TRUE(store.Create("pods", "a", "p", Json{{"v", 1}}).ok());
 }
 
 TEST(GroupCommit, ALoneWriterIsCommittedAtOnceInAGroupOfItsOwn) {

@@ -1,6 +1,7 @@
 #include "arbiter/store/group_commit.h"
 
 #include <algorithm>
+#include <exception>
 #include <utility>
 
 namespace arbiter::store {
@@ -60,7 +61,13 @@ StatusOr<Object> GroupCommit::Submit(WriteOp op) {
   std::vector<WriteOp> ops;
   ops.reserve(group.size());
   for (Waiting* w : group) ops.push_back(std::move(w->op));
-  std::vector<StatusOr<Object>> results = backing_->Apply(std::move(ops));
+  // Whatever happens, the group's callers get an answer and the next group can start.
+  std::vector<StatusOr<Object>> results;
+  try {
+    results = backing_->Apply(std::move(ops));
+  } catch (const std::exception& e) {
+    results.assign(group.size(), Internal(std::string("the store failed: ") + e.what()));
+  }
   lk.lock();
   for (size_t i = 0; i < group.size(); ++i) {
     group[i]->result = std::make_unique<StatusOr<Object>>(
