@@ -160,6 +160,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   lo.simulate_nodes = !flags.no_simulate_nodes;
   lo.seed = flags.seed;
   lo.background_events = true;
+  lo.node_thread = false;  // measured slower for preemption on 2 cores (docs/benchmarks.md)
   lo.log = [&err](const std::string& msg, const std::string& kv) { Log(err, 'I', msg, kv); };
   controlplane::ControlLoop loop(*st, clock, lo);
   // With a shared store only the holder of the Lease schedules and simulates nodes; every

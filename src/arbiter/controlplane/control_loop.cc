@@ -1,13 +1,15 @@
 // The control loop: node simulation and scheduling over the store.
 #include "arbiter/controlplane/control_loop.h"
 
+#include <chrono>
+#include <utility>
+
 #include "arbiter/manifest/loader.h"
 
 namespace arbiter::controlplane {
 
 constexpr const char* kWatched[] = {"nodes",     "pods",         "namespaces",         "priorityclasses",
-                                    "poddisruptionbudgets", "podgroups", "compositepodgroups", "workloads",
-                                    "podmetrics.metrics.k8s.io", "leases"};
+                                    "poddisruptionbudgets", "podgroups", "compositepodgroups", "workloads"};
 
 ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions options)
     : store_(store),
@@ -15,15 +17,7 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
       options_(options),
       batch_(store, 512, options.async_writes),
       events_(store, clock, options.event_ttl, options.background_events),
-      nodes_(batch_, clock, options.nodes,
-             [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
-                    const std::string& reason, const std::string& message, const std::string& component,
-                    const std::string& host) {
-               events_.Record({ns, pod, uid, type, reason, message, component, host});
-               return Status::Ok();
-             }),
-      pressure_(batch_, events_, clock, options.kubelet,
-                [this](const store::Object& o) -> const manifest::LoadResult& { return Decoded(o); }, options.log),
+      agents_(store, clock, events_, options.nodes, options.kubelet, options.log),
       live_(store, batch_, clock, {options.seed, 20000, options.log}, metrics_,
             [this](const store::Object& o) -> const manifest::LoadResult& { return Decoded(o); },
             [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
@@ -32,23 +26,19 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
               return Status::Ok();
             }) {
   for (const char* r : kWatched) informers_[r] = std::make_unique<store::Informer>(store_, r);
+  if (options_.simulate_nodes && options_.node_thread) agents_.Start(std::chrono::milliseconds(100));
 }
 
 Status ControlLoop::RunOnce() {
   for (auto& [name, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
-  if (options_.simulate_nodes) {
-    Status st = nodes_.Run(*informers_["nodes"], *informers_["pods"], *informers_["leases"]);
-    if (st.ok()) pressure_.Run(*informers_["nodes"], *informers_["pods"], *informers_["podmetrics.metrics.k8s.io"]);
-    // Synchronous writes go now; asynchronous ones leave with the scheduler's at the end of the
-    // pass, in one batch that the store commits while the next pass runs.
-    Status flushed = batch_.asynchronous() && options_.schedule ? Status::Ok() : batch_.Flush();
-    ARBITER_RETURN_IF_ERROR(st);
-    ARBITER_RETURN_IF_ERROR(flushed);
+  if (options_.simulate_nodes && options_.node_thread) {
+    if (!std::exchange(agents_active_, true)) agents_.SetActive(true);
+    ARBITER_RETURN_IF_ERROR(agents_.LastError());
+  } else if (options_.simulate_nodes) {
+    ARBITER_RETURN_IF_ERROR(agents_.RunOnce());
     // The scheduler starts from the nodes' writes just made (a pod's Running status, say), not
     // from the versions they replaced, which any write of its own would find stale.
-    if (!batch_.asynchronous()) {
-      for (auto& [name, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
-    }
+    for (auto& [name, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
   }
   if (options_.schedule) {
     Status st = Schedule();
@@ -83,8 +73,6 @@ Status ControlLoop::Schedule() {
   if (!st.ok()) ++metrics_.errors;
   // Forget the decoded form of objects that are gone (of those that changed: a pass costs what
   // changed, not the cluster's size).
-  changes["podmetrics.metrics.k8s.io"] = informers_["podmetrics.metrics.k8s.io"]->TakeChanged();
-  (void)informers_["leases"]->TakeChanged();  // never decoded
   for (const auto& [resource, keys] : changes) {
     const store::Informer& informer = *informers_[resource];
     for (const auto& key : keys) {
@@ -95,6 +83,7 @@ Status ControlLoop::Schedule() {
 }
 
 void ControlLoop::Pause() {
+  if (std::exchange(agents_active_, false)) agents_.SetActive(false);
   // The writes of the scheduler being dropped finish first: their completions use it.
   (void)batch_.Drain();
   live_.Reset();

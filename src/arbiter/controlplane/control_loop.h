@@ -3,6 +3,8 @@
 //   1. the simulated nodes (node_simulator.h): nodes report Ready, bound pods start Running,
 //      terminating pods disappear when their grace period ends;
 //   2. the simulated kubelets' node-pressure evictions (pressure_eviction.h);
+//      (1 and 2 are the node agents, node_agents.h, with their own view of the store; they may
+//      run on a thread of their own instead, see LoopOptions::node_thread)
 //   3. the scheduling pass (live_scheduler.h): the changes since the last pass go to one
 //      long-lived Scheduler, whose decisions are written as bindings (conditional, never twice),
 //      nominations, evictions of victims with a DisruptionTarget condition, and group
@@ -32,8 +34,7 @@
 #include "arbiter/controlplane/event_recorder.h"
 #include "arbiter/controlplane/live_scheduler.h"
 #include "arbiter/controlplane/metrics.h"
-#include "arbiter/controlplane/node_simulator.h"
-#include "arbiter/controlplane/pressure_eviction.h"
+#include "arbiter/controlplane/node_agents.h"
 #include "arbiter/controlplane/write_batch.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/store/informer.h"
@@ -43,6 +44,11 @@ namespace arbiter::controlplane {
 
 struct LoopOptions {
   bool simulate_nodes = true;  // off: real node agents report pod status themselves
+  // The simulated node agents run on a thread of their own (node_agents.h) while this replica
+  // leads; off (serve's setting), each pass runs them first, on the loop's thread. On this
+  // 2-core machine the thread lowers the binding lag but costs the API's creates and preemption
+  // throughput the CPU it takes (docs/benchmarks.md).
+  bool node_thread = false;
   NodeSimOptions nodes;        // how the simulated nodes look (addresses, leases, heartbeats)
   // Events are deleted this long after they last happened (kube-apiserver's --event-ttl); the
   // sweep runs once a minute.
@@ -92,8 +98,8 @@ class ControlLoop {
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, manifest::LoadResult>> decoded_;
   LoopMetrics metrics_;
   EventRecorder events_;
-  NodeSimulator nodes_;
-  PressureEviction pressure_;
+  NodeAgents agents_;  // after events_, which they record to
+  bool agents_active_ = false;
   LiveScheduler live_;  // after metrics_, which it updates
 };
 

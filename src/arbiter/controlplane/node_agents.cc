@@ -1,0 +1,113 @@
+#include "arbiter/controlplane/node_agents.h"
+
+namespace arbiter::controlplane {
+
+namespace {
+constexpr const char* kResources[] = {"nodes", "pods", "leases", "podmetrics.metrics.k8s.io"};
+}  // namespace
+
+NodeAgents::NodeAgents(store::Store& store, const Clock& clock, EventRecorder& events, NodeSimOptions nodes,
+                       model::KubeletConfig kubelet, PressureEviction::Log log)
+    : store_(store),
+      batch_(store),
+      nodes_(batch_, clock, std::move(nodes),
+             [&events](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
+                       const std::string& reason, const std::string& message, const std::string& component,
+                       const std::string& host) {
+               events.Record({ns, pod, uid, type, reason, message, component, host});
+               return Status::Ok();
+             }),
+      pressure_(batch_, events, clock, std::move(kubelet),
+                [this](const store::Object& o) -> const manifest::LoadResult& { return Decoded(o); }, std::move(log)) {
+  for (const char* r : kResources) informers_[r] = std::make_unique<store::Informer>(store_, r);
+}
+
+NodeAgents::~NodeAgents() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  for (auto& [r, informer] : informers_) informer->SetNotifier(nullptr);
+}
+
+const manifest::LoadResult& NodeAgents::Decoded(const store::Object& o) {
+  auto& slot = decoded_[{o.resource, o.ns, o.name}];
+  if (slot.first != o.revision) {
+    slot.first = o.revision;
+    slot.second = manifest::DecodeJson(o.resource + "/" + o.ns + "/" + o.name, o.body);
+  }
+  return slot.second;
+}
+
+Status NodeAgents::RunOnce() {
+  for (auto& [r, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
+  Status st = nodes_.Run(*informers_["nodes"], *informers_["pods"], *informers_["leases"]);
+  if (st.ok()) pressure_.Run(*informers_["nodes"], *informers_["pods"], *informers_["podmetrics.metrics.k8s.io"]);
+  Status flushed = batch_.Flush();
+  // Forget the decoded form of objects that are gone (only nodes, pods and metrics are decoded).
+  for (const char* r : {"nodes", "pods", "podmetrics.metrics.k8s.io", "leases"}) {
+    const store::Informer& informer = *informers_[r];
+    for (const auto& key : informers_[r]->TakeChanged()) {
+      if (informer.Find(key) == nullptr) decoded_.erase({r, key.first, key.second});
+    }
+  }
+  ARBITER_RETURN_IF_ERROR(st);
+  return flushed;
+}
+
+void NodeAgents::Wake() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    woken_ = true;
+  }
+  cv_.notify_one();
+}
+
+void NodeAgents::Start(std::chrono::milliseconds tick) {
+  if (thread_.joinable()) return;
+  // Leases and metrics change on their own clock; the tick covers them.
+  for (const char* r : {"nodes", "pods"}) informers_[r]->SetNotifier([this] { Wake(); });
+  thread_ = std::thread([this, tick] { Loop(tick); });
+}
+
+void NodeAgents::SetActive(bool active) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    active_ = active;
+    woken_ = true;
+  }
+  cv_.notify_one();
+}
+
+Status NodeAgents::LastError() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return std::exchange(error_, Status::Ok());
+}
+
+void NodeAgents::Loop(std::chrono::milliseconds tick) {
+  // Passes start at least this far apart, so that a burst of changes is taken in one pass.
+  constexpr auto kMinPassInterval = std::chrono::milliseconds(20);
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    cv_.wait_for(lk, tick, [this] { return stopping_ || (woken_ && active_); });
+    if (stopping_) return;
+    woken_ = false;
+    if (!active_) continue;
+    lk.unlock();
+    const auto start = std::chrono::steady_clock::now();
+    Status st;
+    try {
+      st = RunOnce();
+    } catch (const std::exception& e) {
+      st = Internal(std::string("node agents: ") + e.what());
+    }
+    std::this_thread::sleep_until(start + kMinPassInterval);
+    lk.lock();
+    if (!st.ok() && error_.ok()) error_ = st;
+  }
+}
+
+}  // namespace arbiter::controlplane
