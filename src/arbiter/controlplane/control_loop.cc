@@ -19,7 +19,7 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
       events_(store, clock, options.event_ttl, options.background_events),
       agents_(store, clock, events_, options.nodes, options.kubelet, options.log),
       live_(store, batch_, clock, {options.seed, 20000, options.log}, metrics_,
-            [this](const store::Object& o) -> const manifest::LoadResult& { return Decoded(o); },
+            [this](const store::Object& o) -> const manifest::LoadResult& { return decoded_.Get(o); },
             [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
                    const std::string& reason, const std::string& message) {
               events_.Record({ns, pod, uid, type, reason, message, "default-scheduler", ""});
@@ -53,15 +53,6 @@ Status ControlLoop::RunOnce() {
   return events_.ExpireOld();
 }
 
-const manifest::LoadResult& ControlLoop::Decoded(const store::Object& o) {
-  auto& slot = decoded_[{o.resource, o.ns, o.name}];
-  if (slot.first != o.revision) {
-    slot.first = o.revision;
-    slot.second = manifest::DecodeJson(o.resource + "/" + o.ns + "/" + o.name, o.body);
-  }
-  return slot.second;
-}
-
 Status ControlLoop::Schedule() {
   // The changes since the last pass go to the live scheduler, which reconciles only those.
   Changes changes;
@@ -76,7 +67,7 @@ Status ControlLoop::Schedule() {
   for (const auto& [resource, keys] : changes) {
     const store::Informer& informer = *informers_[resource];
     for (const auto& key : keys) {
-      if (informer.Find(key) == nullptr) decoded_.erase({resource, key.first, key.second});
+      if (informer.Find(key) == nullptr) decoded_.Forget(resource, key.first, key.second);
     }
   }
   return st;

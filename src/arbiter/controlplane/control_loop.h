@@ -31,6 +31,7 @@
 #include <tuple>
 
 #include "arbiter/base/time.h"
+#include "arbiter/controlplane/decode_cache.h"
 #include "arbiter/controlplane/event_recorder.h"
 #include "arbiter/controlplane/live_scheduler.h"
 #include "arbiter/controlplane/metrics.h"
@@ -87,15 +88,13 @@ class ControlLoop {
  private:
   Status Schedule();
 
-  // The decoded form of a stored object, kept while its revision is unchanged.
-  const manifest::LoadResult& Decoded(const store::Object& o);
 
   store::Store& store_;
   const Clock& clock_;
   LoopOptions options_;
   WriteBatch batch_;  // the scheduler's writes and the events, one store transaction per flush
   std::map<std::string, std::unique_ptr<store::Informer>> informers_;  // by resource
-  std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, manifest::LoadResult>> decoded_;
+  DecodeCache decoded_;
   LoopMetrics metrics_;
   EventRecorder events_;
   NodeAgents agents_;  // after events_, which they record to

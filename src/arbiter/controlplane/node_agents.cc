@@ -18,7 +18,7 @@ NodeAgents::NodeAgents(store::Store& store, const Clock& clock, EventRecorder& e
                return Status::Ok();
              }),
       pressure_(batch_, events, clock, std::move(kubelet),
-                [this](const store::Object& o) -> const manifest::LoadResult& { return Decoded(o); }, std::move(log)) {
+                [this](const store::Object& o) -> const manifest::LoadResult& { return decoded_.Get(o); }, std::move(log)) {
   for (const char* r : kResources) informers_[r] = std::make_unique<store::Informer>(store_, r);
 }
 
@@ -33,15 +33,6 @@ NodeAgents::~NodeAgents() {
   for (auto& [r, informer] : informers_) informer->SetNotifier(nullptr);
 }
 
-const manifest::LoadResult& NodeAgents::Decoded(const store::Object& o) {
-  auto& slot = decoded_[{o.resource, o.ns, o.name}];
-  if (slot.first != o.revision) {
-    slot.first = o.revision;
-    slot.second = manifest::DecodeJson(o.resource + "/" + o.ns + "/" + o.name, o.body);
-  }
-  return slot.second;
-}
-
 Status NodeAgents::RunOnce() {
   for (auto& [r, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
   Status st = nodes_.Run(*informers_["nodes"], *informers_["pods"], *informers_["leases"]);
@@ -51,7 +42,7 @@ Status NodeAgents::RunOnce() {
   for (const char* r : {"nodes", "pods", "podmetrics.metrics.k8s.io", "leases"}) {
     const store::Informer& informer = *informers_[r];
     for (const auto& key : informers_[r]->TakeChanged()) {
-      if (informer.Find(key) == nullptr) decoded_.erase({r, key.first, key.second});
+      if (informer.Find(key) == nullptr) decoded_.Forget(r, key.first, key.second);
     }
   }
   ARBITER_RETURN_IF_ERROR(st);

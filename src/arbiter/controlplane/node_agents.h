@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "arbiter/base/time.h"
+#include "arbiter/controlplane/decode_cache.h"
 #include "arbiter/controlplane/event_recorder.h"
 #include "arbiter/controlplane/node_simulator.h"
 #include "arbiter/controlplane/pressure_eviction.h"
@@ -51,14 +52,13 @@ class NodeAgents {
   Status LastError();
 
  private:
-  const manifest::LoadResult& Decoded(const store::Object& o);
   void Loop(std::chrono::milliseconds tick);
   void Wake();
 
   store::Store& store_;
   WriteBatch batch_;
   std::map<std::string, std::unique_ptr<store::Informer>> informers_;  // nodes, pods, leases, pod metrics
-  std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, manifest::LoadResult>> decoded_;
+  DecodeCache decoded_;
   NodeSimulator nodes_;
   PressureEviction pressure_;
 
