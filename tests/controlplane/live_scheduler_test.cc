@@ -70,6 +70,20 @@ class LiveSchedulerTest : public ::testing::Test {
     }
     ASSERT_TRUE(store_->Create("pods", "default", name, p).ok());
   }
+  // A gang PodGroup of `min_count`, and a pending pod of 1 CPU in it.
+  void AddGang(const std::string& name, int min_count) {
+    Json group = {{"apiVersion", "scheduling.k8s.io/v1beta1"},
+                  {"kind", "PodGroup"},
+                  {"metadata", {{"name", name}, {"namespace", "default"}}},
+                  {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", min_count}}}}}}}};
+    ASSERT_TRUE(store_->Create("podgroups", "default", name, group).ok());
+  }
+  void AddMember(const std::string& name, const std::string& group) {
+    AddPod(name, "1", 0);
+    Json p = Pod(name);
+    p["spec"]["schedulingGroup"] = {{"podGroupName", group}};
+    ASSERT_TRUE(store_->Update("pods", "default", name, p, RevisionOf(name)).ok());
+  }
   Json Pod(const std::string& name) {
     auto p = store_->Get("pods", "default", name);
     EXPECT_TRUE(p.ok()) << name;
@@ -259,21 +273,11 @@ TEST_F(LiveSchedulerTest, AnEvictionThatLosesARaceIsMadeAgainOnTheStoresVersion)
 
 TEST_F(LiveSchedulerTest, AGangWhoseMembersArriveOverTwoPassesIsBoundWhole) {
   AddNode("n1", "4");
-  Json group = {{"apiVersion", "scheduling.k8s.io/v1beta1"},
-                {"kind", "PodGroup"},
-                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
-                {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}}}}};
-  ASSERT_TRUE(store_->Create("podgroups", "default", "g", group).ok());
-  auto member = [&](const std::string& name) {
-    AddPod(name, "1", 0);
-    Json p = Pod(name);
-    p["spec"]["schedulingGroup"] = {{"podGroupName", "g"}};
-    ASSERT_TRUE(store_->Update("pods", "default", name, p, RevisionOf(name)).ok());
-  };
-  member("m1");
+  AddGang("g", 2);
+  AddMember("m1", "g");
   Pass();
   EXPECT_EQ(NodeOf(Pod("m1")), "");  // one member of two: the gang waits
-  member("m2");
+  AddMember("m2", "g");
   Pass();
   EXPECT_EQ(NodeOf(Pod("m1")), "n1");
   EXPECT_EQ(NodeOf(Pod("m2")), "n1");
@@ -284,17 +288,9 @@ TEST_F(LiveSchedulerTest, AGangWhoseMembersArriveOverTwoPassesIsBoundWhole) {
 // once it is, and then left alone; the condition's own echo rebuilds nothing and writes nothing.
 TEST_F(LiveSchedulerTest, AGangsGroupGetsItsInitiallyScheduledConditionAndItsEchoChangesNothing) {
   AddNode("n1", "1");
-  Json group = {{"apiVersion", "scheduling.k8s.io/v1beta1"},
-                {"kind", "PodGroup"},
-                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
-                {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}}}}};
-  ASSERT_TRUE(store_->Create("podgroups", "default", "g", group).ok());
-  for (const std::string name : {"m1", "m2"}) {
-    AddPod(name, "1", 0);
-    Json p = Pod(name);
-    p["spec"]["schedulingGroup"] = {{"podGroupName", "g"}};
-    ASSERT_TRUE(store_->Update("pods", "default", name, p, RevisionOf(name)).ok());
-  }
+  AddGang("g", 2);
+  AddMember("m1", "g");
+  AddMember("m2", "g");
   auto condition = [&]() -> Json {
     auto g = store_->Get("podgroups", "default", "g");
     EXPECT_TRUE(g.ok());

@@ -8,6 +8,7 @@
 
 namespace arbiter::controlplane {
 
+// What the scheduler watches (the node agents have informers of their own).
 constexpr const char* kWatched[] = {"nodes",     "pods",         "namespaces",         "priorityclasses",
                                     "poddisruptionbudgets", "podgroups", "compositepodgroups", "workloads"};
 
@@ -56,10 +57,7 @@ Status ControlLoop::RunOnce() {
 Status ControlLoop::Schedule() {
   // The changes since the last pass go to the live scheduler, which reconciles only those.
   Changes changes;
-  for (const char* r : {"nodes", "pods", "namespaces", "priorityclasses", "poddisruptionbudgets", "podgroups",
-                        "compositepodgroups", "workloads"}) {
-    changes[r] = informers_[r]->TakeChanged();
-  }
+  for (const char* r : kWatched) changes[r] = informers_[r]->TakeChanged();
   Status st = live_.Pass(informers_, changes);
   if (!st.ok()) ++metrics_.errors;
   // Forget the decoded form of objects that are gone (of those that changed: a pass costs what

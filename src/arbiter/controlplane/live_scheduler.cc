@@ -130,13 +130,26 @@ Status LiveScheduler::Build(const Informers& informers) {
   return Status::Ok();
 }
 
-const store::Object* LiveScheduler::Current(const Key& key) const {
-  if (const store::Object* queued = batch_.Pending("pods", key.first, key.second)) return queued;
-  const store::Object* seen = informers_ != nullptr ? Find(*informers_, "pods", key) : nullptr;
-  auto own = written_.find(key);
-  if (own == written_.end()) return seen;
+const store::Object* LiveScheduler::Current(const std::string& resource, const Key& key) const {
+  if (const store::Object* queued = batch_.Pending(resource, key.first, key.second)) return queued;
+  const store::Object* seen = informers_ != nullptr ? Find(*informers_, resource, key) : nullptr;
+  auto of = written_.find(resource);
+  if (of == written_.end()) return seen;
+  auto own = of->second.find(key);
+  if (own == of->second.end()) return seen;
   if (seen != nullptr && seen->revision >= own->second.revision) return seen;
   return &own->second;
+}
+
+StatusOr<const store::Object*> LiveScheduler::Refetch(const std::string& resource, const Key& key) {
+  auto& own = written_[resource];
+  own.erase(key);
+  auto stored = store_.Get(resource, key.first, key.second);
+  if (!stored.ok()) {
+    if (stored.status().code() == StatusCode::kNotFound) return static_cast<const store::Object*>(nullptr);
+    return stored.status();
+  }
+  return &(own[key] = std::move(*stored));  // newer than the informer's copy until its echo arrives
 }
 
 void LiveScheduler::ReconcileNode(const std::string& name, const store::Object* stored) {
@@ -288,23 +301,22 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
       for (const auto& key : it->second) {
         // An echo older than this scheduler's own write is not news.
         const store::Object* seen = Find(informers, "pods", key);
-        auto own = written_.find(key);
-        if (own != written_.end()) {
+        auto& own_pods = written_["pods"];
+        auto own = own_pods.find(key);
+        if (own != own_pods.end()) {
           if (seen != nullptr && seen->revision < own->second.revision) continue;
-          written_.erase(own);
+          own_pods.erase(own);
         }
         ReconcilePod(key, seen);
       }
     }
   }
-  // Forget own writes the informer has caught up with.
-  for (auto it = written_.begin(); it != written_.end();) {
-    const store::Object* seen = Find(informers, "pods", it->first);
-    it = seen != nullptr && seen->revision >= it->second.revision ? written_.erase(it) : std::next(it);
-  }
-  for (auto it = written_groups_.begin(); it != written_groups_.end();) {
-    const store::Object* seen = Find(informers, it->first.first, it->first.second);
-    it = seen == nullptr || seen->revision >= it->second.revision ? written_groups_.erase(it) : std::next(it);
+  // Forget own writes the informer has caught up with (or whose object is gone).
+  for (auto& [resource, own] : written_) {
+    for (auto it = own.begin(); it != own.end();) {
+      const store::Object* seen = Find(informers, resource, it->first);
+      it = seen == nullptr || seen->revision >= it->second.revision ? own.erase(it) : std::next(it);
+    }
   }
 
   for (size_t cycles = 0; cycles < options_.max_cycles_per_pass; ++cycles) {
@@ -348,7 +360,7 @@ bool Lost(const Status& st) { return st.code() == StatusCode::kConflict || st.co
 void LiveScheduler::Write(const store::Object& cur, Json next, WriteBatch::Done done) {
   const Key key{cur.ns, cur.name};
   batch_.Update(cur, std::move(next), [this, key, done = std::move(done)](const StatusOr<store::Object>& r) -> Status {
-    if (r.ok()) written_[key] = *r;
+    if (r.ok()) written_["pods"][key] = *r;
     if (done) return done(r);
     return r.ok() || Lost(r.status()) ? Status::Ok() : r.status();
   });
@@ -356,14 +368,8 @@ void LiveScheduler::Write(const store::Object& cur, Json next, WriteBatch::Done 
 
 void LiveScheduler::Forget(const Key& key, int attempts) {
   // The store refused a write made on an older version: take the pod as the store has it now.
-  written_.erase(key);
-  auto now = store_.Get("pods", key.first, key.second);
-  if (now.ok()) {
-    written_[key] = *now;  // newer than the informer's copy until its echo arrives
-    ReconcilePod(key, &written_[key], attempts);
-  } else {
-    ReconcilePod(key, nullptr);
-  }
+  auto now = Refetch("pods", key);
+  ReconcilePod(key, now.ok() ? *now : nullptr, attempts);
 }
 
 Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
@@ -449,14 +455,7 @@ void LiveScheduler::WriteGroupCondition(const std::string& group, const std::str
   if (slash == std::string::npos || informers_ == nullptr) return;
   const Key key{group.substr(0, slash), group.substr(slash + 1)};
   const std::string resource = kind == "CompositePodGroup" ? "compositepodgroups" : "podgroups";
-  auto fresh = written_groups_.find({resource, key});
-  const store::Object* cur = batch_.Pending(resource, key.first, key.second);
-  if (cur == nullptr) {
-    const store::Object* seen = Find(*informers_, resource, key);
-    cur = fresh != written_groups_.end() && (seen == nullptr || seen->revision < fresh->second.revision)
-              ? &fresh->second
-              : seen;
-  }
+  const store::Object* cur = Current(resource, key);
   if (cur == nullptr) return;
   // <Kind>InitiallyScheduled: True (reason Scheduled) once a cycle placed the quorum, and kept
   // then; False (reason Unschedulable) with the latest message until that happens.
@@ -481,16 +480,14 @@ void LiveScheduler::WriteGroupCondition(const std::string& group, const std::str
   batch_.Update(*cur, std::move(next),
                 [this, group, kind, scheduled, message, retries, resource, key](const StatusOr<store::Object>& r) -> Status {
                   if (r.ok()) {
-                    written_groups_[{resource, key}] = *r;
+                    written_[resource][key] = *r;
                     return Status::Ok();
                   }
                   if (r.status().code() != StatusCode::kConflict || retries >= kEvictionRetries) {
                     return Lost(r.status()) ? Status::Ok() : r.status();
                   }
-                  auto stored = store_.Get(resource, key.first, key.second);
-                  if (!stored.ok()) return stored.status().code() == StatusCode::kNotFound ? Status::Ok() : stored.status();
-                  written_groups_[{resource, key}] = std::move(*stored);
-                  WriteGroupCondition(group, kind, scheduled, message, retries + 1);
+                  ARBITER_ASSIGN_OR_RETURN(stored, Refetch(resource, key));
+                  if (stored != nullptr) WriteGroupCondition(group, kind, scheduled, message, retries + 1);
                   return Status::Ok();
                 });
 }
@@ -576,10 +573,8 @@ void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_
     if (r.status().code() != StatusCode::kConflict || retries >= kEvictionRetries) {
       return r.ok() || Lost(r.status()) ? Status::Ok() : r.status();
     }
-    auto fresh = store_.Get("pods", key.first, key.second);
-    if (!fresh.ok()) return fresh.status().code() == StatusCode::kNotFound ? Status::Ok() : fresh.status();
-    written_[key] = std::move(*fresh);  // newer than the informer's copy until its echo arrives
-    WriteEviction(key, uid, grace, message, now, retries + 1);
+    ARBITER_ASSIGN_OR_RETURN(fresh, Refetch("pods", key));
+    if (fresh != nullptr) WriteEviction(key, uid, grace, message, now, retries + 1);
     return Status::Ok();
   };
   // The Preempted event follows the victim's deletion, as kube-scheduler's does.

@@ -102,9 +102,13 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   // becomes pending after `backoff_attempts` > 0 attempts (a refused binding) waits in backoffQ.
   void ReconcilePod(const Key& key, const store::Object* stored, int backoff_attempts = 0);
   void ReconcileNode(const std::string& name, const store::Object* stored);
-  // The newest version of a pod known here: a write still queued, this scheduler's own write
+  // The newest version of an object known here: a write still queued, this scheduler's own write
   // whose echo has not arrived, or the informer's.
-  const store::Object* Current(const Key& key) const;
+  const store::Object* Current(const std::string& resource, const Key& key) const;
+  const store::Object* Current(const Key& key) const { return Current("pods", key); }
+  // After a write the store refused as stale: the object as the store has it now, kept as this
+  // scheduler's own until its echo arrives (nullptr: gone).
+  StatusOr<const store::Object*> Refetch(const std::string& resource, const Key& key);
   Status Actuate(const sched::CycleOutcome& out);
   // One pod's outcome (a lone pod's, or a group member's): nomination, then bind or failure.
   Status ActuatePod(const sched::CycleOutcome& out);
@@ -142,8 +146,8 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   std::unique_ptr<sched::Scheduler> scheduler_;
   model::SchedulerConfig config_;
   std::map<Key, Tracked> pods_;
-  std::map<Key, store::Object> written_;                // own writes whose echo has not arrived
-  std::map<std::pair<std::string, Key>, store::Object> written_groups_;  // the same for groups, by resource
+  // Own writes whose echo has not arrived, by resource.
+  std::map<std::string, std::map<Key, store::Object>, std::less<>> written_;
   // Each group's (and Workload's) object without its status, as the scheduler was built from it.
   std::map<std::pair<std::string, Key>, std::string> group_specs_;
   std::map<std::string, std::set<Key>> waiting_for_node_;  // bound pods whose node is not known yet

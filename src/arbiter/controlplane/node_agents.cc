@@ -38,7 +38,8 @@ Status NodeAgents::RunOnce() {
   Status st = nodes_.Run(*informers_["nodes"], *informers_["pods"], *informers_["leases"]);
   if (st.ok()) pressure_.Run(*informers_["nodes"], *informers_["pods"], *informers_["podmetrics.metrics.k8s.io"]);
   Status flushed = batch_.Flush();
-  // Forget the decoded form of objects that are gone (only nodes, pods and metrics are decoded).
+  // Forget the decoded form of objects that are gone (the Leases' changes are only drained: they
+  // are never decoded).
   for (const char* r : {"nodes", "pods", "podmetrics.metrics.k8s.io", "leases"}) {
     const store::Informer& informer = *informers_[r];
     for (const auto& key : informers_[r]->TakeChanged()) {
