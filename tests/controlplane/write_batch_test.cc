@@ -30,8 +30,8 @@ class WriteBatchTest : public ::testing::Test {
   }
   // A completion that logs "NAME: ok REVISION" or "NAME: CODE".
   WriteBatch::Done Log(const std::string& name) {
-    return [this, name](const StatusOr<store::Object>& r) {
-      log_.push_back(name + ": " + (r.ok() ? "ok " + std::to_string(r->revision) : Code(r.status().code())));
+    return [this, name](const StatusOr<store::ObjectPtr>& r) {
+      log_.push_back(name + ": " + (r.ok() ? "ok " + std::to_string((*r)->revision) : Code(r.status().code())));
       return Status::Ok();
     };
   }
@@ -175,7 +175,7 @@ TEST_F(AsyncWriteBatchTest, DestroyingTheBatchWritesWhatIsQueuedAndInFlight) {
 
 TEST_F(WriteBatchTest, CompletionsMayQueueMoreAndTheFlushWritesThemToo) {
   store::Object x = MustCreate("x", 1);
-  batch_.Update(x, Json{{"v", 2}}, [this](const StatusOr<store::Object>& r) {
+  batch_.Update(x, Json{{"v", 2}}, [this](const StatusOr<store::ObjectPtr>& r) {
     EXPECT_TRUE(r.ok());
     batch_.Create("events", "a", "x.1", Json{{"reason", "Updated"}}, Log("event"));
     return Status::Ok();
@@ -188,7 +188,7 @@ TEST_F(WriteBatchTest, CompletionsMayQueueMoreAndTheFlushWritesThemToo) {
 TEST_F(WriteBatchTest, TheFirstErrorACompletionReturnsIsTheFlushsAndTheRestStillRun) {
   store::Object x = MustCreate("x", 1);
   store::Object y = MustCreate("y", 1);
-  batch_.Update(x, Json{{"v", 2}}, [](const StatusOr<store::Object>&) { return Internal("first"); });
+  batch_.Update(x, Json{{"v", 2}}, [](const StatusOr<store::ObjectPtr>&) { return Internal("first"); });
   batch_.Update(y, Json{{"v", 2}}, Log("y"));
   Status st = batch_.Flush();
   EXPECT_EQ(st.message(), "first");

@@ -1,6 +1,8 @@
 // The scheduling queue: activeQ order, backoff, the unschedulable pool and its events.
 #include "arbiter/sched/queue/scheduling_queue.h"
 
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "arbiter/sched/plugins/simple_plugins.h"
@@ -168,6 +170,70 @@ TEST_F(QueueTest, DeletedPodsLeaveTheQueue) {
   queue_.Delete("default/p");
   EXPECT_FALSE(queue_.Contains("default/p"));
   EXPECT_EQ(PopName(), "<empty>");
+}
+
+// The pool is indexed by event: each event moves exactly the pods whose rejecting plugins care
+// about it, and a pod that left the pool (deleted, moved) is in no index any more.
+TEST_F(QueueTest, AnEventMovesEveryPodWaitingOnItAndNoOther) {
+  auto park = [&](const std::string& name, std::set<std::string> plugins) {
+    queue_.Add(MakePod(name, 1));
+    auto info = queue_.Pop();
+    ASSERT_TRUE(info);
+    info->unschedulable_plugins = std::move(plugins);
+    queue_.AddUnschedulable(*info);
+  };
+  park("fit", {"NodeResourcesFit"});
+  park("affinity", {"NodeAffinity"});
+  park("spread", {"PodTopologySpread"});
+  park("gone", {"NodeResourcesFit"});
+  ASSERT_EQ(queue_.unschedulable_size(), 4u);
+  queue_.Delete("default/gone");
+  EXPECT_EQ(queue_.unschedulable_size(), 3u);
+  clock_.Advance(5 * kSecond);  // every backoff is over
+  queue_.MoveOnEvent(ClusterEvent::kAssignedPodDelete);
+  EXPECT_EQ(queue_.unschedulable_size(), 1u);
+  EXPECT_EQ(queue_.active_size(), 2u);
+  queue_.MoveOnEvent(ClusterEvent::kAssignedPodDelete);  // nothing left that cares
+  EXPECT_EQ(queue_.unschedulable_size(), 1u);
+  queue_.MoveOnEvent(ClusterEvent::kNodeUpdate);
+  EXPECT_EQ(queue_.unschedulable_size(), 0u);
+  std::set<std::string> popped;
+  for (int i = 0; i < 3; ++i) popped.insert(PopName());
+  EXPECT_EQ(popped, (std::set<std::string>{"fit", "affinity", "spread"}));
+  EXPECT_EQ(PopName(), "<empty>");
+}
+
+TEST_F(QueueTest, TheLeftoverFlushTakesThePoolsOldestAndWakesForTheNext) {
+  for (const char* name : {"first", "second"}) {
+    queue_.Add(MakePod(name, 1));
+    auto info = queue_.Pop();
+    info->unschedulable_plugins = {"NodeAffinity"};
+    queue_.AddUnschedulable(*info);
+    clock_.Advance(kMinute);
+  }
+  const Timestamp second_due = clock_.Now() - kMinute + 5 * kMinute;
+  EXPECT_EQ(queue_.NextWakeup(), second_due - kMinute);
+  clock_.Advance(3 * kMinute);  // the first has waited 5 minutes, the second 4
+  queue_.Flush();
+  EXPECT_EQ(queue_.unschedulable_size(), 1u);
+  EXPECT_EQ(PopName(), "first");
+  EXPECT_EQ(queue_.NextWakeup(), second_due);
+}
+
+// A gang whose quorum is still missing is parked again by the very event that let it out: it
+// waits for the next one instead of looping.
+TEST_F(QueueTest, AGroupGatedAgainOnItsWayOutWaitsForTheNextEvent) {
+  int opened = 0;
+  queue_.set_group_gate([&](const QueuedPodInfo&) { return opened > 0; });
+  queue_.AddGroupMember(MakePod("m1", 5), "g", 5);
+  EXPECT_EQ(queue_.unschedulable_size(), 1u);  // gated on arrival
+  queue_.MoveOnEvent(ClusterEvent::kPodGroupChange);
+  EXPECT_EQ(queue_.unschedulable_size(), 1u);
+  EXPECT_EQ(queue_.active_size(), 0u);
+  opened = 1;
+  queue_.MoveOnEvent(ClusterEvent::kPodGroupChange);
+  EXPECT_EQ(queue_.unschedulable_size(), 0u);
+  EXPECT_EQ(queue_.active_size(), 1u);
 }
 
 }  // namespace

@@ -432,34 +432,34 @@ std::vector<std::string> SeenNames(Watch& w, size_t n) {
 
 TEST_P(StoreTest, ApplyWritesEachOpInOrderWithAnEventOfItsOwn) {
   ASSERT_OK_AND_ASSIGN(w, store_->WatchFrom("pods", "", R(0)));
-  std::vector<StatusOr<Object>> first =
+  std::vector<StatusOr<ObjectPtr>> first =
       store_->Apply({Op(WriteOp::Kind::kCreate, "x", 1), Op(WriteOp::Kind::kCreate, "y", 1)});
   ASSERT_EQ(first.size(), 2u);
   ASSERT_TRUE(first[0].ok()) << first[0].status().message();
   ASSERT_TRUE(first[1].ok()) << first[1].status().message();
-  EXPECT_GE(first[1]->revision, first[0]->revision);
-  std::vector<StatusOr<Object>> second = store_->Apply(
-      {Op(WriteOp::Kind::kUpdate, "x", 2, first[0]->revision), Op(WriteOp::Kind::kDelete, "y", 0, first[1]->revision)});
+  EXPECT_GE((*first[1])->revision, (*first[0])->revision);
+  std::vector<StatusOr<ObjectPtr>> second = store_->Apply(
+      {Op(WriteOp::Kind::kUpdate, "x", 2, (*first[0])->revision), Op(WriteOp::Kind::kDelete, "y", 0, (*first[1])->revision)});
   ASSERT_EQ(second.size(), 2u);
   ASSERT_TRUE(second[0].ok()) << second[0].status().message();
   ASSERT_TRUE(second[1].ok()) << second[1].status().message();
-  EXPECT_GT(second[0]->revision, first[1]->revision);
-  EXPECT_EQ(second[0]->body["spec"]["v"], 2);
-  EXPECT_EQ(second[0]->body["metadata"]["resourceVersion"], std::to_string(second[0]->revision));
+  EXPECT_GT((*second[0])->revision, (*first[1])->revision);
+  EXPECT_EQ((*second[0])->body["spec"]["v"], 2);
+  EXPECT_EQ((*second[0])->body["metadata"]["resourceVersion"], std::to_string((*second[0])->revision));
   EXPECT_EQ(SeenNames(*w, 4), (std::vector<std::string>{"ADDED x", "ADDED y", "MODIFIED x", "DELETED y"}));
   ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "a", "x"));
-  EXPECT_EQ(got.revision, second[0]->revision);
+  EXPECT_EQ(got.revision, (*second[0])->revision);
   EXPECT_CODE(store_->Get("pods", "a", "y"), StatusCode::kNotFound);
 }
 
 TEST_P(StoreTest, ApplyGivesEachOpItsOwnRevisionInProcessAndOneTransactionsRevisionOnEtcd) {
   std::vector<WriteOp> ops;
   for (int i = 0; i < 5; ++i) ops.push_back(Op(WriteOp::Kind::kCreate, "p" + std::to_string(i), i));
-  std::vector<StatusOr<Object>> r = store_->Apply(std::move(ops));
+  std::vector<StatusOr<ObjectPtr>> r = store_->Apply(std::move(ops));
   ASSERT_EQ(r.size(), 5u);
   for (size_t i = 0; i < r.size(); ++i) {
     ASSERT_TRUE(r[i].ok()) << r[i].status().message();
-    EXPECT_EQ(r[i]->revision, GetParam().starts_at_revision_zero ? R(static_cast<int64_t>(i) + 1) : r[0]->revision);
+    EXPECT_EQ((*r[i])->revision, GetParam().starts_at_revision_zero ? R(static_cast<int64_t>(i) + 1) : (*r[0])->revision);
   }
 }
 
@@ -472,16 +472,16 @@ TEST_P(StoreTest, ApplyFailsOnlyTheOpsWhosePreconditionsFail) {
                               Op(WriteOp::Kind::kDelete, "missing", 0),          // absent
                               Op(WriteOp::Kind::kCreate, "", 1),                 // no name
                               Op(WriteOp::Kind::kCreate, "z", 4)};               // applies: 3
-  std::vector<StatusOr<Object>> r = store_->Apply(std::move(ops));
+  std::vector<StatusOr<ObjectPtr>> r = store_->Apply(std::move(ops));
   ASSERT_EQ(r.size(), 6u);
   EXPECT_EQ(r[0].status().code(), StatusCode::kAlreadyExists);
   ASSERT_TRUE(r[1].ok()) << r[1].status().message();
-  EXPECT_EQ(r[1]->revision, R(2));
+  EXPECT_EQ((*r[1])->revision, R(2));
   EXPECT_EQ(r[2].status().code(), StatusCode::kConflict);
   EXPECT_EQ(r[3].status().code(), StatusCode::kNotFound);
   EXPECT_EQ(r[4].status().code(), StatusCode::kInvalidArgument);
   ASSERT_TRUE(r[5].ok()) << r[5].status().message();
-  EXPECT_EQ(r[5]->revision, R(3));
+  EXPECT_EQ((*r[5])->revision, R(3));
   EXPECT_EQ(Seen(*w, 2), (std::vector<std::string>{"MODIFIED pods a/x 2", "ADDED pods a/z 3"}));
   ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "a", "x"));
   EXPECT_EQ(got.body["spec"]["v"], 2);
@@ -497,15 +497,15 @@ TEST_P(StoreTest, ADeleteCarryingTheBodyItWasMadeOnDeletesOnlyThatRevision) {
   stale.body = x.body;
   WriteOp current = stale;
   std::vector<WriteOp> ops = {Op(WriteOp::Kind::kUpdate, "x", 2, x.revision), std::move(stale)};
-  std::vector<StatusOr<Object>> r = store_->Apply(std::move(ops));
+  std::vector<StatusOr<ObjectPtr>> r = store_->Apply(std::move(ops));
   ASSERT_TRUE(r[0].ok()) << r[0].status().message();
   EXPECT_EQ(r[1].status().code(), StatusCode::kConflict);  // the body it carries is not the stored one
-  current.expected_revision = r[0]->revision;
-  current.body = r[0]->body;
+  current.expected_revision = (*r[0])->revision;
+  current.body = (*r[0])->body;
   r = store_->Apply({std::move(current)});
   ASSERT_TRUE(r[0].ok()) << r[0].status().message();
-  EXPECT_EQ(r[0]->body["spec"]["v"], 2);
-  EXPECT_EQ(r[0]->body["metadata"]["resourceVersion"], std::to_string(r[0]->revision));
+  EXPECT_EQ((*r[0])->body["spec"]["v"], 2);
+  EXPECT_EQ((*r[0])->body["metadata"]["resourceVersion"], std::to_string((*r[0])->revision));
   std::vector<Event> events = Drain(*w, 2);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[1].type, EventType::kDeleted);
@@ -1637,7 +1637,7 @@ namespace {
 class ForwardingStore : public Store {
  public:
   std::unique_ptr<Store> inner = NewMemoryStore();
-  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override { return inner->Apply(std::move(ops)); }
+  std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops) override { return inner->Apply(std::move(ops)); }
   StatusOr<Object> Create(const std::string& r, const std::string& ns, const std::string& n, Json b) override {
     return inner->Create(r, ns, n, std::move(b));
   }
@@ -1668,7 +1668,7 @@ class GatedStore final : public ForwardingStore {
   std::mutex mu;
   std::vector<size_t> sizes;
 
-  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override {
+  std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops) override {
     if (applies++ == 0) {
       while (!release) std::this_thread::yield();
     }
@@ -1713,7 +1713,7 @@ TEST(GroupCommit, WritesThatArriveDuringACommitGoTogetherInTheNextEachWithItsOwn
 class ThrowOnceStore final : public ForwardingStore {
  public:
   bool thrown = false;
-  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override {
+  std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops) override {
     if (!std::exchange(thrown, true)) throw std::runtime_error("disk on fire");
     return inner->Apply(std::move(ops));
   }

@@ -96,10 +96,10 @@ Json EventRecorder::Body(const PodEvent& e, const std::string& name, const Seen&
 WriteBatch::Done EventRecorder::Settle(const std::string& key) {
   // A lost race (the event expired or was deleted meanwhile) forgets it: the next repeat starts
   // a new one.
-  return [this, key](const StatusOr<store::Object>& r) -> Status {
+  return [this, key](const StatusOr<store::ObjectPtr>& r) -> Status {
     auto it = correlated_.find(key);
     if (r.ok()) {
-      if (it != correlated_.end() && it->second.name == r->name) it->second.revision = r->revision;
+      if (it != correlated_.end() && it->second.name == (*r)->name) it->second.revision = (*r)->revision;
       return Status::Ok();
     }
     const StatusCode c = r.status().code();

@@ -137,8 +137,8 @@ const store::Object* LiveScheduler::Current(const std::string& resource, const K
   if (of == written_.end()) return seen;
   auto own = of->second.find(key);
   if (own == of->second.end()) return seen;
-  if (seen != nullptr && seen->revision >= own->second.revision) return seen;
-  return &own->second;
+  if (seen != nullptr && seen->revision >= own->second->revision) return seen;
+  return own->second.get();
 }
 
 StatusOr<const store::Object*> LiveScheduler::Refetch(const std::string& resource, const Key& key) {
@@ -149,7 +149,8 @@ StatusOr<const store::Object*> LiveScheduler::Refetch(const std::string& resourc
     if (stored.status().code() == StatusCode::kNotFound) return static_cast<const store::Object*>(nullptr);
     return stored.status();
   }
-  return &(own[key] = std::move(*stored));  // newer than the informer's copy until its echo arrives
+  // Newer than the informer's copy until its echo arrives.
+  return (own[key] = std::make_shared<const store::Object>(std::move(*stored))).get();
 }
 
 void LiveScheduler::ReconcileNode(const std::string& name, const store::Object* stored) {
@@ -304,7 +305,7 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
         auto& own_pods = written_["pods"];
         auto own = own_pods.find(key);
         if (own != own_pods.end()) {
-          if (seen != nullptr && seen->revision < own->second.revision) continue;
+          if (seen != nullptr && seen->revision < own->second->revision) continue;
           own_pods.erase(own);
         }
         ReconcilePod(key, seen);
@@ -315,7 +316,7 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
   for (auto& [resource, own] : written_) {
     for (auto it = own.begin(); it != own.end();) {
       const store::Object* seen = Find(informers, resource, it->first);
-      it = seen == nullptr || seen->revision >= it->second.revision ? own.erase(it) : std::next(it);
+      it = seen == nullptr || seen->revision >= it->second->revision ? own.erase(it) : std::next(it);
     }
   }
 
@@ -359,8 +360,8 @@ bool Lost(const Status& st) { return st.code() == StatusCode::kConflict || st.co
 
 void LiveScheduler::Write(const store::Object& cur, Json next, WriteBatch::Done done) {
   const Key key{cur.ns, cur.name};
-  batch_.Update(cur, std::move(next), [this, key, done = std::move(done)](const StatusOr<store::Object>& r) -> Status {
-    if (r.ok()) written_["pods"][key] = *r;
+  batch_.Update(cur, std::move(next), [this, key, done = std::move(done)](const StatusOr<store::ObjectPtr>& r) -> Status {
+    if (r.ok()) written_["pods"][key] = *r;  // shared with the write's watch event
     if (done) return done(r);
     return r.ok() || Lost(r.status()) ? Status::Ok() : r.status();
   });
@@ -394,7 +395,7 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
   const int attempt = out.attempt;
   const std::optional<Timestamp> created = pod.creation_timestamp;
   const std::string uid = pod.uid, node = out.node, pod_key = pod.Key();
-  Write(*cur, std::move(next), [=, this](const StatusOr<store::Object>& r) -> Status {
+  Write(*cur, std::move(next), [=, this](const StatusOr<store::ObjectPtr>& r) -> Status {
     if (!r.ok()) {
       if (!Lost(r.status())) return r.status();
       Forget(key, attempt);  // back to the queue, after its backoff
@@ -478,7 +479,7 @@ void LiveScheduler::WriteGroupCondition(const std::string& group, const std::str
   // A write that lost a race with another writer of the group is made again on the store's
   // version (the True condition is written once, so it must not be dropped).
   batch_.Update(*cur, std::move(next),
-                [this, group, kind, scheduled, message, retries, resource, key](const StatusOr<store::Object>& r) -> Status {
+                [this, group, kind, scheduled, message, retries, resource, key](const StatusOr<store::ObjectPtr>& r) -> Status {
                   if (r.ok()) {
                     written_[resource][key] = *r;
                     return Status::Ok();
@@ -569,7 +570,7 @@ void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_
   // A write that lost a race with another writer (the node agent's status, say) is made again
   // on the store's current version: the cache already holds the victim terminating, so an
   // eviction dropped here would leave its preemptor waiting for good.
-  auto retry = [this, key, uid, grace, message, now, retries](const StatusOr<store::Object>& r) -> Status {
+  auto retry = [this, key, uid, grace, message, now, retries](const StatusOr<store::ObjectPtr>& r) -> Status {
     if (r.status().code() != StatusCode::kConflict || retries >= kEvictionRetries) {
       return r.ok() || Lost(r.status()) ? Status::Ok() : r.status();
     }
@@ -578,7 +579,7 @@ void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_
     return Status::Ok();
   };
   // The Preempted event follows the victim's deletion, as kube-scheduler's does.
-  auto deleted = [this, key, uid, grace, message, now, retry](const StatusOr<store::Object>& r) -> Status {
+  auto deleted = [this, key, uid, grace, message, now, retry](const StatusOr<store::ObjectPtr>& r) -> Status {
     if (!r.ok()) return retry(r);
     return record_event_(key.first, key.second, uid, "Normal", "Preempted", message);
   };
@@ -597,9 +598,9 @@ void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_
     // Deleted at once: the condition is written first, then the pod deleted as it then is, so
     // that the deletion (and its watch event) carries the DisruptionTarget condition
     // (kube-scheduler patches the victim's status, then deletes it).
-    Write(*cur, std::move(next), [this, retry, deleted](const StatusOr<store::Object>& r) -> Status {
+    Write(*cur, std::move(next), [this, retry, deleted](const StatusOr<store::ObjectPtr>& r) -> Status {
       if (!r.ok()) return retry(r);
-      batch_.Delete(*r, deleted);
+      batch_.Delete(**r, deleted);
       return Status::Ok();
     });
   } else {

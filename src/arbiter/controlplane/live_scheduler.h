@@ -147,7 +147,7 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   model::SchedulerConfig config_;
   std::map<Key, Tracked> pods_;
   // Own writes whose echo has not arrived, by resource.
-  std::map<std::string, std::map<Key, store::Object>, std::less<>> written_;
+  std::map<std::string, std::map<Key, store::ObjectPtr>, std::less<>> written_;
   // Each group's (and Workload's) object without its status, as the scheduler was built from it.
   std::map<std::pair<std::string, Key>, std::string> group_specs_;
   std::map<std::string, std::set<Key>> waiting_for_node_;  // bound pods whose node is not known yet

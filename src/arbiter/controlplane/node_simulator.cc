@@ -14,7 +14,7 @@ namespace {
 using Json = nlohmann::json;
 
 // A write that lost a race (the object changed or went away) is retried by the next pass.
-Status Accept(const StatusOr<store::Object>& r) {
+Status Accept(const StatusOr<store::ObjectPtr>& r) {
   const Status& s = r.status();
   return r.ok() || s.code() == StatusCode::kConflict || s.code() == StatusCode::kNotFound ||
                  s.code() == StatusCode::kAlreadyExists

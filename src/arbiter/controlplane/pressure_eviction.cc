@@ -69,7 +69,7 @@ void PressureEviction::Run(const store::Informer& nodes, const store::Informer& 
       }
       PodEvent event{cur->ns, cur->name, std::string(StringAt(cur->body, "metadata", "uid")), "Warning", "Evicted",
                      e.message, "kubelet", e.node};
-      batch_.Update(*cur, std::move(next), [this, e, event](const StatusOr<store::Object>& r) -> Status {
+      batch_.Update(*cur, std::move(next), [this, e, event](const StatusOr<store::ObjectPtr>& r) -> Status {
         if (!r.ok()) {
           // Changed or gone meanwhile: the next pass looks again.
           const StatusCode c = r.status().code();

@@ -30,7 +30,7 @@ void WriteBatch::WriterLoop() {
     to_apply_.reset();
     lk.unlock();
     const size_t writes = ops.size();
-    std::vector<StatusOr<store::Object>> results = store_.Apply(std::move(ops));
+    std::vector<StatusOr<store::ObjectPtr>> results = store_.Apply(std::move(ops));
     applies_.fetch_add(1, std::memory_order_relaxed);
     writes_.fetch_add(writes, std::memory_order_relaxed);
     lk.lock();
@@ -50,9 +50,9 @@ const store::Object* WriteBatch::Pending(const std::string& resource, const std:
   if (sent == sent_index_.end()) return nullptr;
   // Written by the batch in flight: the object as it was stored, once it was.
   AwaitInFlight();
-  const StatusOr<store::Object>& r = results_[sent->second];
+  const StatusOr<store::ObjectPtr>& r = results_[sent->second];
   if (!r.ok() || sent_[sent->second].op.kind == store::WriteOp::Kind::kDelete) return nullptr;
-  return &*r;
+  return r->get();
 }
 
 void WriteBatch::Create(const std::string& resource, const std::string& ns, const std::string& name,
@@ -129,18 +129,19 @@ std::vector<store::WriteOp> WriteBatch::Take(std::vector<Queued>& taken, std::ve
   return ops;
 }
 
-std::vector<StatusOr<store::Object>> WriteBatch::PerWrite(const std::vector<bool>& skipped,
-                                                          std::vector<StatusOr<store::Object>> applied) {
-  std::vector<StatusOr<store::Object>> out;
+std::vector<StatusOr<store::ObjectPtr>> WriteBatch::PerWrite(const std::vector<bool>& skipped,
+                                                          std::vector<StatusOr<store::ObjectPtr>> applied) {
+  std::vector<StatusOr<store::ObjectPtr>> out;
   out.reserve(skipped.size());
   size_t r = 0;
   for (bool skip : skipped) {
-    out.push_back(skip ? StatusOr<store::Object>(NotFound("created and deleted in one batch")) : std::move(applied[r++]));
+    out.push_back(skip ? StatusOr<store::ObjectPtr>(NotFound("created and deleted in one batch"))
+                       : std::move(applied[r++]));
   }
   return out;
 }
 
-Status WriteBatch::Complete(std::vector<Queued>& taken, const std::vector<StatusOr<store::Object>>& results) {
+Status WriteBatch::Complete(std::vector<Queued>& taken, const std::vector<StatusOr<store::ObjectPtr>>& results) {
   Status first = Status::Ok();
   for (size_t i = 0; i < taken.size(); ++i) {
     for (const Done& done : taken[i].done) {
@@ -155,7 +156,7 @@ void WriteBatch::AwaitInFlight() {
   if (!in_flight_ || !results_.empty() || sent_.empty()) return;
   std::unique_lock<std::mutex> lk(mu_);
   cv_.wait(lk, [this] { return applied_.has_value(); });
-  std::vector<StatusOr<store::Object>> applied = std::move(*applied_);
+  std::vector<StatusOr<store::ObjectPtr>> applied = std::move(*applied_);
   applied_.reset();
   lk.unlock();
   results_ = PerWrite(sent_skipped_, std::move(applied));
@@ -165,7 +166,7 @@ Status WriteBatch::Collect() {
   if (!in_flight_) return Status::Ok();
   AwaitInFlight();
   std::vector<Queued> sent = std::exchange(sent_, {});
-  std::vector<StatusOr<store::Object>> results = std::exchange(results_, {});
+  std::vector<StatusOr<store::ObjectPtr>> results = std::exchange(results_, {});
   sent_index_.clear();
   sent_skipped_.clear();
   in_flight_ = false;
@@ -199,7 +200,7 @@ Status WriteBatch::Flush() {
     std::vector<bool> skipped;
     std::vector<store::WriteOp> ops = Take(taken, skipped);
     const size_t writes = ops.size();
-    std::vector<StatusOr<store::Object>> results = PerWrite(skipped, store_.Apply(std::move(ops)));
+    std::vector<StatusOr<store::ObjectPtr>> results = PerWrite(skipped, store_.Apply(std::move(ops)));
     applies_.fetch_add(1, std::memory_order_relaxed);
     writes_.fetch_add(writes, std::memory_order_relaxed);
     Status st = Complete(taken, results);

@@ -46,9 +46,9 @@ namespace arbiter::controlplane {
 
 class WriteBatch {
  public:
-  // A write's completion: its result (the stored object, or why not). An error it returns stops
-  // the flush and is reported by Flush.
-  using Done = std::function<Status(const StatusOr<store::Object>&)>;
+  // A write's completion: its result (the stored object, shared with its watch event, or why
+  // not). An error it returns stops the flush and is reported by Flush.
+  using Done = std::function<Status(const StatusOr<store::ObjectPtr>&)>;
 
   explicit WriteBatch(store::Store& store, size_t max_ops = 512, bool asynchronous = false);
   ~WriteBatch();  // drains (completion errors are dropped)
@@ -95,10 +95,10 @@ class WriteBatch {
   // queued writes they came from.
   std::vector<store::WriteOp> Take(std::vector<Queued>& taken, std::vector<bool>& skipped);
   // The store's results of a batch, one per queued write (a create a delete took back: NotFound).
-  static std::vector<StatusOr<store::Object>> PerWrite(const std::vector<bool>& skipped,
-                                                       std::vector<StatusOr<store::Object>> applied);
+  static std::vector<StatusOr<store::ObjectPtr>> PerWrite(const std::vector<bool>& skipped,
+                                                          std::vector<StatusOr<store::ObjectPtr>> applied);
   // Runs the completions of `taken`, one result each.
-  Status Complete(std::vector<Queued>& taken, const std::vector<StatusOr<store::Object>>& results);
+  Status Complete(std::vector<Queued>& taken, const std::vector<StatusOr<store::ObjectPtr>>& results);
   // Asynchronous: waits for the writer to finish the batch in flight (if any).
   void AwaitInFlight();
   // Asynchronous: waits for the batch in flight, if any, and runs its completions.
@@ -121,9 +121,9 @@ class WriteBatch {
   std::mutex mu_;
   std::condition_variable cv_;
   std::optional<std::vector<store::WriteOp>> to_apply_;                 // guarded by mu_
-  std::optional<std::vector<StatusOr<store::Object>>> applied_;         // guarded by mu_
+  std::optional<std::vector<StatusOr<store::ObjectPtr>>> applied_;      // guarded by mu_
   bool stopping_ = false;                                               // guarded by mu_
-  std::vector<StatusOr<store::Object>> results_;  // the finished batch's, until it is completed
+  std::vector<StatusOr<store::ObjectPtr>> results_;  // the finished batch's, until it is completed
   std::thread writer_;
 };
 

@@ -856,8 +856,8 @@ class EtcdStore : public Store {
   // are every op's precondition and whose success branch is every op. etcd gives the chunk's ops
   // one revision (the txn's). When a compare fails, the chunk is applied again one op at a time,
   // which tells each op's own result.
-  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override {
-    std::vector<StatusOr<Object>> out(ops.size(), Status::Ok());
+  std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops) override {
+    std::vector<StatusOr<ObjectPtr>> out(ops.size(), Status::Ok());
     size_t begin = 0;
     while (begin < ops.size()) {
       std::set<std::string> keys;
@@ -930,13 +930,14 @@ class EtcdStore : public Store {
             WriteOp& op = ops[i];
             const Json& res = Element(Field(*r, "responses"), static_cast<int>(response++));
             if (op.kind != WriteOp::Kind::kDelete) {
-              out[i] = Stamped(op.resource, op.ns, op.name, revision, std::move(op.body));
+              out[i] = Shared(Stamped(op.resource, op.ns, op.name, revision, std::move(op.body)));
               continue;
             }
             const Json& prev = Element(Field(Field(res, "response_delete_range"), "prev_kvs"), 0);
-            out[i] = prev.is_null() ? StatusOr<Object>(Internal("cannot delete " + DescribeKey(op.resource, op.ns, op.name) +
-                                                                ": etcd did not return its last value"))
-                                    : ToObject(op.resource, op.ns, op.name, prev, revision);
+            out[i] = Shared(prev.is_null() ? StatusOr<Object>(Internal("cannot delete " +
+                                                                       DescribeKey(op.resource, op.ns, op.name) +
+                                                                       ": etcd did not return its last value"))
+                                           : ToObject(op.resource, op.ns, op.name, prev, revision));
           }
           done = true;
         }
@@ -948,9 +949,9 @@ class EtcdStore : public Store {
         for (size_t i = begin; i < end; ++i) {
           if (!invalid[i - begin]) single.push_back(std::move(ops[i]));
         }
-        std::vector<StatusOr<Object>> results = Store::Apply(std::move(single));
+        std::vector<StatusOr<ObjectPtr>> results = Store::Apply(std::move(single));
         for (size_t i = begin, r = 0; i < end; ++i) {
-          out[i] = invalid[i - begin] ? StatusOr<Object>(*invalid[i - begin]) : std::move(results[r++]);
+          out[i] = invalid[i - begin] ? StatusOr<ObjectPtr>(*invalid[i - begin]) : std::move(results[r++]);
         }
       }
       begin = end;

@@ -23,6 +23,13 @@ WriteOp Op(WriteOp::Kind kind, const std::string& resource, const std::string& n
   return op;
 }
 
+// A caller's own copy of its result (the stored object is shared with its watch event), made on
+// the caller's thread and outside the lock.
+StatusOr<Object> Answer(const StatusOr<ObjectPtr>& r) {
+  if (!r.ok()) return r.status();
+  return **r;
+}
+
 }  // namespace
 
 StatusOr<Object> GroupCommit::Create(const std::string& resource, const std::string& ns, const std::string& name,
@@ -45,7 +52,7 @@ StatusOr<Object> GroupCommit::Submit(WriteOp op) {
   std::unique_lock<std::mutex> lk(mu_);
   queue_.push_back(&me);
   done_.wait(lk, [&] { return me.result != nullptr || !committing_; });
-  if (me.result != nullptr) return std::move(*me.result);  // committed by another caller's group
+  if (me.result != nullptr) return Answer(*me.result);  // committed by another caller's group
   // This caller commits the group: the oldest writes queued, its own among them.
   committing_ = true;
   std::vector<Waiting*> group;
@@ -62,7 +69,7 @@ StatusOr<Object> GroupCommit::Submit(WriteOp op) {
   ops.reserve(group.size());
   for (Waiting* w : group) ops.push_back(std::move(w->op));
   // Whatever happens, the group's callers get an answer and the next group can start.
-  std::vector<StatusOr<Object>> results;
+  std::vector<StatusOr<ObjectPtr>> results;
   try {
     results = backing_->Apply(std::move(ops));
   } catch (const std::exception& e) {
@@ -70,15 +77,16 @@ StatusOr<Object> GroupCommit::Submit(WriteOp op) {
   }
   lk.lock();
   for (size_t i = 0; i < group.size(); ++i) {
-    group[i]->result = std::make_unique<StatusOr<Object>>(
-        i < results.size() ? std::move(results[i]) : StatusOr<Object>(Internal("the store returned too few results")));
+    group[i]->result = std::make_unique<StatusOr<ObjectPtr>>(
+        i < results.size() ? std::move(results[i])
+                           : StatusOr<ObjectPtr>(Internal("the store returned too few results")));
   }
   ++groups_;
   grouped_writes_ += group.size();
   committing_ = false;
   lk.unlock();
   done_.notify_all();  // the group's callers, and one of the queued to commit the next group
-  return std::move(*me.result);
+  return Answer(*me.result);
 }
 
 size_t GroupCommit::groups() const {

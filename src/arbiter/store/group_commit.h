@@ -36,7 +36,7 @@ class GroupCommit final : public Store {
   StatusOr<Object> Delete(const std::string& resource, const std::string& ns, const std::string& name,
                           int64_t expected_revision) override;
 
-  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override { return backing_->Apply(std::move(ops)); }
+  std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops) override { return backing_->Apply(std::move(ops)); }
   StatusOr<Object> Get(const std::string& resource, const std::string& ns, const std::string& name) override {
     return backing_->Get(resource, ns, name);
   }
@@ -59,7 +59,7 @@ class GroupCommit final : public Store {
  private:
   struct Waiting {
     WriteOp op;
-    std::unique_ptr<StatusOr<Object>> result;  // set by the committer
+    std::unique_ptr<StatusOr<ObjectPtr>> result;  // set by the committer
   };
   StatusOr<Object> Submit(WriteOp op);
 

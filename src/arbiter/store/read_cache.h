@@ -32,7 +32,7 @@ class ReadCache final : public Store {
   StatusOr<Object> Get(const std::string& resource, const std::string& ns, const std::string& name) override;
   StatusOr<ListResult> List(const std::string& resource, const std::string& ns) override;
 
-  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override { return backing_.Apply(std::move(ops)); }
+  std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops) override { return backing_.Apply(std::move(ops)); }
   StatusOr<Object> Create(const std::string& resource, const std::string& ns, const std::string& name,
                           Json body) override {
     return backing_.Create(resource, ns, name, std::move(body));

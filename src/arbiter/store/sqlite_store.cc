@@ -215,8 +215,8 @@ class SqliteStore : public Store {
                  [&](int64_t rev) { return DeleteIn(resource, ns, name, expected_revision, nullptr, rev, what); });
   }
 
-  std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops) override {
-    std::vector<StatusOr<Object>> out(ops.size(), Status::Ok());
+  std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops) override {
+    std::vector<StatusOr<ObjectPtr>> out(ops.size(), Status::Ok());
     if (ops.empty()) return out;
     const std::string what = "apply a batch of " + std::to_string(ops.size()) + " writes";
     std::lock_guard<std::mutex> lk(mu_);
@@ -276,8 +276,8 @@ class SqliteStore : public Store {
       return fail_all(st);
     }
     for (size_t k = 0; k < events.size(); ++k) {
-      hub_->Publish(events[k]);
-      out[index[k]] = std::move(events[k].object);
+      EventPtr e = hub_->Publish(std::move(events[k]));
+      out[index[k]] = ObjectPtr(e, &e->object);  // shared with the watch event, not copied
     }
     return out;
   }

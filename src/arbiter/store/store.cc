@@ -19,21 +19,19 @@ const char* EventTypeName(EventType t) {
   return "UNKNOWN";
 }
 
-std::vector<StatusOr<Object>> Store::Apply(std::vector<WriteOp> ops) {
-  std::vector<StatusOr<Object>> out;
+StatusOr<ObjectPtr> Shared(StatusOr<Object> r) {
+  if (!r.ok()) return r.status();
+  return std::make_shared<const Object>(std::move(*r));
+}
+
+std::vector<StatusOr<ObjectPtr>> Store::Apply(std::vector<WriteOp> ops) {
+  std::vector<StatusOr<ObjectPtr>> out;
   out.reserve(ops.size());
   for (WriteOp& op : ops) {
-    switch (op.kind) {
-      case WriteOp::Kind::kCreate:
-        out.push_back(Create(op.resource, op.ns, op.name, std::move(op.body)));
-        break;
-      case WriteOp::Kind::kUpdate:
-        out.push_back(Update(op.resource, op.ns, op.name, std::move(op.body), op.expected_revision));
-        break;
-      case WriteOp::Kind::kDelete:
-        out.push_back(Delete(op.resource, op.ns, op.name, op.expected_revision));
-        break;
-    }
+    out.push_back(Shared(op.kind == WriteOp::Kind::kCreate ? Create(op.resource, op.ns, op.name, std::move(op.body))
+                         : op.kind == WriteOp::Kind::kUpdate
+                             ? Update(op.resource, op.ns, op.name, std::move(op.body), op.expected_revision)
+                             : Delete(op.resource, op.ns, op.name, op.expected_revision)));
   }
   return out;
 }

@@ -50,6 +50,12 @@ struct Event {
 // watchers read it.
 using EventPtr = std::shared_ptr<const Event>;
 
+// An object as a batched write stored it. Backends that publish their own events share it with
+// the event (an aliasing pointer into it), so a write's result costs no copy of its body.
+using ObjectPtr = std::shared_ptr<const Object>;
+// A single write's result as Apply returns it (the object moved into a pointer of its own).
+StatusOr<ObjectPtr> Shared(StatusOr<Object> r);
+
 struct ListResult {
   std::vector<Object> items;  // sorted by namespace, then name
   int64_t revision = 0;       // the store revision the list was read at
@@ -95,8 +101,9 @@ class Store {
   // commit the batch together where they can: SQLite in one transaction (a batch costs one
   // commit), each op at a revision of its own; etcd in one transaction per chunk of its limits,
   // whose ops share the transaction's revision (etcd's model). When the backend itself fails
-  // (Unavailable, Internal), the ops not yet committed fail with that error. One result per op.
-  virtual std::vector<StatusOr<Object>> Apply(std::vector<WriteOp> ops);
+  // (Unavailable, Internal), the ops not yet committed fail with that error. One result per op:
+  // the object as stored (for a delete: as it was, at the deletion's revision).
+  virtual std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops);
 
   // Stores a new object at a new revision. AlreadyExists if the key is taken.
   virtual StatusOr<Object> Create(const std::string& resource, const std::string& ns, const std::string& name,

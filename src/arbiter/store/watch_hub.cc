@@ -167,13 +167,13 @@ WatchHub::~WatchHub() {
   state_->cv.notify_all();
 }
 
-void WatchHub::Publish(Event event) {
+EventPtr WatchHub::Publish(Event event) {
   const size_t bytes = ApproximateBytes(event.object.body) + event.object.name.size() + event.object.ns.size();
   auto e = std::make_shared<const Event>(std::move(event));
   const int64_t now = state_->limits.now_millis();
   {
     std::lock_guard<std::mutex> lk(state_->mu);
-    state_->history.push_back({std::move(e), bytes, now});
+    state_->history.push_back({e, bytes, now});
     state_->bytes += bytes;
     const WatchHubLimits& l = state_->limits;
     // The newest event always stays, whatever its size, so that a watch can see it.
@@ -188,6 +188,7 @@ void WatchHub::Publish(Event event) {
     for (auto* notify : state_->notifiers) (*notify)();
   }
   state_->cv.notify_all();
+  return e;
 }
 
 void WatchHub::Compact(int64_t revision) {

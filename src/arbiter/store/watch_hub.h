@@ -47,7 +47,8 @@ class WatchHub {
   WatchHub& operator=(const WatchHub&) = delete;
 
   // Appends an event (its revision must exceed every earlier one) and wakes blocked watchers.
-  void Publish(Event event);
+  // Returns the event as the watches share it (a backend's write result may alias its object).
+  EventPtr Publish(Event event);
   // Drops the history up to and including `revision`.
   void Compact(int64_t revision);
   // A watch of `resource` (and `ns` when not empty) delivering events after `from_revision`.

@@ -31,8 +31,7 @@ SchedulingQueue::SchedulingQueue(const Framework* framework, const Clock* clock,
       clock_(clock),
       options_(options),
       active_(ActiveLess{this}),
-      backoff_(BackoffLess{this}),
-      unschedulable_(ActiveLess{this}) {}
+      backoff_(BackoffLess{this}) {}
 
 bool SchedulingQueue::ActiveLess::operator()(const Entry* a, const Entry* b) const {
   const QueueSortPlugin* sort = q->framework_->queue_sort();
@@ -61,9 +60,8 @@ void SchedulingQueue::PushActive(Entry* e) {
                                            : group_gate_ && !group_gate_(e->info);
   if (gated) {
     if (!e->info.group.empty()) e->info.unschedulable_plugins = {"GangScheduling"};
-    e->where = Entry::Where::kUnschedulable;
     e->unschedulable_since = clock_->Now();
-    unschedulable_.insert(e);
+    Park(e);
     return;
   }
   e->where = Entry::Where::kActive;
@@ -138,8 +136,7 @@ void SchedulingQueue::AddGroupMember(PodInfoPtr pod, const std::string& group, i
       if (e->info.unschedulable_plugins == std::set<std::string>{"GangScheduling"}) {
         ToActiveOrBackoff(e);
       } else {
-        e->where = where;
-        unschedulable_.insert(e);
+        Park(e);
       }
       break;
     case Entry::Where::kInFlight: break;
@@ -173,7 +170,7 @@ void SchedulingQueue::Regroup(const UnitOf& unit_of) {
     switch (where) {
       case Entry::Where::kActive: PushActive(e); break;
       case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
-      case Entry::Where::kUnschedulable: e->where = where; unschedulable_.insert(e); break;
+      case Entry::Where::kUnschedulable: Park(e); break;
       case Entry::Where::kInFlight: break;
     }
   }
@@ -245,9 +242,8 @@ void SchedulingQueue::AddUnschedulable(QueuedPodInfo info) {
     e->where = Entry::Where::kBackoff;
     backoff_.insert(e);
   } else {
-    e->where = Entry::Where::kUnschedulable;
     e->unschedulable_since = clock_->Now();
-    unschedulable_.insert(e);
+    Park(e);
   }
 }
 
@@ -255,7 +251,7 @@ void SchedulingQueue::Detach(Entry* e) {
   switch (e->where) {
     case Entry::Where::kActive: active_.erase(e); break;
     case Entry::Where::kBackoff: backoff_.erase(e); break;
-    case Entry::Where::kUnschedulable: unschedulable_.erase(e); break;
+    case Entry::Where::kUnschedulable: Unpark(e); break;
     case Entry::Where::kInFlight: break;
   }
   e->where = Entry::Where::kInFlight;
@@ -279,7 +275,7 @@ void SchedulingQueue::Update(PodInfoPtr pod) {
   switch (where) {
     case Entry::Where::kActive: PushActive(e); break;
     case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
-    case Entry::Where::kUnschedulable: e->where = where; unschedulable_.insert(e); break;
+    case Entry::Where::kUnschedulable: Park(e); break;
     case Entry::Where::kInFlight: break;
   }
 }
@@ -322,15 +318,38 @@ void SchedulingQueue::ToActiveOrBackoff(Entry* e) {
   }
 }
 
-void SchedulingQueue::MoveOnEvent(ClusterEvent event) {
-  std::vector<Entry*> moving;
-  for (Entry* e : unschedulable_) {
+void SchedulingQueue::Park(Entry* e) {
+  e->where = Entry::Where::kUnschedulable;
+  e->interest = 0;
+  for (size_t k = 0; k < kClusterEventKinds; ++k) {
+    const auto event = static_cast<ClusterEvent>(k);
     bool cares = e->info.unschedulable_plugins.empty();
     for (const auto& p : e->info.unschedulable_plugins) cares = cares || PluginCaresAbout(p, event);
-    if (cares) moving.push_back(e);
+    if (!cares) continue;
+    e->interest |= uint32_t{1} << k;
+    waiting_on_[k].insert(e);
   }
+  unschedulable_.insert(e);
+  by_since_.insert(e);
+}
+
+void SchedulingQueue::Unpark(Entry* e) {
+  for (size_t k = 0; k < kClusterEventKinds; ++k) {
+    if ((e->interest >> k) & 1) waiting_on_[k].erase(e);
+  }
+  e->interest = 0;
+  unschedulable_.erase(e);
+  by_since_.erase(e);
+  e->where = Entry::Where::kInFlight;
+}
+
+void SchedulingQueue::MoveOnEvent(ClusterEvent event) {
+  // Taken before any moves: a pod gated again on its way out is parked anew and waits for the
+  // next event.
+  auto& waiting = waiting_on_[static_cast<size_t>(event)];
+  const std::vector<Entry*> moving(waiting.begin(), waiting.end());
   for (Entry* e : moving) {
-    unschedulable_.erase(e);
+    Unpark(e);
     ToActiveOrBackoff(e);
   }
 }
@@ -342,12 +361,15 @@ void SchedulingQueue::Flush() {
     backoff_.erase(backoff_.begin());
     PushActive(e);
   }
-  std::vector<Entry*> leftover;
-  for (Entry* e : unschedulable_) {
-    if (now - e->unschedulable_since >= options_.max_in_unschedulable) leftover.push_back(e);
+  // The due pods (the oldest first) are taken before any moves: one gated again on its way
+  // out is parked anew and waits for the next flush.
+  std::vector<Entry*> due;
+  for (Entry* e : by_since_) {
+    if (now - e->unschedulable_since < options_.max_in_unschedulable) break;
+    due.push_back(e);
   }
-  for (Entry* e : leftover) {
-    unschedulable_.erase(e);
+  for (Entry* e : due) {
+    Unpark(e);
     ToActiveOrBackoff(e);
   }
 }
@@ -355,8 +377,8 @@ void SchedulingQueue::Flush() {
 std::optional<Timestamp> SchedulingQueue::NextWakeup() const {
   std::optional<Timestamp> t;
   if (!backoff_.empty()) t = (*backoff_.begin())->backoff_expiry;
-  for (const Entry* e : unschedulable_) {
-    const Timestamp due = e->unschedulable_since + options_.max_in_unschedulable;
+  if (!by_since_.empty()) {
+    const Timestamp due = (*by_since_.begin())->unschedulable_since + options_.max_in_unschedulable;
     if (!t || due < *t) t = due;
   }
   return t;

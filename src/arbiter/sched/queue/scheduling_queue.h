@@ -15,6 +15,7 @@
 #pragma once
 
 #include <functional>
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,6 +37,7 @@ enum class ClusterEvent {
   kNodeUpdate,
   kPodGroupChange,     // a pod group or its membership changed
 };
+inline constexpr size_t kClusterEventKinds = 6;
 
 // Whether a plugin that rejected a pod cares about an event (a coarse form of queueing hints).
 bool PluginCaresAbout(std::string_view plugin, ClusterEvent event);
@@ -103,6 +105,7 @@ class SchedulingQueue {
     enum class Where { kActive, kBackoff, kUnschedulable, kInFlight } where = Where::kInFlight;
     Timestamp backoff_expiry = 0;
     Timestamp unschedulable_since = 0;
+    uint32_t interest = 0;  // in the pool: a bit per ClusterEvent its rejecting plugins care about
   };
   struct ActiveLess {
     const SchedulingQueue* q;
@@ -112,8 +115,23 @@ class SchedulingQueue {
     const SchedulingQueue* q;
     bool operator()(const Entry* a, const Entry* b) const;
   };
+  // The pool's indexes need no queue order (what leaves the pool is ordered where it goes):
+  // the sequence is unique and fixed while an entry is parked.
+  struct SequenceLess {
+    bool operator()(const Entry* a, const Entry* b) const { return a->info.sequence < b->info.sequence; }
+  };
+  struct DueLess {
+    bool operator()(const Entry* a, const Entry* b) const {
+      if (a->unschedulable_since != b->unschedulable_since) return a->unschedulable_since < b->unschedulable_since;
+      return a->info.sequence < b->info.sequence;
+    }
+  };
 
   void ToActiveOrBackoff(Entry* e);
+  // Puts `e` in the unschedulable pool (its unschedulable_since and plugins set), indexed by the
+  // events that can move it and by the time it is due for the leftover flush; Unpark takes it out.
+  void Park(Entry* e);
+  void Unpark(Entry* e);
   void PushActive(Entry* e);
   void Detach(Entry* e);
   Entry* Find(const QueuedPodInfo& info);
@@ -132,7 +150,11 @@ class SchedulingQueue {
   std::map<std::string, std::string> unit_of_;             // pod UID -> UnitKey of its entry
   std::set<Entry*, ActiveLess> active_;
   std::set<Entry*, BackoffLess> backoff_;
-  std::set<Entry*, ActiveLess> unschedulable_;  // kept in queue order for deterministic moves
+  std::set<Entry*, SequenceLess> unschedulable_;
+  // The pool by event (the entries an event moves: one lookup per event, not a walk of the
+  // pool) and by arrival (the leftover flush and the next wakeup read the oldest first).
+  std::array<std::set<Entry*, SequenceLess>, kClusterEventKinds> waiting_on_;
+  std::set<Entry*, DueLess> by_since_;
 };
 
 }  // namespace arbiter::sched
