@@ -30,9 +30,20 @@ namespace {
 // One log line, klog-like: severity, UTC time, message and key="value" pairs.
 void Log(std::ostream& err, char severity, const std::string& msg, const std::string& kv = "") {
   static std::mutex mu;  // lines come from the HTTP, control and signal threads
-  const std::string t = FormatRfc3339(SystemClock().Now());
+  std::string line;
+  line.reserve(48 + msg.size() + kv.size());
+  line += severity;
+  line += ' ';
+  line += FormatRfc3339(SystemClock().Now());
+  line += " \"";
+  line += msg;
+  line += '"';
+  if (!kv.empty()) line += ' ' + kv;
+  line += '\n';
+  // One write per line (stderr is unbuffered: each insertion would be a system call of its own).
   std::lock_guard<std::mutex> lock(mu);
-  err << severity << " " << t << " \"" << msg << "\"" << (kv.empty() ? "" : " " + kv) << std::endl;
+  err.write(line.data(), static_cast<std::streamsize>(line.size()));
+  err.flush();
 }
 
 

@@ -167,8 +167,9 @@ WatchHub::~WatchHub() {
   state_->cv.notify_all();
 }
 
-EventPtr WatchHub::Publish(Event event) {
-  const size_t bytes = ApproximateBytes(event.object.body) + event.object.name.size() + event.object.ns.size();
+EventPtr WatchHub::Publish(Event event, size_t bytes) {
+  if (bytes == 0) bytes = ApproximateBytes(event.object.body);
+  bytes += event.object.name.size() + event.object.ns.size();
   auto e = std::make_shared<const Event>(std::move(event));
   const int64_t now = state_->limits.now_millis();
   {

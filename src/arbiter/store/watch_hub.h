@@ -48,7 +48,9 @@ class WatchHub {
 
   // Appends an event (its revision must exceed every earlier one) and wakes blocked watchers.
   // Returns the event as the watches share it (a backend's write result may alias its object).
-  EventPtr Publish(Event event);
+  // `bytes` estimates the memory the event holds, for the history's byte bound; 0: the hub
+  // estimates it from the body (ApproximateBytes), which walks the tree.
+  EventPtr Publish(Event event, size_t bytes = 0);
   // Drops the history up to and including `revision`.
   void Compact(int64_t revision);
   // A watch of `resource` (and `ns` when not empty) delivering events after `from_revision`.
