@@ -4,6 +4,7 @@
 #include "arbiter/controlplane/pod_json.h"
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -94,6 +95,81 @@ TEST(ControlLoop, NodeAgentsOnTheirOwnThreadActOnlyWhileTheLoopLeads) {
   EXPECT_TRUE(ready());
   EXPECT_TRUE(running());
   EXPECT_EQ(NodeOf(store->Get("pods", "default", "p")->body), "n1");
+}
+
+}  // namespace
+}  // namespace arbiter::controlplane
+
+namespace arbiter::controlplane {
+namespace {
+
+// Forwards to a memory store and counts the watches opened on each resource.
+class WatchCountingStore : public store::Store {
+ public:
+  std::unique_ptr<store::Store> inner = store::NewMemoryStore();
+  std::map<std::string, int> watches;
+
+  std::vector<StatusOr<store::ObjectPtr>> Apply(std::vector<store::WriteOp> ops) override {
+    return inner->Apply(std::move(ops));
+  }
+  StatusOr<store::Object> Create(const std::string& r, const std::string& ns, const std::string& n, Json b) override {
+    return inner->Create(r, ns, n, std::move(b));
+  }
+  StatusOr<store::Object> Get(const std::string& r, const std::string& ns, const std::string& n) override {
+    return inner->Get(r, ns, n);
+  }
+  StatusOr<store::Object> Update(const std::string& r, const std::string& ns, const std::string& n, Json b,
+                                 int64_t rev) override {
+    return inner->Update(r, ns, n, std::move(b), rev);
+  }
+  StatusOr<store::Object> Delete(const std::string& r, const std::string& ns, const std::string& n,
+                                 int64_t rev) override {
+    return inner->Delete(r, ns, n, rev);
+  }
+  StatusOr<store::ListResult> List(const std::string& r, const std::string& ns) override { return inner->List(r, ns); }
+  StatusOr<std::unique_ptr<store::Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t from) override {
+    ++watches[r];
+    return inner->WatchFrom(r, ns, from);
+  }
+  StatusOr<int64_t> Revision() override { return inner->Revision(); }
+  Status Compact(int64_t revision) override { return inner->Compact(revision); }
+};
+
+// Inline, the node agents read the loop's own informers: one watch of pods and of nodes (with
+// etcd, one stream each instead of two), and a pod the agents start is still scheduled and run.
+TEST(ControlLoop, InlineNodeAgentsShareTheLoopsWatchesOfPodsAndNodes) {
+  for (bool node_thread : {false, true}) {
+    SCOPED_TRACE(node_thread ? "node agents on their own thread" : "node agents inline");
+    WatchCountingStore store;
+    VirtualClock clock(kT0);
+    LoopOptions o;
+    o.node_thread = node_thread;
+    {
+      ControlLoop loop(store, clock, o);
+      Json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "n1"}}},
+                   {"status", {{"allocatable", {{"cpu", "4"}, {"memory", "4Gi"}, {"pods", "10"}}}}}};
+      ASSERT_TRUE(store.Create("nodes", "", "n1", node).ok());
+      Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+                  {"metadata", {{"name", "p"}, {"namespace", "default"}, {"uid", "uid-p"}}},
+                  {"spec", {{"containers", Json::array({{{"name", "c"}, {"image", "x"}}})}}},
+                  {"status", {{"phase", "Pending"}}}};  // as the API server creates it
+      ASSERT_TRUE(store.Create("pods", "default", "p", pod).ok());
+      for (int i = 0; i < 50; ++i) {
+        ASSERT_TRUE(loop.RunOnce().ok());
+        auto p = store.Get("pods", "default", "p");
+        ASSERT_TRUE(p.ok());
+        if (p->body["status"].value("phase", "") == "Running") break;
+        clock.Advance(kSecond);
+        if (node_thread) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      auto p = store.Get("pods", "default", "p");
+      ASSERT_TRUE(p.ok());
+      EXPECT_EQ(p->body["spec"].value("nodeName", ""), "n1");
+      EXPECT_EQ(p->body["status"].value("phase", ""), "Running");
+    }
+    EXPECT_EQ(store.watches["pods"], node_thread ? 2 : 1);
+    EXPECT_EQ(store.watches["nodes"], node_thread ? 2 : 1);
+  }
 }
 
 }  // namespace

@@ -18,7 +18,14 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
       options_(options),
       batch_(store, 512, options.async_writes),
       events_(store, clock, options.event_ttl, options.background_events),
-      agents_(store, clock, events_, options.nodes, options.kubelet, options.log),
+      informers_(MakeInformers(store)),
+      // Inline, the node agents read the loop's informers and decode cache: one watch and one
+      // decoded form per object. On their own thread they keep their own.
+      agents_(store, clock, events_, options.nodes, options.kubelet, options.log,
+              options.node_thread ? NodeAgents::Shared{}
+                                  : NodeAgents::Shared{{{"nodes", informers_.at("nodes").get()},
+                                                        {"pods", informers_.at("pods").get()}},
+                                                       &decoded_}),
       live_(store, batch_, clock, {options.seed, 20000, options.log}, metrics_,
             [this](const store::Object& o) -> const manifest::LoadResult& { return decoded_.Get(o); },
             [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
@@ -26,8 +33,13 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
               events_.Record({ns, pod, uid, type, reason, message, "default-scheduler", ""});
               return Status::Ok();
             }) {
-  for (const char* r : kWatched) informers_[r] = std::make_unique<store::Informer>(store_, r);
-  if (options_.simulate_nodes && options_.node_thread) agents_.Start(std::chrono::milliseconds(100));
+  if (options_.simulate_nodes && options_.node_thread) (void)agents_.Start(std::chrono::milliseconds(100));
+}
+
+std::map<std::string, std::unique_ptr<store::Informer>> ControlLoop::MakeInformers(store::Store& store) {
+  std::map<std::string, std::unique_ptr<store::Informer>> informers;
+  for (const char* r : kWatched) informers[r] = std::make_unique<store::Informer>(store, r);
+  return informers;
 }
 
 Status ControlLoop::RunOnce() {

@@ -87,17 +87,17 @@ class ControlLoop {
 
  private:
   Status Schedule();
-
+  static std::map<std::string, std::unique_ptr<store::Informer>> MakeInformers(store::Store& store);
 
   store::Store& store_;
   const Clock& clock_;
   LoopOptions options_;
   WriteBatch batch_;  // the scheduler's writes and the events, one store transaction per flush
-  std::map<std::string, std::unique_ptr<store::Informer>> informers_;  // by resource
-  DecodeCache decoded_;
   LoopMetrics metrics_;
   EventRecorder events_;
-  NodeAgents agents_;  // after events_, which they record to
+  std::map<std::string, std::unique_ptr<store::Informer>> informers_;  // by resource
+  DecodeCache decoded_;
+  NodeAgents agents_;  // after events_, which they record to, and the informers they may share
   bool agents_active_ = false;
   LiveScheduler live_;  // after metrics_, which it updates
 };

@@ -7,7 +7,7 @@ constexpr const char* kResources[] = {"nodes", "pods", "leases", "podmetrics.met
 }  // namespace
 
 NodeAgents::NodeAgents(store::Store& store, const Clock& clock, EventRecorder& events, NodeSimOptions nodes,
-                       model::KubeletConfig kubelet, PressureEviction::Log log)
+                       model::KubeletConfig kubelet, PressureEviction::Log log, Shared shared)
     : store_(store),
       batch_(store),
       nodes_(batch_, clock, std::move(nodes),
@@ -18,8 +18,19 @@ NodeAgents::NodeAgents(store::Store& store, const Clock& clock, EventRecorder& e
                return Status::Ok();
              }),
       pressure_(batch_, events, clock, std::move(kubelet),
-                [this](const store::Object& o) -> const manifest::LoadResult& { return decoded_.Get(o); }, std::move(log)) {
-  for (const char* r : kResources) informers_[r] = std::make_unique<store::Informer>(store_, r);
+                [this](const store::Object& o) -> const manifest::LoadResult& { return decoded_->Get(o); },
+                std::move(log)) {
+  borrows_ = shared.decoded != nullptr || !shared.informers.empty();
+  if (shared.decoded != nullptr) decoded_ = shared.decoded;
+  for (const char* r : kResources) {
+    if (auto it = shared.informers.find(r); it != shared.informers.end() && it->second != nullptr) {
+      informers_[r] = it->second;
+      consumer_[r] = it->second->AddConsumer();
+    } else {
+      informers_[r] = (owned_[r] = std::make_unique<store::Informer>(store_, r)).get();
+      consumer_[r] = 0;
+    }
+  }
 }
 
 NodeAgents::~NodeAgents() {
@@ -30,7 +41,7 @@ NodeAgents::~NodeAgents() {
   }
   cv_.notify_all();
   thread_.join();
-  for (auto& [r, informer] : informers_) informer->SetNotifier(nullptr);
+  for (auto& [r, informer] : owned_) informer->SetNotifier(nullptr);
 }
 
 Status NodeAgents::RunOnce() {
@@ -41,9 +52,9 @@ Status NodeAgents::RunOnce() {
   // Forget the decoded form of objects that are gone (the Leases' changes are only drained: they
   // are never decoded).
   for (const char* r : {"nodes", "pods", "podmetrics.metrics.k8s.io", "leases"}) {
-    const store::Informer& informer = *informers_[r];
-    for (const auto& key : informers_[r]->TakeChanged()) {
-      if (informer.Find(key) == nullptr) decoded_.Forget(r, key.first, key.second);
+    store::Informer& informer = *informers_[r];
+    for (const auto& key : informer.TakeChanged(consumer_[r])) {
+      if (informer.Find(key) == nullptr) decoded_->Forget(r, key.first, key.second);
     }
   }
   ARBITER_RETURN_IF_ERROR(st);
@@ -58,11 +69,13 @@ void NodeAgents::Wake() {
   cv_.notify_one();
 }
 
-void NodeAgents::Start(std::chrono::milliseconds tick) {
-  if (thread_.joinable()) return;
+Status NodeAgents::Start(std::chrono::milliseconds tick) {
+  if (borrows_) return FailedPrecondition("node agents that borrow their owner's informers run on its thread only");
+  if (thread_.joinable()) return Status::Ok();
   // Leases and metrics change on their own clock; the tick covers them.
   for (const char* r : {"nodes", "pods"}) informers_[r]->SetNotifier([this] { Wake(); });
   thread_ = std::thread([this, tick] { Loop(tick); });
+  return Status::Ok();
 }
 
 void NodeAgents::SetActive(bool active) {

@@ -2,7 +2,8 @@
 // KWOK and the kubelets are processes of their own beside kube-scheduler: the NodeSimulator
 // (readiness, heartbeats, Leases, pods started and deleted) and the kubelets' PressureEviction,
 // over informers and a WriteBatch of their own. Events go to the shared (thread-safe)
-// EventRecorder.
+// EventRecorder. Driven on the control loop's own thread, the agents may instead share the loop's
+// informers and decode cache (Shared): one watch and one decoded form per object, not two.
 //
 // Two ways to drive it:
 //   * RunOnce, on the caller's thread (the control loop's inline mode, and tests);
@@ -37,17 +38,26 @@
 
 namespace arbiter::controlplane {
 
+// What node agents borrow from their owner instead of keeping their own: informers by resource
+// (read through a change consumer of the agents' own) and the decode cache. Only for RunOnce on
+// the owner's thread: Start refuses node agents that borrow.
+struct NodeAgentsShared {
+  std::map<std::string, store::Informer*> informers;
+  DecodeCache* decoded = nullptr;
+};
+
 class NodeAgents {
  public:
+  using Shared = NodeAgentsShared;
   NodeAgents(store::Store& store, const Clock& clock, EventRecorder& events, NodeSimOptions nodes,
-             model::KubeletConfig kubelet, PressureEviction::Log log);
+             model::KubeletConfig kubelet, PressureEviction::Log log, Shared shared = {});
   ~NodeAgents();  // stops the thread, if started
 
   // One pass on the caller's thread: sync, simulate, write. Not while the thread runs.
   Status RunOnce();
   // Runs passes on a thread of the agents' own while active (see the top of this file); the
-  // first error of a pass is kept for LastError.
-  void Start(std::chrono::milliseconds tick);
+  // first error of a pass is kept for LastError. FailedPrecondition when the agents borrow.
+  Status Start(std::chrono::milliseconds tick);
   void SetActive(bool active);
   Status LastError();
 
@@ -57,8 +67,12 @@ class NodeAgents {
 
   store::Store& store_;
   WriteBatch batch_;
-  std::map<std::string, std::unique_ptr<store::Informer>> informers_;  // nodes, pods, leases, pod metrics
-  DecodeCache decoded_;
+  std::map<std::string, std::unique_ptr<store::Informer>> owned_;  // those not borrowed
+  std::map<std::string, store::Informer*> informers_;  // nodes, pods, leases, pod metrics
+  std::map<std::string, size_t> consumer_;             // the agents' change consumer of each
+  bool borrows_ = false;
+  DecodeCache own_decoded_;
+  DecodeCache* decoded_ = &own_decoded_;
   NodeSimulator nodes_;
   PressureEviction pressure_;
 
