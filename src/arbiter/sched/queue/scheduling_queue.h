@@ -14,8 +14,8 @@
 // All ordering is total and independent of hash order. Time comes from the injected Clock.
 #pragma once
 
-#include <functional>
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,6 +38,8 @@ enum class ClusterEvent {
   kPodGroupChange,     // a pod group or its membership changed
 };
 inline constexpr size_t kClusterEventKinds = 6;
+static_assert(static_cast<size_t>(ClusterEvent::kPodGroupChange) + 1 == kClusterEventKinds,
+              "kClusterEventKinds counts every ClusterEvent (the queue indexes its pool by them)");
 
 // Whether a plugin that rejected a pod cares about an event (a coarse form of queueing hints).
 bool PluginCaresAbout(std::string_view plugin, ClusterEvent event);
