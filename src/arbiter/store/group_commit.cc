@@ -52,7 +52,10 @@ StatusOr<Object> GroupCommit::Submit(WriteOp op) {
   std::unique_lock<std::mutex> lk(mu_);
   queue_.push_back(&me);
   done_.wait(lk, [&] { return me.result != nullptr || !committing_; });
-  if (me.result != nullptr) return Answer(*me.result);  // committed by another caller's group
+  if (me.result != nullptr) {  // committed by another caller's group
+    lk.unlock();               // the result is this caller's alone now: copy it outside the lock
+    return Answer(*me.result);
+  }
   // This caller commits the group: the oldest writes queued, its own among them.
   committing_ = true;
   std::vector<Waiting*> group;
