@@ -24,6 +24,10 @@ constexpr int kBusyTimeoutMs = 5000;
 // The page cache of the connection (SQLite's default is 2 MiB): more of a busy cluster's
 // rows stay in memory instead of being read back from the file on every write.
 constexpr const char* kCacheSize = "PRAGMA cache_size=-16384";  // KiB
+// After a checkpoint has copied every frame back, the next writer starts the WAL over from its
+// beginning; a WAL that grew past this (a burst the checkpointer could not keep up with) is then
+// cut back to it, and one below it is rewritten in place rather than extended.
+constexpr const char* kJournalSizeLimit = "PRAGMA journal_size_limit=67108864";  // bytes
 // A checkpoint is started once the WAL holds this many pages (SQLite's own autocheckpoint).
 constexpr int kCheckpointPages = 1000;
 constexpr int64_t kSchemaVersion = 1;
@@ -129,6 +133,7 @@ class SqliteStore : public Store {
     ARBITER_RETURN_IF_ERROR(
         Exec(fsync_every_commit ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", "set synchronous"));
     ARBITER_RETURN_IF_ERROR(Exec(kCacheSize, "size the page cache"));
+    ARBITER_RETURN_IF_ERROR(Exec(kJournalSizeLimit, "limit the WAL's size"));
     ARBITER_RETURN_IF_ERROR(StartCheckpointer());
 
     // The schema, created in one transaction so that a crash cannot leave half of it.
@@ -577,6 +582,12 @@ class SqliteStore : public Store {
     int rc = sqlite3_open_v2(path_.c_str(), &checkpoint_db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) return OpenError("open the checkpoint connection", rc);
     sqlite3_busy_timeout(checkpoint_db_, kBusyTimeoutMs);
+    // A connection that has read nothing yet does not know the file is in WAL mode, and a
+    // checkpoint through it does nothing at all (SQLite answers OK with -1 frames): the WAL then
+    // grows for as long as the server runs, and every commit extends the file. Reading the schema
+    // once opens the WAL on this connection.
+    rc = sqlite3_exec(checkpoint_db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) return OpenError("open the WAL on the checkpoint connection", rc);
     // Replaces SQLite's autocheckpoint hook on the writing connection.
     sqlite3_wal_hook(
         db_,
