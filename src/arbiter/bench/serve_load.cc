@@ -273,6 +273,13 @@ Json PodBody(const std::string& name, const std::string& group, const std::strin
 
 StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::function<void(const std::string&)>& progress) {
   const bool preemption = o.scenario == "ServePreemptionBasic";
+  if (preemption && o.measured_pods > o.nodes) {
+    // Each preemptor needs a whole node (its four low-priority pods evicted): the surplus could
+    // never be bound, and the run would only end at the binding timeout.
+    return InvalidArgument("ServePreemptionBasic: --pods (" + std::to_string(o.measured_pods) +
+                           " preemptors) must not exceed --nodes (" + std::to_string(o.nodes) +
+                           "): each preemptor takes a whole node");
+  }
   std::error_code ec;
   const fs::path dir = fs::temp_directory_path() / ("arbiter-bench-" + std::to_string(::getpid()) + "-" +
                                                      std::to_string(SteadyClock::now().time_since_epoch().count()));
