@@ -28,8 +28,11 @@ constexpr const char* kCacheSize = "PRAGMA cache_size=-16384";  // KiB
 // beginning; a WAL that grew past this (a burst the checkpointer could not keep up with) is then
 // cut back to it, and one below it is rewritten in place rather than extended.
 constexpr const char* kJournalSizeLimit = "PRAGMA journal_size_limit=67108864";  // bytes
-// A checkpoint is started once the WAL holds this many pages (SQLite's own autocheckpoint).
-constexpr int kCheckpointPages = 1000;
+// A checkpoint is started once the WAL holds this many pages (32 MiB). SQLite's own
+// autocheckpoint starts at 1000 pages; a larger WAL lets one checkpoint copy back only the latest
+// of the many versions a busy page gets (a pod's row is rewritten by its binding, its status and
+// its deletion within seconds): measured 554 against 474 preemptors/s (docs/benchmarks.md).
+constexpr int kCheckpointPages = 8192;
 constexpr int64_t kSchemaVersion = 1;
 
 constexpr const char* kSchema =
