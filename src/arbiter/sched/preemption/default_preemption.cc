@@ -730,9 +730,12 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
       const bool by_units = have_groups && node.has_group_members();
       if (pod_class != 0 && &node != own_nomination && !by_units) {
         CachedDryRun& e = dry_runs_[snap.IndexOf(&node)];
-        if (e.generation != node.generation() || e.pod_class != pod_class || e.now != now) {
+        if (e.generation != node.generation() || e.pod_class != pod_class || (e.reads_now && e.now != now)) {
           auto r = SelectVictimsOnNode(state, pod, node, pdbs);
-          e = {node.generation(), pod_class, now, std::move(r.first), std::move(r.second)};
+          const auto& sums = node.pod_summaries();
+          const bool reads_now =
+              std::any_of(sums.begin(), sums.end(), [](const NodeInfo::PodSummary& p) { return !p.has_start; });
+          e = {node.generation(), pod_class, reads_now, now, std::move(r.first), std::move(r.second)};
         }
         if (e.candidate) candidate = &*e.candidate;
         status = &e.status;

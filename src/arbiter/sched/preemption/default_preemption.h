@@ -161,11 +161,15 @@ class DefaultPreemption final : public PostFilterPlugin {
   mutable FastPath fast_path_;  // computed per PostFilter call
   mutable std::unique_ptr<UnitBuilder> units_;  // victim units of one PostFilter call
   // Dry-run reuse: per snapshot node, the last result and what it was computed for (the pod's
-  // equivalence class, the node's generation, the time). Only for resource-only dry runs
-  // without PDBs, whose result depends on nothing else.
+  // equivalence class, the node's generation, and the time when it read the time). Only for
+  // resource-only dry runs without PDBs, whose result depends on nothing else.
   struct CachedDryRun {
     uint64_t generation = UINT64_MAX;
     uint64_t pod_class = 0;
+    // The importance order reads the time only for a pod that has not started ("no start =
+    // now"). On a node where every pod has started, the result holds at any time: on a live
+    // clock, which moves between any two cycles, that is what lets it be reused at all.
+    bool reads_now = true;
     Timestamp now = 0;
     std::optional<Candidate> candidate;
     Status status;
