@@ -145,7 +145,8 @@ WatchHubLimits WithCapacity(size_t capacity) {
 
 WatchHub::WatchHub(size_t capacity, int64_t start_revision) : WatchHub(WithCapacity(capacity), start_revision) {}
 
-WatchHub::WatchHub(WatchHubLimits limits, int64_t start_revision) : state_(std::make_shared<State>()) {
+WatchHub::WatchHub(WatchHubLimits limits, int64_t start_revision)
+    : state_(std::make_shared<State>()), reaper_(std::make_unique<Reaper>()) {
   limits.max_events = std::max<size_t>(limits.max_events, 1);
   if (!limits.now_millis) {
     limits.now_millis = [] {
@@ -158,13 +159,15 @@ WatchHub::WatchHub(WatchHubLimits limits, int64_t start_revision) : state_(std::
 }
 
 WatchHub::~WatchHub() {
+  std::deque<Kept> history;
   {
     std::lock_guard<std::mutex> lk(state_->mu);
     state_->closed = true;
-    state_->history.clear();
+    history.swap(state_->history);
     state_->bytes = 0;
   }
   state_->cv.notify_all();
+  // `history` and then the reaper (with what it still holds) are released here, outside the lock.
 }
 
 EventPtr WatchHub::Publish(Event event, size_t bytes) {
@@ -172,6 +175,7 @@ EventPtr WatchHub::Publish(Event event, size_t bytes) {
   bytes += event.object.name.size() + event.object.ns.size();
   auto e = std::make_shared<const Event>(std::move(event));
   const int64_t now = state_->limits.now_millis();
+  std::vector<std::shared_ptr<const void>> retired;
   {
     std::lock_guard<std::mutex> lk(state_->mu);
     state_->history.push_back({e, bytes, now});
@@ -183,21 +187,25 @@ EventPtr WatchHub::Publish(Event event, size_t bytes) {
             now - state_->history.front().at_millis > l.max_age.count())) {
       state_->horizon = state_->history.front().event->object.revision;
       state_->bytes -= state_->history.front().bytes;
+      retired.push_back(std::move(state_->history.front().event));
       state_->history.pop_front();
     }
     // Notifiers only schedule work, so they run under the lock: none can be removed meanwhile.
     for (auto* notify : state_->notifiers) (*notify)();
   }
   state_->cv.notify_all();
+  reaper_->Release(retired);
   return e;
 }
 
 void WatchHub::Compact(int64_t revision) {
+  std::vector<std::shared_ptr<const void>> retired;
   {
     std::lock_guard<std::mutex> lk(state_->mu);
     auto& h = state_->history;
     while (!h.empty() && h.front().event->object.revision <= revision) {
       state_->bytes -= h.front().bytes;
+      retired.push_back(std::move(h.front().event));
       h.pop_front();
     }
     state_->horizon = std::max(state_->horizon, revision);
@@ -205,6 +213,7 @@ void WatchHub::Compact(int64_t revision) {
   }
   // Watchers behind the new horizon learn at once that they are Gone.
   state_->cv.notify_all();
+  reaper_->Release(retired);
 }
 
 StatusOr<std::unique_ptr<Watch>> WatchHub::WatchFrom(const std::string& resource, const std::string& ns,

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "arbiter/base/reaper.h"
 #include "arbiter/base/status.h"
 #include "arbiter/store/store.h"
 
@@ -70,6 +71,9 @@ class WatchHub {
 
  private:
   std::shared_ptr<State> state_;
+  // Events that leave the history are released here, off the writer's thread and outside the
+  // hub's lock: the last reference to an old version frees its whole body.
+  std::unique_ptr<Reaper> reaper_;
 };
 
 // ---- Helpers shared by the backends (implemented in store.cc) ----
