@@ -127,9 +127,10 @@ class WatchCountingStore : public store::Store {
     return inner->Delete(r, ns, n, rev);
   }
   StatusOr<store::ListResult> List(const std::string& r, const std::string& ns) override { return inner->List(r, ns); }
-  StatusOr<std::unique_ptr<store::Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t from) override {
+  StatusOr<std::unique_ptr<store::Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t from,
+                                                    store::WatchOptions options = {}) override {
     ++watches[r];
-    return inner->WatchFrom(r, ns, from);
+    return inner->WatchFrom(r, ns, from, options);
   }
   StatusOr<int64_t> Revision() override { return inner->Revision(); }
   Status Compact(int64_t revision) override { return inner->Compact(revision); }

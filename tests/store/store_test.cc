@@ -689,6 +689,26 @@ TEST_P(StoreTest, WatchDeliversAddedModifiedDeletedInRevisionOrder) {
   EXPECT_EQ(events[4].object.body["metadata"]["resourceVersion"], RV(5));
 }
 
+// An informer waives the deleted bodies (it drops a deleted object by key): it still sees every
+// event in order, and every change with its body; only a deletion may come without one.
+TEST_P(StoreTest, AWatchThatWaivesDeletedBodiesSeesEveryEventAndEveryChangesBody) {
+  WatchOptions waived;
+  waived.deleted_bodies = false;
+  ASSERT_OK_AND_ASSIGN(w, store_->WatchFrom("pods", "", R(0), waived));
+  MustCreate("pods", "default", "web", 1);
+  ASSERT_OK(store_->Update("pods", "default", "web", Body(2), 0).status());
+  ASSERT_OK(store_->Delete("pods", "default", "web", 0).status());
+
+  auto events = Drain(*w, 3);
+  EXPECT_EQ(Describe(events, base_), (std::vector<std::string>{"ADDED pods default/web 1", "MODIFIED pods default/web 2",
+                                                        "DELETED pods default/web 3"}));
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].object.body["spec"]["v"], 1);
+  EXPECT_EQ(events[1].object.body["spec"]["v"], 2);
+  EXPECT_EQ(events[1].object.body["metadata"]["resourceVersion"], RV(2));
+  EXPECT_TRUE(events[2].object.body.is_object());
+}
+
 TEST_P(StoreTest, WatchWithANamespaceSeesOnlyThatNamespace) {
   ASSERT_OK_AND_ASSIGN(w, store_->WatchFrom("pods", "a", R(0)));
   MustCreate("pods", "a", "x", 1);
@@ -1676,8 +1696,9 @@ class ForwardingStore : public Store {
     return inner->Delete(r, ns, n, e);
   }
   StatusOr<ListResult> List(const std::string& r, const std::string& ns) override { return inner->List(r, ns); }
-  StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t f) override {
-    return inner->WatchFrom(r, ns, f);
+  StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t f,
+                                             WatchOptions options = {}) override {
+    return inner->WatchFrom(r, ns, f, options);
   }
   StatusOr<int64_t> Revision() override { return inner->Revision(); }
   Status Compact(int64_t r) override { return inner->Compact(r); }

@@ -444,6 +444,9 @@ struct WatchSpec {
   std::string resource_prefix;  // PREFIX/RESOURCE/
   std::string key;              // the watched prefix: resource_prefix, or resource_prefix + NS/
   int64_t from = 0;
+  // Asks etcd for each event's previous value (prev_kv), which is where a deletion's body comes
+  // from. It comes with every event, so it about doubles what etcd encodes and sends per change.
+  bool deleted_bodies = true;
 };
 
 class EtcdWatch : public Watch {
@@ -587,7 +590,7 @@ class EtcdWatch : public Watch {
     // From the cursor itself (not the one after it): etcd then reports a compaction exactly when
     // an event after the cursor is no longer kept. Events at or before the cursor are dropped.
     create["start_revision"] = std::to_string(std::max<int64_t>(cursor_, 1));
-    create["prev_kv"] = true;
+    if (spec_.deleted_bodies) create["prev_kv"] = true;
     create["progress_notify"] = true;
     Json body = Json::object();
     body["create_request"] = std::move(create);
@@ -741,7 +744,8 @@ class EtcdWatch : public Watch {
       e.type = Int(Field(kv, "create_revision")) == revision ? EventType::kAdded : EventType::kModified;
     }
     if (value_kv.is_null()) {
-      e.object.body = Json::object();  // a deletion whose previous value etcd no longer had
+      // A deletion without its previous value: waived by the watcher, or no longer kept by etcd.
+      e.object.body = Json::object();
     } else {
       auto value = Base64Decode(Text(Field(value_kv, "value")));
       Json body = value ? Json::parse(*value, nullptr, false) : Json();
@@ -975,7 +979,7 @@ class EtcdStore : public Store {
   }
 
   StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& resource, const std::string& ns,
-                                             int64_t from_revision) override {
+                                             int64_t from_revision, WatchOptions options = {}) override {
     if (resource.empty()) return InvalidArgument("a watch needs a resource (such as \"pods\")");
     if (from_revision < 0) {
       return InvalidArgument("cannot watch " + resource + " from revision " + std::to_string(from_revision) +
@@ -988,6 +992,7 @@ class EtcdStore : public Store {
     spec.resource_prefix = ResourcePrefix(resource);
     spec.key = ns.empty() ? spec.resource_prefix : NamespacePrefix(resource, ns);
     spec.from = from_revision;
+    spec.deleted_bodies = options.deleted_bodies;
 
     // A range at the revision itself fails exactly when etcd compacted past it: the cheap way to
     // answer Gone here rather than at the first Next.

@@ -17,7 +17,10 @@ Status Informer::Relist() {
     objects_.emplace(std::move(key), std::make_shared<const Object>(std::move(o)));
   }
   revision_ = list.revision;
-  auto w = store_.WatchFrom(resource_, "", revision_);
+  // A deletion removes the object by its key: its last body is not needed.
+  WatchOptions options;
+  options.deleted_bodies = false;
+  auto w = store_.WatchFrom(resource_, "", revision_, options);
   if (!w.ok()) return w.status();
   watch_ = std::move(*w);
   if (notify_) watch_->SetNotifier(notify_);

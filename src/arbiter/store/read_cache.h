@@ -46,8 +46,8 @@ class ReadCache final : public Store {
     return backing_.Delete(resource, ns, name, expected_revision);
   }
   StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& resource, const std::string& ns,
-                                             int64_t from_revision) override {
-    return backing_.WatchFrom(resource, ns, from_revision);
+                                             int64_t from_revision, WatchOptions options = {}) override {
+    return backing_.WatchFrom(resource, ns, from_revision, options);
   }
   StatusOr<int64_t> Revision() override { return backing_.Revision(); }
   Status Compact(int64_t revision) override { return backing_.Compact(revision); }

@@ -62,6 +62,15 @@ struct ListResult {
 };
 
 // A stream of events after a revision, in revision order, for one resource (and namespace).
+// What a watcher needs of its events.
+struct WatchOptions {
+  // A deletion's event carries the object as it last was, as kube-apiserver's DELETED events do.
+  // A watcher that only needs to know what went (an informer drops it by key) may waive that; a
+  // backend may then send deletions with an empty body. On etcd it spares the previous value
+  // (prev_kv) that would otherwise come with every event of the stream, changes included.
+  bool deleted_bodies = true;
+};
+
 class Watch {
  public:
   virtual ~Watch() = default;
@@ -122,7 +131,7 @@ class Store {
   // Events of `resource` (in `ns` when not empty) with revision > from_revision. Gone when
   // from_revision is older than the kept history (see Compact).
   virtual StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& resource, const std::string& ns,
-                                                     int64_t from_revision) = 0;
+                                                     int64_t from_revision, WatchOptions options = {}) = 0;
   // The latest revision (0 for an empty store).
   virtual StatusOr<int64_t> Revision() = 0;
   // Forgets the history up to and including `revision`: watches from before it get Gone.
