@@ -194,6 +194,8 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
   o.nodes = flags.nodes;
   o.initial_pods = flags.initial_pods_given ? flags.initial_pods : 0;
   o.measured_pods = flags.measured_pods;
+  // One preemptor per node: each takes a whole node once its four low-priority pods are evicted.
+  if (flags.scenario == "ServePreemptionBasic" && !flags.measured_pods_given) o.measured_pods = flags.nodes;
   o.connections = flags.connections_given ? flags.connections : 16;
   o.serve_flags = flags.serve_flags;
   std::vector<double> lags, rates, rss;

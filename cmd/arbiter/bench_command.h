@@ -33,6 +33,7 @@ struct BenchFlags {
   std::string store = "sqlite";
   bool initial_pods_given = false;
   bool connections_given = false;  // their default is 16
+  bool measured_pods_given = false;  // ServePreemptionBasic: one preemptor per node by default
 };
 
 int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& err);

@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   if (plan_cmd->parsed()) return arbiter::cmd::RunPlanCommand(plan, std::cout, std::cerr);
   bench.initial_pods_given = bench_cmd->count("--initial-pods") > 0;
   bench.connections_given = bench_cmd->count("--connections") > 0;
+  bench.measured_pods_given = bench_cmd->count("--pods") > 0;
   if (bench_cmd->parsed()) return arbiter::cmd::RunBenchCommand(bench, std::cout, std::cerr);
   if (serve_cmd->parsed()) return arbiter::cmd::RunServeCommand(serve, std::cout, std::cerr);
   if (version_cmd->parsed()) {
