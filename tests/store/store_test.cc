@@ -1516,6 +1516,26 @@ TEST_F(EtcdStoreTest, RevisionsAreEtcdModRevisionsUnderTheDocumentedKeys) {
   EXPECT_CODE(s->Update("pods", "a", "x", Body(4), x2.revision), StatusCode::kConflict);
 }
 
+// A watch that waives deleted bodies does not ask etcd for previous values: its deletion comes
+// without the object, where a default watch's carries it.
+TEST_F(EtcdStoreTest, AWatchWaivingDeletedBodiesAsksEtcdForNoPreviousValues) {
+  auto s = MustOpen(Options());
+  ASSERT_NE(s, nullptr);
+  ASSERT_OK_AND_ASSIGN(x, s->Create("pods", "a", "x", Body(1)));
+  WatchOptions waived;
+  waived.deleted_bodies = false;
+  ASSERT_OK_AND_ASSIGN(lean, s->WatchFrom("pods", "", x.revision, waived));
+  ASSERT_OK_AND_ASSIGN(full, s->WatchFrom("pods", "", x.revision));
+  ASSERT_OK(s->Delete("pods", "a", "x", 0).status());
+  auto lean_events = Drain(*lean, 1);
+  auto full_events = Drain(*full, 1);
+  ASSERT_EQ(lean_events.size(), 1u);
+  ASSERT_EQ(full_events.size(), 1u);
+  EXPECT_EQ(lean_events[0].type, EventType::kDeleted);
+  EXPECT_FALSE(lean_events[0].object.body.contains("spec")) << lean_events[0].object.body.dump();
+  EXPECT_EQ(full_events[0].object.body["spec"]["v"], 1);
+}
+
 TEST_F(EtcdStoreTest, WatchFromARevisionThatEtcdCompactedIsGone) {
   auto s = MustOpen(Options());
   ASSERT_NE(s, nullptr);

@@ -87,7 +87,6 @@ class MemoryStore : public Store {
     return r;
   }
 
-  // Deleted bodies cost nothing here (the hub's events carry them): `options` is not needed.
   StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& resource, const std::string& ns,
                                              int64_t from_revision, WatchOptions /*options*/ = {}) override {
     std::lock_guard<std::mutex> lk(mu_);

@@ -61,16 +61,17 @@ struct ListResult {
   int64_t revision = 0;       // the store revision the list was read at
 };
 
-// A stream of events after a revision, in revision order, for one resource (and namespace).
 // What a watcher needs of its events.
 struct WatchOptions {
   // A deletion's event carries the object as it last was, as kube-apiserver's DELETED events do.
   // A watcher that only needs to know what went (an informer drops it by key) may waive that; a
   // backend may then send deletions with an empty body. On etcd it spares the previous value
-  // (prev_kv) that would otherwise come with every event of the stream, changes included.
+  // (prev_kv) that would otherwise come with every event of the stream, changes included; the
+  // in-process backends, whose events carry the body anyway, ignore it.
   bool deleted_bodies = true;
 };
 
+// A stream of events after a revision, in revision order, for one resource (and namespace).
 class Watch {
  public:
   virtual ~Watch() = default;
