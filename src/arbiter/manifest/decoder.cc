@@ -5,6 +5,7 @@
 #include <new>
 
 #include "arbiter/base/time.h"
+#include "arbiter/manifest/json_text.h"
 
 namespace arbiter::manifest {
 
@@ -30,32 +31,49 @@ Node& Node::operator=(const Node& other) {
   new (&yaml_) YAML::Node(other.yaml_);
   json_ = other.json_;
   key_ = other.key_;
+  tree_ = other.tree_;
+  index_ = other.index_;
+  lazy_ = other.lazy_;
   return *this;
 }
 
 bool Node::IsDefined() const { return kind_ != Kind::kUndefined; }
 
+namespace {
+using TreeType = JsonTree::Type;
+}  // namespace
+
 bool Node::IsNull() const {
   switch (kind_) {
     case Kind::kYaml: return yaml_.IsNull();
     case Kind::kJson: return json_->is_null();
+    case Kind::kTree: return tree_->at(index_).type == TreeType::kNull;
     default: return false;
   }
 }
 
 bool Node::IsMap() const {
-  return (kind_ == Kind::kYaml && yaml_.IsMap()) || (kind_ == Kind::kJson && json_->is_object());
+  return (kind_ == Kind::kYaml && yaml_.IsMap()) || (kind_ == Kind::kJson && json_->is_object()) ||
+         (kind_ == Kind::kTree && tree_->at(index_).type == TreeType::kObject);
 }
 
 bool Node::IsSequence() const {
-  return (kind_ == Kind::kYaml && yaml_.IsSequence()) || (kind_ == Kind::kJson && json_->is_array());
+  return (kind_ == Kind::kYaml && yaml_.IsSequence()) || (kind_ == Kind::kJson && json_->is_array()) ||
+         (kind_ == Kind::kTree && (tree_->at(index_).type == TreeType::kArray ||
+                                   tree_->at(index_).type == TreeType::kDeferred)) ||
+         kind_ == Kind::kLazy;
 }
 
 bool Node::IsScalar() const {
   switch (kind_) {
     case Kind::kYaml: return yaml_.IsScalar();
     case Kind::kJson: return json_->is_primitive() && !json_->is_null();
-    case Kind::kJsonKey: return true;
+    case Kind::kJsonKey:
+    case Kind::kTreeKey: return true;
+    case Kind::kTree: {
+      const TreeType t = tree_->at(index_).type;
+      return t == TreeType::kBool || t == TreeType::kNumber || t == TreeType::kString;
+    }
     default: return false;
   }
 }
@@ -64,7 +82,9 @@ bool Node::Quoted() const {
   switch (kind_) {
     case Kind::kYaml: return yaml_.Tag() == "!";
     case Kind::kJson: return json_->is_string();
-    case Kind::kJsonKey: return true;
+    case Kind::kJsonKey:
+    case Kind::kTreeKey: return true;
+    case Kind::kTree: return tree_->at(index_).type == TreeType::kString;
     default: return false;
   }
 }
@@ -78,6 +98,8 @@ std::string Node::Scalar() const {
       if (json_->is_boolean()) return json_->get<bool>() ? "true" : "false";
       if (json_->is_number()) return json_->dump();
       return "";
+    case Kind::kTreeKey: return std::string(tree_->at(index_).key);
+    case Kind::kTree: return IsScalar() ? std::string(tree_->at(index_).text) : std::string();
     default: return "";
   }
 }
@@ -86,13 +108,27 @@ size_t Node::size() const {
   switch (kind_) {
     case Kind::kYaml: return yaml_.size();
     case Kind::kJson: return json_->is_structured() ? json_->size() : 0;
-    default: return 0;
+    case Kind::kTree: {
+      const JsonTree::Value& v = tree_->at(index_);
+      return v.type == TreeType::kObject || v.type == TreeType::kArray ? v.size : 0;
+    }
+    default: return 0;  // a LazySequence does not know its size before it is read
   }
 }
 
 YAML::Mark Node::Mark() const { return kind_ == Kind::kYaml ? yaml_.Mark() : YAML::Mark::null_mark(); }
 
 Node Node::Child(std::string_view key) const {
+  if (kind_ == Kind::kTree) {
+    const JsonTree::Value& v = tree_->at(index_);
+    if (v.type != TreeType::kObject) return Node();
+    for (uint32_t c = v.first; c != 0; c = tree_->at(c).next) {
+      if (tree_->at(c).key == key) return tree_->at(c).type == TreeType::kDeferred && tree_->deferred() != nullptr
+                                             ? Node(*tree_->deferred())
+                                             : Node(*tree_, c);
+    }
+    return Node();
+  }
   if (kind_ == Kind::kJson) {
     if (!json_->is_object()) return Node();
     auto it = json_->find(key);
@@ -115,6 +151,17 @@ Node::Iterator Node::At(bool end) const {
     it.json_ = true;
     it.json_container_ = json_;
     it.json_it_ = end ? json_->cend() : json_->cbegin();
+  } else if (kind_ == Kind::kTree) {
+    const JsonTree::Value& v = tree_->at(index_);
+    if (v.type == TreeType::kDeferred && tree_->deferred() != nullptr) return Node(*tree_->deferred()).At(end);
+    if (v.type == TreeType::kObject || v.type == TreeType::kArray) {
+      it.tree_ = tree_;
+      it.tree_map_ = v.type == TreeType::kObject;
+      it.child_ = end ? 0 : v.first;
+    }
+  } else if (kind_ == Kind::kLazy) {
+    it.lazy_ = lazy_;
+    if (!end) it.current_ = lazy_->Next();  // an undefined node: the sequence is at its end
   }
   return it;
 }
@@ -123,7 +170,11 @@ Node::Iterator Node::begin() const { return At(false); }
 Node::Iterator Node::end() const { return At(true); }
 
 Node::Iterator& Node::Iterator::operator++() {
-  if (json_) {
+  if (tree_ != nullptr) {
+    child_ = tree_->at(child_).next;
+  } else if (lazy_ != nullptr) {
+    current_ = lazy_->Next();
+  } else if (json_) {
     ++json_it_;
   } else {
     ++yaml_it_;
@@ -133,6 +184,11 @@ Node::Iterator& Node::Iterator::operator++() {
 }
 
 bool Node::Iterator::operator==(const Iterator& o) const {
+  if (tree_ != nullptr || o.tree_ != nullptr) return tree_ == o.tree_ && child_ == o.child_;
+  if (lazy_ != nullptr || o.lazy_ != nullptr) {
+    // Only the end compares equal to anything: a lazy sequence is read once.
+    return lazy_ == o.lazy_ && !current_.IsDefined() && !o.current_.IsDefined();
+  }
   if (json_ != o.json_) return false;
   if (json_) return json_container_ == o.json_container_ && (json_container_ == nullptr || json_it_ == o.json_it_);
   return yaml_it_ == o.yaml_it_;
@@ -141,7 +197,18 @@ bool Node::Iterator::operator==(const Iterator& o) const {
 const Node::Entry& Node::Iterator::Load() const {
   if (loaded_) return entry_;
   entry_ = Entry{};
-  if (json_) {
+  if (tree_ != nullptr) {
+    if (tree_map_) {
+      entry_.first.kind_ = Kind::kTreeKey;
+      entry_.first.tree_ = tree_;
+      entry_.first.index_ = child_;
+      entry_.second = Node(*tree_, child_);
+    } else {
+      static_cast<Node&>(entry_) = Node(*tree_, child_);
+    }
+  } else if (lazy_ != nullptr) {
+    static_cast<Node&>(entry_) = current_;
+  } else if (json_) {
     if (json_container_->is_object()) {
       entry_.first.kind_ = Kind::kJsonKey;
       entry_.first.key_ = &json_it_.key();

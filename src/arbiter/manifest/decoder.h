@@ -16,10 +16,15 @@
 
 namespace arbiter::manifest {
 
-// A read-only view of one node of a document, over either of the trees the decoder reads: a
-// yaml-cpp node (YAML files) or an nlohmann JSON value (objects as the API server holds them,
-// decoded without a detour through text or YAML). A view of JSON does not own the value: it
-// must outlive the view. Absent children are undefined nodes, as in yaml-cpp.
+class JsonTree;
+class LazySequence;
+
+// A read-only view of one node of a document, over any of the trees the decoder reads: a
+// yaml-cpp node (YAML files), an nlohmann JSON value (objects as the API server holds them,
+// decoded without a detour through text or YAML), or a JsonTree (JSON files, read by the fast
+// reader of json_text.h), whose top-level List may be a LazySequence read as it is iterated. A
+// view does not own what it views: that must outlive the view. Absent children are undefined
+// nodes, as in yaml-cpp.
 //
 // Scalars read as their text: a JSON number as it prints, a boolean as "true" / "false"; a
 // scalar is Quoted when it was written as a string (a JSON string, or a YAML scalar the JSON
@@ -29,6 +34,8 @@ class Node {
   Node() = default;
   Node(const YAML::Node& yaml);  // NOLINT(google-explicit-constructor): the YAML reader's trees
   explicit Node(const nlohmann::json& json) : kind_(Kind::kJson), json_(&json) {}
+  Node(const JsonTree& tree, uint32_t index) : kind_(Kind::kTree), tree_(&tree), index_(index) {}
+  explicit Node(LazySequence& seq) : kind_(Kind::kLazy), lazy_(&seq) {}
   Node(const Node&) = default;
   // Rebinds the view. (yaml-cpp's own assignment writes into the node assigned to, changing
   // the document: it is never used here.)
@@ -56,11 +63,14 @@ class Node {
 
  private:
   Iterator At(bool end) const;
-  enum class Kind { kUndefined, kYaml, kJson, kJsonKey };
+  enum class Kind { kUndefined, kYaml, kJson, kJsonKey, kTree, kTreeKey, kLazy };
   Kind kind_ = Kind::kUndefined;
   YAML::Node yaml_;
   const nlohmann::json* json_ = nullptr;
   const std::string* key_ = nullptr;  // kJsonKey: a JSON object's key
+  const JsonTree* tree_ = nullptr;    // kTree, kTreeKey (the key of value index_)
+  uint32_t index_ = 0;
+  LazySequence* lazy_ = nullptr;      // kLazy
   friend class Iterator;
 };
 
@@ -81,11 +91,26 @@ class Node::Iterator {
   const Entry& Load() const;
   bool json_ = false;
   bool yaml_map_ = false;
+  const JsonTree* tree_ = nullptr;  // iterating a tree's container: the current child, 0 at the end
+  uint32_t child_ = 0;
+  bool tree_map_ = false;
+  LazySequence* lazy_ = nullptr;  // iterating a LazySequence: the current element
+  Node current_;
   YAML::const_iterator yaml_it_;
   nlohmann::json::const_iterator json_it_;
   const nlohmann::json* json_container_ = nullptr;
   mutable Entry entry_;
   mutable bool loaded_ = false;
+};
+
+// A sequence whose elements are read as it is iterated: once, in order (a streamed List's
+// items). Iterating it again continues where the last iteration stopped.
+class LazySequence {
+ public:
+  virtual ~LazySequence() = default;
+  // The next element, valid until the next call; an undefined node at the end (or when reading
+  // stopped).
+  virtual Node Next() = 0;
 };
 
 class Decoder {

@@ -7,12 +7,15 @@
 #include <filesystem>
 #include <memory>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "arbiter/manifest/decoder.h"
+#include "arbiter/manifest/json_text.h"
 #include "arbiter/model/group_hierarchy.h"
 
 namespace arbiter::manifest {
@@ -49,13 +52,15 @@ StatusOr<InputFile> ReadInputFile(const std::string& path, uint64_t max_bytes) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> owned(is_stdin ? nullptr : f, &std::fclose);
   std::string content;
   std::error_code ec;
+  // Read in chunks up to the limit: a pipe or a device (/dev/zero) has no size to check first.
+  constexpr size_t kChunk = size_t{1} << 20;
   if (!is_stdin && std::filesystem::is_regular_file(path, ec)) {
     const uint64_t size = std::filesystem::file_size(path, ec);
     if (!ec && size > max_bytes) return too_large();
-    if (!ec) content.reserve(size);
+    // Room for the last chunk's read and the fast JSON reader's padding, so that the text is
+    // never copied.
+    if (!ec) content.reserve(size + kChunk + 64);
   }
-  // Read in chunks up to the limit: a pipe or a device (/dev/zero) has no size to check first.
-  constexpr size_t kChunk = size_t{1} << 20;
   for (;;) {
     const size_t at = content.size();
     const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, max_bytes + 1 - at));
@@ -284,6 +289,21 @@ std::vector<Document> ParseYamlStream(const InputFile& file, std::vector<std::st
   return docs;
 }
 
+// The reference JSON reader: one JSON value from the start of `text` as a YAML tree (see
+// JsonToYaml). With `whole`, nothing but white space may follow it; otherwise what follows is
+// not read. Problems are reported as document `index` of `file`.
+std::optional<YAML::Node> ParseJsonDocument(std::string_view text, const std::string& file, int index, bool whole,
+                                            std::vector<std::string>& errors) {
+  JsonToYaml builder;
+  if (!nlohmann::json::sax_parse(text.begin(), text.end(), &builder, nlohmann::json::input_format_t::json, whole)) {
+    const std::string& why = !builder.problem().empty() ? builder.problem()
+                                                         : "invalid JSON: " + builder.syntax_error();
+    errors.push_back(file + ": document " + std::to_string(index) + ": " + why);
+    return std::nullopt;
+  }
+  return builder.root();
+}
+
 std::vector<Document> ParseFile(const InputFile& file, std::vector<std::string>& errors) {
   // Neither YAML nor JSON text holds NUL bytes; UTF-16 text (as some Windows editors and shells
   // write) and binary files do.
@@ -302,14 +322,9 @@ std::vector<Document> ParseFile(const InputFile& file, std::vector<std::string>&
     return {};
   }
   if (file.content[first] == '{' || file.content[first] == '[') {
-    JsonToYaml builder;
-    if (!nlohmann::json::sax_parse(file.content, &builder)) {
-      const std::string& why = !builder.problem().empty() ? builder.problem()
-                                                           : "invalid JSON: " + builder.syntax_error();
-      errors.push_back(file.name + ": document 1: " + why);
-      return {};
-    }
-    return {{builder.root(), 1}};
+    auto root = ParseJsonDocument(file.content, file.name, 1, /*whole=*/true, errors);
+    if (!root) return {};
+    return {{*root, 1}};
   }
   return ParseYamlStream(file, errors);
 }
@@ -1891,10 +1906,89 @@ void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& error
   CheckGroupHierarchy(objs, errors);
 }
 
+// How far a LoadResult had got, so that what a document added can be taken back.
+struct ResultMark {
+  size_t nodes, pods, priority_classes, pdbs, namespaces, workloads, pod_groups, composite_pod_groups, pod_metrics,
+      errors;
+  bool config, kubelet_config;
+
+  explicit ResultMark(const LoadResult& r)
+      : nodes(r.objects.nodes.size()),
+        pods(r.objects.pods.size()),
+        priority_classes(r.objects.priority_classes.size()),
+        pdbs(r.objects.pdbs.size()),
+        namespaces(r.objects.namespaces.size()),
+        workloads(r.objects.workloads.size()),
+        pod_groups(r.objects.pod_groups.size()),
+        composite_pod_groups(r.objects.composite_pod_groups.size()),
+        pod_metrics(r.objects.pod_metrics.size()),
+        errors(r.errors.size()),
+        config(r.objects.config.has_value()),
+        kubelet_config(r.objects.kubelet_config.has_value()) {}
+
+  void Undo(LoadResult& r) const {
+    ClusterObjects& o = r.objects;
+    o.nodes.resize(nodes);
+    o.pods.resize(pods);
+    o.priority_classes.resize(priority_classes);
+    o.pdbs.resize(pdbs);
+    o.namespaces.resize(namespaces);
+    o.workloads.resize(workloads);
+    o.pod_groups.resize(pod_groups);
+    o.composite_pod_groups.resize(composite_pod_groups);
+    o.pod_metrics.resize(pod_metrics);
+    if (!config) o.config.reset();
+    if (!kubelet_config) o.kubelet_config.reset();
+    r.errors.resize(errors);
+  }
+};
+
+// Decodes a JSON file (one or several values, as kubectl prints them) with the fast reader
+// (json_text.h), each document as it is read. Where the fast reader steps aside, what the
+// document had decoded is taken back and the reference reader reads it: in the first document,
+// the whole file (exactly as before the fast reader existed); in a later one, that document
+// (its error's line and column then count from the document's start). Returns false when the
+// file is not for the fast reader or the reference reader is to read all of it.
+bool DecodeJsonText(const InputFile& file, ObjectDecoder& decoder, LoadResult& result) {
+  const std::string& text = file.content;
+  if (text.find('\0') != std::string::npos) return false;  // ParseFile says what it is
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] != '{') return false;
+  JsonTextReader reader(text, text.capacity());
+  JsonTree tree;
+  for (int index = 1;; ++index) {
+    const ResultMark mark(result);
+    const JsonTextReader::Result r = reader.Next(tree);
+    if (r == JsonTextReader::Result::kEnd) return true;
+    Origin origin;
+    origin.file = file.name;
+    origin.document = index;
+    if (r == JsonTextReader::Result::kDocument) {
+      try {
+        decoder.Decode(tree.root(), origin);
+      } catch (const std::exception& e) {
+        result.errors.push_back(origin.ToString() + ": cannot decode: " + e.what());
+      }
+      if (reader.Finish()) continue;
+    }
+    mark.Undo(result);
+    if (index == 1) return false;
+    const size_t start = std::min(reader.document_start(), text.size());
+    auto root = ParseJsonDocument(std::string_view(text).substr(start), file.name, index, /*whole=*/false,
+                                  result.errors);
+    if (!root) return true;  // where the text cannot be read, nothing after it is
+    try {
+      decoder.Decode(*root, origin);
+    } catch (const std::exception& e) {
+      result.errors.push_back(origin.ToString() + ": cannot decode: " + e.what());
+    }
+  }
+}
+
 }  // namespace
 
-LoadResult Load(const std::vector<InputFile>& files) {
-  LoadResult result = DecodeEach(files);
+LoadResult Load(const std::vector<InputFile>& files, JsonReader json) {
+  LoadResult result = DecodeEach(files, json);
   if (result.errors.empty()) CheckWholeInput(result.objects, result.errors);
   return result;
 }
@@ -1914,11 +2008,12 @@ LoadResult DecodeJson(const std::string& name, const nlohmann::json& body, bool 
   return result;
 }
 
-LoadResult DecodeEach(const std::vector<InputFile>& files) {
+LoadResult DecodeEach(const std::vector<InputFile>& files, JsonReader json) {
   LoadResult result;
   ObjectDecoder decoder(result.objects, result.errors);
   for (const auto& file : files) {
     decoder.set_strict_strings(file.strict_strings);
+    if (json == JsonReader::kFast && DecodeJsonText(file, decoder, result)) continue;
     for (const auto& doc : ParseFile(file, result.errors)) {
       Origin origin;
       origin.file = file.name;
