@@ -5,7 +5,7 @@
 #include <new>
 
 #include "arbiter/base/time.h"
-#include "arbiter/manifest/json_text.h"
+#include "arbiter/manifest/value_tree.h"
 
 namespace arbiter::manifest {
 
@@ -40,7 +40,7 @@ Node& Node::operator=(const Node& other) {
 bool Node::IsDefined() const { return kind_ != Kind::kUndefined; }
 
 namespace {
-using TreeType = JsonTree::Type;
+using TreeType = ValueTree::Type;
 }  // namespace
 
 bool Node::IsNull() const {
@@ -72,7 +72,7 @@ bool Node::IsScalar() const {
     case Kind::kTreeKey: return true;
     case Kind::kTree: {
       const TreeType t = tree_->at(index_).type;
-      return t == TreeType::kBool || t == TreeType::kNumber || t == TreeType::kString;
+      return t == TreeType::kPlain || t == TreeType::kString;
     }
     default: return false;
   }
@@ -82,8 +82,8 @@ bool Node::Quoted() const {
   switch (kind_) {
     case Kind::kYaml: return yaml_.Tag() == "!";
     case Kind::kJson: return json_->is_string();
-    case Kind::kJsonKey:
-    case Kind::kTreeKey: return true;
+    case Kind::kJsonKey: return true;
+    case Kind::kTreeKey: return tree_->at(index_).key_quoted;
     case Kind::kTree: return tree_->at(index_).type == TreeType::kString;
     default: return false;
   }
@@ -109,7 +109,7 @@ size_t Node::size() const {
     case Kind::kYaml: return yaml_.size();
     case Kind::kJson: return json_->is_structured() ? json_->size() : 0;
     case Kind::kTree: {
-      const JsonTree::Value& v = tree_->at(index_);
+      const ValueTree::Value& v = tree_->at(index_);
       return v.type == TreeType::kObject || v.type == TreeType::kArray ? v.size : 0;
     }
     default: return 0;  // a LazySequence does not know its size before it is read
@@ -120,7 +120,7 @@ YAML::Mark Node::Mark() const { return kind_ == Kind::kYaml ? yaml_.Mark() : YAM
 
 Node Node::Child(std::string_view key) const {
   if (kind_ == Kind::kTree) {
-    const JsonTree::Value& v = tree_->at(index_);
+    const ValueTree::Value& v = tree_->at(index_);
     if (v.type != TreeType::kObject) return Node();
     for (uint32_t c = v.first; c != 0; c = tree_->at(c).next) {
       if (tree_->at(c).key == key) return tree_->at(c).type == TreeType::kDeferred && tree_->deferred() != nullptr
@@ -152,7 +152,7 @@ Node::Iterator Node::At(bool end) const {
     it.json_container_ = json_;
     it.json_it_ = end ? json_->cend() : json_->cbegin();
   } else if (kind_ == Kind::kTree) {
-    const JsonTree::Value& v = tree_->at(index_);
+    const ValueTree::Value& v = tree_->at(index_);
     if (v.type == TreeType::kDeferred && tree_->deferred() != nullptr) return Node(*tree_->deferred()).At(end);
     if (v.type == TreeType::kObject || v.type == TreeType::kArray) {
       it.tree_ = tree_;

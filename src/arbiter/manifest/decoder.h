@@ -16,12 +16,12 @@
 
 namespace arbiter::manifest {
 
-class JsonTree;
+class ValueTree;
 class LazySequence;
 
 // A read-only view of one node of a document, over any of the trees the decoder reads: a
 // yaml-cpp node (YAML files), an nlohmann JSON value (objects as the API server holds them,
-// decoded without a detour through text or YAML), or a JsonTree (JSON files, read by the fast
+// decoded without a detour through text or YAML), or a ValueTree (JSON files, read by the fast
 // reader of json_text.h), whose top-level List may be a LazySequence read as it is iterated. A
 // view does not own what it views: that must outlive the view. Absent children are undefined
 // nodes, as in yaml-cpp.
@@ -34,7 +34,7 @@ class Node {
   Node() = default;
   Node(const YAML::Node& yaml);  // NOLINT(google-explicit-constructor): the YAML reader's trees
   explicit Node(const nlohmann::json& json) : kind_(Kind::kJson), json_(&json) {}
-  Node(const JsonTree& tree, uint32_t index) : kind_(Kind::kTree), tree_(&tree), index_(index) {}
+  Node(const ValueTree& tree, uint32_t index) : kind_(Kind::kTree), tree_(&tree), index_(index) {}
   explicit Node(LazySequence& seq) : kind_(Kind::kLazy), lazy_(&seq) {}
   Node(const Node&) = default;
   // Rebinds the view. (yaml-cpp's own assignment writes into the node assigned to, changing
@@ -68,7 +68,7 @@ class Node {
   YAML::Node yaml_;
   const nlohmann::json* json_ = nullptr;
   const std::string* key_ = nullptr;  // kJsonKey: a JSON object's key
-  const JsonTree* tree_ = nullptr;    // kTree, kTreeKey (the key of value index_)
+  const ValueTree* tree_ = nullptr;    // kTree, kTreeKey (the key of value index_)
   uint32_t index_ = 0;
   LazySequence* lazy_ = nullptr;      // kLazy
   friend class Iterator;
@@ -91,7 +91,7 @@ class Node::Iterator {
   const Entry& Load() const;
   bool json_ = false;
   bool yaml_map_ = false;
-  const JsonTree* tree_ = nullptr;  // iterating a tree's container: the current child, 0 at the end
+  const ValueTree* tree_ = nullptr;  // iterating a tree's container: the current child, 0 at the end
   uint32_t child_ = 0;
   bool tree_map_ = false;
   LazySequence* lazy_ = nullptr;  // iterating a LazySequence: the current element

@@ -68,7 +68,7 @@ class JsonTextReader::Impl final : public LazySequence {
   }
 
   // Next document into `tree`; false at the end. Throws StepAside.
-  bool NextDocument(JsonTree& tree, size_t& start) {
+  bool NextDocument(ValueTree& tree, size_t& start) {
     if (!start_error_.empty()) Fail(start_error_);
     if (!first_) {
       ++it_;
@@ -93,20 +93,20 @@ class JsonTextReader::Impl final : public LazySequence {
     if (type != od::json_type::object) {
       od::value v;
       Check(doc_.get_value().get(v), "document");
-      tree.values_.emplace_back();
+      tree.values().emplace_back();
       Build(tree, v, 0, 1);
       return true;
     }
     Check(doc_.get_object().get(root_), "document");
     // Build the top level, leaving an array under "items" unread: a List's items are read as
     // the decoder iterates them.
-    tree.values_.emplace_back();
+    tree.values().emplace_back();
     bool deferred = false;
     BuildObject(tree, root_, 0, 1, &deferred);
-    const JsonTree::Value& top = tree.at(0);
+    const ValueTree::Value& top = tree.at(0);
     bool is_list = false;
     for (uint32_t c = top.first; c != 0; c = tree.at(c).next) {
-      if (tree.at(c).key == "kind" && tree.at(c).type == JsonTree::Type::kString && tree.at(c).text == "List") {
+      if (tree.at(c).key == "kind" && tree.at(c).type == ValueTree::Type::kString && tree.at(c).text == "List") {
         is_list = true;
       }
     }
@@ -114,10 +114,10 @@ class JsonTextReader::Impl final : public LazySequence {
       // Not a List after all: the whole object, items included, as one tree.
       tree.Clear();
       Check(root_.reset().error(), "document");
-      tree.values_.emplace_back();
+      tree.values().emplace_back();
       BuildObject(tree, root_, 0, 1, nullptr);
     } else if (deferred) {
-      tree.deferred_ = this;
+      tree.set_deferred(this);
     } else {
       items_done_ = true;
     }
@@ -146,7 +146,7 @@ class JsonTextReader::Impl final : public LazySequence {
       od::value v;
       Check((*items_it_).get(v), "item");
       items_tree_.Clear();
-      items_tree_.values_.emplace_back();
+      items_tree_.values().emplace_back();
       Build(items_tree_, v, 0, 3);  // the document's object, its items array, the item
       return items_tree_.root();
     } catch (const StepAside& s) {
@@ -169,31 +169,8 @@ class JsonTextReader::Impl final : public LazySequence {
   }
 
  private:
-  // Appends the children of one container to its tree, linked in order, and counts them.
-  class Children {
-   public:
-    Children(JsonTree& tree, uint32_t parent) : tree_(tree), parent_(parent) {}
-    // A new last child, to be filled (indexes stay valid as the tree grows; references do not).
-    uint32_t Add() {
-      const auto c = static_cast<uint32_t>(tree_.values_.size());
-      tree_.values_.emplace_back();
-      if (last_ == 0) {
-        tree_.values_[parent_].first = c;
-      } else {
-        tree_.values_[last_].next = c;
-      }
-      last_ = c;
-      ++tree_.values_[parent_].size;
-      return c;
-    }
-
-   private:
-    JsonTree& tree_;
-    uint32_t parent_, last_ = 0;
-  };
-
-  // Fills tree.values_[at] with `v` (depth: open containers around it, itself included if it is one).
-  void Build(JsonTree& tree, od::value& v, uint32_t at, int depth) {
+  // Fills tree.values()[at] with `v` (depth: open containers around it, itself included if it is one).
+  void Build(ValueTree& tree, od::value& v, uint32_t at, int depth) {
     od::json_type type = od::json_type::null;
     Check(v.type().get(type), "value");
     switch (type) {
@@ -207,12 +184,12 @@ class JsonTextReader::Impl final : public LazySequence {
         if (depth > kMaxDepth) Fail("nesting is too deep");
         od::array a;
         Check(v.get_array().get(a), "array");
-        tree.values_[at].type = JsonTree::Type::kArray;
-        Children children(tree, at);
+        tree.values()[at].type = ValueTree::Type::kArray;
+        uint32_t last = 0;
         for (auto e : a) {
           od::value child;
           Check(std::move(e).get(child), "array element");
-          const uint32_t c = children.Add();
+          const uint32_t c = tree.AddChild(at, last);
           Build(tree, child, c, depth + 1);
         }
         return;
@@ -220,7 +197,7 @@ class JsonTextReader::Impl final : public LazySequence {
       case od::json_type::string: {
         std::string_view token = TrimRight(v.raw_json_token());
         if (auto plain = PlainString(token)) {
-          tree.values_[at].text = *plain;
+          tree.values()[at].text = *plain;
         } else {
           std::string_view s;
           Check(v.get_string().get(s), "string");
@@ -229,9 +206,9 @@ class JsonTextReader::Impl final : public LazySequence {
               Fail("a control character in a string");
             }
           }
-          tree.values_[at].text = tree.owned_.emplace_back(s);
+          tree.values()[at].text = tree.Keep(s);
         }
-        tree.values_[at].type = JsonTree::Type::kString;
+        tree.values()[at].type = ValueTree::Type::kString;
         return;
       }
       case od::json_type::number: {
@@ -243,68 +220,68 @@ class JsonTextReader::Impl final : public LazySequence {
         if (nt == od::number_type::floating_point_number) {
           double d = 0;
           Check(v.get_double().get(d), "number");
-          tree.values_[at].text = token;
+          tree.values()[at].text = token;
         } else if (nt == od::number_type::signed_integer) {
           int64_t i = 0;
           Check(v.get_int64().get(i), "number");
-          tree.values_[at].text = NumberText(tree, token, std::to_string(i));
+          tree.values()[at].text = NumberText(tree, token, std::to_string(i));
         } else {
           uint64_t u = 0;
           Check(v.get_uint64().get(u), "number");
-          tree.values_[at].text = NumberText(tree, token, std::to_string(u));
+          tree.values()[at].text = NumberText(tree, token, std::to_string(u));
         }
-        tree.values_[at].type = JsonTree::Type::kNumber;
+        tree.values()[at].type = ValueTree::Type::kPlain;
         return;
       }
       case od::json_type::boolean: {
         bool b = false;
         Check(v.get_bool().get(b), "boolean");
-        tree.values_[at].type = JsonTree::Type::kBool;
-        tree.values_[at].text = b ? "true" : "false";
+        tree.values()[at].type = ValueTree::Type::kPlain;
+        tree.values()[at].text = b ? "true" : "false";
         return;
       }
       case od::json_type::null: {
         bool null = false;
         Check(v.is_null().get(null), "null");
         if (!null) Fail("not a value");
-        tree.values_[at].type = JsonTree::Type::kNull;
+        tree.values()[at].type = ValueTree::Type::kNull;
         return;
       }
     }
     Fail("unknown value");
   }
 
-  static std::string_view NumberText(JsonTree& tree, std::string_view token, std::string printed) {
+  static std::string_view NumberText(ValueTree& tree, std::string_view token, std::string printed) {
     if (token == printed) return token;  // nearly always: no copy
-    return tree.owned_.emplace_back(std::move(printed));
+    return tree.Keep(printed);
   }
 
   // `deferred`: when not null, an array under the key "items" is left unread (a kDeferred value)
   // and *deferred says so.
-  void BuildObject(JsonTree& tree, od::object& o, uint32_t at, int depth, bool* deferred) {
+  void BuildObject(ValueTree& tree, od::object& o, uint32_t at, int depth, bool* deferred) {
     if (depth > kMaxDepth) Fail("nesting is too deep");
-    tree.values_[at].type = JsonTree::Type::kObject;
-    Children children(tree, at);
+    tree.values()[at].type = ValueTree::Type::kObject;
+    uint32_t last = 0;
     for (auto f : o) {
       od::field field;
       Check(std::move(f).get(field), "object member");
       std::string_view key = KeyOf(tree, field);
-      const uint32_t c = children.Add();
-      tree.values_[c].key = key;
+      const uint32_t c = tree.AddChild(at, last);
+      tree.values()[c].key = key;
       od::value& child = field.value();
       od::json_type type = od::json_type::null;
       Check(child.type().get(type), "value");
       if (deferred != nullptr && key == "items" && type == od::json_type::array) {
-        tree.values_[c].type = JsonTree::Type::kDeferred;
+        tree.values()[c].type = ValueTree::Type::kDeferred;
         *deferred = true;
       } else {
         Build(tree, child, c, depth + 1);
       }
     }
-    CheckDistinctKeys(tree, at);
+    if (tree.HasDuplicateKey(at)) Fail("a key given twice");  // the reference reader says so
   }
 
-  std::string_view KeyOf(JsonTree& tree, od::field& field) {
+  std::string_view KeyOf(ValueTree& tree, od::field& field) {
     // The key's characters run from raw() to the closing quote; plain keys are viewed in place.
     const char* start = field.key().raw();
     const char* end = start;
@@ -323,26 +300,7 @@ class JsonTextReader::Impl final : public LazySequence {
     for (char c : k) {
       if (static_cast<unsigned char>(c) < 0x20) Fail("a control character in a key");
     }
-    return tree.owned_.emplace_back(k);
-  }
-
-  // The reference reader refuses a key given twice in one object: step aside so that it does.
-  static void CheckDistinctKeys(const JsonTree& tree, uint32_t at) {
-    const JsonTree::Value& o = tree.at(at);
-    if (o.size < 2) return;
-    std::vector<std::string_view> keys;
-    keys.reserve(o.size);
-    for (uint32_t c = o.first; c != 0; c = tree.at(c).next) keys.push_back(tree.at(c).key);
-    if (keys.size() <= 12) {
-      for (size_t i = 0; i < keys.size(); ++i) {
-        for (size_t j = i + 1; j < keys.size(); ++j) {
-          if (keys[i] == keys[j]) Fail("a key given twice");
-        }
-      }
-      return;
-    }
-    std::sort(keys.begin(), keys.end());
-    if (std::adjacent_find(keys.begin(), keys.end()) != keys.end()) Fail("a key given twice");
+    return tree.Keep(k);
   }
 
   std::optional<simdjson::padded_string> padded_;
@@ -354,8 +312,8 @@ class JsonTextReader::Impl final : public LazySequence {
   std::string start_error_;
   od::document_reference doc_;
   od::object root_;
-  JsonTree* tree_ = nullptr;
-  JsonTree items_tree_;
+  ValueTree* tree_ = nullptr;
+  ValueTree items_tree_;
   od::array items_;
   od::array_iterator items_it_;
   bool in_items_ = false, items_first_ = true, items_done_ = true, failed_ = false;
@@ -365,7 +323,7 @@ class JsonTextReader::Impl final : public LazySequence {
 JsonTextReader::JsonTextReader(std::string_view text, size_t capacity) : impl_(std::make_unique<Impl>(text, capacity)) {}
 JsonTextReader::~JsonTextReader() = default;
 
-JsonTextReader::Result JsonTextReader::Next(JsonTree& tree) {
+JsonTextReader::Result JsonTextReader::Next(ValueTree& tree) {
   try {
     return impl_->NextDocument(tree, document_start_) ? Result::kDocument : Result::kEnd;
   } catch (const StepAside& s) {

@@ -15,46 +15,14 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "arbiter/manifest/decoder.h"
+#include "arbiter/manifest/value_tree.h"
 
 namespace arbiter::manifest {
-
-class JsonTree {
- public:
-  enum class Type : uint8_t { kNull, kBool, kNumber, kString, kObject, kArray, kDeferred };
-  struct Value {
-    Type type = Type::kNull;
-    uint32_t size = 0;       // object members or array elements
-    uint32_t first = 0;      // the first child (0: none; the root, 0, is nobody's child)
-    uint32_t next = 0;       // the next sibling (0: none)
-    std::string_view key;    // an object member's key
-    std::string_view text;   // a string's characters; a number as written; "true" / "false"
-  };
-
-  const Value& at(uint32_t i) const { return values_[i]; }
-  bool empty() const { return values_.empty(); }
-  // The view of the root value (an undefined node when empty).
-  Node root() const { return values_.empty() ? Node() : Node(*this, 0); }
-  // The streamed items of a deferred List (Type::kDeferred).
-  LazySequence* deferred() const { return deferred_; }
-  void Clear() {
-    values_.clear();
-    owned_.clear();
-    deferred_ = nullptr;
-  }
-
- private:
-  friend class JsonTextReader;
-  std::vector<Value> values_;
-  std::deque<std::string> owned_;  // unescaped strings (stable addresses)
-  LazySequence* deferred_ = nullptr;
-};
 
 class JsonTextReader {
  public:
@@ -68,7 +36,7 @@ class JsonTextReader {
   enum class Result { kDocument, kEnd, kStepAside };
   // Reads the next document into `tree`. A top-level object of kind List has its `items` deferred:
   // iterating them (once, in order) reads them. Before the next call, `Finish` must be called.
-  Result Next(JsonTree& tree);
+  Result Next(ValueTree& tree);
   // Reads what the decoder left of the document (the rest of a streamed List), so that the whole
   // text is checked. Returns false when the reader stepped aside somewhere in the document
   // (including while the decoder read the items).

@@ -16,6 +16,7 @@
 
 #include "arbiter/manifest/decoder.h"
 #include "arbiter/manifest/json_text.h"
+#include "arbiter/manifest/yaml_text.h"
 #include "arbiter/model/group_hierarchy.h"
 
 namespace arbiter::manifest {
@@ -219,70 +220,116 @@ std::string TabHint(const std::string& text, int first_line) {
   return "";
 }
 
-// Splits a YAML stream at `---` lines so that each document is parsed (and its errors reported)
-// on its own, with line numbers relative to the file.
-std::vector<Document> ParseYamlStream(const InputFile& file, std::vector<std::string>& errors) {
-  std::vector<Document> docs;
-  std::vector<std::pair<int, std::string>> chunks;  // first line (0-based), text
-  std::string current;
+// A YAML stream split at its `---` lines, so that each document is parsed (and its errors
+// reported) on its own, with line numbers relative to the file.
+struct YamlChunk {
+  int start = 0;           // its first line in the file (0-based)
+  std::string_view piece;  // into the file's text
+  std::string owned;       // the text, when it is not a piece of the file's text as it is
+  bool copied = false;
+  std::string_view text() const { return copied ? std::string_view(owned) : piece; }
+  bool blank() const {
+    const std::string_view t = text();
+    return std::all_of(t.begin(), t.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
+  }
+};
+
+// Each chunk is the file's lines between `---` lines, each line ending in a newline: what
+// follows `---` on its line starts the next chunk, and a `...` line ends one and stays as a
+// blank line (keeping line numbers). A chunk that is a piece of the file as it is (nearly
+// always) is not copied.
+std::vector<YamlChunk> SplitYamlStream(const std::string& content) {
+  std::vector<YamlChunk> chunks;
+  const std::string_view all(content);
+  size_t begin = 0;         // where the current chunk's text starts in `all`
+  std::string prefix;       // text the current chunk starts with that is not in `all` there
+  bool copied = false;      // the current chunk needs a copy
   int current_start = 0;
   int line_no = 0;
-  std::istringstream in(file.content);
-  std::string line;
-  auto flush = [&](int next_start) {
-    chunks.emplace_back(current_start, std::move(current));
-    current.clear();
-    current_start = next_start;
-  };
-  while (std::getline(in, line)) {
-    if (line.rfind("---", 0) == 0 &&
-        (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r')) {
-      flush(line_no);  // the rest of this line is the first line of the next chunk
-      // Content after "--- " on the same line belongs to the new document.
-      std::string rest = line.substr(3);
-      current += rest + "\n";
-    } else if (line.rfind("...", 0) == 0 &&
-               (line.size() == 3 || line[3] == ' ' || line[3] == '\r')) {
-      flush(line_no);  // the "..." line stays as a blank line, keeping line numbers
-      current += "\n";
+  auto flush = [&](size_t end, int next_start) {
+    YamlChunk c;
+    c.start = current_start;
+    std::string_view piece = all.substr(begin, end - begin);
+    if (copied || !prefix.empty() || (!piece.empty() && piece.back() != '\n')) {
+      c.owned = prefix + std::string(piece);
+      if (!c.owned.empty() && c.owned.back() != '\n') c.owned += '\n';
+      c.copied = true;
     } else {
-      current += line + "\n";
+      c.piece = piece;
     }
+    chunks.push_back(std::move(c));
+    current_start = next_start;
+    prefix.clear();
+    copied = false;
+  };
+  size_t at = 0;
+  while (at < all.size()) {
+    const size_t nl = all.find('\n', at);
+    const size_t line_end = nl == std::string_view::npos ? all.size() : nl;
+    const size_t next = nl == std::string_view::npos ? all.size() : nl + 1;
+    const std::string_view line = all.substr(at, line_end - at);
+    if (line.substr(0, 3) == "---" && (line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r')) {
+      flush(at, line_no);
+      begin = at + 3;  // content after "---" on the same line belongs to the new document
+      if (nl == std::string_view::npos) copied = true;  // its newline is added
+    } else if (line.substr(0, 3) == "..." && (line.size() == 3 || line[3] == ' ' || line[3] == '\r')) {
+      flush(at, line_no);
+      prefix = "\n";  // the "..." line stays as a blank line
+      begin = next;
+    }
+    at = next;
     ++line_no;
   }
-  flush(line_no);
+  flush(all.size(), line_no);
+  return chunks;
+}
+
+// The reference YAML reader on one chunk, document `index` of `file`: its root, or nullopt with
+// the problem in `errors` — or with nothing added when the chunk holds no document (only
+// comments, or a null), which `*no_document` then says.
+std::optional<YAML::Node> ParseYamlChunk(const std::string& file, const YamlChunk& chunk, int index,
+                                         std::vector<std::string>& errors, bool* no_document) {
+  *no_document = false;
+  const int start = chunk.start;
+  const std::string text(chunk.text());
+  const std::string where = file + ": document " + std::to_string(index) + ": ";
+  auto at = [start](const YAML::Mark& m) {
+    return "line " + std::to_string(start + m.line + 1) + ", column " + std::to_string(m.column + 1);
+  };
+  try {
+    YAML::Node root = YAML::Load(text);
+    if (!root.IsDefined() || root.IsNull()) {
+      *no_document = true;  // a document of only comments is no document
+      return std::nullopt;
+    }
+    std::set<std::pair<int, int>> visited;
+    if (auto dup = FindDuplicateKey(root, visited)) {
+      errors.push_back(where + at(dup->second.Mark()) + ": invalid YAML: mapping key \"" + dup->second.Scalar() +
+                       "\" already defined at line " + std::to_string(start + dup->first.Mark().line + 1));
+      return std::nullopt;
+    }
+    return root;
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp's nesting limit reports only "bad file".
+    std::string msg = e.msg == YAML::ErrorMsg::BAD_FILE ? "nesting is too deep" : e.msg;
+    errors.push_back(where + at(e.mark) + ": invalid YAML: " + msg + TabHint(text, start));
+  } catch (const std::exception& e) {
+    errors.push_back(where + "invalid YAML: " + e.what());
+  }
+  return std::nullopt;
+}
+
+std::vector<Document> ParseYamlStream(const InputFile& file, std::vector<std::string>& errors) {
+  std::vector<Document> docs;
   int index = 0;
-  for (auto& chunk : chunks) {
-    const int start = chunk.first;
-    const std::string& text = chunk.second;
-    bool blank = std::all_of(text.begin(), text.end(),
-                             [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
-    if (blank) continue;
+  for (const YamlChunk& chunk : SplitYamlStream(file.content)) {
+    if (chunk.blank()) continue;
     ++index;
-    const std::string where = file.name + ": document " + std::to_string(index) + ": ";
-    auto at = [start](const YAML::Mark& m) {
-      return "line " + std::to_string(start + m.line + 1) + ", column " + std::to_string(m.column + 1);
-    };
-    try {
-      YAML::Node root = YAML::Load(text);
-      if (!root.IsDefined() || root.IsNull()) {
-        --index;  // a document of only comments is no document
-        continue;
-      }
-      std::set<std::pair<int, int>> visited;
-      if (auto dup = FindDuplicateKey(root, visited)) {
-        errors.push_back(where + at(dup->second.Mark()) + ": invalid YAML: mapping key \"" +
-                         dup->second.Scalar() + "\" already defined at line " +
-                         std::to_string(start + dup->first.Mark().line + 1));
-        continue;
-      }
-      docs.push_back({root, index});
-    } catch (const YAML::Exception& e) {
-      // yaml-cpp's nesting limit reports only "bad file".
-      std::string msg = e.msg == YAML::ErrorMsg::BAD_FILE ? "nesting is too deep" : e.msg;
-      errors.push_back(where + at(e.mark) + ": invalid YAML: " + msg + TabHint(text, start));
-    } catch (const std::exception& e) {
-      errors.push_back(where + "invalid YAML: " + e.what());
+    bool no_document = false;
+    if (auto root = ParseYamlChunk(file.name, chunk, index, errors, &no_document)) {
+      docs.push_back({*root, index});
+    } else if (no_document) {
+      --index;
     }
   }
   if (docs.empty() && index == 0) errors.push_back(file.name + ": the file holds no objects");
@@ -1955,7 +2002,7 @@ bool DecodeJsonText(const InputFile& file, ObjectDecoder& decoder, LoadResult& r
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || text[first] != '{') return false;
   JsonTextReader reader(text, text.capacity());
-  JsonTree tree;
+  ValueTree tree;
   for (int index = 1;; ++index) {
     const ResultMark mark(result);
     const JsonTextReader::Result r = reader.Next(tree);
@@ -1985,10 +2032,73 @@ bool DecodeJsonText(const InputFile& file, ObjectDecoder& decoder, LoadResult& r
   }
 }
 
+// Decodes a YAML stream with the fast reader (yaml_text.h), split at its `---` lines as the
+// reference reader splits it, each document as it is read. Where the fast reader steps aside,
+// what the document had decoded is taken back and the reference reader reads that document. As
+// with the reference reader alone, the file's parse errors come first, then the decoders'.
+// Returns false when the file is not YAML text for the fast reader.
+bool DecodeYamlText(const InputFile& file, ObjectDecoder& decoder, LoadResult& result) {
+  const std::string& text = file.content;
+  if (text.find('\0') != std::string::npos) return false;  // ParseFile says what it is
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] == '{' || text[first] == '[') return false;
+  const size_t errors_at = result.errors.size();
+  std::vector<std::string> parse_errors;
+  int index = 0;
+  ValueTree tree;
+  for (const YamlChunk& chunk : SplitYamlStream(text)) {
+    if (chunk.blank()) continue;
+    ++index;
+    Origin origin;
+    origin.file = file.name;
+    origin.document = index;
+    auto decode = [&](const Node& root) {
+      try {
+        decoder.Decode(root, origin);
+      } catch (const std::exception& e) {
+        result.errors.push_back(origin.ToString() + ": cannot decode: " + e.what());
+      }
+    };
+    const ResultMark mark(result);
+    YamlTextReader reader;
+    // A List's items are decoded as they are parsed, as Decode's List branch would decode them,
+    // which holds if the document turns out to be a List (else they are taken back).
+    const auto r = reader.Read(chunk.text(), tree, [&](const Node& item, int i) {
+      Origin o = origin;
+      o.item = i;
+      try {
+        decoder.Decode(item, o, 1);
+      } catch (const std::exception& e) {
+        result.errors.push_back(o.ToString() + ": cannot decode: " + e.what());
+      }
+    });
+    if (r == YamlTextReader::Result::kDocument) {
+      const Node root = tree.root();
+      const Node kind = root.Child("kind");
+      const bool list = root.IsMap() && kind.IsScalar() && kind.Scalar() == "List";
+      if (!reader.items_streamed() || list) {
+        if (!reader.items_streamed()) decode(root);
+        continue;
+      }
+    }
+    mark.Undo(result);
+    bool no_document = false;
+    if (auto root = ParseYamlChunk(file.name, chunk, index, parse_errors, &no_document)) {
+      decode(Node(*root));
+    } else if (no_document) {
+      --index;
+    }
+  }
+  if (index == 0) parse_errors.push_back(file.name + ": the file holds no objects");
+  result.errors.insert(result.errors.begin() + static_cast<std::ptrdiff_t>(errors_at), parse_errors.begin(),
+                       parse_errors.end());
+  return true;
+}
+
 }  // namespace
 
-LoadResult Load(const std::vector<InputFile>& files, JsonReader json) {
-  LoadResult result = DecodeEach(files, json);
+LoadResult Load(const std::vector<InputFile>& files, TextReader reader) {
+  LoadResult result = DecodeEach(files, reader);
   if (result.errors.empty()) CheckWholeInput(result.objects, result.errors);
   return result;
 }
@@ -2008,12 +2118,15 @@ LoadResult DecodeJson(const std::string& name, const nlohmann::json& body, bool 
   return result;
 }
 
-LoadResult DecodeEach(const std::vector<InputFile>& files, JsonReader json) {
+LoadResult DecodeEach(const std::vector<InputFile>& files, TextReader reader) {
   LoadResult result;
   ObjectDecoder decoder(result.objects, result.errors);
   for (const auto& file : files) {
     decoder.set_strict_strings(file.strict_strings);
-    if (json == JsonReader::kFast && DecodeJsonText(file, decoder, result)) continue;
+    if (reader == TextReader::kFast &&
+        (DecodeJsonText(file, decoder, result) || DecodeYamlText(file, decoder, result))) {
+      continue;
+    }
     for (const auto& doc : ParseFile(file, result.errors)) {
       Origin origin;
       origin.file = file.name;

@@ -69,20 +69,20 @@ struct LoadResult {
   bool ok() const { return errors.empty(); }
 };
 
-// Which reader reads JSON text: the fast reader (json_text.h), which hands what it is not sure
-// of to the reference reader, or the reference reader alone (nlohmann's, into YAML trees; the
-// tests compare the two).
-enum class JsonReader { kFast, kReference };
+// Which readers read the text: the fast ones (json_text.h, yaml_text.h), which hand what they are
+// not sure of to the reference readers, or the reference readers alone (yaml-cpp; nlohmann's
+// into yaml-cpp trees for JSON). The tests compare the two.
+enum class TextReader { kFast, kReference };
 
 // Decodes every document of every file, in order. Also checks what needs the whole input:
 // duplicate objects, pods bound to nodes that are not in the input, pods naming PodGroups that
 // are not in the input, members of one PodGroup with different schedulerNames, and the parent
 // links of the group hierarchy (missing parents, cycles, more than
 // model::kMaxGroupHierarchyDepth levels).
-LoadResult Load(const std::vector<InputFile>& files, JsonReader json = JsonReader::kFast);
+LoadResult Load(const std::vector<InputFile>& files, TextReader reader = TextReader::kFast);
 // Decodes every document on its own, without the checks that need the whole input (the API
 // server validates one object at a time and resolves references against its store).
-LoadResult DecodeEach(const std::vector<InputFile>& files, JsonReader json = JsonReader::kFast);
+LoadResult DecodeEach(const std::vector<InputFile>& files, TextReader reader = TextReader::kFast);
 // Decodes one object held as JSON (as the API server stores it), as DecodeEach decodes a file
 // named `name` holding its text, without printing and parsing it again.
 LoadResult DecodeJson(const std::string& name, const nlohmann::json& body, bool strict_strings = false);

@@ -1,9 +1,10 @@
-// The fast JSON reader (json_text.h) against the reference reader: on every manifest of the
-// repository written as JSON, and on thousands of damaged variants of them, both readers report
-// the same errors word for word and decode the same cluster (compared through the plan it gives,
-// with every node's explanation). Also what only the fast reader does: several JSON values in
-// one file, and a List read item by item.
+// The fast readers (json_text.h, yaml_text.h) against the reference readers: on every manifest
+// of the repository, as YAML and written as JSON, and on thousands of damaged variants of them,
+// both report the same errors word for word and decode the same cluster (compared through the
+// plan it gives, with every node's explanation). Also what only the fast JSON reader does:
+// several JSON values in one file; and Lists read item by item.
 #include "arbiter/manifest/json_text.h"
+#include "arbiter/manifest/yaml_text.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -68,6 +69,21 @@ Json ToJson(const YAML::Node& n, int depth, size_t& budget) {
   }
 }
 
+// Every YAML manifest of the repository, as it is.
+std::vector<std::pair<std::string, std::string>> YamlManifests() {
+  std::vector<std::pair<std::string, std::string>> out;
+  const fs::path src = arbiter::testing::SourceDir();
+  std::vector<fs::path> files;
+  for (const char* dir : {"examples", "tests/manifest/bad_inputs", "fuzz/seeds"}) {
+    for (const auto& e : fs::recursive_directory_iterator(src / dir)) {
+      if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) out.emplace_back(fs::relative(f, src).string(), ReadAll(f));
+  return out;
+}
+
 // Every manifest of the repository that YAML reads, as JSON text: a List of its documents.
 std::vector<std::pair<std::string, std::string>> JsonManifests() {
   std::vector<std::pair<std::string, std::string>> out;
@@ -102,7 +118,7 @@ std::vector<std::pair<std::string, std::string>> JsonManifests() {
 }
 
 // What a load gives, as one comparable text: the errors, else the plan with its explanation.
-std::string Outcome(const std::string& name, const std::string& text, JsonReader reader) {
+std::string Outcome(const std::string& name, const std::string& text, TextReader reader) {
   LoadResult r = Load({{name, text}}, reader);
   std::string out;
   for (const auto& e : r.errors) out += "error: " + e + "\n";
@@ -121,24 +137,19 @@ TEST(JsonTextReader, DecodesEveryManifestOfTheRepositoryAsTheReferenceReaderDoes
   ASSERT_GE(manifests.size(), 150u) << "the examples and the bad-input corpus were not found under "
                                     << arbiter::testing::SourceDir();
   for (const auto& [name, text] : manifests) {
-    EXPECT_EQ(Outcome(name, text, JsonReader::kFast), Outcome(name, text, JsonReader::kReference)) << name;
+    EXPECT_EQ(Outcome(name, text, TextReader::kFast), Outcome(name, text, TextReader::kReference)) << name;
   }
 }
 
-TEST(JsonTextReader, ReportsExactlyWhatTheReferenceReaderReportsOnDamagedText) {
-  // Single-byte damage of every kind JSON can suffer, at random places, in a few manifests
-  // (a deterministic seed: the same cases on every run).
-  auto manifests = JsonManifests();
-  std::vector<std::pair<std::string, std::string>> sources;
-  for (const auto& m : manifests) {
-    if (m.first.rfind("examples/", 0) == 0 || m.first.find("json_") != std::string::npos) sources.push_back(m);
-  }
-  ASSERT_GE(sources.size(), 10u);
+// Damages each source `per_source` times (one byte replaced, inserted or removed, at random with
+// a fixed seed: the same cases on every run) and compares the readers on each; returns how many
+// cases were compared.
+int CompareOnDamagedText(const std::vector<std::pair<std::string, std::string>>& sources, int per_source) {
   std::mt19937_64 rng(17);
-  const std::string alphabet = "{}[],:\"\\0123456789-+.eE tfnul\n\ta\x01\x7f\xc3\xff";
+  const std::string alphabet = "{}[],:\"\\0123456789-+.eE tfnul\n\ta\x01\x7f\xc3\xff#&*!|>'?%@`~";
   int cases = 0;
   for (const auto& [name, text] : sources) {
-    for (int k = 0; k < 200; ++k) {
+    for (int k = 0; k < per_source && !text.empty(); ++k) {
       std::string damaged = text;
       const size_t at = std::uniform_int_distribution<size_t>(0, damaged.size() - 1)(rng);
       const char c = alphabet[std::uniform_int_distribution<size_t>(0, alphabet.size() - 1)(rng)];
@@ -147,17 +158,92 @@ TEST(JsonTextReader, ReportsExactlyWhatTheReferenceReaderReportsOnDamagedText) {
         case 1: damaged.insert(damaged.begin() + static_cast<std::ptrdiff_t>(at), c); break;
         default: damaged.erase(at, 1); break;
       }
-      const std::string reference = Outcome(name, damaged, JsonReader::kReference);
-      // Text after the first value: the reference reader refuses it, where the fast reader reads
-      // it as the next value, as kubectl does (see ReadsSeveralJsonValuesInOneFileAsKubectlDoes).
+      const std::string reference = Outcome(name, damaged, TextReader::kReference);
+      // Text after the first JSON value: the reference reader refuses it, where the fast reader
+      // reads it as the next value, as kubectl does (see ReadsSeveralJsonValuesInOneFileAsKubectlDoes).
       if (reference.find("; expected end of input") != std::string::npos) continue;
       ++cases;
-      EXPECT_EQ(Outcome(name, damaged, JsonReader::kFast), reference)
+      EXPECT_EQ(Outcome(name, damaged, TextReader::kFast), reference)
           << name << " damaged at byte " << at << ":\n"
           << damaged.substr(at > 80 ? at - 80 : 0, 160);
     }
   }
-  EXPECT_GE(cases, 2000);
+  return cases;
+}
+
+TEST(JsonTextReader, ReportsExactlyWhatTheReferenceReaderReportsOnDamagedText) {
+  std::vector<std::pair<std::string, std::string>> sources;
+  for (const auto& m : JsonManifests()) {
+    if (m.first.rfind("examples/", 0) == 0 || m.first.find("json_") != std::string::npos) sources.push_back(m);
+  }
+  ASSERT_GE(sources.size(), 10u);
+  EXPECT_GE(CompareOnDamagedText(sources, 200), 2000);
+}
+
+TEST(YamlTextReader, DecodesEveryYamlManifestOfTheRepositoryAsTheReferenceReaderDoes) {
+  const auto manifests = YamlManifests();
+  ASSERT_GE(manifests.size(), 150u) << "the examples and the bad-input corpus were not found under "
+                                    << arbiter::testing::SourceDir();
+  for (const auto& [name, text] : manifests) {
+    EXPECT_EQ(Outcome(name, text, TextReader::kFast), Outcome(name, text, TextReader::kReference)) << name;
+  }
+}
+
+TEST(YamlTextReader, ReportsExactlyWhatTheReferenceReaderReportsOnDamagedText) {
+  std::vector<std::pair<std::string, std::string>> sources;
+  for (const auto& m : YamlManifests()) {
+    if (m.first.rfind("examples/", 0) == 0 || m.first.rfind("fuzz/", 0) == 0) sources.push_back(m);
+  }
+  ASSERT_GE(sources.size(), 5u);
+  EXPECT_GE(CompareOnDamagedText(sources, 300), 1500);
+}
+
+TEST(YamlTextReader, HandsOverAListsItemsOneByOneAsTheyAreParsed) {
+  std::string list = "apiVersion: v1\nitems:\n";
+  for (int i = 0; i < 50; ++i) {
+    list += "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p" + std::to_string(i) +
+            "\n  spec:\n    containers:\n    - name: c\n";
+  }
+  list += "kind: List\nmetadata:\n  resourceVersion: \"\"\n";
+  YamlTextReader reader;
+  ValueTree tree;
+  int n = 0;
+  ASSERT_EQ(reader.Read(list, tree,
+                        [&](const Node& item, int i) {
+                          EXPECT_EQ(i, n + 1);
+                          EXPECT_EQ(item.Child("metadata").Child("name").Scalar(), "p" + std::to_string(n));
+                          ++n;
+                        }),
+            YamlTextReader::Result::kDocument)
+      << reader.why();
+  EXPECT_EQ(n, 50);
+  EXPECT_TRUE(reader.items_streamed());
+  EXPECT_EQ(tree.root().Child("kind").Scalar(), "List");
+  LoadResult r = Load({{"list.yaml", list}});
+  ASSERT_TRUE(r.ok()) << r.errors[0];
+  ASSERT_EQ(r.objects.pods.size(), 50u);
+  EXPECT_EQ(r.objects.pods[49].origin.item, 50);
+}
+
+TEST(YamlTextReader, TakesBackItemsOfADocumentThatIsNoList) {
+  // `items` at the top of a Pod: not a List, so what was handed over is taken back and the
+  // document decoded as the reference reader decodes it.
+  const std::string pod = "apiVersion: v1\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: x}}\n"
+                          "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n";
+  EXPECT_EQ(Outcome("pod.yaml", pod, TextReader::kFast), Outcome("pod.yaml", pod, TextReader::kReference));
+  LoadResult r = Load({{"pod.yaml", pod}});
+  ASSERT_EQ(r.objects.pods.size(), 1u);
+  EXPECT_EQ(r.objects.pods[0].object.name, "p");
+}
+
+TEST(YamlTextReader, LeavesAnchorsAndAliasesToTheReferenceReader) {
+  const std::string yaml = "apiVersion: v1\nkind: Node\nmetadata:\n  name: a\n  labels: &l {zone: x}\n"
+                           "  annotations: *l\nstatus:\n  allocatable: {cpu: \"4\"}\n";
+  ValueTree tree;
+  EXPECT_EQ(YamlTextReader().Read(yaml, tree, [](const Node&, int) {}), YamlTextReader::Result::kStepAside);
+  LoadResult r = Load({{"alias.yaml", yaml}});
+  ASSERT_TRUE(r.ok()) << r.errors[0];
+  EXPECT_EQ(r.objects.nodes.size(), 1u);
 }
 
 std::string PodJson(const std::string& name, const std::string& extra = "") {
@@ -205,7 +291,7 @@ TEST(JsonTextReader, ReadsAListItemByItemIntoOneReusedTree) {
   for (int i = 0; i < 100; ++i) list += (i > 0 ? "," : "") + PodJson("p" + std::to_string(i));
   list += R"(], "kind": "List", "metadata": {"resourceVersion": ""}})";
   JsonTextReader reader(list, list.size());
-  JsonTree tree;
+  ValueTree tree;
   ASSERT_EQ(reader.Next(tree), JsonTextReader::Result::kDocument);
   Node root = tree.root();
   ASSERT_TRUE(root.Child("items").IsSequence());
@@ -224,7 +310,7 @@ TEST(JsonTextReader, StepsAsideOnAnErrorInAListItemAfterOthersWereRead) {
   std::string list = R"({"apiVersion": "v1", "kind": "List", "items": [)" + PodJson("a") + "," + PodJson("b") +
                      R"(, {"kind": "Pod", "apiVersion": "v1", "x": tru}]})";
   JsonTextReader reader(list, list.size());
-  JsonTree tree;
+  ValueTree tree;
   ASSERT_EQ(reader.Next(tree), JsonTextReader::Result::kDocument) << reader.why();
   int n = 0;
   for (const auto& item : tree.root().Child("items")) {
@@ -238,7 +324,7 @@ TEST(JsonTextReader, StepsAsideOnAnErrorInAListItemAfterOthersWereRead) {
   LoadResult r = Load({{"list.json", list}});
   EXPECT_TRUE(r.objects.pods.empty());
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors, Load({{"list.json", list}}, JsonReader::kReference).errors);
+  EXPECT_EQ(r.errors, Load({{"list.json", list}}, TextReader::kReference).errors);
 }
 
 }  // namespace
