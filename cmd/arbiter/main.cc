@@ -29,6 +29,14 @@ int main(int argc, char** argv) {
                      "Filter every node and dry-run every candidate afresh (same decisions, slower)");
   plan_cmd->add_option("--max-input-size", plan.max_input_size,
                        "The most bytes read from all input files together (a quantity: 512Mi, 2Gi)");
+  plan_cmd->add_option("--server", plan.server,
+                       "Plan against the live state of this Kubernetes API server (nothing is written)");
+  plan_cmd->add_option("--token", plan.token, "With --server: the bearer token to send");
+  plan_cmd->add_flag("--insecure-skip-tls-verify", plan.insecure_skip_tls_verify,
+                     "With --server: do not verify the server's certificate");
+  plan_cmd->add_option("--kubeconfig", plan.kubeconfig,
+                       "Plan against the live state of the cluster of this kubeconfig's current context");
+  plan_cmd->add_option("--context", plan.context, "With --kubeconfig: the context to use instead");
 
   arbiter::cmd::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Run an in-process scheduling benchmark");

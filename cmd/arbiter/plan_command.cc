@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "arbiter/admission/priority_admission.h"
+#include "arbiter/kubeclient/kubeclient.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/model/quantity.h"
 #include "arbiter/nomad/input.h"
@@ -68,8 +69,63 @@ int RunNomadPlan(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
   return nomad::ExitCode(plan);
 }
 
+// What a live cluster holds that plan reads: each collection, listed as kubectl lists it.
+struct LiveCollection {
+  const char* path;
+  const char* api_version;
+  const char* kind;
+  bool optional;  // an API server without the Workload API does not serve it
+};
+constexpr LiveCollection kLiveCollections[] = {
+    {"/api/v1/namespaces", "v1", "Namespace", false},
+    {"/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass", false},
+    {"/api/v1/nodes", "v1", "Node", false},
+    {"/apis/policy/v1/poddisruptionbudgets", "policy/v1", "PodDisruptionBudget", false},
+    {"/apis/scheduling.k8s.io/v1beta1/workloads", "scheduling.k8s.io/v1beta1", "Workload", true},
+    {"/apis/scheduling.k8s.io/v1alpha3/compositepodgroups", "scheduling.k8s.io/v1alpha3", "CompositePodGroup", true},
+    {"/apis/scheduling.k8s.io/v1beta1/podgroups", "scheduling.k8s.io/v1beta1", "PodGroup", true},
+    {"/api/v1/pods", "v1", "Pod", false},
+};
+
+// With --server or --kubeconfig: the live cluster's objects, one List text per collection,
+// read before the files (nothing is written to the cluster). False (problems in `err`) if the
+// cluster cannot be read.
+bool ReadLiveCluster(const PlanFlags& flags, std::vector<manifest::InputFile>& files, std::ostream& err) {
+  if (flags.server.empty() && flags.kubeconfig.empty()) return true;
+  kubeclient::Config config;
+  if (!flags.kubeconfig.empty()) {
+    auto loaded = kubeclient::LoadKubeconfig(flags.kubeconfig, flags.context);
+    if (!loaded.ok()) {
+      err << "arbiter plan: " << loaded.status().message() << "\n";
+      return false;
+    }
+    config = *loaded;
+  }
+  if (!flags.server.empty()) config.server = flags.server;
+  if (!flags.token.empty()) config.token = flags.token;
+  if (flags.insecure_skip_tls_verify) config.insecure = true;
+  auto client = kubeclient::Client::Connect(config);
+  if (!client.ok()) {
+    err << "arbiter plan: " << client.status().message() << "\n";
+    return false;
+  }
+  const auto limit = model::Quantity::Parse(flags.max_input_size);
+  const size_t max_bytes = limit.ok() && limit->value() > 0 ? static_cast<size_t>(limit->value()) : size_t{1} << 30;
+  for (const LiveCollection& c : kLiveCollections) {
+    auto text = (*client)->ListAll(c.path, c.api_version, c.kind, 500, max_bytes);
+    if (!text.ok() && c.optional && text.status().code() == StatusCode::kNotFound) continue;
+    if (!text.ok()) {
+      err << "arbiter plan: " << text.status().message() << "\n";
+      return false;
+    }
+    files.push_back({config.server + c.path, std::move(*text)});
+  }
+  return true;
+}
+
 int RunKubernetesPlan(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
   std::vector<manifest::InputFile> files;
+  if (!ReadLiveCluster(flags, files, err)) return 2;
   if (!ReadInputs(flags, files, err)) return 2;
   manifest::LoadResult loaded = manifest::Load(files);
   std::vector<std::string> errors = loaded.errors;

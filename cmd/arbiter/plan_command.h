@@ -17,6 +17,9 @@ struct PlanFlags {
   int32_t nomad_priority_delta = 10;  // Nomad's: a victim's job is at least this much lower
   bool no_fast_paths = false;
   std::string max_input_size = "1Gi";  // all input files together (a Kubernetes quantity)
+  // Planning against a live cluster: its API server (or a kubeconfig and context) and token.
+  std::string server, token, kubeconfig, context;
+  bool insecure_skip_tls_verify = false;
 };
 
 int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err);

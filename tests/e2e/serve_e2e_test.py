@@ -221,6 +221,42 @@ class KubectlTest(ServeTestCase):
         wide = self.kubectl("get", "pods", "-o", "wide").stdout
         self.assertRegex(wide, r"urgent\s+1/1\s+Running\s+0\s+\S+\s+\S+\s+node-1\s+<none>")
 
+    def test_plan_against_the_live_server_gives_what_a_dump_of_it_gives(self):
+        # `arbiter plan --kubeconfig` lists the server's objects (page by page) and plans the new
+        # pod against them, writing nothing: the same plan as `plan -f` on kubectl's dump, and
+        # what the server itself then does (urgent preempts filler).
+        self.apply(CLUSTER)
+        self.apply(pod_yaml("filler", "low", "3"))
+        self.wait_for("filler running", lambda: (self.pod("filler") or {}).get("status", {}).get("phase") == "Running")
+        urgent = os.path.join(self.tmp.name, "urgent.yaml")
+        with open(urgent, "w") as f:
+            f.write(pod_yaml("urgent", "high", "2"))
+        live = subprocess.run([ARBITER, "plan", "--kubeconfig", self.kubeconfig, "-f", urgent, "-o", "json"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(live.returncode, 0, live.stderr)
+        dump = os.path.join(self.tmp.name, "dump.json")
+        with open(dump, "w") as f:
+            f.write(self.kubectl("get", "namespaces,priorityclasses,nodes,pdb,pods", "-A", "-o", "json").stdout)
+        offline = subprocess.run([ARBITER, "plan", "-f", dump, "-f", urgent, "-o", "json"],
+                                 capture_output=True, text=True, timeout=60)
+        self.assertEqual(offline.returncode, 0, offline.stderr)
+        strip = lambda text: {k: v for k, v in json.loads(text).items() if k != "events"}  # event times differ
+        self.assertEqual(strip(live.stdout), strip(offline.stdout))
+        plan = json.loads(live.stdout)
+        self.assertEqual([(p["name"], p["status"], p["node"]) for p in plan["pods"]],
+                         [("default/urgent", "Scheduled", "node-1")])
+        self.assertEqual([v["name"] for v in plan["preemptions"][0]["victims"]], ["default/filler"])
+        self.assertIsNone(self.pod("urgent"))  # nothing was written
+        # The server does what the plan said.
+        self.apply(pod_yaml("urgent", "high", "2"))
+        self.wait_for("urgent bound to node-1", lambda: ((self.pod("urgent") or {}).get("spec", {}).get("nodeName")) == "node-1",
+                      timeout=30)
+        # A server that is not there is a clear error.
+        gone = subprocess.run([ARBITER, "plan", "--server", "http://127.0.0.1:1", "-f", urgent],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(gone.returncode, 2)
+        self.assertIn("cannot reach http://127.0.0.1:1", gone.stderr)
+
     def test_get_prints_yaml_and_json_and_delete_removes(self):
         self.apply(CLUSTER)
         self.apply(pod_yaml("p", "low", "1"))

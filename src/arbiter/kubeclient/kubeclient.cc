@@ -1,0 +1,248 @@
+// The Kubernetes API client of `arbiter plan --server`: kubeconfig, TLS and paginated lists.
+#include "arbiter/kubeclient/kubeclient.h"
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <yaml-cpp/yaml.h>
+
+namespace arbiter::kubeclient {
+
+namespace {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+StatusOr<std::string> ReadFile(const fs::path& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(what + ": cannot read " + path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+StatusOr<std::string> Base64(const std::string& text, const std::string& what) {
+  std::string clean;
+  for (char c : text) {
+    if (c != '\n' && c != '\r' && c != ' ') clean += c;
+  }
+  if (clean.size() % 4 != 0) return InvalidArgument(what + ": not base64");
+  std::string out(clean.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(clean.data()), static_cast<int>(clean.size()));
+  if (n < 0) return InvalidArgument(what + ": not base64");
+  size_t len = static_cast<size_t>(n);
+  if (!clean.empty() && clean.back() == '=') --len;
+  if (clean.size() > 1 && clean[clean.size() - 2] == '=') --len;
+  out.resize(len);
+  return out;
+}
+
+// A named entry of one of a kubeconfig's lists (clusters, users, contexts).
+YAML::Node Named(const YAML::Node& list, const std::string& name) {
+  if (!list.IsSequence()) return YAML::Node();
+  for (const auto& e : list) {
+    if (e.IsMap() && e["name"] && e["name"].Scalar() == name) return e;
+  }
+  return YAML::Node();
+}
+
+// A PEM given inline (`<field>-data`, base64) or as a file (`<field>`), relative to `dir`.
+StatusOr<std::string> Pem(const YAML::Node& m, const std::string& field, const fs::path& dir, const std::string& what) {
+  if (m[field + "-data"] && m[field + "-data"].IsScalar()) return Base64(m[field + "-data"].Scalar(), what + "." + field + "-data");
+  if (m[field] && m[field].IsScalar()) {
+    fs::path p = m[field].Scalar();
+    if (p.is_relative()) p = dir / p;
+    return ReadFile(p, what + "." + field);
+  }
+  return std::string();
+}
+
+// A query parameter's value, percent-encoded.
+std::string Escape(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+class HttpClient final : public Client {
+ public:
+  explicit HttpClient(const Config& c) : config_(c) {}
+
+  Status Init() {
+    const bool https = config_.server.rfind("https://", 0) == 0;
+    if (!https && config_.server.rfind("http://", 0) != 0) {
+      return InvalidArgument("--server: \"" + config_.server + "\" must start with https:// or http://");
+    }
+    // host[:port], a bracketed IPv6 address allowed; no path.
+    std::string host = config_.server.substr(https ? 8 : 7);
+    if (const size_t slash = host.find('/'); slash != std::string::npos) host.resize(slash);
+    int port = https ? 443 : 80;
+    const size_t bracket = host.rfind(']');
+    if (const size_t colon = host.rfind(':');
+        colon != std::string::npos && (bracket == std::string::npos || colon > bracket)) {
+      port = std::atoi(host.c_str() + colon + 1);
+      host.resize(colon);
+    }
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.empty() || port <= 0 || port > 65535) {
+      return InvalidArgument("--server: \"" + config_.server + "\" has no host, or a bad port");
+    }
+    if (https) {
+      X509* cert = nullptr;
+      EVP_PKEY* key = nullptr;
+      if (!config_.client_cert_pem.empty()) {
+        BIO* b = BIO_new_mem_buf(config_.client_cert_pem.data(), static_cast<int>(config_.client_cert_pem.size()));
+        cert = PEM_read_bio_X509(b, nullptr, nullptr, nullptr);
+        BIO_free(b);
+        BIO* k = BIO_new_mem_buf(config_.client_key_pem.data(), static_cast<int>(config_.client_key_pem.size()));
+        key = PEM_read_bio_PrivateKey(k, nullptr, nullptr, nullptr);
+        BIO_free(k);
+        if (cert == nullptr || key == nullptr) return InvalidArgument("the client certificate or key is not PEM");
+      }
+      auto ssl = std::make_unique<httplib::SSLClient>(host, port, cert, key);
+      if (cert != nullptr) X509_free(cert);
+      if (key != nullptr) EVP_PKEY_free(key);
+      ssl->enable_server_certificate_verification(!config_.insecure);
+      if (!config_.ca_pem.empty()) {
+        X509_STORE* store = X509_STORE_new();
+        BIO* b = BIO_new_mem_buf(config_.ca_pem.data(), static_cast<int>(config_.ca_pem.size()));
+        int added = 0;
+        while (X509* ca = PEM_read_bio_X509(b, nullptr, nullptr, nullptr)) {
+          added += X509_STORE_add_cert(store, ca);
+          X509_free(ca);
+        }
+        BIO_free(b);
+        if (added == 0) {
+          X509_STORE_free(store);
+          return InvalidArgument("the certificate authority is not PEM");
+        }
+        ssl->set_ca_cert_store(store);  // owned by the client from here
+      }
+      http_ = std::move(ssl);
+    } else {
+      http_ = std::make_unique<httplib::ClientImpl>(host, port);
+    }
+    if (!config_.token.empty()) http_->set_bearer_token_auth(config_.token.c_str());
+    http_->set_connection_timeout(10);
+    http_->set_read_timeout(60);
+    http_->set_keep_alive(true);
+    return Status::Ok();
+  }
+
+  StatusOr<std::string> ListAll(const std::string& path, const std::string& api_version, const std::string& kind,
+                                size_t page, size_t max_bytes) override {
+    Json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", Json::array()}};
+    std::string cont;
+    size_t bytes = 0;
+    do {
+      std::string target = path + "?limit=" + std::to_string(page);
+      if (!cont.empty()) target += "&continue=" + Escape(cont);
+      auto r = http_->Get(target.c_str(), httplib::Headers{{"Accept", "application/json"}});
+      if (!r) {
+        return Unavailable("cannot reach " + config_.server + " (GET " + target + ": " + httplib::to_string(r.error()) +
+                           ")");
+      }
+      if (r->status == 404) return NotFound(path + " is not served by " + config_.server);
+      if (r->status == 401 || r->status == 403) {
+        return FailedPrecondition("GET " + path + " on " + config_.server + ": " + std::to_string(r->status) +
+                                " (give a token with --token, or a kubeconfig whose user may list it)");
+      }
+      if (r->status != 200) {
+        return Unavailable("GET " + config_.server + target + ": HTTP " + std::to_string(r->status));
+      }
+      bytes += r->body.size();
+      if (bytes > max_bytes) return InvalidArgument(path + ": the listing is larger than the input limit (raise --max-input-size)");
+      Json body = Json::parse(r->body, nullptr, false);
+      if (!body.is_object() || !body["items"].is_array()) return Unavailable("GET " + path + ": not a list");
+      for (auto& item : body["items"]) {
+        if (!item.is_object()) continue;
+        item["apiVersion"] = api_version;
+        item["kind"] = kind;
+        list["items"].push_back(std::move(item));
+      }
+      cont = body.value("metadata", Json::object()).value("continue", "");
+    } while (!cont.empty());
+    return list.dump();
+  }
+
+ private:
+  Config config_;
+  std::unique_ptr<httplib::ClientImpl> http_;
+};
+
+}  // namespace
+
+StatusOr<Config> LoadKubeconfig(const std::string& path, const std::string& context) {
+  ARBITER_ASSIGN_OR_RETURN(text, ReadFile(path, "--kubeconfig"));
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(path + ": not a kubeconfig: " + e.what());
+  }
+  if (!doc.IsMap()) return InvalidArgument(path + ": not a kubeconfig");
+  const std::string ctx_name = !context.empty() ? context : doc["current-context"] ? doc["current-context"].Scalar() : "";
+  if (ctx_name.empty()) return InvalidArgument(path + ": no current-context (name one with --context)");
+  const YAML::Node ctx = Named(doc["contexts"], ctx_name)["context"];
+  if (!ctx || !ctx.IsMap()) return InvalidArgument(path + ": no context \"" + ctx_name + "\"");
+  const std::string cluster_name = ctx["cluster"] ? ctx["cluster"].Scalar() : "";
+  const std::string user_name = ctx["user"] ? ctx["user"].Scalar() : "";
+  const YAML::Node cluster = Named(doc["clusters"], cluster_name)["cluster"];
+  if (!cluster || !cluster.IsMap() || !cluster["server"]) {
+    return InvalidArgument(path + ": context \"" + ctx_name + "\" names cluster \"" + cluster_name + "\", which has no server");
+  }
+  const fs::path dir = fs::path(path).parent_path();
+  Config c;
+  c.server = cluster["server"].Scalar();
+  c.insecure = cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].Scalar() == "true";
+  const std::string where = path + ": cluster \"" + cluster_name + "\"";
+  ARBITER_ASSIGN_OR_RETURN(ca, Pem(cluster, "certificate-authority", dir, where));
+  c.ca_pem = std::move(ca);
+  if (!user_name.empty()) {
+    const YAML::Node user = Named(doc["users"], user_name)["user"];
+    if (user && user.IsMap()) {
+      const std::string uwhere = path + ": user \"" + user_name + "\"";
+      if (user["token"]) c.token = user["token"].Scalar();
+      if (user["tokenFile"]) {
+        ARBITER_ASSIGN_OR_RETURN(read, ReadFile(user["tokenFile"].Scalar(), uwhere + ".tokenFile"));
+        std::string token = read;
+        while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+        c.token = token;
+      }
+      ARBITER_ASSIGN_OR_RETURN(cert, Pem(user, "client-certificate", dir, uwhere));
+      ARBITER_ASSIGN_OR_RETURN(key, Pem(user, "client-key", dir, uwhere));
+      c.client_cert_pem = std::move(cert);
+      c.client_key_pem = std::move(key);
+      if (user["exec"] || user["auth-provider"]) {
+        return InvalidArgument(uwhere + ": exec and auth-provider credentials are not supported (give --token)");
+      }
+    }
+  }
+  return c;
+}
+
+StatusOr<std::unique_ptr<Client>> Client::Connect(const Config& config) {
+  auto c = std::make_unique<HttpClient>(config);
+  ARBITER_RETURN_IF_ERROR(c->Init());
+  return std::unique_ptr<Client>(std::move(c));
+}
+
+}  // namespace arbiter::kubeclient
