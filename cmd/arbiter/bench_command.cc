@@ -11,6 +11,7 @@
 #include "arbiter/bench/api_load.h"
 #include "arbiter/bench/serve_load.h"
 #include "arbiter/bench/decision_quality.h"
+#include "arbiter/bench/model_footprint.h"
 #include "arbiter/bench/gang_scenarios.h"
 #include "arbiter/bench/nomad_placement.h"
 #include "arbiter/bench/preemption_scenarios.h"
@@ -249,7 +250,8 @@ int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& er
   static const std::vector<std::string> kScenarios = {
       "SchedulingBasic", "PreemptionBasic",         "PreemptionBasicLegacy",  "Unschedulable",
       "GangScheduling",  "GangPreemptionBasic",     "GangPreemptionPodGroups", "PreemptionPodGroupDisruptionMode",
-      "NomadPlacement", "DecisionQuality", "ApiLoad", "ServeSchedulingBasic", "ServePreemptionBasic"};
+      "NomadPlacement", "DecisionQuality", "ApiLoad", "ServeSchedulingBasic", "ServePreemptionBasic",
+      "ModelFootprint"};
   if (std::find(kScenarios.begin(), kScenarios.end(), flags.scenario) == kScenarios.end()) {
     err << "arbiter bench: unknown scenario \"" << flags.scenario << "\" (available:";
     for (const auto& s : kScenarios) err << " " << s;
@@ -257,6 +259,23 @@ int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& er
     return 2;
   }
   if (flags.scenario.rfind("Serve", 0) == 0) return RunServeBench(flags, out, err);
+  if (flags.scenario == "ModelFootprint") {
+    if (flags.dump.empty()) {
+      err << "arbiter bench: ModelFootprint needs --dump FILE (scripts/make-cluster-dump.py writes one)\n";
+      return 2;
+    }
+    auto r = bench::MeasureModelFootprint(flags.dump);
+    if (!r.ok()) {
+      err << "arbiter bench: " << r.status().message() << "\n";
+      return 1;
+    }
+    out << Json{{"scenario", "ModelFootprint"}, {"dump", flags.dump}, {"nodes", r->nodes}, {"pods", r->pods},
+                {"loadSeconds", r->load_seconds}, {"bytesPerNode", r->bytes_per_node},
+                {"bytesPerPod", r->bytes_per_pod}, {"allocator", r->allocator}}
+               .dump()
+        << "\n";
+    return 0;
+  }
   if (flags.scenario == "ApiLoad") {
     bench::ApiLoadOptions o;
     o.server = flags.server;

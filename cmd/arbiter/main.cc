@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   arbiter::cmd::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Run an in-process scheduling benchmark");
   bench_cmd->add_option("--scenario", bench.scenario, "Scenario name");
+  bench_cmd->add_option("--dump", bench.dump, "ModelFootprint: the cluster dump (kubectl get -o json|yaml) to decode");
   bench_cmd->add_option("--nodes", bench.nodes, "Number of nodes")->check(CLI::Range(1, 1000000));
   bench_cmd->add_option("--initial-pods", bench.initial_pods, "Pods scheduled before measuring");
   bench_cmd->add_option("--pods", bench.measured_pods, "Measured pods")->check(CLI::Range(1, 10000000));

@@ -1,0 +1,58 @@
+#include "arbiter/bench/model_footprint.h"
+
+#include <dlfcn.h>
+#include <malloc.h>
+
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include "arbiter/manifest/loader.h"
+
+namespace arbiter::bench {
+
+namespace {
+
+// The heap bytes in use, as the allocator counts them: tcmalloc's when it is the allocator (its C
+// API, found at run time), else glibc's.
+std::pair<size_t, std::string> HeapInUse() {
+  using GetProperty = int (*)(const char*, size_t*);
+  static auto* tcmalloc = reinterpret_cast<GetProperty>(dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty"));
+  size_t v = 0;
+  if (tcmalloc != nullptr && tcmalloc("generic.current_allocated_bytes", &v) != 0) return {v, "tcmalloc"};
+  return {mallinfo2().uordblks, "glibc"};
+}
+
+// The bytes `drop` gives back.
+template <typename Fn>
+size_t Freed(Fn&& drop) {
+  const size_t before = HeapInUse().first;
+  drop();
+  const size_t after = HeapInUse().first;
+  return before > after ? before - after : 0;
+}
+
+}  // namespace
+
+StatusOr<ModelFootprint> MeasureModelFootprint(const std::string& dump_path) {
+  auto read = manifest::ReadInputFile(dump_path, uint64_t{1} << 34);
+  if (!read.ok()) return read.status();
+  std::vector<manifest::InputFile> files;
+  files.push_back(std::move(*read));
+  const auto start = std::chrono::steady_clock::now();
+  manifest::LoadResult r = manifest::Load(files);
+  ModelFootprint f;
+  f.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!r.ok()) return InvalidArgument(r.errors.front());
+  files.clear();  // the text is not the model
+  f.nodes = r.objects.nodes.size();
+  f.pods = r.objects.pods.size();
+  f.allocator = HeapInUse().second;
+  const size_t node_bytes = Freed([&] { std::exchange(r.objects.nodes, {}); });
+  const size_t pod_bytes = Freed([&] { std::exchange(r.objects.pods, {}); });
+  f.bytes_per_node = f.nodes > 0 ? node_bytes / f.nodes : 0;
+  f.bytes_per_pod = f.pods > 0 ? pod_bytes / f.pods : 0;
+  return f;
+}
+
+}  // namespace arbiter::bench
