@@ -1,0 +1,117 @@
+// The dispatch on kind (and Lists), for every document.
+#include "arbiter/manifest/object_decoder.h"
+
+namespace arbiter::manifest::internal {
+
+using model::Quantity;
+
+struct KindInfo {
+  std::string_view kind;
+  std::string_view api_version;
+};
+constexpr KindInfo kKinds[] = {
+    {"Node", "v1"},
+    {"Pod", "v1"},
+    {"Namespace", "v1"},
+    {"PriorityClass", "scheduling.k8s.io/v1"},
+    {"PodDisruptionBudget", "policy/v1"},
+    {"Workload", "scheduling.k8s.io/v1beta1"},
+    {"PodGroup", "scheduling.k8s.io/v1beta1"},
+    {"CompositePodGroup", "scheduling.k8s.io/v1alpha3"},
+    {"KubeSchedulerConfiguration", "kubescheduler.config.k8s.io/v1"},
+    {"PodMetrics", "metrics.k8s.io/v1beta1"},
+    {"KubeletConfiguration", "kubelet.config.k8s.io/v1beta1"},
+};
+
+void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
+  d_.set_prefix(origin.ToString());
+  if (!root.IsMap()) {
+    d_.Error("", "a document must be an object with apiVersion and kind");
+    return;
+  }
+  auto kind = d_.String(D::Child(root, "kind"), "kind");
+  auto api = d_.String(D::Child(root, "apiVersion"), "apiVersion");
+  if (!kind) {
+    if (!D::Present(D::Child(root, "kind"))) d_.Error("kind", "is required");
+    return;
+  }
+  if (*kind == "List") {
+    Node items = D::Child(root, "items");
+    if (!d_.ExpectSeq(items, "items")) return;
+    if (!D::Present(items)) return;
+    // Lists may hold Lists. YAML aliases could repeat a List many times or make it hold
+    // itself: each List is read once.
+    if (list_depth == 0) lists_seen_.clear();
+    if (const YAML::Mark m = items.Mark(); !m.is_null() && !lists_seen_.insert({m.line, m.column}).second) {
+      d_.Error("items", "this List is already included (through a YAML alias)");
+      return;
+    }
+    if (list_depth >= kMaxListDepth) {
+      d_.Error("items", "Lists are nested more than " + std::to_string(kMaxListDepth) + " deep");
+      return;
+    }
+    int i = 0;
+    for (const auto& item : items) {
+      Origin o = origin;
+      o.item = ++i;
+      Decode(item, o, list_depth + 1);
+    }
+    return;
+  }
+  const KindInfo* info = nullptr;
+  for (const auto& k : kKinds) {
+    if (k.kind == *kind) info = &k;
+  }
+  if (info == nullptr) {
+    std::string known;
+    for (const auto& k : kKinds) known += (known.empty() ? "" : ", ") + std::string(k.kind);
+    d_.Error("kind", "unknown kind \"" + *kind + "\" (Arbiter reads " + known + " and List)");
+    return;
+  }
+  origin.kind = *kind;
+  // Name the object in every later error.
+  Node md = D::Child(root, "metadata");
+  Node name = D::Child(md, "name");
+  if (name.IsScalar()) {
+    const bool namespaced = *kind == "Pod" || *kind == "PodDisruptionBudget" || *kind == "Workload" ||
+                            *kind == "PodGroup" || *kind == "CompositePodGroup" || *kind == "PodMetrics";
+    std::string ns = "default";
+    if (Node nsn = D::Child(md, "namespace"); nsn.IsScalar()) ns = nsn.Scalar();
+    origin.object = namespaced ? ns + "/" + name.Scalar() : name.Scalar();
+  }
+  d_.set_prefix(origin.ToString());
+  if (!api) {
+    if (!D::Present(D::Child(root, "apiVersion"))) d_.Error("apiVersion", "is required");
+    return;
+  }
+  if (*api != info->api_version) {
+    d_.Error("apiVersion", "unsupported apiVersion \"" + *api + "\" for kind " + *kind + " (want " +
+                               std::string(info->api_version) + ")");
+    return;
+  }
+  if (*kind == "Node") {
+    DecodeNode(root, origin);
+  } else if (*kind == "Pod") {
+    DecodePod(root, origin);
+  } else if (*kind == "Namespace") {
+    DecodeNamespace(root, origin);
+  } else if (*kind == "PriorityClass") {
+    DecodePriorityClass(root, origin);
+  } else if (*kind == "PodDisruptionBudget") {
+    DecodePdb(root, origin);
+  } else if (*kind == "KubeSchedulerConfiguration") {
+    DecodeConfig(root, origin);
+  } else if (*kind == "Workload") {
+    DecodeWorkload(root, origin);
+  } else if (*kind == "PodGroup") {
+    DecodePodGroup(root, origin);
+  } else if (*kind == "PodMetrics") {
+    DecodePodMetrics(root, origin);
+  } else if (*kind == "KubeletConfiguration") {
+    DecodeKubeletConfig(root, origin);
+  } else {
+    DecodeCompositePodGroup(root, origin);
+  }
+}
+
+}  // namespace arbiter::manifest::internal
