@@ -87,7 +87,6 @@ class JsonTextReader::Impl final : public LazySequence {
     items_tree_.Clear();
     in_items_ = false;
     items_done_ = false;
-    tree_ = &tree;
     od::json_type type = od::json_type::null;
     Check(doc_.type().get(type), "document");
     if (type != od::json_type::object) {
@@ -312,7 +311,6 @@ class JsonTextReader::Impl final : public LazySequence {
   std::string start_error_;
   od::document_reference doc_;
   od::object root_;
-  ValueTree* tree_ = nullptr;
   ValueTree items_tree_;
   od::array items_;
   od::array_iterator items_it_;

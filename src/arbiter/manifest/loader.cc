@@ -377,6 +377,14 @@ std::vector<Document> ParseFile(const InputFile& file, std::vector<std::string>&
 using internal::ObjectDecoder;
 using internal::CheckWholeInput;
 
+// The first character of a text that is not white space ('{' or '[': JSON), or NUL when the text
+// is blank or holds a NUL byte (not YAML or JSON text: ParseFile says which).
+char FirstChar(const std::string& text) {
+  if (text.find('\0') != std::string::npos) return '\0';
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  return first == std::string::npos ? '\0' : text[first];
+}
+
 // How far a LoadResult had got, so that what a document added can be taken back.
 struct ResultMark {
   size_t nodes, pods, priority_classes, pdbs, namespaces, workloads, pod_groups, composite_pod_groups, pod_metrics,
@@ -422,9 +430,7 @@ struct ResultMark {
 // file is not for the fast reader or the reference reader is to read all of it.
 bool DecodeJsonText(const InputFile& file, ObjectDecoder& decoder, LoadResult& result) {
   const std::string& text = file.content;
-  if (text.find('\0') != std::string::npos) return false;  // ParseFile says what it is
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || text[first] != '{') return false;
+  if (FirstChar(text) != '{') return false;
   JsonTextReader reader(text, text.capacity());
   ValueTree tree;
   for (int index = 1;; ++index) {
@@ -435,11 +441,7 @@ bool DecodeJsonText(const InputFile& file, ObjectDecoder& decoder, LoadResult& r
     origin.file = file.name;
     origin.document = index;
     if (r == JsonTextReader::Result::kDocument) {
-      try {
-        decoder.Decode(tree.root(), origin);
-      } catch (const std::exception& e) {
-        result.errors.push_back(origin.ToString() + ": cannot decode: " + e.what());
-      }
+      decoder.DecodeReported(tree.root(), origin);
       if (reader.Finish()) continue;
     }
     mark.Undo(result);
@@ -448,11 +450,7 @@ bool DecodeJsonText(const InputFile& file, ObjectDecoder& decoder, LoadResult& r
     auto root = ParseJsonDocument(std::string_view(text).substr(start), file.name, index, /*whole=*/false,
                                   result.errors);
     if (!root) return true;  // where the text cannot be read, nothing after it is
-    try {
-      decoder.Decode(*root, origin);
-    } catch (const std::exception& e) {
-      result.errors.push_back(origin.ToString() + ": cannot decode: " + e.what());
-    }
+    decoder.DecodeReported(*root, origin);
   }
 }
 
@@ -463,9 +461,8 @@ bool DecodeJsonText(const InputFile& file, ObjectDecoder& decoder, LoadResult& r
 // Returns false when the file is not YAML text for the fast reader.
 bool DecodeYamlText(const InputFile& file, ObjectDecoder& decoder, LoadResult& result) {
   const std::string& text = file.content;
-  if (text.find('\0') != std::string::npos) return false;  // ParseFile says what it is
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || text[first] == '{' || text[first] == '[') return false;
+  const char first = FirstChar(text);
+  if (first == '\0' || first == '{' || first == '[') return false;
   const size_t errors_at = result.errors.size();
   std::vector<std::string> parse_errors;
   int index = 0;
@@ -476,13 +473,6 @@ bool DecodeYamlText(const InputFile& file, ObjectDecoder& decoder, LoadResult& r
     Origin origin;
     origin.file = file.name;
     origin.document = index;
-    auto decode = [&](const Node& root) {
-      try {
-        decoder.Decode(root, origin);
-      } catch (const std::exception& e) {
-        result.errors.push_back(origin.ToString() + ": cannot decode: " + e.what());
-      }
-    };
     const ResultMark mark(result);
     YamlTextReader reader;
     // A List's items are decoded as they are parsed, as Decode's List branch would decode them,
@@ -490,25 +480,21 @@ bool DecodeYamlText(const InputFile& file, ObjectDecoder& decoder, LoadResult& r
     const auto r = reader.Read(chunk.text(), tree, [&](const Node& item, int i) {
       Origin o = origin;
       o.item = i;
-      try {
-        decoder.Decode(item, o, 1);
-      } catch (const std::exception& e) {
-        result.errors.push_back(o.ToString() + ": cannot decode: " + e.what());
-      }
+      decoder.DecodeReported(item, o, 1);
     });
     if (r == YamlTextReader::Result::kDocument) {
       const Node root = tree.root();
       const Node kind = root.Child("kind");
       const bool list = root.IsMap() && kind.IsScalar() && kind.Scalar() == "List";
       if (!reader.items_streamed() || list) {
-        if (!reader.items_streamed()) decode(root);
+        if (!reader.items_streamed()) decoder.DecodeReported(root, origin);
         continue;
       }
     }
     mark.Undo(result);
     bool no_document = false;
     if (auto root = ParseYamlChunk(file.name, chunk, index, parse_errors, &no_document)) {
-      decode(Node(*root));
+      decoder.DecodeReported(Node(*root), origin);
     } else if (no_document) {
       --index;
     }
@@ -534,11 +520,7 @@ LoadResult DecodeJson(const std::string& name, const nlohmann::json& body, bool 
   Origin origin;
   origin.file = name;
   origin.document = 1;
-  try {
-    decoder.Decode(Node(body), origin);
-  } catch (const std::exception& e) {
-    result.errors.push_back(origin.ToString() + ": cannot decode: " + e.what());
-  }
+  decoder.DecodeReported(Node(body), origin);
   return result;
 }
 
@@ -555,12 +537,7 @@ LoadResult DecodeEach(const std::vector<InputFile>& files, TextReader reader) {
       Origin origin;
       origin.file = file.name;
       origin.document = doc.index;
-      try {
-        decoder.Decode(doc.root, origin);
-      } catch (const std::exception& e) {
-        // yaml-cpp may throw on exotic trees; the document is reported, never the process lost.
-        result.errors.push_back(origin.ToString() + ": cannot decode: " + e.what());
-      }
+      decoder.DecodeReported(doc.root, origin);
     }
   }
   return result;

@@ -114,4 +114,13 @@ void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
   }
 }
 
+void ObjectDecoder::DecodeReported(const Node& root, const Origin& origin, int list_depth) {
+  try {
+    Decode(root, origin, list_depth);
+  } catch (const std::exception& e) {
+    d_.set_prefix(origin.ToString());
+    d_.Error("", std::string("cannot decode: ") + e.what());
+  }
+}
+
 }  // namespace arbiter::manifest::internal

@@ -37,6 +37,9 @@ class ObjectDecoder {
 
   // `list_depth` counts the Lists around `root`.
   void Decode(const Node& root, Origin origin, int list_depth = 0);
+  // Decode, with an exception from a tree (yaml-cpp may throw on exotic ones) reported as the
+  // document's error: the document is reported, never the process lost.
+  void DecodeReported(const Node& root, const Origin& origin, int list_depth = 0);
 
  private:
   struct Meta {
