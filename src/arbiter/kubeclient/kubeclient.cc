@@ -2,6 +2,7 @@
 #include "arbiter/kubeclient/kubeclient.h"
 
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -82,6 +83,9 @@ std::string Escape(const std::string& s) {
   return out;
 }
 
+// The longest one collection's listing may take, all pages together.
+constexpr int kListSeconds = 300;
+
 class HttpClient final : public Client {
  public:
   explicit HttpClient(const Config& c) : config_(c) {}
@@ -152,14 +156,30 @@ class HttpClient final : public Client {
     Json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", Json::array()}};
     std::string cont;
     size_t bytes = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kListSeconds);
     do {
       std::string target = path + "?limit=" + std::to_string(page);
       if (!cont.empty()) target += "&continue=" + Escape(cont);
-      auto r = http_->Get(target.c_str(), httplib::Headers{{"Accept", "application/json"}});
+      // The body is bounded as it arrives (what is left of max_bytes), and the whole listing in
+      // time: a server that sends without end, or a byte at a time, is cut off.
+      std::string received;
+      bool too_large = false, too_slow = false;
+      auto r = http_->Get(target.c_str(), httplib::Headers{{"Accept", "application/json"}},
+                          [&](const char* data, size_t len) {
+                            too_large = bytes + received.size() + len > max_bytes;
+                            too_slow = std::chrono::steady_clock::now() > deadline;
+                            if (too_large || too_slow) return false;
+                            received.append(data, len);
+                            return true;
+                          });
+      if (too_large) return InvalidArgument(path + ": the listing is larger than the input limit (raise --max-input-size)");
+      if (too_slow) return Unavailable("GET " + config_.server + path + ": the listing took longer than " +
+                                       std::to_string(kListSeconds) + " s");
       if (!r) {
         return Unavailable("cannot reach " + config_.server + " (GET " + target + ": " + httplib::to_string(r.error()) +
                            ")");
       }
+      r->body = std::move(received);
       if (r->status == 404) return NotFound(path + " is not served by " + config_.server);
       if (r->status == 401 || r->status == 403) {
         return FailedPrecondition("GET " + path + " on " + config_.server + ": " + std::to_string(r->status) +
@@ -169,7 +189,6 @@ class HttpClient final : public Client {
         return Unavailable("GET " + config_.server + target + ": HTTP " + std::to_string(r->status));
       }
       bytes += r->body.size();
-      if (bytes > max_bytes) return InvalidArgument(path + ": the listing is larger than the input limit (raise --max-input-size)");
       Json body = Json::parse(r->body, nullptr, false);
       if (!body.is_object() || !body["items"].is_array()) return Unavailable("GET " + path + ": not a list");
       for (auto& item : body["items"]) {
