@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "arbiter/bench/model_footprint.h"
 #include "bench_command.h"
 #include "plan_command.h"
 #include "serve_command.h"
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
   bench.initial_pods_given = bench_cmd->count("--initial-pods") > 0;
   bench.connections_given = bench_cmd->count("--connections") > 0;
   bench.measured_pods_given = bench_cmd->count("--pods") > 0;
+  if (bench_cmd->parsed() && bench.scenario == "ModelFootprint") arbiter::bench::ReexecForExactGlibcCounts(argv);
   if (bench_cmd->parsed()) return arbiter::cmd::RunBenchCommand(bench, std::cout, std::cerr);
   if (serve_cmd->parsed()) return arbiter::cmd::RunServeCommand(serve, std::cout, std::cerr);
   if (version_cmd->parsed()) {

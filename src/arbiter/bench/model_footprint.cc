@@ -3,7 +3,11 @@
 #include <dlfcn.h>
 #include <malloc.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -13,15 +17,21 @@ namespace arbiter::bench {
 
 namespace {
 
-// The heap bytes in use, as the allocator counts them: tcmalloc's when it is the allocator (its C
-// API, found at run time), else glibc's.
+// The heap bytes in use, as the allocator counts them, each allocator's API found at run time:
+// tcmalloc's when it is the allocator, the sanitizers' when the build has them (they replace
+// malloc, and their mallinfo2 reports nothing), else glibc's.
 std::pair<size_t, std::string> HeapInUse() {
   using GetProperty = int (*)(const char*, size_t*);
+  using GetBytes = size_t (*)();
   static auto* tcmalloc = reinterpret_cast<GetProperty>(dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty"));
+  static auto* sanitizer = reinterpret_cast<GetBytes>(dlsym(RTLD_DEFAULT, "__sanitizer_get_current_allocated_bytes"));
   size_t v = 0;
   if (tcmalloc != nullptr && tcmalloc("generic.current_allocated_bytes", &v) != 0) return {v, "tcmalloc"};
+  if (sanitizer != nullptr) return {sanitizer(), "sanitizer"};
   return {mallinfo2().uordblks, "glibc"};
 }
+
+constexpr const char* kNoThreadCache = "glibc.malloc.tcache_count=0";
 
 // The bytes `drop` gives back.
 template <typename Fn>
@@ -33,6 +43,16 @@ size_t Freed(Fn&& drop) {
 }
 
 }  // namespace
+
+void ReexecForExactGlibcCounts(char** argv) {
+  if (HeapInUse().second != "glibc") return;
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (tunables != nullptr && std::strstr(tunables, kNoThreadCache) != nullptr) return;
+  std::string value = tunables != nullptr && *tunables != '\0' ? std::string(tunables) + ":" : std::string();
+  value += kNoThreadCache;
+  if (setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);  // returns only on failure: the counts may then read low
+}
 
 StatusOr<ModelFootprint> MeasureModelFootprint(const std::string& dump_path) {
   auto read = manifest::ReadInputFile(dump_path, uint64_t{1} << 34);
