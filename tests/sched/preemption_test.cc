@@ -1141,7 +1141,7 @@ struct RandomCluster {
       o << "\n";
     }
     for (const auto& b : pdbs) {
-      o << "pdb app=a";
+      o << "pdb " << b.name << " app=" << b.selector.requirements.front().values.front();
       if (b.disruptions_allowed) o << " disruptionsAllowed=" << *b.disruptions_allowed;
       if (b.min_available) o << " minAvailable=" << b.min_available->value << (b.min_available->percent ? "%" : "");
       if (b.max_unavailable) {
@@ -1285,6 +1285,54 @@ TEST(PreemptionFastPath, DecidesExactlyAsTheGeneralDryRun) {
   }
   // The clusters are tight enough that many of them preempt.
   EXPECT_GT(with_preemption, kClusters / 4);
+}
+
+// Dry runs are reused with budgets too, while the allowed disruptions of every budget matching
+// one of the node's lower-priority pods are unchanged: runs of equal preemptors, over budgets
+// that run out as their pods are evicted, must decide exactly as dry-running afresh.
+TEST(PreemptionFastPath, ReusesDryRunsUnderBudgetsExactlyAsTheGeneralDryRun) {
+  std::mt19937 rng(20261203);
+  auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int with_reuse_candidates = 0;
+  constexpr int kClusters = 200;
+  for (int i = 0; i < kClusters; ++i) {
+    RandomCluster c = MakeRandomCluster(rng);
+    // A run of equal preemptors, each wanting room only victims give.
+    const int run = pick(2, 8);
+    const int32_t priority = pick(3, 6) * 10;
+    const int64_t cpu = pick(1, 4) * 250;
+    for (int k = 0; k < run; ++k) {
+      model::Pod p;
+      p.name = "q" + std::to_string(k);
+      p.uid = "default/" + p.name;
+      p.priority = priority;
+      p.requests.milli_cpu = cpu;
+      p.non_zero_milli_cpu = cpu;
+      p.non_zero_memory = model::kDefaultMemoryRequest;
+      c.pending.emplace_back(std::move(p), kT0 - pick(0, 60) * kSecond);
+    }
+    // Budgets over both apps, from status or from spec.
+    c.pdbs.clear();
+    for (const char* app : {"a", "b"}) {
+      if (pick(0, 3) == 0) continue;
+      model::PodDisruptionBudget b;
+      b.name = std::string("pdb-") + app;
+      b.selector.requirements.push_back({"app", model::SelectorOp::kIn, {app}});
+      if (pick(0, 1) == 0) {
+        b.disruptions_allowed = pick(0, 3);
+      } else {
+        b.max_unavailable = model::IntOrPercent{pick(0, 3), false};
+      }
+      c.pdbs.push_back(std::move(b));
+    }
+    if (!c.pdbs.empty()) ++with_reuse_candidates;
+    uint64_t attempts_fast = 0, attempts_general = 0;
+    const std::string fast = RunAndSummarize(c, true, &attempts_fast);
+    const std::string general = RunAndSummarize(c, false, &attempts_general);
+    ASSERT_EQ(fast, general) << "cluster #" << i << ":\n" << c.Describe();
+    EXPECT_EQ(attempts_fast, attempts_general);
+  }
+  EXPECT_GT(with_reuse_candidates, kClusters / 2);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 
 #include "arbiter/admission/priority_admission.h"
 #include "arbiter/controlplane/metrics.h"
@@ -59,6 +61,7 @@ void LiveScheduler::Reset() {
   scheduler_.reset();
   group_specs_.clear();
   pods_.clear();
+  pdb_status_.ForgetPods();
   written_.clear();
   waiting_for_node_.clear();
 }
@@ -75,6 +78,10 @@ Status LiveScheduler::Build(const Informers& informers) {
   sched::SchedulerOptions so;
   so.seed = options_.seed;
   scheduler_ = std::make_unique<sched::Scheduler>(config_, &clock_, so);
+  pdb_status_.ForgetPods();
+  scheduler_->cache().SetBoundPodObserver(
+      [this](const model::Pod* before, const model::Pod* after) { pdb_status_.BoundChanged(before, after); });
+  LoadBudgets(informers);
   ARBITER_RETURN_IF_ERROR(scheduler_->Init(this));
   for (const auto& [key, o_ptr] : informers.at("namespaces")->objects()) {
     const store::Object& o = *o_ptr;
@@ -232,11 +239,13 @@ void LiveScheduler::ReconcilePod(const Key& key, const store::Object* stored, in
     (void)scheduler_->UpdateBoundPod(next);
     if (moved) scheduler_->queue().MoveOnEvent(sched::ClusterEvent::kAssignedPodUpdate);
     t.info = next;
+    pdb_status_.Know(next->pod);
     return;
   }
   if (same_pending) {
     scheduler_->queue().Update(next);
     t.info = next;
+    pdb_status_.Know(next->pod);
     return;
   }
   if (t.place == Place::kPending) {
@@ -245,8 +254,10 @@ void LiveScheduler::ReconcilePod(const Key& key, const store::Object* stored, in
   } else if (t.place == Place::kBound) {
     (void)scheduler_->DeleteBoundPod(t.info->uid());
   }
+  if (t.info && (!next || t.info->uid() != next->uid())) pdb_status_.Forget(t.info->uid());
   t.place = want;
   t.info = next;
+  if (next) pdb_status_.Know(next->pod);
   if (want == Place::kBound) {
     (void)scheduler_->AddBoundPod(next);
   } else if (want == Place::kPending) {
@@ -295,6 +306,7 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
         }
       }
     }
+    if (auto it = changes.find("poddisruptionbudgets"); it != changes.end() && !it->second.empty()) LoadBudgets(informers);
     if (auto it = changes.find("nodes"); it != changes.end()) {
       for (const auto& key : it->second) ReconcileNode(key.second, Find(informers, "nodes", key));
     }
@@ -493,27 +505,55 @@ void LiveScheduler::WriteGroupCondition(const std::string& group, const std::str
                 });
 }
 
-std::vector<sched::preemption::PdbView> LiveScheduler::Pdbs() const {
+void LiveScheduler::LoadBudgets(const Informers& informers) {
   std::vector<model::PodDisruptionBudget> pdbs;
-  if (informers_ != nullptr) {
-    for (const auto& [key, o_ptr] : informers_->at("poddisruptionbudgets")->objects()) {
-      const store::Object& o = *o_ptr;
-      const auto& r = decode_(o);
-      if (r.ok() && !r.objects.pdbs.empty()) pdbs.push_back(r.objects.pdbs[0].object);
-    }
+  for (const auto& [key, o_ptr] : informers.at("poddisruptionbudgets")->objects()) {
+    const auto& r = decode_(*o_ptr);
+    if (r.ok() && !r.objects.pdbs.empty()) pdbs.push_back(r.objects.pdbs[0].object);
   }
-  if (pdbs.empty()) return {};
-  std::vector<const model::Pod*> pods;
+  pdb_status_.SetBudgets(std::move(pdbs));
+}
+
+std::vector<sched::preemption::PdbView> LiveScheduler::Pdbs() const {
+  if (pdb_status_.empty()) return {};
+#ifndef NDEBUG
+  if (informers_ == nullptr) return pdb_status_.Views();
+  // Debug builds (the sanitizer tests) check the counts kept against a recount over pods_.
+  std::vector<const model::Pod*> known;
   for (const auto& [key, t] : pods_) {
-    if (t.info) pods.push_back(&t.info->pod);
+    if (t.info) known.push_back(&t.info->pod);
   }
-  return sched::preemption::CurrentPdbViews(
-      pdbs, pods,
+  pdb_status_.CheckAgainstRecount([&](const std::string& uid) -> const model::Pod* {
+    state::PodInfoPtr bound = scheduler_->cache().FindPod(uid);
+    return bound ? &bound->pod : nullptr;
+  });
+  const auto kept = pdb_status_.Views();
+  std::vector<model::PodDisruptionBudget> budgets;
+  for (const auto& [key, o_ptr] : informers_->at("poddisruptionbudgets")->objects()) {
+    const auto& r = decode_(*o_ptr);
+    if (r.ok() && !r.objects.pdbs.empty()) budgets.push_back(r.objects.pdbs[0].object);
+  }
+  std::set<std::string> evicted;
+  for (const auto* p : known) {
+    if (pdb_status_.WasEvicted(p->Key())) evicted.insert(p->Key());
+  }
+  const auto recounted = sched::preemption::CurrentPdbViews(
+      budgets, known,
       [&](const model::Pod& pod) {
         state::PodInfoPtr bound = scheduler_->cache().FindPod(pod.uid);
         return bound && !bound->pod.deletion_timestamp;
       },
-      evicted_);
+      evicted);
+  if (kept.size() != recounted.size()) std::abort();
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (kept[i].disruptions_allowed != recounted[i].disruptions_allowed) {
+      std::fprintf(stderr, "arbiter: internal error: PodDisruptionBudget %s/%s allows %d disruptions as counted, %d over the known pods\n",
+                   kept[i].ns.c_str(), kept[i].name.c_str(), kept[i].disruptions_allowed, recounted[i].disruptions_allowed);
+      std::abort();
+    }
+  }
+#endif
+  return pdb_status_.Views();
 }
 
 void LiveScheduler::Preempt(const state::PodInfo& preemptor, const std::string& node,
@@ -554,7 +594,7 @@ void LiveScheduler::Evict(const std::vector<sched::preemption::Eviction>& victim
     state::PodInfoPtr info = state::MakePodInfo(std::move(evicted));
     (void)scheduler_->UpdateBoundPod(info);
     if (auto it = pods_.find(key); it != pods_.end() && it->second.place == Place::kBound) it->second.info = info;
-    evicted_.insert(v.Key());
+    pdb_status_.Evicted(v.Key());
     updated = true;
 
     WriteEviction(key, v.uid, v.termination_grace_period_seconds, message, now, 0);

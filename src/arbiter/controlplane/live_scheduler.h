@@ -39,6 +39,7 @@
 #include "arbiter/manifest/loader.h"
 #include "arbiter/sched/cycle/scheduler.h"
 #include "arbiter/sched/preemption/disruption.h"
+#include "arbiter/sched/preemption/pdb_status.h"
 #include "arbiter/store/informer.h"
 #include "arbiter/store/store.h"
 
@@ -133,6 +134,8 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   // A binding the store refused after `attempts` attempts: the pod leaves the cache and is
   // reconciled from the store's current version.
   void Forget(const Key& key, int attempts);
+  // The budgets from the informer's PodDisruptionBudgets (after a change to any of them).
+  void LoadBudgets(const Informers& informers);
 
   store::Store& store_;
   WriteBatch& batch_;
@@ -151,7 +154,8 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   // Each group's (and Workload's) object without its status, as the scheduler was built from it.
   std::map<std::pair<std::string, Key>, std::string> group_specs_;
   std::map<std::string, std::set<Key>> waiting_for_node_;  // bound pods whose node is not known yet
-  std::set<std::string> evicted_;                       // "namespace/name" of pods this scheduler evicted
+  // The budgets, counted over pods_ (known), the cache (healthy) and this scheduler's evictions.
+  sched::preemption::PdbStatusTracker pdb_status_;
   std::map<Key, std::string> last_failure_;             // the last FailedScheduling message written
 };
 

@@ -13,16 +13,21 @@ ClusterSimulation::ClusterSimulation(model::SchedulerConfig config, Timestamp st
   result_.start = start;
 }
 
-Status ClusterSimulation::Init() { return scheduler_.Init(this); }
+Status ClusterSimulation::Init() {
+  scheduler_.cache().SetBoundPodObserver([this](const model::Pod* before, const model::Pod* after) {
+    if (!pdb_status_.empty()) pdb_status_.BoundChanged(before, after);
+  });
+  return scheduler_.Init(this);
+}
 
 Status ClusterSimulation::AddRunningPod(model::Pod pod) {
-  if (!pdbs_.empty()) pods_[pod.uid] = pod;
+  if (!pdb_status_.empty()) pdb_status_.Know(pod);
   if (pod.deletion_timestamp) terminations_.push({*pod.deletion_timestamp, termination_seq_++, pod.uid});
   return scheduler_.AddBoundPod(state::MakePodInfo(std::move(pod)));
 }
 
 void ClusterSimulation::AddPendingPod(model::Pod pod, std::optional<Timestamp> enqueue_time) {
-  if (!pdbs_.empty()) pods_[pod.uid] = pod;
+  if (!pdb_status_.empty()) pdb_status_.Know(pod);
   if (options_.record && !pod.pod_group_name.empty()) pending_.push_back(pod);
   scheduler_.AddPendingPod(state::MakePodInfo(std::move(pod)), enqueue_time);
 }
@@ -95,16 +100,11 @@ void ClusterSimulation::RecordNeverTried() {
 }
 
 std::vector<sched::preemption::PdbView> ClusterSimulation::Pdbs() const {
-  std::vector<const model::Pod*> pods;
-  pods.reserve(pods_.size());
-  for (const auto& [uid, pod] : pods_) pods.push_back(&pod);
-  return sched::preemption::CurrentPdbViews(
-      pdbs_, pods,
-      [&](const model::Pod& pod) {
-        state::PodInfoPtr bound = scheduler_.cache().FindPod(pod.uid);
-        return bound && !bound->pod.deletion_timestamp;
-      },
-      evicted_);
+  pdb_status_.CheckAgainstRecount([&](const std::string& uid) -> const model::Pod* {
+    state::PodInfoPtr bound = scheduler_.cache().FindPod(uid);
+    return bound ? &bound->pod : nullptr;
+  });
+  return pdb_status_.Views();
 }
 
 void ClusterSimulation::Preempt(const state::PodInfo& preemptor, const std::string& node,
@@ -136,7 +136,7 @@ void ClusterSimulation::Evict(Preemption entry, const std::vector<sched::preempt
     // A grace period past the year 9999 ends then, as in `serve`.
     evicted.deletion_timestamp = AddSecondsCapped(clock_.Now(), evicted.termination_grace_period_seconds);
     evicted.preempted_by_scheduler = true;
-    if (!pdbs_.empty()) evicted_.insert(v.Key());  // read only for budgets
+    if (!pdb_status_.empty()) pdb_status_.Evicted(v.Key());
     terminations_.push({*evicted.deletion_timestamp, termination_seq_++, v.uid});
     AddEvent("Normal", "Preempted", v, by);
     (void)scheduler_.UpdateBoundPod(state::MakePodInfo(std::move(evicted)));
@@ -161,7 +161,7 @@ void ClusterSimulation::TerminateDue() {
     state::PodInfoPtr pod = scheduler_.cache().FindPod(uid);
     if (!pod) continue;
     (void)scheduler_.DeleteBoundPod(uid);
-    pods_.erase(uid);
+    if (!pdb_status_.empty()) pdb_status_.Forget(uid);
     ++cluster_version_;
     AddEvent("Normal", "Killing", pod->pod, "Stopping container (grace period over)");
   }

@@ -15,6 +15,7 @@
 
 #include "arbiter/base/status.h"
 #include "arbiter/sched/cycle/scheduler.h"
+#include "arbiter/sched/preemption/pdb_status.h"
 
 namespace arbiter::sim {
 
@@ -106,7 +107,7 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
 
   void SetNamespace(const model::Namespace& ns) { scheduler_.cache().SetNamespace(ns); }
   // REQUIRES: budgets are added before the pods they count.
-  void AddPdb(model::PodDisruptionBudget pdb) { pdbs_.push_back(std::move(pdb)); }
+  void AddPdb(model::PodDisruptionBudget pdb) { pdb_status_.AddBudget(std::move(pdb)); }
   Status AddNode(model::Node node) { return scheduler_.cache().AddNode(std::move(node)); }
   // A pod bound to `pod.node_name`; it leaves at its deletion timestamp if it has one.
   Status AddRunningPod(model::Pod pod);
@@ -158,14 +159,13 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
   VirtualClock clock_;
   sched::Scheduler scheduler_;
   PlanResult result_;
-  std::vector<model::PodDisruptionBudget> pdbs_;
-  std::map<std::string, model::Pod> pods_;       // every pod added, by UID (for PDB counts)
+  // The budgets, counted over every pod added (tracked only when there are budgets).
+  sched::preemption::PdbStatusTracker pdb_status_;
   std::map<std::string, size_t> plan_index_;     // pending pod UID -> index in result_.pods
   std::vector<model::Pod> pending_;              // pending pods in the order added (group members)
   std::map<std::string, size_t> group_index_;    // root group -> index in result_.groups
   std::priority_queue<Termination, std::vector<Termination>, std::greater<>> terminations_;
   uint64_t termination_seq_ = 0;
-  std::set<std::string> evicted_;                // pods this simulation evicted ("namespace/name")
   uint64_t cluster_version_ = 0;                 // bumped by every bind and every pod that leaves
   std::map<std::string, uint64_t> attempted_at_; // UID -> cluster version at its last failed attempt
   size_t cycles_ = 0;

@@ -116,7 +116,10 @@ Status ClusterCache::RemoveNode(const std::string& name) {
   auto it = index_.find(name);
   if (it == index_.end()) return NotFound("node \"" + name + "\" not found");
   const size_t idx = it->second;
-  for (const auto& p : infos_[idx]->pods()) pods_.erase(p->uid());
+  for (const auto& p : infos_[idx]->pods()) {
+    pods_.erase(p->uid());
+    if (observer_) observer_(&p->pod, nullptr);
+  }
   infos_.erase(infos_.begin() + static_cast<long>(idx));
   is_dirty_.erase(is_dirty_.begin() + static_cast<long>(idx));
   index_.clear();
@@ -136,6 +139,7 @@ Status ClusterCache::AddPod(PodInfoPtr pod) {
   }
   if (pods_.count(pod->uid())) return AlreadyExists("pod " + pod->pod.Key() + " is already bound");
   pods_[pod->uid()] = pod;
+  if (observer_) observer_(nullptr, &pod->pod);
   infos_[it->second]->AddPod(std::move(pod));
   MarkDirty(it->second);
   return Status::Ok();
@@ -150,6 +154,7 @@ Status ClusterCache::UpdatePod(PodInfoPtr pod) {
   const size_t idx = index_.at(pod->pod.node_name);
   infos_[idx]->RemovePod(pod->uid());
   infos_[idx]->AddPod(pod);
+  if (observer_) observer_(&old->second->pod, &pod->pod);
   old->second = std::move(pod);
   MarkDirty(idx);
   return Status::Ok();
@@ -160,6 +165,7 @@ Status ClusterCache::RemovePod(const std::string& uid) {
   if (it == pods_.end()) return NotFound("pod with uid " + uid + " is not bound");
   const size_t idx = index_.at(it->second->pod.node_name);
   infos_[idx]->RemovePod(uid);
+  if (observer_) observer_(&it->second->pod, nullptr);
   pods_.erase(it);
   MarkDirty(idx);
   return Status::Ok();

@@ -10,6 +10,7 @@
 // NodeInfo. Not thread-safe: the scheduling loop owns both.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -87,6 +88,11 @@ class ClusterCache {
   // The bound pod with this UID, or nullptr.
   PodInfoPtr FindPod(const std::string& uid) const;
 
+  // Told of every change to the bound pods, as (before, after), null where there is none: a pod
+  // added, replaced, removed, or removed with its node. One observer; an empty one stops it.
+  using BoundPodObserver = std::function<void(const model::Pod* before, const model::Pod* after)>;
+  void SetBoundPodObserver(BoundPodObserver observer) { observer_ = std::move(observer); }
+
   void SetNamespace(const model::Namespace& ns) { namespace_labels_[ns.name] = ns.labels; }
 
   size_t node_count() const { return infos_.size(); }
@@ -112,6 +118,7 @@ class ClusterCache {
   mutable std::vector<size_t> order_;              // NodeTree order, as indices into infos_
   mutable bool order_stale_ = false;
   std::unordered_map<std::string, PodInfoPtr> pods_;  // bound pods by UID; lookup only
+  BoundPodObserver observer_;
   std::map<std::string, model::LabelMap, std::less<>> namespace_labels_;
   std::vector<size_t> dirty_;
   std::vector<bool> is_dirty_;

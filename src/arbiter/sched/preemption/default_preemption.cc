@@ -710,7 +710,31 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
     std::vector<const Candidate*> non_violating;
     // Dry runs are reused for an equivalent pod on an unchanged node when nothing else can
     // change their result (the pod's own nominated node excepted: there it does not count).
-    const uint64_t pod_class = fast_path_.applies && pdbs.empty() ? handle_->pod_class() : 0;
+    // With budgets, only when they are the tracker's (a known version, the same for all).
+    const uint64_t budgets_version = pdbs.empty() ? 0 : pdbs.front().budgets_version;
+    const bool budgets_known = std::all_of(pdbs.begin(), pdbs.end(), [&](const PdbView& v) {
+      return v.budgets_version != 0 && v.budgets_version == budgets_version;
+    });
+    const uint64_t pod_class = fast_path_.applies && budgets_known ? handle_->pod_class() : 0;
+    // The budgets a dry run on `node` reads: those matching one of its lower-priority pods (the
+    // only pods it may take as victims), with their allowed disruptions now.
+    auto budgets_of = [&](const NodeInfo& node, std::vector<std::pair<uint32_t, int32_t>>& read) {
+      read.clear();
+      if (pdbs.empty()) return;
+      for (const auto& p : node.pods()) {
+        if (p->pod.priority >= pod.pod.priority || p->pod.labels.empty()) continue;
+        for (uint32_t i = 0; i < pdbs.size(); ++i) {
+          if (pdbs[i].Matches(p->pod)) read.emplace_back(i, pdbs[i].disruptions_allowed);
+        }
+      }
+      std::sort(read.begin(), read.end());
+      read.erase(std::unique(read.begin(), read.end()), read.end());
+    };
+    auto budgets_unchanged = [&](const CachedDryRun& e) {
+      if (e.budgets_version != budgets_version) return false;
+      return std::all_of(e.budgets.begin(), e.budgets.end(),
+                         [&](const auto& b) { return pdbs[b.first].disruptions_allowed == b.second; });
+    };
     const Timestamp now = handle_->clock().Now();
     const NodeInfo* own_nomination = snap.Get(handle_->nominator().NominatedNode(pod.uid()));
     if (pod_class != 0 && (dry_runs_structure_ != snap.structure_version() || dry_runs_.size() != snap.size())) {
@@ -730,12 +754,20 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
       const bool by_units = have_groups && node.has_group_members();
       if (pod_class != 0 && &node != own_nomination && !by_units) {
         CachedDryRun& e = dry_runs_[snap.IndexOf(&node)];
-        if (e.generation != node.generation() || e.pod_class != pod_class || (e.reads_now && e.now != now)) {
+        if (e.generation != node.generation() || e.pod_class != pod_class || (e.reads_now && e.now != now) ||
+            !budgets_unchanged(e)) {
           auto r = SelectVictimsOnNode(state, pod, node, pdbs);
           const auto& sums = node.pod_summaries();
           const bool reads_now =
               std::any_of(sums.begin(), sums.end(), [](const NodeInfo::PodSummary& p) { return !p.has_start; });
-          e = {node.generation(), pod_class, reads_now, now, std::move(r.first), std::move(r.second)};
+          e.generation = node.generation();
+          e.pod_class = pod_class;
+          e.reads_now = reads_now;
+          e.now = now;
+          e.budgets_version = budgets_version;
+          budgets_of(node, e.budgets);
+          e.candidate = std::move(r.first);
+          e.status = std::move(r.second);
         }
         if (e.candidate) candidate = &*e.candidate;
         status = &e.status;

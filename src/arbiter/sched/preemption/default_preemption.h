@@ -161,8 +161,9 @@ class DefaultPreemption final : public PostFilterPlugin {
   mutable FastPath fast_path_;  // computed per PostFilter call
   mutable std::unique_ptr<UnitBuilder> units_;  // victim units of one PostFilter call
   // Dry-run reuse: per snapshot node, the last result and what it was computed for (the pod's
-  // equivalence class, the node's generation, and the time when it read the time). Only for
-  // resource-only dry runs without PDBs, whose result depends on nothing else.
+  // equivalence class, the node's generation, the time when it read the time, and the allowed
+  // disruptions of every budget matching one of the node's lower-priority pods). Only for
+  // resource-only dry runs, whose result depends on nothing else.
   struct CachedDryRun {
     uint64_t generation = UINT64_MAX;
     uint64_t pod_class = 0;
@@ -171,6 +172,8 @@ class DefaultPreemption final : public PostFilterPlugin {
     // clock, which moves between any two cycles, that is what lets it be reused at all.
     bool reads_now = true;
     Timestamp now = 0;
+    uint64_t budgets_version = 0;
+    std::vector<std::pair<uint32_t, int32_t>> budgets;  // (index into the views, allowed)
     std::optional<Candidate> candidate;
     Status status;
   };

@@ -13,11 +13,12 @@ PdbBudgets::PdbBudgets(const std::vector<PdbView>& pdbs) : pdbs_(pdbs) {
 bool PdbBudgets::Consume(const model::Pod& pod) {
   if (pod.labels.empty()) return false;
   bool violating = false;
-  const std::string key = pod.Key();
+  std::string key;  // built at the first match only
   for (size_t i = 0; i < pdbs_.size(); ++i) {
     const PdbView& pdb = pdbs_[i];
-    if (pdb.ns != pod.ns || pdb.selector.empty() || !pdb.selector.Matches(pod.labels)) continue;
-    if (pdb.disrupted_pods.count(key)) continue;  // already counted as disrupted
+    if (!pdb.Matches(pod)) continue;
+    if (key.empty()) key = pod.Key();
+    if (!pdb.disrupted_pods.empty() && pdb.disrupted_pods.count(key)) continue;  // already counted as disrupted
     if (--allowed_[i] < 0) violating = true;
   }
   return violating;
@@ -39,6 +40,18 @@ int32_t Percent(const model::IntOrPercent& v, int32_t of) {
 
 }  // namespace
 
+int32_t DisruptionsAllowed(const model::PodDisruptionBudget& pdb, int64_t expected, int64_t healthy, int64_t evicted) {
+  if (pdb.disruptions_allowed) return static_cast<int32_t>(std::max<int64_t>(0, *pdb.disruptions_allowed - evicted));
+  const auto of = static_cast<int32_t>(expected);
+  int32_t desired = 0;
+  if (pdb.min_available) {
+    desired = Percent(*pdb.min_available, of);
+  } else if (pdb.max_unavailable) {
+    desired = of - Percent(*pdb.max_unavailable, of);
+  }
+  return static_cast<int32_t>(std::max<int64_t>(0, healthy - desired));
+}
+
 std::vector<PdbView> CurrentPdbViews(const std::vector<model::PodDisruptionBudget>& pdbs,
                                      const std::vector<const model::Pod*>& pods,
                                      const std::function<bool(const model::Pod&)>& healthy,
@@ -50,30 +63,15 @@ std::vector<PdbView> CurrentPdbViews(const std::vector<model::PodDisruptionBudge
     v.name = pdb.name;
     v.selector = pdb.selector;
     v.disrupted_pods.insert(pdb.disrupted_pods.begin(), pdb.disrupted_pods.end());
-    auto matches = [&](const model::Pod& p) {
-      return p.ns == pdb.ns && !pdb.selector.empty() && pdb.selector.Matches(p.labels);
-    };
-    if (pdb.disruptions_allowed) {
-      int32_t allowed = *pdb.disruptions_allowed;
-      for (const model::Pod* pod : pods) {
-        if (matches(*pod) && evicted.count(pod->Key()) && !v.disrupted_pods.count(pod->Key())) --allowed;
-      }
-      v.disruptions_allowed = std::max(0, allowed);
-    } else {
-      int32_t expected = 0, ok = 0;
-      for (const model::Pod* pod : pods) {
-        if (!matches(*pod)) continue;
-        ++expected;
-        if (healthy(*pod) && !v.disrupted_pods.count(pod->Key())) ++ok;
-      }
-      int32_t desired = 0;
-      if (pdb.min_available) {
-        desired = Percent(*pdb.min_available, expected);
-      } else if (pdb.max_unavailable) {
-        desired = expected - Percent(*pdb.max_unavailable, expected);
-      }
-      v.disruptions_allowed = std::max(0, ok - desired);
+    int64_t expected = 0, ok = 0, gone = 0;
+    for (const model::Pod* pod : pods) {
+      if (pod->ns != pdb.ns || pdb.selector.empty() || !pdb.selector.Matches(pod->labels)) continue;
+      ++expected;
+      if (v.disrupted_pods.count(pod->Key())) continue;
+      if (healthy(*pod)) ++ok;
+      if (evicted.count(pod->Key())) ++gone;
     }
+    v.disruptions_allowed = DisruptionsAllowed(pdb, expected, ok, gone);
     out.push_back(std::move(v));
   }
   return out;

@@ -28,6 +28,15 @@ struct PdbView {
   model::LabelSelector selector;
   int32_t disruptions_allowed = 0;
   std::set<std::string> disrupted_pods;  // "namespace/name"
+  // Which set of budgets this view belongs to: the same non-zero value for two calls means the
+  // same budgets at the same indices (selectors and disruptedPods unchanged), only their
+  // allowed disruptions may differ. 0: unknown (a dry run may then not be reused).
+  uint64_t budgets_version = 0;
+
+  // Whether this budget counts `pod`: same namespace, a non-empty selector matching its labels.
+  bool Matches(const model::Pod& pod) const {
+    return ns == pod.ns && !selector.empty() && selector.Matches(pod.labels);
+  }
 };
 
 // The budgets of a pass over victims in importance order: Consume charges a pod to every budget
@@ -55,6 +64,13 @@ struct Eviction {
   bool violates_pdb = false;
   int32_t priority = 0;  // effective: the root group's for a group member
 };
+
+// A budget's allowed disruptions from the counts of the pods it matches (those in its
+// status.disruptedPods count only in `expected`): a status the budget carries
+// (disruptionsAllowed) less `evicted`, the matching pods evicted since; otherwise `healthy` less
+// the desired healthy count, from minAvailable or from expected - maxUnavailable (percentages of
+// `expected` rounded up, as upstream); never below 0.
+int32_t DisruptionsAllowed(const model::PodDisruptionBudget& pdb, int64_t expected, int64_t healthy, int64_t evicted);
 
 // The budgets as the disruption controller would report them now, the rule both actuators (the
 // simulation and `serve`) use. A status the budget carries (disruptionsAllowed) is taken as it
