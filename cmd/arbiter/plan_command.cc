@@ -2,6 +2,7 @@
 #include "plan_command.h"
 
 #include <new>
+#include <optional>
 #include <ostream>
 
 #include "arbiter/admission/priority_admission.h"
@@ -141,13 +142,17 @@ int RunKubernetesPlan(const PlanFlags& flags, std::ostream& out, std::ostream& e
   options.seed = flags.seed;
   options.explain = flags.explain;
   options.fast_paths = !flags.no_fast_paths;
+  // Written as it is made: the explained cycles as they end, then the outcome.
+  std::optional<plan::PlanWriter> writer;
+  auto write = [&]() -> plan::PlanWriter& { return writer ? *writer : writer.emplace(format, flags.explain, out); };
+  options.on_cycle = [&](const sched::CycleOutcome& c) { write().Cycle(c); };
   auto result = sim::RunPlan(loaded.objects, options);
   if (!result.ok()) {
     const bool input_problem = result.status().code() == StatusCode::kInvalidArgument;
     err << "arbiter plan: " << result.status().message() << "\n";
     return input_problem ? 2 : 1;
   }
-  out << plan::Render(*result, format, flags.explain);
+  write().Finish(*result);
   return 0;
 }
 

@@ -90,6 +90,22 @@ TEST(PlanCli, ExplainShowsFilterVerdictsAndScores) {
   EXPECT_NE(r.out.find("chosen: "), std::string::npos);
 }
 
+TEST(PlanCli, ExplainedJsonAndYamlCarryTheSameCycles) {
+  CliRun json = Arbiter("plan -f " + Example() + " -o json --explain");
+  CliRun yaml = Arbiter("plan -f " + Example() + " -o yaml --explain");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  auto j = nlohmann::json::parse(json.out);
+  YAML::Node y = YAML::Load(yaml.out);
+  ASSERT_GT(j["cycles"].size(), 0u);
+  ASSERT_EQ(y["cycles"].size(), j["cycles"].size());
+  for (size_t i = 0; i < j["cycles"].size(); ++i) {
+    EXPECT_EQ(y["cycles"][i]["pod"].as<std::string>(), j["cycles"][i]["pod"].get<std::string>());
+    EXPECT_EQ(y["cycles"][i]["filter"].size(), j["cycles"][i]["filter"].size());
+  }
+  EXPECT_EQ(y["pods"].size(), j["pods"].size());
+}
+
 TEST(PlanCli, ReadsStandardInputAndConcatenatesFilesInOrder) {
   const std::string node_file = ::testing::TempDir() + "/arbiter-" + std::to_string(getpid()) + "-node.yaml";
   std::ofstream(node_file) << kNode;

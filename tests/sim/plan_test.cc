@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -50,6 +51,39 @@ TEST(Plan, ShippedExamplePlacesPodsAsKubeSchedulerWould) {
   EXPECT_EQ(big.message,
             "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu. "
             "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
+}
+
+// The writer puts each explained cycle out as it ends, before the plan's outcome exists, and the
+// streamed document is the whole plan: the same data in JSON and YAML, cycles first.
+TEST(PlanWriter, WritesEachCycleAsItEndsAndThenTheOutcome) {
+  const std::string yaml = ReadFile(SourceDir() + "/examples/basic/cluster.yaml");
+  const sim::PlanResult whole = arbiter::testing::Plan(yaml, 0, true);
+  ASSERT_FALSE(whole.cycles.empty());
+  for (plan::Format f : {plan::Format::kJson, plan::Format::kYaml, plan::Format::kTable}) {
+    std::ostringstream out;
+    plan::PlanWriter w(f, true, out);
+    size_t written = out.str().size();
+    for (const auto& c : whole.cycles) {
+      w.Cycle(c);
+      EXPECT_GT(out.str().size(), written) << "a cycle waited to be written";
+      written = out.str().size();
+    }
+    const char* outcome = f == plan::Format::kJson ? "\"pods\":" : f == plan::Format::kYaml ? "\npods:" : "NAME ";
+    EXPECT_EQ(out.str().find(outcome), std::string::npos) << "the outcome came before Finish";
+    w.Finish(whole);
+    EXPECT_EQ(out.str(), plan::Render(whole, f, true));
+  }
+  const auto json = nlohmann::ordered_json::parse(plan::Render(whole, plan::Format::kJson, true));
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : json.items()) keys.push_back(k);
+  ASSERT_GE(keys.size(), 3u);
+  EXPECT_EQ(keys[0], "kind");
+  EXPECT_EQ(keys[1], "cycles");
+  EXPECT_EQ(keys[2], "pods");
+  EXPECT_EQ(json["cycles"].size(), whole.cycles.size());
+  const std::string table = plan::Render(whole, plan::Format::kTable, true);
+  EXPECT_EQ(table.rfind("Cycle 1 at ", 0), 0u);
+  EXPECT_LT(table.find("Cycle 1 at "), table.find("NAME "));
 }
 
 TEST(Plan, SameInputAndSeedGiveByteIdenticalOutput) {

@@ -1,7 +1,15 @@
 // Rendering a plan for people (table) and for programs (JSON, YAML), in the shapes that
-// ../shared/spec/plan.md fixes. Output is a pure function of the PlanResult.
+// ../shared/spec/plan.md fixes. Output is a pure function of the PlanResult (and of the cycles,
+// with --explain).
+//
+// PlanWriter writes as the plan is made, so that memory holds one element, never the document:
+// with --explain each cycle is written when it ends (JSON and YAML: the `cycles` list, which
+// comes right after `kind`; table: the cycle's text), then Finish writes the outcome (pods,
+// preemptions, events, ...) element by element.
 #pragma once
 
+#include <memory>
+#include <ostream>
 #include <string>
 
 #include "arbiter/sim/plan_simulation.h"
@@ -10,6 +18,24 @@ namespace arbiter::plan {
 
 enum class Format { kTable, kJson, kYaml };
 
+class PlanWriter {
+ public:
+  PlanWriter(Format format, bool explain, std::ostream& out);
+  ~PlanWriter();
+  PlanWriter(const PlanWriter&) = delete;
+  PlanWriter& operator=(const PlanWriter&) = delete;
+
+  // One explained cycle, as it ends (only with explain).
+  void Cycle(const sched::CycleOutcome& cycle);
+  // The rest of the plan. The cycles of `result` are not read: they came through Cycle.
+  void Finish(const sim::PlanResult& result);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The whole plan as one string (the cycles from `result.cycles`).
 std::string Render(const sim::PlanResult& result, Format format, bool explain);
 
 }  // namespace arbiter::plan

@@ -210,7 +210,12 @@ Status ClusterSimulation::RunUntilIdle() {
   while (!idle) {
     auto out = Step(&idle);
     if (!out.ok()) return out.status();
-    if (*out && options_.explain) result_.cycles.push_back(std::move(**out));
+    if (!*out || !options_.explain) continue;
+    if (options_.on_cycle) {
+      options_.on_cycle(**out);
+    } else {
+      result_.cycles.push_back(std::move(**out));
+    }
   }
   return Status::Ok();
 }

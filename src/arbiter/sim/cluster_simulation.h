@@ -6,6 +6,7 @@
 // benchmarks. Everything it does is a function of what was added and the seed.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <queue>
@@ -87,6 +88,8 @@ struct PlanResult {
 struct SimulationOptions {
   uint64_t seed = 0;
   bool explain = false;
+  // With explain: each cycle handed over as it ends instead of kept in PlanResult::cycles.
+  std::function<void(const sched::CycleOutcome&)> on_cycle;
   // Keep events and per-pod results (a benchmark may turn them off to measure the engine).
   bool record = true;
   // A guard against livelock; a run that needs more cycles stops with an error.

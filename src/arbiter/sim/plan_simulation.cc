@@ -34,6 +34,7 @@ StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const Plan
   SimulationOptions so;
   so.seed = options.seed;
   so.explain = options.explain;
+  so.on_cycle = options.on_cycle;
   so.max_cycles = options.max_cycles;
   so.reuse_verdicts = options.fast_paths;
   so.preemption.resource_fast_path = options.fast_paths;

@@ -11,6 +11,8 @@ namespace arbiter::sim {
 struct PlanOptions {
   uint64_t seed = 0;
   bool explain = false;
+  // With explain: each cycle handed over as it ends instead of kept in PlanResult::cycles.
+  std::function<void(const sched::CycleOutcome&)> on_cycle;
   size_t max_cycles = 1'000'000;
   // Verdict reuse and the resource-only dry run (same decisions; off to check that).
   bool fast_paths = true;
