@@ -7,7 +7,12 @@ the plan itself is trivial) and CPython reading the same file (`json.load`; `yam
 libyaml's CSafeLoader), RUNS times each, in turn. Prints one JSON line per size and format with
 the medians: seconds, MiB/s, peak RSS in MiB, and the ratio to CPython.
 
+With --preemptors N it plans the dump with N pending pods as well (priority 100000, each asking
+3900m, so that each must preempt a whole node's 4 pods, under the dump's 40 PDBs) and times the
+plan in each output format of --outputs: the engine and the writer on real objects.
+
   scripts/bench-input.py [--nodes 500,5000] [--runs 3] [--formats json,yaml] [--no-python]
+                         [--preemptors N [--outputs json,yaml,table]]
                          [--arbiter build/bin/arbiter] [--dir DIR]
 """
 import argparse
@@ -35,12 +40,34 @@ def run(argv):
     return wall, usage.ru_maxrss / 1024.0
 
 
+def write_preemptors(path, count):
+    """A PriorityClass and `count` pods that each need a whole 4-CPU node of the dump."""
+    items = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "urgent"},
+              "value": 100000}]
+    for i in range(count):
+        items.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"urgent-{i}", "namespace": "team-0"},
+                      "spec": {"priorityClassName": "urgent",
+                               "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "3900m"}}}]}})
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+
+
+def median_line(base, runs, mib):
+    line = dict(base)
+    line.update({"seconds": round(statistics.median(w for w, _ in runs), 3),
+                 "MiBPerSecond": round(mib / statistics.median(w for w, _ in runs), 1),
+                 "peakRssMiB": round(statistics.median(m for _, m in runs), 1)})
+    return line
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", default="500,5000")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--formats", default="json,yaml")
     ap.add_argument("--no-python", action="store_true", help="skip the CPython baseline")
+    ap.add_argument("--preemptors", type=int, default=0, help="plan this many preempting pods on the dump")
+    ap.add_argument("--outputs", default="json,yaml,table", help="with --preemptors: the output formats timed")
     ap.add_argument("--arbiter", default=os.path.join(HERE, "..", "build", "bin", "arbiter"))
     ap.add_argument("--dir", help="where the dumps are written (default: a temporary directory)")
     a = ap.parse_args()
@@ -56,6 +83,21 @@ def main():
                                     "--format", fmt, "-o", path], check=True)
                 size = os.path.getsize(path)
                 mib = size / (1 << 20)
+                if a.preemptors > 0:
+                    pending = os.path.join(out_dir, f"preemptors-{a.preemptors}.json")
+                    write_preemptors(pending, a.preemptors)
+                    for output in a.outputs.split(","):
+                        argv = [arbiter, "plan", "-f", path, "-f", pending, "-o", output,
+                                "--max-input-size", str(2 * size + (16 << 20))]
+                        runs = []
+                        for r in range(a.runs):
+                            print(f"bench-input: {nodes} nodes, {fmt}, {a.preemptors} preemptors, -o {output}, "
+                                  f"run {r + 1} of {a.runs}", file=sys.stderr)
+                            runs.append(run(argv))
+                        print(json.dumps(median_line({"nodes": nodes, "pods": 4 * nodes, "format": fmt,
+                                                      "preemptors": a.preemptors, "output": output,
+                                                      "MiB": round(mib, 1), "runs": a.runs}, runs, mib)), flush=True)
+                    continue
                 plan = [arbiter, "plan", "-f", path, "-o", "json", "--max-input-size", str(2 * size + (1 << 20))]
                 loader = ("import json; json.load(open(%r))" % path if fmt == "json" else
                           "import yaml; list(yaml.load_all(open(%r), Loader=yaml.CSafeLoader))" % path)
@@ -65,10 +107,8 @@ def main():
                     ours.append(run(plan))
                     if not a.no_python:
                         theirs.append(run([sys.executable, "-c", loader]))
-                line = {"nodes": nodes, "pods": 4 * nodes, "format": fmt, "MiB": round(mib, 1), "runs": a.runs,
-                        "seconds": round(statistics.median(w for w, _ in ours), 3),
-                        "MiBPerSecond": round(mib / statistics.median(w for w, _ in ours), 1),
-                        "peakRssMiB": round(statistics.median(m for _, m in ours), 1)}
+                line = median_line({"nodes": nodes, "pods": 4 * nodes, "format": fmt, "MiB": round(mib, 1),
+                                    "runs": a.runs}, ours, mib)
                 if theirs:
                     line["cpythonSeconds"] = round(statistics.median(w for w, _ in theirs), 3)
                     line["cpythonPeakRssMiB"] = round(statistics.median(m for _, m in theirs), 1)
