@@ -214,9 +214,16 @@ def main():
         json.dump(dump, out, indent=4)
         out.write("\n")
     else:
+        # Item by item, so that a large dump is never one YAML tree in memory: the same text as
+        # dumping the whole List (its keys sorted; a block sequence under a key is not indented).
         import yaml
-        yaml.dump(dump, out, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), default_flow_style=False,
-                  sort_keys=True, width=1 << 20)
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        options = dict(Dumper=dumper, default_flow_style=False, sort_keys=True, width=1 << 20)
+        out.write(yaml.dump({"apiVersion": dump["apiVersion"]}, **options))
+        out.write("items:\n")
+        for item in dump["items"]:
+            out.write(yaml.dump([item], **options))
+        out.write(yaml.dump({"kind": dump["kind"], "metadata": dump["metadata"]}, **options))
     if out is not sys.stdout:
         out.close()
 
