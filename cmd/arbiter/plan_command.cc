@@ -150,6 +150,7 @@ int RunKubernetesPlan(const PlanFlags& flags, std::ostream& out, std::ostream& e
   if (!result.ok()) {
     const bool input_problem = result.status().code() == StatusCode::kInvalidArgument;
     err << "arbiter plan: " << result.status().message() << "\n";
+    if (writer) writer->Abort(result.status().message());  // cycles were written: close the document
     return input_problem ? 2 : 1;
   }
   write().Finish(*result);

@@ -286,6 +286,22 @@ TEST(JsonTextReader, HandsALaterValueItCannotReadToTheReferenceReaderAndReadsOn)
   EXPECT_EQ(d.objects.pods[2].object.name, "c");
 }
 
+// A value followed by text that cannot end (an unterminated string or array): found by the
+// fuzzer, where the fast reader once asked for the same document again and again. The values
+// before it are read; the unfinished one is the reference reader's error, named by its document.
+TEST(JsonTextReader, AValueFollowedByUnfinishedTextIsReadUpToItsError) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{ }\n    \"SysBatchSche ", "document 2: invalid JSON"},
+      {"{ }\n\"abc", "document 2: invalid JSON"},
+      {PodJson("a") + "\n{\"kind\": \"Po", "document 2: invalid JSON"},
+      {PodJson("a") + PodJson("b") + "  [1, 2", "document 3: invalid JSON"},
+  };
+  for (const auto& [text, want] : cases) {
+    const std::string fast = Outcome("t.json", text, TextReader::kFast);
+    EXPECT_NE(fast.find(want), std::string::npos) << text << "\n" << fast;
+  }
+}
+
 TEST(JsonTextReader, ReadsAListItemByItemIntoOneReusedTree) {
   std::string list = R"({"apiVersion": "v1", "items": [)";
   for (int i = 0; i < 100; ++i) list += (i > 0 ? "," : "") + PodJson("p" + std::to_string(i));

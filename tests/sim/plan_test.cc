@@ -86,6 +86,24 @@ TEST(PlanWriter, WritesEachCycleAsItEndsAndThenTheOutcome) {
   EXPECT_LT(table.find("Cycle 1 at "), table.find("NAME "));
 }
 
+// A plan that fails after its first cycles were written still leaves a document that parses,
+// ending with the error.
+TEST(PlanWriter, AFailureAfterCyclesClosesTheDocumentWithTheError) {
+  const sim::PlanResult whole =
+      arbiter::testing::Plan(ReadFile(SourceDir() + "/examples/basic/cluster.yaml"), 0, true);
+  ASSERT_FALSE(whole.cycles.empty());
+  std::ostringstream json, yaml;
+  plan::PlanWriter j(plan::Format::kJson, true, json), y(plan::Format::kYaml, true, yaml);
+  j.Cycle(whole.cycles.front());
+  y.Cycle(whole.cycles.front());
+  j.Abort("the simulation did not settle");
+  y.Abort("the simulation did not settle");
+  const auto parsed = nlohmann::json::parse(json.str());
+  EXPECT_EQ(parsed["cycles"].size(), 1u);
+  EXPECT_EQ(parsed["error"], "the simulation did not settle");
+  EXPECT_NE(yaml.str().find("error: the simulation did not settle"), std::string::npos) << yaml.str();
+}
+
 TEST(Plan, SameInputAndSeedGiveByteIdenticalOutput) {
   std::string yaml;
   for (int i = 0; i < 30; ++i) yaml += arbiter::testing::Node("n" + std::to_string(i));

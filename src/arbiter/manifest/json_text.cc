@@ -75,7 +75,11 @@ class JsonTextReader::Impl final : public LazySequence {
     }
     first_ = false;
     if (!(it_ != stream_.end())) {
-      if (stream_.truncated_bytes() != 0) Fail("the text ends inside a document");
+      if (stream_.truncated_bytes() != 0) {
+        // The unfinished document is the text's last truncated_bytes() bytes.
+        start = text_.size() - std::min(stream_.truncated_bytes(), text_.size());
+        Fail("the text ends inside a document");
+      }
       return false;
     }
     start = it_.current_index();

@@ -433,6 +433,8 @@ bool DecodeJsonText(const InputFile& file, ObjectDecoder& decoder, LoadResult& r
   if (FirstChar(text) != '{') return false;
   JsonTextReader reader(text, text.capacity());
   ValueTree tree;
+  const ResultMark whole(result);
+  size_t last_start = 0;
   for (int index = 1;; ++index) {
     const ResultMark mark(result);
     const JsonTextReader::Result r = reader.Next(tree);
@@ -442,15 +444,24 @@ bool DecodeJsonText(const InputFile& file, ObjectDecoder& decoder, LoadResult& r
     origin.document = index;
     if (r == JsonTextReader::Result::kDocument) {
       decoder.DecodeReported(tree.root(), origin);
-      if (reader.Finish()) continue;
+      if (reader.Finish()) {
+        last_start = reader.document_start();
+        continue;
+      }
     }
     mark.Undo(result);
     if (index == 1) return false;
     const size_t start = std::min(reader.document_start(), text.size());
+    if (start <= last_start) {
+      // The reader lost its place in the text: the reference reader reads the whole file.
+      whole.Undo(result);
+      return false;
+    }
     auto root = ParseJsonDocument(std::string_view(text).substr(start), file.name, index, /*whole=*/false,
                                   result.errors);
     if (!root) return true;  // where the text cannot be read, nothing after it is
     decoder.DecodeReported(*root, origin);
+    last_start = start;
   }
 }
 

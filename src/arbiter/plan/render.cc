@@ -332,7 +332,7 @@ void PlanWriter::Cycle(const sched::CycleOutcome& cycle) {
   switch (w.format) {
     case Format::kJson:
       w.out << (w.cycles == 1 ? "\n    " : ",\n    ");
-      WriteIndented(w.out, CycleJson(cycle).dump(2), 4);
+      WriteIndented(w.out, CycleJson(cycle).dump(2, ' ', false, Json::error_handler_t::replace), 4);
       break;
     case Format::kYaml:
       EmitYaml(*w.yaml, CycleJson(cycle));
@@ -350,16 +350,16 @@ void PlanWriter::Finish(const sim::PlanResult& r) {
     case Format::kJson:
       if (w.explain) out << (w.cycles == 0 ? "]" : "\n  ]");
       for (const Field& f : OutcomeFields(r)) {
-        out << ",\n  " << Json(f.key).dump() << ": ";
+        out << ",\n  " << Json(f.key).dump(-1, ' ', false, Json::error_handler_t::replace) << ": ";
         if (!f.count) {
-          WriteIndented(out, f.value.dump(2), 2);
+          WriteIndented(out, f.value.dump(2, ' ', false, Json::error_handler_t::replace), 2);
         } else if (*f.count == 0) {
           out << "[]";
         } else {
           out << "[\n";
           for (size_t i = 0; i < *f.count; ++i) {
             out << "    ";
-            WriteIndented(out, f.element(i).dump(2), 4);
+            WriteIndented(out, f.element(i).dump(2, ' ', false, Json::error_handler_t::replace), 4);
             out << (i + 1 == *f.count ? "\n" : ",\n");
           }
           out << "  ]";
@@ -386,6 +386,30 @@ void PlanWriter::Finish(const sim::PlanResult& r) {
     }
     case Format::kTable:
       WriteTables(out, r);
+      break;
+  }
+  out.flush();
+}
+
+void PlanWriter::Abort(const std::string& message) {
+  Impl& w = *impl_;
+  std::ostream& out = w.out;
+  switch (w.format) {
+    case Format::kJson:
+      if (w.explain) out << (w.cycles == 0 ? "]" : "\n  ]");
+      out << ",\n  \"error\": " << Json(message).dump(-1, ' ', false, Json::error_handler_t::replace) << "\n}\n";
+      break;
+    case Format::kYaml: {
+      YAML::Emitter& em = *w.yaml;
+      if (w.explain) em << YAML::EndSeq;
+      em << YAML::Key << "error" << YAML::Value;
+      EmitYaml(em, Json(message));
+      em << YAML::EndMap;
+      out << "\n";
+      break;
+    }
+    case Format::kTable:
+      out << "error: " << message << "\n";
       break;
   }
   out.flush();

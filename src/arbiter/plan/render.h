@@ -29,6 +29,9 @@ class PlanWriter {
   void Cycle(const sched::CycleOutcome& cycle);
   // The rest of the plan. The cycles of `result` are not read: they came through Cycle.
   void Finish(const sim::PlanResult& result);
+  // The plan failed after cycles were written: the document is closed with an `error` field
+  // (JSON, YAML; a last line in a table), so that what was written still parses.
+  void Abort(const std::string& message);
 
  private:
   struct Impl;

@@ -716,13 +716,14 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
       return v.budgets_version != 0 && v.budgets_version == budgets_version;
     });
     const uint64_t pod_class = fast_path_.applies && budgets_known ? handle_->pod_class() : 0;
-    // The budgets a dry run on `node` reads: those matching one of its lower-priority pods (the
-    // only pods it may take as victims), with their allowed disruptions now.
+    // The budgets a dry run on `node` reads: those matching one of its pods of lower priority (the
+    // only pods it may take as victims; equal priority too, so that a victim policy reaching
+    // them would still be covered), with their allowed disruptions now.
     auto budgets_of = [&](const NodeInfo& node, std::vector<std::pair<uint32_t, int32_t>>& read) {
       read.clear();
       if (pdbs.empty()) return;
       for (const auto& p : node.pods()) {
-        if (p->pod.priority >= pod.pod.priority || p->pod.labels.empty()) continue;
+        if (p->pod.priority > pod.pod.priority || p->pod.labels.empty()) continue;
         for (uint32_t i = 0; i < pdbs.size(); ++i) {
           if (pdbs[i].Matches(p->pod)) read.emplace_back(i, pdbs[i].disruptions_allowed);
         }
