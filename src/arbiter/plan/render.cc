@@ -301,6 +301,46 @@ void WriteTables(std::ostream& o, const sim::PlanResult& r) {
   }
 }
 
+// Closes the cycles (when explaining) and the document with `fields`: JSON, or YAML on `yaml`.
+void CloseDocument(std::ostream& out, YAML::Emitter* yaml, bool explain, size_t cycles, const std::vector<Field>& fields) {
+  if (yaml == nullptr) {
+    if (explain) out << (cycles == 0 ? "]" : "\n  ]");
+    for (const Field& f : fields) {
+      out << ",\n  " << Json(f.key).dump(-1, ' ', false, Json::error_handler_t::replace) << ": ";
+      if (!f.count) {
+        WriteIndented(out, f.value.dump(2, ' ', false, Json::error_handler_t::replace), 2);
+      } else if (*f.count == 0) {
+        out << "[]";
+      } else {
+        out << "[\n";
+        for (size_t i = 0; i < *f.count; ++i) {
+          out << "    ";
+          WriteIndented(out, f.element(i).dump(2, ' ', false, Json::error_handler_t::replace), 4);
+          out << (i + 1 == *f.count ? "\n" : ",\n");
+        }
+        out << "  ]";
+      }
+    }
+    out << "\n}\n";
+  } else {
+    YAML::Emitter& em = *yaml;
+    if (explain) em << YAML::EndSeq;
+    for (const Field& f : fields) {
+      em << YAML::Key << f.key << YAML::Value;
+      if (!f.count) {
+        EmitYaml(em, f.value);
+        continue;
+      }
+      em << YAML::BeginSeq;
+      for (size_t i = 0; i < *f.count; ++i) EmitYaml(em, f.element(i));
+      em << YAML::EndSeq;
+    }
+    em << YAML::EndMap;
+    out << "\n";
+  }
+  out.flush();
+}
+
 }  // namespace
 
 struct PlanWriter::Impl {
@@ -344,75 +384,22 @@ void PlanWriter::Cycle(const sched::CycleOutcome& cycle) {
 }
 
 void PlanWriter::Finish(const sim::PlanResult& r) {
-  Impl& w = *impl_;
-  std::ostream& out = w.out;
-  switch (w.format) {
-    case Format::kJson:
-      if (w.explain) out << (w.cycles == 0 ? "]" : "\n  ]");
-      for (const Field& f : OutcomeFields(r)) {
-        out << ",\n  " << Json(f.key).dump(-1, ' ', false, Json::error_handler_t::replace) << ": ";
-        if (!f.count) {
-          WriteIndented(out, f.value.dump(2, ' ', false, Json::error_handler_t::replace), 2);
-        } else if (*f.count == 0) {
-          out << "[]";
-        } else {
-          out << "[\n";
-          for (size_t i = 0; i < *f.count; ++i) {
-            out << "    ";
-            WriteIndented(out, f.element(i).dump(2, ' ', false, Json::error_handler_t::replace), 4);
-            out << (i + 1 == *f.count ? "\n" : ",\n");
-          }
-          out << "  ]";
-        }
-      }
-      out << "\n}\n";
-      break;
-    case Format::kYaml: {
-      YAML::Emitter& em = *w.yaml;
-      if (w.explain) em << YAML::EndSeq;
-      for (const Field& f : OutcomeFields(r)) {
-        em << YAML::Key << f.key << YAML::Value;
-        if (!f.count) {
-          EmitYaml(em, f.value);
-          continue;
-        }
-        em << YAML::BeginSeq;
-        for (size_t i = 0; i < *f.count; ++i) EmitYaml(em, f.element(i));
-        em << YAML::EndSeq;
-      }
-      em << YAML::EndMap;
-      out << "\n";
-      break;
-    }
-    case Format::kTable:
-      WriteTables(out, r);
-      break;
+  if (impl_->format == Format::kTable) {
+    WriteTables(impl_->out, r);
+    impl_->out.flush();
+    return;
   }
-  out.flush();
+  CloseDocument(impl_->out, impl_->yaml ? &*impl_->yaml : nullptr, impl_->explain, impl_->cycles, OutcomeFields(r));
 }
 
 void PlanWriter::Abort(const std::string& message) {
-  Impl& w = *impl_;
-  std::ostream& out = w.out;
-  switch (w.format) {
-    case Format::kJson:
-      if (w.explain) out << (w.cycles == 0 ? "]" : "\n  ]");
-      out << ",\n  \"error\": " << Json(message).dump(-1, ' ', false, Json::error_handler_t::replace) << "\n}\n";
-      break;
-    case Format::kYaml: {
-      YAML::Emitter& em = *w.yaml;
-      if (w.explain) em << YAML::EndSeq;
-      em << YAML::Key << "error" << YAML::Value;
-      EmitYaml(em, Json(message));
-      em << YAML::EndMap;
-      out << "\n";
-      break;
-    }
-    case Format::kTable:
-      out << "error: " << message << "\n";
-      break;
+  if (impl_->format == Format::kTable) {
+    impl_->out << "error: " << message << "\n";
+    impl_->out.flush();
+    return;
   }
-  out.flush();
+  CloseDocument(impl_->out, impl_->yaml ? &*impl_->yaml : nullptr, impl_->explain, impl_->cycles,
+                {Field{"error", Json(message), std::nullopt, nullptr}});
 }
 
 std::string Render(const sim::PlanResult& r, Format format, bool explain) {
