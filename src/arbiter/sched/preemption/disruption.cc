@@ -65,7 +65,7 @@ std::vector<PdbView> CurrentPdbViews(const std::vector<model::PodDisruptionBudge
     v.disrupted_pods.insert(pdb.disrupted_pods.begin(), pdb.disrupted_pods.end());
     int64_t expected = 0, ok = 0, gone = 0;
     for (const model::Pod* pod : pods) {
-      if (pod->ns != pdb.ns || pdb.selector.empty() || !pdb.selector.Matches(pod->labels)) continue;
+      if (!BudgetCounts(pdb.ns, pdb.selector, pod->ns, pod->labels)) continue;
       ++expected;
       if (v.disrupted_pods.count(pod->Key())) continue;
       if (healthy(*pod)) ++ok;

@@ -22,6 +22,13 @@
 
 namespace arbiter::sched::preemption {
 
+// Whether a budget (in `budget_ns`, selecting with `selector`) counts a pod of `pod_ns` with
+// `labels`: same namespace and a non-empty selector that matches. The one matching rule.
+inline bool BudgetCounts(std::string_view budget_ns, const model::LabelSelector& selector, std::string_view pod_ns,
+                         const model::LabelMap& labels) {
+  return budget_ns == pod_ns && !selector.empty() && selector.Matches(labels);
+}
+
 struct PdbView {
   std::string ns;
   std::string name;
@@ -34,9 +41,7 @@ struct PdbView {
   uint64_t budgets_version = 0;
 
   // Whether this budget counts `pod`: same namespace, a non-empty selector matching its labels.
-  bool Matches(const model::Pod& pod) const {
-    return ns == pod.ns && !selector.empty() && selector.Matches(pod.labels);
-  }
+  bool Matches(const model::Pod& pod) const { return BudgetCounts(ns, selector, pod.ns, pod.labels); }
 };
 
 // The budgets of a pass over victims in importance order: Consume charges a pod to every budget

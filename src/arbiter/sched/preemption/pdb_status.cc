@@ -33,7 +33,7 @@ void PdbStatusTracker::MatchAll(Entry& e) const {
   std::string key;
   for (size_t i = 0; i < pdbs_.size(); ++i) {
     const model::PodDisruptionBudget& pdb = pdbs_[i];
-    if (pdb.ns != e.ns || pdb.selector.empty() || !pdb.selector.Matches(e.labels)) continue;
+    if (!BudgetCounts(pdb.ns, pdb.selector, e.ns, e.labels)) continue;
     if (key.empty()) key = e.Key();
     e.matches.push_back({static_cast<uint32_t>(i), disrupted_[i].count(key) > 0});
   }
@@ -138,18 +138,23 @@ std::vector<PdbView> PdbStatusTracker::Views() const {
 }
 
 std::vector<PdbView> PdbStatusTracker::RecountedViews(
-    const std::function<const model::Pod*(const std::string& uid)>& bound) const {
+    const std::function<const model::Pod*(const std::string& uid)>& bound,
+    const std::vector<const model::Pod*>* known_pods) const {
   std::vector<model::Pod> known;
-  for (const auto& [uid, e] : entries_) {  // CurrentPdbViews only counts: the order does not matter
-    if (!e.known) continue;
-    model::Pod& p = known.emplace_back();
-    p.uid = uid;
-    p.ns = e.ns;
-    p.name = e.name;
-    p.labels = e.labels;
-  }
   std::vector<const model::Pod*> pods;
-  for (const auto& p : known) pods.push_back(&p);
+  if (known_pods != nullptr) {
+    pods = *known_pods;
+  } else {
+    for (const auto& [uid, e] : entries_) {  // CurrentPdbViews only counts: the order does not matter
+      if (!e.known) continue;
+      model::Pod& p = known.emplace_back();
+      p.uid = uid;
+      p.ns = e.ns;
+      p.name = e.name;
+      p.labels = e.labels;
+    }
+    for (const auto& p : known) pods.push_back(&p);
+  }
   std::set<std::string> evicted(evicted_.begin(), evicted_.end());
   return CurrentPdbViews(
       pdbs_, pods,
@@ -161,9 +166,10 @@ std::vector<PdbView> PdbStatusTracker::RecountedViews(
 }
 
 void PdbStatusTracker::CheckAgainstRecount(
-    [[maybe_unused]] const std::function<const model::Pod*(const std::string& uid)>& bound) const {
+    [[maybe_unused]] const std::function<const model::Pod*(const std::string& uid)>& bound,
+    [[maybe_unused]] const std::vector<const model::Pod*>* known_pods) const {
 #ifndef NDEBUG
-  const std::vector<PdbView> kept = Views(), recounted = RecountedViews(bound);
+  const std::vector<PdbView> kept = Views(), recounted = RecountedViews(bound, known_pods);
   for (size_t i = 0; i < kept.size(); ++i) {
     if (kept[i].disruptions_allowed == recounted[i].disruptions_allowed) continue;
     std::fprintf(stderr, "arbiter: internal error: PodDisruptionBudget %s/%s allows %d disruptions as counted, %d as recounted\n",

@@ -45,13 +45,16 @@ class PdbStatusTracker {
 
   // The budgets now, as CurrentPdbViews would give them.
   std::vector<PdbView> Views() const;
-  // The same, recounted from every known pod with CurrentPdbViews, `bound` giving the cache's
-  // copy of a pod (or null): the reference the tracker is checked against.
-  std::vector<PdbView> RecountedViews(const std::function<const model::Pod*(const std::string& uid)>& bound) const;
+  // The same, recounted with CurrentPdbViews from every known pod (or from `known_pods`, the
+  // actuator's own list, which checks what it told too), `bound` giving the cache's copy of a pod
+  // (or null): the reference the tracker is checked against.
+  std::vector<PdbView> RecountedViews(const std::function<const model::Pod*(const std::string& uid)>& bound,
+                                      const std::vector<const model::Pod*>* known_pods = nullptr) const;
 
   // Debug builds (NDEBUG unset, as in the sanitizer tests): aborts with a message when Views()
-  // and RecountedViews(bound) disagree. Release builds: nothing.
-  void CheckAgainstRecount(const std::function<const model::Pod*(const std::string& uid)>& bound) const;
+  // and RecountedViews disagree. Release builds: nothing.
+  void CheckAgainstRecount(const std::function<const model::Pod*(const std::string& uid)>& bound,
+                           const std::vector<const model::Pod*>* known_pods = nullptr) const;
 
   // Forgets every pod (known or bound), keeping the budgets and the evictions: for an actuator
   // that rebuilds its scheduler and tells everything again.
