@@ -757,7 +757,14 @@ TEST_F(ApiServerTest, APodsSpecChangesOnlyWhereUpstreamAllows) {
   forbidden({{"spec", {{"containers", Json::array({{{"name", "sidecar"}, {"$patch", "delete"}}})}}}});
   forbidden({{"spec", {{"nodeName", "n2"}}}});
   forbidden({{"spec", {{"containers", Json::array({{{"name", "app"}, {"resources", {{"requests", {{"cpu", "64"}}}}}}})}}}});
-  forbidden({{"spec", {{"schedulingGates", Json::array({{{"name", "a"}}, {{"name", "b"}}, {{"name", "c"}}})}}}});
+  // A new gate is refused by validateOnlyDeletedSchedulingGates, naming the gate's index.
+  Response added = PatchAs(kPods + "/web", "application/strategic-merge-patch+json",
+                           {{"spec", {{"schedulingGates", Json::array({{{"name", "a"}}, {{"name", "b"}}, {{"name", "c"}}})}}}});
+  EXPECT_TRUE(IsStatus(added, 422, "Invalid")) << added.body;
+  EXPECT_EQ(Parse(added)["message"],
+            "Pod \"web\" is invalid: spec.schedulingGates[2].name: Forbidden: only deletion is allowed, but found new "
+            "scheduling gate 'c'");
+  EXPECT_EQ(Parse(added)["details"]["causes"][0]["field"], "spec.schedulingGates[2].name");
   EXPECT_EQ(Revision(), before);
   auto allowed = [&](const Json& patch) {
     Response r = PatchAs(kPods + "/web", "application/merge-patch+json", patch);
@@ -903,6 +910,63 @@ TEST_F(SelectorTest, NodeFieldSelectorTreatsAbsentUnschedulableAsFalse) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Scheduling gates as kube-apiserver handles them: the SchedulingGated condition at creation
+// (which kubectl shows as the status), no nodeName beside gates, no binding while gated, and
+// the scheduling directives a queue controller may narrow while the pod is gated.
+TEST_F(ApiServerTest, AGatedPodIsMarkedSchedulingGatedAndCannotBeBoundUntilItsGatesGo) {
+  Json p = PodJson("job-0");
+  p["spec"]["schedulingGates"] = Json::array({{{"name", "example.com/quota"}}});
+  Json created = MustCreate(kPods, p);
+  ASSERT_EQ(created["status"]["conditions"].size(), 1u);
+  const Json& c = created["status"]["conditions"][0];
+  EXPECT_EQ(c["type"], "PodScheduled");
+  EXPECT_EQ(c["status"], "False");
+  EXPECT_EQ(c["reason"], "SchedulingGated");
+  EXPECT_EQ(c["message"], "Scheduling is blocked due to non-empty scheduling gates");
+  Response table = Get(kPods, {}, {{"accept", kTableAccept}});
+  ASSERT_EQ(table.code, 200) << table.body;
+  EXPECT_EQ(Parse(table)["rows"][0]["cells"][2], "SchedulingGated");
+
+  Response bind = Post(kPods + "/job-0/binding", BindingJson("job-0", "n1"));
+  EXPECT_EQ(bind.code, 409) << bind.body;
+  EXPECT_EQ(Parse(bind)["message"],
+            "Operation cannot be fulfilled on pods/binding \"job-0\": pod job-0 has non-empty .spec.schedulingGates");
+
+  // While gated, nodeSelector entries may be added (none changed), and a required node
+  // affinity set where there was none.
+  Response narrowed = PatchAs(kPods + "/job-0", "application/merge-patch+json",
+                              {{"spec", {{"nodeSelector", {{"pool", "batch"}}}}}});
+  EXPECT_EQ(narrowed.code, 200) << narrowed.body;
+  Response changed = PatchAs(kPods + "/job-0", "application/merge-patch+json",
+                             {{"spec", {{"nodeSelector", {{"pool", "web"}}}}}});
+  EXPECT_EQ(changed.code, 422) << changed.body;
+  Json required = {{"nodeSelectorTerms", Json::array({{{"matchExpressions",
+                                                        Json::array({{{"key", "zone"}, {"operator", "In"},
+                                                                      {"values", Json::array({"a"})}}})}}})}};
+  Response affinity = PatchAs(kPods + "/job-0", "application/merge-patch+json",
+                              {{"spec", {{"affinity", {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", required}}}}}}}});
+  EXPECT_EQ(affinity.code, 200) << affinity.body;
+
+  // The gate goes; the pod is bound, and its directives are fixed again.
+  Response ungated = PatchAs(kPods + "/job-0", "application/merge-patch+json", {{"spec", {{"schedulingGates", nullptr}}}});
+  ASSERT_EQ(ungated.code, 200) << ungated.body;
+  Response later = PatchAs(kPods + "/job-0", "application/merge-patch+json",
+                           {{"spec", {{"nodeSelector", {{"pool", "batch"}, {"disk", "ssd"}}}}}});
+  EXPECT_EQ(later.code, 422) << later.body;
+  BindPod("job-0", "n1");
+  EXPECT_EQ(MustGet(kPods + "/job-0")["spec"]["nodeName"], "n1");
+}
+
+TEST_F(ApiServerTest, APodCreatedWithANodeNameAndGatesIsInvalid) {
+  Json p = PodJson("pinned");
+  p["spec"]["nodeName"] = "n1";
+  p["spec"]["schedulingGates"] = Json::array({{{"name", "hold"}}});
+  Response r = Post(kPods, p);
+  EXPECT_TRUE(IsStatus(r, 422, "Invalid")) << r.body;
+  EXPECT_EQ(Parse(r)["message"],
+            "Pod \"pinned\" is invalid: spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared");
+}
+
 // Table output
 
 TEST_F(ApiServerTest, PodTableHasKubectlColumnsWithWideOnesAtPriorityOne) {

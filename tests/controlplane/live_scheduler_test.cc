@@ -140,6 +140,31 @@ TEST_F(LiveSchedulerTest, AnUnschedulablePodWaitsForAnEventItsFilterCaresAboutNo
   EXPECT_EQ(live_.queue_sizes().unschedulable, 0u);
 }
 
+TEST_F(LiveSchedulerTest, AGatedPodWaitsAsGatedAndIsScheduledWhenAnUpdateRemovesItsLastGate) {
+  AddNode("n1", "2");
+  AddPod("p", "1", 0);
+  Json gated = Pod("p");
+  gated["spec"]["schedulingGates"] = Json::array({{{"name", "a"}}, {{"name", "b"}}});
+  ASSERT_TRUE(store_->Update("pods", "default", "p", gated, RevisionOf("p")).ok());
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("p")), "");
+  EXPECT_EQ(live_.queue_sizes().gated, 1u);
+  EXPECT_EQ(metrics_.pending_gated.load(), 1u);
+  EXPECT_EQ(Count("FailedScheduling p"), 0);  // a gated pod is not tried, so nothing is reported
+  Json one = Pod("p");
+  one["spec"]["schedulingGates"] = Json::array({{{"name", "b"}}});
+  ASSERT_TRUE(store_->Update("pods", "default", "p", one, RevisionOf("p")).ok());
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("p")), "");
+  Json none = Pod("p");
+  none["spec"].erase("schedulingGates");
+  ASSERT_TRUE(store_->Update("pods", "default", "p", none, RevisionOf("p")).ok());
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("p")), "n1");
+  EXPECT_EQ(live_.queue_sizes().gated, 0u);
+  EXPECT_EQ(metrics_.pending_gated.load(), 0u);
+}
+
 TEST_F(LiveSchedulerTest, ABindingTheStoreRefusesIsForgottenAndRetriedOnTheStoresVersion) {
   AddNode("n1", "2");
   AddNode("n2", "2");

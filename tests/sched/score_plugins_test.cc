@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "arbiter/sched/plugins/imagelocality.h"
 #include "testing/manifest_builders.h"
 #include "testing/plan_harness.h"
 
@@ -684,6 +685,90 @@ TEST(ScoreMemo, ChoosesExactlyAsScoringEveryNodeAfresh) {
     ASSERT_EQ(fast, general) << "cluster #" << cluster << "\n" << yaml;
     ASSERT_EQ(fast.find("failed"), std::string::npos) << fast;
   }
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// ImageLocality (upstream's TestImageLocalityPriority and TestNormalizedImageName, with Arbiter's
+// own images). Scores: size * (nodes holding it / all nodes) summed per container, clamped to
+// [23 MiB, 1000 MiB * containers], then 100 * (sum - 23 MiB) / (max - 23 MiB), truncated.
+
+constexpr char kImage[] = "ImageLocality";
+constexpr int64_t kMiB = 1024 * 1024;
+
+TEST(ImageLocalityScore, NormalisesAnUntaggedImageToLatest) {
+  using plugins::ImageLocality;
+  EXPECT_EQ(ImageLocality::NormalizedImageName("app"), "app:latest");
+  EXPECT_EQ(ImageLocality::NormalizedImageName("registry.example:5000/team/app"), "registry.example:5000/team/app:latest");
+  EXPECT_EQ(ImageLocality::NormalizedImageName("app:1.2"), "app:1.2");
+  EXPECT_EQ(ImageLocality::NormalizedImageName("registry.example:5000/app@sha256:00ff"), "registry.example:5000/app@sha256:00ff");
+}
+
+TEST(ImageLocalityScore, ClampsTheSumBetweenTheThresholds) {
+  using plugins::ImageLocality;
+  EXPECT_EQ(ImageLocality::CalculatePriority(0, 1), 0);
+  EXPECT_EQ(ImageLocality::CalculatePriority(23 * kMiB, 1), 0);
+  EXPECT_EQ(ImageLocality::CalculatePriority(5000 * kMiB, 1), 100);
+  EXPECT_EQ(ImageLocality::CalculatePriority(5000 * kMiB, 3), 100);
+  EXPECT_EQ(ImageLocality::CalculatePriority(1000 * kMiB, 2), 100 * (1000 - 23) / (2000 - 23));
+}
+
+TEST(ImageLocalityScore, ALargerImageOnOneOfTwoNodesScoresByItsSpread) {
+  // Each image is on one of the two nodes (spread 1/2). "small": 48 MiB / 2 = 24 MiB, just over
+  // the minimum: 100 * 1 / 1977 = 0. "large": 260 MiB / 2 = 130 MiB: 100 * 107 / 1977 = 5.
+  auto r = Plan(NodeY("small").Image("tools/lint:3", 48 * kMiB).Y() + NodeY("large").Image("tools/build:3", 260 * kMiB).Y() +
+                    PodY("p").Image("tools/lint:3").Image("tools/build:3").Y(),
+                0, true);
+  const Explanation* e = FirstExplain(r, "default/p");
+  ASSERT_NE(Table(e), nullptr);
+  EXPECT_EQ(ScoreOf(*e, kImage, "small"), 0);
+  EXPECT_EQ(ScoreOf(*e, kImage, "large"), 5);
+  EXPECT_EQ(WeightOf(*e->scores, kImage), 1);
+  EXPECT_EQ(ChosenNode(r, "default/p"), "large");
+}
+
+TEST(ImageLocalityScore, ImagesOfInitContainersCountAndTagsAreNormalised) {
+  // The init container's untagged "warmup" is the node's "warmup:latest" (600 MiB, spread 1/2 ->
+  // 300 MiB); two containers: 100 * (300 - 23) / (2000 - 23) = 14.
+  const std::string init = "  initContainers:\n  - name: i\n    image: warmup\n";
+  auto r = Plan(NodeY("warm").Image("warmup:latest", 600 * kMiB).Y() + NodeY("cold").Y() +
+                    PodY("p").Image("server:1").Spec(init).Y(),
+                0, true);
+  const Explanation* e = FirstExplain(r, "default/p");
+  ASSERT_NE(Table(e), nullptr);
+  EXPECT_EQ(ScoreOf(*e, kImage, "warm"), 14);
+  EXPECT_EQ(ScoreOf(*e, kImage, "cold"), 0);
+}
+
+TEST(ImageLocalityScore, ThreeContainersAndANodeWithoutImages) {
+  // All three images on "full" only, of three nodes: (300 + 600 + 900) MiB / 3 = 600 MiB over a
+  // 3000 MiB maximum: 100 * 577 / 2977 = 19.
+  auto r = Plan(NodeY("full").Image("a:1", 300 * kMiB).Image("b:1", 600 * kMiB).Image("c:1", 900 * kMiB).Y() +
+                    NodeY("other").Image("d:1", 900 * kMiB).Y() + NodeY("bare").Y() +
+                    PodY("p").Image("a:1").Image("b:1").Image("c:1").Y(),
+                0, true);
+  const Explanation* e = FirstExplain(r, "default/p");
+  ASSERT_NE(Table(e), nullptr);
+  EXPECT_EQ(ScoreOf(*e, kImage, "full"), 19);
+  EXPECT_EQ(ScoreOf(*e, kImage, "other"), 0);
+  EXPECT_EQ(ScoreOf(*e, kImage, "bare"), 0);
+}
+
+TEST(ImageLocalityScore, TheNodeHoldingALargeImageWinsATieWhateverTheSeed) {
+  // Equal nodes but for an 800 MiB image on "cached" (spread 1/2: 400 MiB -> 19).
+  const std::string cluster = NodeY("plain").Y() + NodeY("cached").Image("ml/trainer:7", 800 * kMiB).Y() +
+                              PodY("p").Image("ml/trainer:7").Y();
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    auto r = Plan(cluster, seed);
+    EXPECT_EQ(ChosenNode(r, "default/p"), "cached") << "seed " << seed;
+  }
+}
+
+TEST(ImageLocalityScore, APodWhoseImagesNoNodeHoldsIsNotScoredByIt) {
+  auto r = Plan(NodeY("n1").Image("x:1", 500 * kMiB).Y() + NodeY("n2").Y() + PodY("p").Image("y:1").Y(), 0, true);
+  const Explanation* e = FirstExplain(r, "default/p");
+  ASSERT_NE(Table(e), nullptr);
+  EXPECT_FALSE(Scored(*e, kImage));
 }
 
 }  // namespace

@@ -50,12 +50,18 @@ class NodeY {
     cordoned_ = true;
     return *this;
   }
+  // An entry of status.images: one name and its size, e.g. ("registry.example/app:1", "800Mi").
+  NodeY& Image(const std::string& name, int64_t size_bytes) {
+    images_ += "  - names: [\"" + name + "\"]\n    sizeBytes: " + std::to_string(size_bytes) + "\n";
+    return *this;
+  }
   std::string Y() const {
     std::string s = "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: " + name_ + "\n  labels: " + labels_ +
                     "\nspec:\n  unschedulable: " + (cordoned_ ? "true" : "false") + "\n";
     if (!taints_.empty()) s += "  taints:\n" + taints_;
     s += "status:\n  allocatable:\n    cpu: \"" + cpu_ + "\"\n    memory: " + memory_ + "\n    pods: \"" + pods_ +
          "\"\n" + extra_alloc_;
+    if (!images_.empty()) s += "  images:\n" + images_;
     return s;
   }
 
@@ -67,6 +73,7 @@ class NodeY {
   std::string pods_ = "110";
   std::string extra_alloc_;
   std::string taints_;
+  std::string images_;
   bool cordoned_ = false;
 };
 
@@ -129,6 +136,15 @@ class PodY {
     init_ += "    resources:\n      requests:\n        cpu: \"" + cpu + "\"\n";
     return *this;
   }
+  // The container's image; further calls add containers c1, c2, ... with that image and no requests.
+  PodY& Image(const std::string& image) {
+    if (image_.empty()) {
+      image_ = image;
+    } else {
+      extra_containers_ += "  - name: c" + std::to_string(++extra_count_) + "\n    image: \"" + image + "\"\n";
+    }
+    return *this;
+  }
   PodY& OverheadCpu(const std::string& cpu) {
     overhead_ = "  overhead:\n    cpu: \"" + cpu + "\"\n";
     return *this;
@@ -151,8 +167,10 @@ class PodY {
     s += spec_ + overhead_;
     if (!init_.empty()) s += "  initContainers:\n" + init_;
     s += "  containers:\n  - name: c\n";
+    if (!image_.empty()) s += "    image: \"" + image_ + "\"\n";
     if (!requests_.empty()) s += "    resources:\n      requests:\n" + requests_;
     if (!ports_.empty()) s += "    ports:\n" + ports_;
+    s += extra_containers_;
     if (!status_.empty()) s += "status:\n" + status_;
     return s;
   }
@@ -170,6 +188,9 @@ class PodY {
   std::string init_;
   int init_count_ = 0;
   std::string overhead_;
+  std::string image_;
+  std::string extra_containers_;
+  int extra_count_ = 0;
   std::string spec_;
   std::string status_;
 };

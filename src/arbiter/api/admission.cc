@@ -6,6 +6,7 @@
 #include "arbiter/admission/priority_admission.h"
 #include "arbiter/api/authz.h"
 #include "arbiter/model/group_hierarchy.h"
+#include "arbiter/model/objects.h"
 #include "arbiter/model/quantity.h"
 #include "arbiter/model/resources.h"
 
@@ -243,20 +244,55 @@ Status ValidatePodUpdate(const Json& pod, const Json& old) {
       allowed["terminationGracePeriodSeconds"].is_number_integer() && allowed["terminationGracePeriodSeconds"].get<int64_t>() < 0) {
     allowed["terminationGracePeriodSeconds"] = 1;
   }
-  if (allowed.contains("schedulingGates") && allowed["schedulingGates"].is_array()) {
-    // Gates may be removed, never added.
-    const Json gates = next.value("schedulingGates", Json::array());
-    bool subset = gates.is_array();
-    for (const Json& g : gates.is_array() ? gates : Json::array()) {
-      subset = subset && std::find(allowed["schedulingGates"].begin(), allowed["schedulingGates"].end(), g) !=
-                             allowed["schedulingGates"].end();
-    }
-    if (subset) {
-      if (gates.empty()) {
-        allowed.erase("schedulingGates");
-      } else {
-        allowed["schedulingGates"] = gates;
+  // Scheduling gates may be removed, never added (validateOnlyDeletedSchedulingGates); the
+  // error names the first new gate.
+  const Json old_gates = allowed.value("schedulingGates", Json::array());
+  const Json new_gates = next.value("schedulingGates", Json::array());
+  if (old_gates.is_array() && new_gates.is_array()) {
+    for (size_t i = 0; i < new_gates.size(); ++i) {
+      const Json& g = new_gates[i];
+      bool known = false;
+      for (const Json& o : old_gates) known = known || (o.is_object() && g.is_object() && o.value("name", Json()) == g.value("name", Json()));
+      if (!known) {
+        return InvalidArgument("Pod \"" + NameOf(pod) +
+                               "\" is invalid: spec.schedulingGates[" + std::to_string(i) +
+                               "].name: Forbidden: only deletion is allowed, but found new scheduling gate '" + (g.is_object() ? g.value("name", std::string()) : g.dump()) + "'");
       }
+    }
+    if (!old_gates.empty()) {
+      // While a pod is gated its scheduling directives may be narrowed, as a queue controller
+      // does before it lifts the gate (upstream's mutable scheduling directives): nodeSelector
+      // entries added (none changed or removed), and a required node affinity set where there
+      // was none.
+      const Json old_sel = allowed.value("nodeSelector", Json::object());
+      const Json new_sel = next.value("nodeSelector", Json::object());
+      bool additions = old_sel.is_object() && new_sel.is_object();
+      for (auto it = old_sel.begin(); additions && it != old_sel.end(); ++it) {
+        additions = new_sel.contains(it.key()) && new_sel[it.key()] == it.value();
+      }
+      if (additions) {
+        if (new_sel.empty()) {
+          allowed.erase("nodeSelector");
+        } else {
+          allowed["nodeSelector"] = new_sel;
+        }
+      }
+      const Json old_required = allowed.value("affinity", Json::object()).value("nodeAffinity", Json::object())
+                                    .value("requiredDuringSchedulingIgnoredDuringExecution", Json());
+      const Json new_affinity = next.value("affinity", Json());
+      if (old_required.is_null() && new_affinity.is_object() && new_affinity.value("nodeAffinity", Json()).is_object()) {
+        Json narrowed = allowed.value("affinity", Json::object());
+        if (!narrowed.is_object()) narrowed = Json::object();
+        if (!narrowed["nodeAffinity"].is_object()) narrowed["nodeAffinity"] = Json::object();
+        const Json& want = new_affinity["nodeAffinity"].value("requiredDuringSchedulingIgnoredDuringExecution", Json());
+        if (!want.is_null()) narrowed["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = want;
+        if (narrowed == new_affinity) allowed["affinity"] = narrowed;
+      }
+    }
+    if (new_gates.empty()) {
+      allowed.erase("schedulingGates");
+    } else {
+      allowed["schedulingGates"] = new_gates;
     }
   }
   if (allowed == next) return Status::Ok();
@@ -283,6 +319,21 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
       if (!spec.contains(k) && (*old)["spec"].contains(k)) spec[k] = (*old)["spec"][k];
     }
     return ValidatePodUpdate(pod, *old);
+  }
+  if (const Json& gates = spec.value("schedulingGates", Json::array()); gates.is_array() && !gates.empty()) {
+    if (spec.value("nodeName", Json()).is_string() && !spec["nodeName"].get<std::string>().empty()) {
+      return InvalidArgument("Pod \"" + NameOf(pod) + "\" is invalid: spec.nodeName: " +
+                             std::string(model::kGatedNodeNameForbidden));
+    }
+    // kube-apiserver marks a gated pod at creation (applySchedulingGatedCondition); kubectl shows
+    // the reason in the STATUS column until the pod is scheduled.
+    Json& status = pod["status"];
+    if (!status.is_object()) status = Json::object();
+    status["conditions"] = Json::array({{{"type", "PodScheduled"},
+                                         {"status", "False"},
+                                         {"lastTransitionTime", pod["metadata"].value("creationTimestamp", Json())},
+                                         {"reason", model::kPodReasonSchedulingGated},
+                                         {"message", model::kSchedulingGatedMessage}}});
   }
   ARBITER_ASSIGN_OR_RETURN(p, ResolvePriority(pod, store));
   if (!p.class_name.empty()) spec["priorityClassName"] = p.class_name;

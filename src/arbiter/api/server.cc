@@ -1101,6 +1101,11 @@ Response ApiServer::Bind(const Request& r, const Target& t) {
       return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name + "\": pod is being deleted",
                    "pods", t.name);
     }
+    if (const Json& gates = next["spec"].value("schedulingGates", Json::array()); gates.is_array() && !gates.empty()) {
+      // setPodNodeAndMetadata's check: a gated pod is not the scheduler's yet.
+      return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name + "\": pod " + t.name +
+                            " has non-empty .spec.schedulingGates", "pods", t.name);
+    }
     if (body->contains("metadata") && (*body)["metadata"].is_object() && (*body)["metadata"].contains("uid") &&
         (*body)["metadata"]["uid"] != next["metadata"].value("uid", "")) {
       return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name +

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "arbiter/model/objects.h"
+
 namespace arbiter::api {
 
 namespace {
@@ -42,6 +44,16 @@ std::string Age(const Json& o, Timestamp now, const char* field = "creationTimes
 
 std::string PodStatus(const Json& pod) {
   if (At(pod, {"metadata", "deletionTimestamp"}).is_string()) return "Terminating";
+  // kubectl's printPod: a PodScheduled condition with reason SchedulingGated names the status.
+  const Json& conditions = At(pod, {"status", "conditions"});
+  if (conditions.is_array()) {
+    for (const Json& c : conditions) {
+      if (c.is_object() && c.value("type", Json()) == "PodScheduled" &&
+          c.value("reason", Json()) == model::kPodReasonSchedulingGated) {
+        return std::string(model::kPodReasonSchedulingGated);
+      }
+    }
+  }
   const Json& reason = At(pod, {"status", "reason"});
   if (reason.is_string() && !reason.get<std::string>().empty()) return reason.get<std::string>();
   return Str(At(pod, {"status", "phase"}), "Pending");

@@ -7,6 +7,7 @@
 #include "arbiter/admission/priority_admission.h"
 #include "arbiter/controlplane/metrics.h"
 #include "arbiter/controlplane/pod_json.h"
+#include "arbiter/model/feature_gates.h"
 
 namespace arbiter::controlplane {
 
@@ -34,7 +35,8 @@ std::string SpecOf(const Json& group) {
 constexpr const char* kGroupResources[] = {"podgroups", "compositepodgroups", "workloads"};
 
 // Pod priorities were admitted once, at creation: the stored spec is authoritative.
-model::Pod Admitted(model::Pod pod) {
+model::Pod Admitted(model::Pod pod, const model::SchedulerConfig& config) {
+  model::DropDisabledFields(config, pod);
   pod.priority = pod.spec_priority.value_or(0);
   pod.preemption_policy = pod.spec_preemption_policy.value_or(model::PreemptionPolicy::kPreemptLowerPriority);
   if (!pod.node_name.empty() && !pod.start_time) pod.start_time = pod.creation_timestamp;
@@ -67,7 +69,7 @@ void LiveScheduler::Reset() {
 LiveScheduler::QueueSizes LiveScheduler::queue_sizes() const {
   if (!scheduler_) return {};
   auto& q = const_cast<sched::Scheduler&>(*scheduler_).queue();
-  return {q.active_size(), q.backoff_size(), q.unschedulable_size()};
+  return {q.active_size(), q.backoff_size(), q.unschedulable_size(), q.gated_size()};
 }
 
 Status LiveScheduler::Build(const Informers& informers) {
@@ -213,7 +215,7 @@ void LiveScheduler::ReconcilePod(const Key& key, const store::Object* stored, in
       want = Place::kPending;
     }
   }
-  state::PodInfoPtr next = want == Place::kNone ? nullptr : state::MakePodInfo(Admitted(*decoded));
+  state::PodInfoPtr next = want == Place::kNone ? nullptr : state::MakePodInfo(Admitted(*decoded, config_));
 
   // Leave the old place unless the pod stays there.
   const bool same_bound = t.place == Place::kBound && want == Place::kBound && t.info->uid() == next->uid() &&
@@ -344,6 +346,7 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
   metrics_.pending = q.active;
   metrics_.pending_backoff = q.backoff;
   metrics_.pending_unschedulable = q.unschedulable;
+  metrics_.pending_gated = q.gated;
   return Status::Ok();
 }
 

@@ -78,7 +78,7 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   void Reset();
   // Pods waiting in the queue, by pool.
   struct QueueSizes {
-    size_t active = 0, backoff = 0, unschedulable = 0;
+    size_t active = 0, backoff = 0, unschedulable = 0, gated = 0;
   };
   QueueSizes queue_sizes() const;
 

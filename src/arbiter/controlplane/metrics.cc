@@ -23,7 +23,7 @@ std::string SchedulerMetricsText(const LoopMetrics& m, const LoopCounters& c) {
        "scheduler_pending_pods{queue=\"active\"} " + std::to_string(m.pending.load()) + "\n"
        "scheduler_pending_pods{queue=\"backoff\"} " + std::to_string(m.pending_backoff.load()) + "\n"
        "scheduler_pending_pods{queue=\"unschedulable\"} " + std::to_string(m.pending_unschedulable.load()) + "\n"
-       "scheduler_pending_pods{queue=\"gated\"} 0\n";
+       "scheduler_pending_pods{queue=\"gated\"} " + std::to_string(m.pending_gated.load()) + "\n";
   counter("scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now", "",
           m.preemption_attempts.load());
   t += "# HELP scheduler_preemption_victims Number of selected preemption victims\n"

@@ -19,6 +19,7 @@ struct LoopMetrics {
   std::atomic<uint64_t> pending{0};  // activeQ
   std::atomic<uint64_t> pending_backoff{0};
   std::atomic<uint64_t> pending_unschedulable{0};
+  std::atomic<uint64_t> pending_gated{0};
   std::atomic<uint64_t> victim_histogram[8] = {};  // buckets 1,2,4,...,64,+Inf
   // Creation to binding, in seconds: buckets 0.01 * 2^i for i < 15, then +Inf.
   std::atomic<uint64_t> e2e_histogram[16] = {};

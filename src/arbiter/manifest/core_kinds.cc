@@ -57,6 +57,18 @@ void ObjectDecoder::DecodeNode(const Node& root, Origin origin) {
       node.allocatable = node.capacity;
     }
     if (!D::Present(cap)) node.capacity = node.allocatable;
+    Node images = D::Child(status, "images");
+    if (D::Present(images) && d_.ExpectSeq(images, "status.images")) {
+      size_t i = 0;
+      for (const auto& img : images) {
+        const std::string p = Idx("status.images", i++);
+        if (!d_.ExpectMap(img, p)) continue;
+        model::ContainerImage ci;
+        ci.names = d_.StringList(D::Child(img, "names"), p + ".names");
+        ci.size_bytes = d_.Int(D::Child(img, "sizeBytes"), p + ".sizeBytes", 0, model::kMaxResourceAmount).value_or(0);
+        if (!ci.names.empty()) node.images.push_back(std::move(ci));
+      }
+    }
   }
   out_.nodes.push_back({std::move(node), std::move(origin)});
 }
@@ -92,6 +104,7 @@ void ObjectDecoder::DecodePod(const Node& root, Origin origin) {
     // Containers, init containers and overhead make the effective request.
     std::vector<model::ContainerRequests> containers;
     std::vector<model::ContainerRequests> non_zero;  // with the scoring defaults filled in
+    bool any_cpu_stated = false, any_memory_stated = false;
     auto decode_containers = [&](std::string_view field, bool init) {
       Node list = D::Child(spec, field);
       const std::string path = "spec." + std::string(field);
@@ -158,6 +171,8 @@ void ObjectDecoder::DecodePod(const Node& root, Origin origin) {
             }
           }
         }
+        // One entry per container ("" when it names no image): ImageLocality scales by the count.
+        pod.container_images.push_back(d_.String(D::Child(c, "image"), p + ".image").value_or(""));
         if (!init) {
           pod.container_requests.emplace_back(d_.String(D::Child(c, "name"), p + ".name").value_or(""), cr.requests);
         }
@@ -169,6 +184,8 @@ void ObjectDecoder::DecodePod(const Node& root, Origin origin) {
         };
         if (!stated(model::kResourceCpu)) nz.requests.milli_cpu = model::kDefaultMilliCpuRequest;
         if (!stated(model::kResourceMemory)) nz.requests.memory = model::kDefaultMemoryRequest;
+        any_cpu_stated = any_cpu_stated || stated(model::kResourceCpu);
+        any_memory_stated = any_memory_stated || stated(model::kResourceMemory);
         non_zero.push_back(std::move(nz));
         containers.push_back(std::move(cr));
       }
@@ -176,14 +193,70 @@ void ObjectDecoder::DecodePod(const Node& root, Origin origin) {
     decode_containers("initContainers", true);
     decode_containers("containers", false);
     model::Resources overhead = DecodeResourceList(D::Child(spec, "overhead"), "spec.overhead");
-    pod.requests = model::EffectivePodRequests(containers, overhead);
+    // Pod-level spec.resources (PodLevelResources): requests, defaulted from limits as for a
+    // container, for the resources that may be set at pod level.
+    std::vector<std::pair<std::string, int64_t>> pod_level;
+    Node pres = D::Child(spec, "resources");
+    if (D::Present(pres) && d_.ExpectMap(pres, "spec.resources")) {
+      Node req_node = D::Child(pres, "requests");
+      Node lim_node = D::Child(pres, "limits");
+      const model::Resources req = DecodeResourceList(req_node, "spec.resources.requests");
+      const model::Resources lim = DecodeResourceList(lim_node, "spec.resources.limits");
+      std::vector<std::string> names;
+      for (const Node* list : {&req_node, &lim_node}) {
+        if (!list->IsMap()) continue;
+        const std::string field = list == &req_node ? "spec.resources.requests." : "spec.resources.limits.";
+        for (auto it = list->begin(); it != list->end(); ++it) {
+          if (!it->first.IsScalar()) continue;
+          const std::string name = it->first.Scalar();
+          if (!model::IsSupportedPodLevelResource(name)) {
+            d_.Error(field + name, "unsupported pod-level resource \"" + name + "\" (supported: cpu, memory, hugepages-<size>)");
+            continue;
+          }
+          if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+        }
+      }
+      std::sort(names.begin(), names.end());
+      for (const auto& name : names) {
+        const bool has_request = D::Present(D::Child(req_node, name));
+        const int64_t amount = has_request ? req.Get(name) : lim.Get(name);
+        if (has_request && D::Present(D::Child(lim_node, name)) && amount > lim.Get(name)) {
+          d_.Error("spec.resources.requests." + name, "must be less than or equal to the " + name + " limit");
+        }
+        pod_level.emplace_back(name, amount);
+      }
+    }
+    if (!pod_level.empty()) {
+      auto before = std::make_shared<model::PodLevelResources>();
+      before->requests = pod_level;
+      before->container_requests = model::EffectivePodRequests(containers, overhead);
+      const model::Resources nz = model::EffectivePodRequests(non_zero, overhead);
+      before->container_non_zero_milli_cpu = nz.milli_cpu;
+      before->container_non_zero_memory = nz.memory;
+      pod.pod_level_resources = std::move(before);
+    }
+    pod.requests = model::EffectivePodRequests(containers, overhead, pod_level);
     for (const std::string_view r : {model::kResourceCpu, model::kResourceMemory, model::kResourceEphemeralStorage}) {
       if (pod.requests.Get(r) > model::kMaxResourceAmount) {
         d_.Error("spec.containers", "the pod's " + std::string(r) + " requests add up to more than Arbiter accepts (2^53 " +
                                         (r == model::kResourceCpu ? "millicores" : "bytes") + ")");
       }
     }
-    const model::Resources nz = model::EffectivePodRequests(non_zero, overhead);
+    if (!pod_level.empty()) {
+      // With pod-level requests, a scoring default applies only to a resource that neither the
+      // containers nor the pod level state (getNonMissingContainerRequests).
+      auto at_pod_level = [&](std::string_view r) {
+        return std::any_of(pod_level.begin(), pod_level.end(), [&](const auto& e) { return e.first == r; });
+      };
+      const bool cpu_default = !any_cpu_stated && !at_pod_level(model::kResourceCpu);
+      const bool memory_default = !any_memory_stated && !at_pod_level(model::kResourceMemory);
+      non_zero = containers;
+      for (auto& c : non_zero) {
+        if (cpu_default) c.requests.milli_cpu = model::kDefaultMilliCpuRequest;
+        if (memory_default) c.requests.memory = model::kDefaultMemoryRequest;
+      }
+    }
+    const model::Resources nz = model::EffectivePodRequests(non_zero, overhead, pod_level);
     pod.non_zero_milli_cpu = nz.milli_cpu;
     pod.non_zero_memory = nz.memory;
     pod.node_selector = model::LabelMap(d_.StringMap(D::Child(spec, "nodeSelector"), "spec.nodeSelector"));
@@ -194,6 +267,28 @@ void ObjectDecoder::DecodePod(const Node& root, Origin origin) {
     if (auto g = d_.Int(D::Child(spec, "terminationGracePeriodSeconds"),
                         "spec.terminationGracePeriodSeconds", 0, INT64_MAX / kSecond)) {
       pod.termination_grace_period_seconds = *g;
+    }
+    Node gates = D::Child(spec, "schedulingGates");
+    if (D::Present(gates) && d_.ExpectSeq(gates, "spec.schedulingGates")) {
+      size_t i = 0;
+      for (const auto& g : gates) {
+        const std::string p = Idx("spec.schedulingGates", i++);
+        if (!d_.ExpectMap(g, p)) continue;
+        auto name = d_.String(D::Child(g, "name"), p + ".name");
+        if (!name || name->empty()) {
+          if (!D::Present(D::Child(g, "name")) || name) d_.Error(p + ".name", "is required");
+          continue;
+        }
+        if (std::string err = ValidateLabelKey(*name); !err.empty()) {
+          d_.Error(p + ".name", "invalid scheduling gate name \"" + *name + "\": " + err);
+          continue;
+        }
+        if (std::find(pod.scheduling_gates.begin(), pod.scheduling_gates.end(), *name) != pod.scheduling_gates.end()) {
+          d_.Error(p + ".name", "Duplicate value: \"" + *name + "\"");
+          continue;
+        }
+        pod.scheduling_gates.push_back(std::move(*name));
+      }
     }
     Node sg = D::Child(spec, "schedulingGroup");
     if (D::Present(sg) && d_.ExpectMap(sg, "spec.schedulingGroup")) {

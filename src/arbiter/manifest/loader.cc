@@ -376,6 +376,7 @@ std::vector<Document> ParseFile(const InputFile& file, std::vector<std::string>&
 
 using internal::ObjectDecoder;
 using internal::CheckWholeInput;
+using internal::DropDisabledFields;
 
 // The first character of a text that is not white space ('{' or '[': JSON), or NUL when the text
 // is blank or holds a NUL byte (not YAML or JSON text: ParseFile says which).
@@ -520,7 +521,10 @@ bool DecodeYamlText(const InputFile& file, ObjectDecoder& decoder, LoadResult& r
 
 LoadResult Load(const std::vector<InputFile>& files, TextReader reader) {
   LoadResult result = DecodeEach(files, reader);
-  if (result.errors.empty()) CheckWholeInput(result.objects, result.errors);
+  if (result.errors.empty()) {
+    DropDisabledFields(result.objects);
+    CheckWholeInput(result.objects, result.errors);
+  }
   return result;
 }
 

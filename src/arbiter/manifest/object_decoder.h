@@ -110,6 +110,9 @@ class ObjectDecoder {
 
 // The checks that need the whole input (duplicates, references between objects, the group
 // hierarchy), each problem reported on the object where it shows first.
+// Drops the fields of the feature gates the input's configuration turns off, from every pod and
+// PodGroup (model::DropDisabledFields), as kube-apiserver drops them when objects are written.
+void DropDisabledFields(ClusterObjects& objs);
 void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& errors);
 
 }  // namespace arbiter::manifest::internal

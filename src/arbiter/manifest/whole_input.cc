@@ -1,6 +1,7 @@
 // The checks that need the whole input.
 #include "arbiter/manifest/object_decoder.h"
 
+#include "arbiter/model/feature_gates.h"
 #include "arbiter/model/group_hierarchy.h"
 
 namespace arbiter::manifest::internal {
@@ -49,6 +50,13 @@ void CheckGroupHierarchy(const ClusterObjects& objs, std::vector<std::string>& e
 
 }  // namespace
 
+void DropDisabledFields(ClusterObjects& objs) {
+  if (!objs.config) return;  // every gate on
+  const model::SchedulerConfig& cfg = objs.config->object;
+  for (auto& p : objs.pods) model::DropDisabledFields(cfg, p.object);
+  for (auto& g : objs.pod_groups) model::DropDisabledFields(cfg, g.object);
+}
+
 // Reports objects defined twice, pods bound or nominated to nodes not in the input, pods in
 // PodGroups not in the input, members of one PodGroup naming different schedulers, and problems
 // of the group hierarchy.
@@ -95,6 +103,10 @@ void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& error
     if (!p.object.node_name.empty() && !node_names.count(p.object.node_name)) {
       errors.push_back(p.origin.ToString() + ": spec.nodeName: node \"" + p.object.node_name +
                        "\" is not in the input");
+    }
+    if (!p.object.node_name.empty() && !p.object.scheduling_gates.empty()) {
+      // A bound pod has passed its gates: kube-apiserver refuses the pair at creation.
+      errors.push_back(p.origin.ToString() + ": spec.nodeName: " + std::string(model::kGatedNodeNameForbidden));
     }
     if (!p.object.nominated_node_name.empty() && !node_names.count(p.object.nominated_node_name)) {
       errors.push_back(p.origin.ToString() + ": status.nominatedNodeName: node \"" +

@@ -34,8 +34,13 @@ KubeletConfig KubeletConfig::Defaults() {
   return c;
 }
 
+bool IsSupportedPodLevelResource(std::string_view name) {
+  return name == kResourceCpu || name == kResourceMemory || name.starts_with("hugepages-");
+}
+
 Resources EffectivePodRequests(const std::vector<ContainerRequests>& containers,
-                               const Resources& overhead) {
+                               const Resources& overhead,
+                               const std::vector<std::pair<std::string, int64_t>>& pod_level) {
   Resources app;
   for (const auto& c : containers) {
     if (!c.init) app.Add(c.requests);
@@ -58,6 +63,7 @@ Resources EffectivePodRequests(const std::vector<ContainerRequests>& containers,
   Resources total = app;
   total.Add(sidecars);
   total.Max(init_peak);
+  for (const auto& [name, amount] : pod_level) total.Set(name, amount);  // stands for the whole pod
   total.Add(overhead);
   return total;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,12 @@
 
 namespace arbiter::model {
 
+// One entry of a node's status.images: the names it is known by (tags and digests) and its size.
+struct ContainerImage {
+  std::vector<std::string> names;
+  int64_t size_bytes = 0;
+};
+
 struct Node {
   std::string name;
   LabelMap labels;
@@ -25,6 +32,7 @@ struct Node {
   bool unschedulable = false;
   Resources allocatable;
   Resources capacity;  // status.capacity; allocatable when absent (what node-pressure signals start from)
+  std::vector<ContainerImage> images;  // status.images (ImageLocality)
 };
 
 struct PodAffinityTerm {
@@ -90,6 +98,24 @@ std::optional<PreemptionPolicy> ParsePreemptionPolicy(std::string_view name);
 
 inline constexpr int64_t kDefaultTerminationGracePeriodSeconds = 30;
 
+// The PodScheduled condition kube-apiserver gives a pod created with scheduling gates (status
+// False), until the scheduler sets its own; kubectl's STATUS column shows the reason.
+inline constexpr std::string_view kPodReasonSchedulingGated = "SchedulingGated";
+inline constexpr std::string_view kSchedulingGatedMessage = "Scheduling is blocked due to non-empty scheduling gates";
+// kube-apiserver's answer to a pod created with both spec.nodeName and scheduling gates
+// (ValidatePodCreate), after the field path.
+inline constexpr std::string_view kGatedNodeNameForbidden =
+    "Forbidden: cannot be set until all schedulingGates have been cleared";
+
+// A pod's pod-level spec.resources requests and what its requests are without them, kept so that
+// a profile with the PodLevelResources gate off can drop the field (DropDisabledFields).
+struct PodLevelResources {
+  std::vector<std::pair<std::string, int64_t>> requests;  // (name, amount in Resources::Set's units)
+  Resources container_requests;  // EffectivePodRequests without the pod level
+  int64_t container_non_zero_milli_cpu = 0;
+  int64_t container_non_zero_memory = 0;
+};
+
 struct Pod {
   // metadata
   std::string ns = "default";
@@ -116,8 +142,16 @@ struct Pod {
   std::vector<HostPort> host_ports;
   int64_t termination_grace_period_seconds = kDefaultTerminationGracePeriodSeconds;
   std::string pod_group_name;  // spec.schedulingGroup.podGroupName
+  // spec.schedulingGates' names, in order: while any remains the pod waits outside activeQ
+  // (the SchedulingGates PreEnqueue plugin).
+  std::vector<std::string> scheduling_gates;
+  // The image of each init and app container, in that order, as written ("" for a container
+  // that names none): ImageLocality.
+  std::vector<std::string> container_images;
   // The app containers' names and requests, in order (for the kubelet's eviction messages).
   std::vector<std::pair<std::string, Resources>> container_requests;
+  // Set when spec.resources gives pod-level requests (already part of `requests`).
+  std::shared_ptr<const PodLevelResources> pod_level_resources;
   // status
   std::optional<Timestamp> start_time;
   std::string nominated_node_name;
@@ -168,8 +202,14 @@ struct ContainerRequests {
   bool init = false;
   bool restartable = false;  // an init container with restartPolicy: Always
 };
+// With PodLevelResources, a pod-level request (spec.resources.requests, as (name, amount in
+// Resources::Set's units) pairs of resources IsSupportedPodLevelResource accepts) replaces the
+// containers' sum for that resource; the overhead is added after (resourcehelper.PodRequests).
 Resources EffectivePodRequests(const std::vector<ContainerRequests>& containers,
-                               const Resources& overhead);
+                               const Resources& overhead,
+                               const std::vector<std::pair<std::string, int64_t>>& pod_level = {});
+// True for the resources spec.resources may set at pod level (IsSupportedPodLevelResource).
+bool IsSupportedPodLevelResource(std::string_view name);
 
 struct PriorityClass {
   std::string name;

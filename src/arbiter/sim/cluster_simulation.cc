@@ -28,7 +28,7 @@ Status ClusterSimulation::AddRunningPod(model::Pod pod) {
 
 void ClusterSimulation::AddPendingPod(model::Pod pod, std::optional<Timestamp> enqueue_time) {
   if (!pdb_status_.empty()) pdb_status_.Know(pod);
-  if (options_.record && !pod.pod_group_name.empty()) pending_.push_back(pod);
+  if (options_.record && (!pod.pod_group_name.empty() || !pod.scheduling_gates.empty())) pending_.push_back(pod);
   scheduler_.AddPendingPod(state::MakePodInfo(std::move(pod)), enqueue_time);
 }
 

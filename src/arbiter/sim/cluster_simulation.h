@@ -153,7 +153,8 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
   void RecordPod(const sched::CycleOutcome& out);
   // Evicts the victims of one decision and records it.
   void Evict(Preemption entry, const std::vector<sched::preemption::Eviction>& victims, const std::string& by);
-  // Pods that never had a cycle (a group short of its quorum, a missing PodGroup) get an entry.
+  // Pods that never had a cycle (a group short of its quorum, a missing PodGroup, scheduling
+  // gates) get an entry.
   void RecordNeverTried();
   void TerminateDue();
   void AddEvent(std::string type, std::string reason, const model::Pod& pod, std::string message);
@@ -165,7 +166,7 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
   // The budgets, counted over every pod added (tracked only when there are budgets).
   sched::preemption::PdbStatusTracker pdb_status_;
   std::map<std::string, size_t> plan_index_;     // pending pod UID -> index in result_.pods
-  std::vector<model::Pod> pending_;              // pending pods in the order added (group members)
+  std::vector<model::Pod> pending_;              // pending group members and gated pods, in the order added
   std::map<std::string, size_t> group_index_;    // root group -> index in result_.groups
   std::priority_queue<Termination, std::vector<Termination>, std::greater<>> terminations_;
   uint64_t termination_seq_ = 0;

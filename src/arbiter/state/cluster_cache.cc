@@ -24,6 +24,26 @@ const model::LabelMap* Snapshot::NamespaceLabels(std::string_view ns) const {
   return it == namespace_labels_.end() ? nullptr : &it->second;
 }
 
+int32_t Snapshot::ImageNodeCount(std::string_view name) const {
+  if (!images_) return 0;
+  auto it = images_->find(name);
+  return it == images_->end() ? 0 : it->second;
+}
+
+void ClusterCache::CountImages(const model::Node& node, int delta) {
+  if (node.images.empty()) return;
+  std::vector<std::string_view> names;
+  for (const auto& img : node.images) names.insert(names.end(), img.names.begin(), img.names.end());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  if (images_.use_count() > 1) images_ = std::make_shared<ImageCounts>(*images_);
+  for (std::string_view n : names) {
+    auto it = images_->try_emplace(std::string(n), 0).first;
+    it->second += delta;
+    if (it->second <= 0) images_->erase(it);
+  }
+}
+
 void Snapshot::RebuildAffinityLists() const {
   affinity_stale_ = false;
   with_affinity_.clear();
@@ -91,6 +111,7 @@ Status ClusterCache::AddNode(model::Node node) {
   if (index_.count(node.name)) return AlreadyExists("node \"" + node.name + "\" already exists");
   const std::string name = node.name;
   index_[name] = infos_.size();
+  CountImages(node, +1);
   infos_.push_back(std::make_unique<NodeInfo>(std::make_shared<const model::Node>(std::move(node))));
   is_dirty_.push_back(false);
   const std::string z = ZoneKey(infos_.back()->node());
@@ -106,6 +127,17 @@ Status ClusterCache::UpdateNode(model::Node node) {
   auto it = index_.find(node.name);
   if (it == index_.end()) return NotFound("node \"" + node.name + "\" not found");
   const bool zone_changed = ZoneKey(infos_[it->second]->node()) != ZoneKey(node);
+  const model::Node& before = infos_[it->second]->node();
+  const bool images_changed =
+      before.images.size() != node.images.size() ||
+      !std::equal(before.images.begin(), before.images.end(), node.images.begin(),
+                  [](const model::ContainerImage& a, const model::ContainerImage& b) {
+                    return a.names == b.names && a.size_bytes == b.size_bytes;
+                  });
+  if (images_changed) {
+    CountImages(before, -1);
+    CountImages(node, +1);
+  }
   infos_[it->second]->set_node(std::make_shared<const model::Node>(std::move(node)));
   MarkDirty(it->second);
   if (zone_changed) RebuildZones();
@@ -116,6 +148,7 @@ Status ClusterCache::RemoveNode(const std::string& name) {
   auto it = index_.find(name);
   if (it == index_.end()) return NotFound("node \"" + name + "\" not found");
   const size_t idx = it->second;
+  CountImages(infos_[idx]->node(), -1);
   for (const auto& p : infos_[idx]->pods()) {
     pods_.erase(p->uid());
     if (observer_) observer_(&p->pod, nullptr);
@@ -186,6 +219,7 @@ PodInfoPtr ClusterCache::FindPod(const std::string& uid) const {
 
 void ClusterCache::UpdateSnapshot(Snapshot& s) {
   if (s.namespace_labels_ != namespace_labels_) s.namespace_labels_ = namespace_labels_;
+  s.images_ = images_;
   if (s.structure_version_ != structure_version_) {
     EnsureOrder();
     s.infos_.clear();

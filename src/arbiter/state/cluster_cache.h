@@ -23,6 +23,9 @@
 
 namespace arbiter::state {
 
+// Image name -> the number of nodes whose status.images list it (each node once).
+using ImageCounts = std::map<std::string, int32_t, std::less<>>;
+
 class Snapshot {
  public:
   // Nodes in NodeTree order.
@@ -43,6 +46,9 @@ class Snapshot {
   }
   // Labels of a namespace; nullptr if the input declared no such Namespace.
   const model::LabelMap* NamespaceLabels(std::string_view ns) const;
+  // How many nodes list an image under `name` in status.images (ImageLocality's spread).
+  int32_t ImageNodeCount(std::string_view name) const;
+  bool HasImages() const { return images_ && !images_->empty(); }
 
   // Private changes for one cycle (a pod group cycle assumes its placed pods; workload-aware
   // preemption removes its potential victims). The cache never sees them: the next
@@ -67,6 +73,7 @@ class Snapshot {
   mutable std::vector<const NodeInfo*> with_required_anti_affinity_;
   mutable bool affinity_stale_ = false;
   std::map<std::string, model::LabelMap, std::less<>> namespace_labels_;
+  std::shared_ptr<const ImageCounts> images_;  // shared with the cache; replaced, never changed
   uint64_t structure_version_ = 0;
   std::vector<size_t> touched_;  // nodes changed privately since the last update
   std::vector<bool> is_touched_;
@@ -106,6 +113,9 @@ class ClusterCache {
  private:
   NodeInfo* Mutable(std::string_view name);
   void MarkDirty(size_t index);
+  // Counts the image names of `node` once more (delta +1) or once less (-1), copying the counts
+  // first if a snapshot shares them, so that snapshots keep the ones they were given.
+  void CountImages(const model::Node& node, int delta);
   // Recomputes zones from scratch (after a removal or a zone change).
   void RebuildZones();
   // Brings `order_` up to date with the zones, if a node was added or removed since.
@@ -120,6 +130,7 @@ class ClusterCache {
   std::unordered_map<std::string, PodInfoPtr> pods_;  // bound pods by UID; lookup only
   BoundPodObserver observer_;
   std::map<std::string, model::LabelMap, std::less<>> namespace_labels_;
+  std::shared_ptr<ImageCounts> images_ = std::make_shared<ImageCounts>();  // copied on write while a snapshot shares it
   std::vector<size_t> dirty_;
   std::vector<bool> is_dirty_;
   uint64_t structure_version_ = 1;

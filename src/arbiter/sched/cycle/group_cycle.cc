@@ -24,22 +24,17 @@ namespace arbiter::sched {
 namespace {
 }  // namespace
 
-bool GateOn(const model::SchedulerConfig& c, const char* gate) {
-  auto it = c.feature_gates.find(gate);
-  return it == c.feature_gates.end() || it->second;
-}
-
 void Scheduler::AddPodGroup(const model::PodGroup& group) {
   if (!workload_enabled_) return;
   model::PodGroup g = group;
-  if (!GateOn(config_, "CompositePodGroup")) g.parent.clear();
+  model::DropDisabledFields(config_, g);
   groups_.AddPodGroup(g);
   groups_dirty_ = true;
   GroupsChanged();
 }
 
 void Scheduler::AddCompositePodGroup(const model::CompositePodGroup& group) {
-  if (!workload_enabled_ || !GateOn(config_, "CompositePodGroup")) return;
+  if (!workload_enabled_ || !model::FeatureEnabled(config_, model::kGateCompositePodGroup)) return;
   groups_.AddCompositePodGroup(group);
   groups_dirty_ = true;
   GroupsChanged();
@@ -131,6 +126,7 @@ bool Scheduler::GroupReady(const QueuedPodInfo& info) const {
 }
 
 std::string Scheduler::WaitingReason(const model::Pod& pod) const {
+  if (!pod.scheduling_gates.empty()) return std::string(model::kSchedulingGatedMessage);
   const std::string key = pod.ns + "/" + pod.pod_group_name;
   EnsureGroups();
   const state::GroupNode* leaf = groups_.Find(key);

@@ -17,7 +17,7 @@ Scheduler::Scheduler(model::SchedulerConfig config, const Clock* clock, Schedule
       clock_(clock),
       options_(options),
       rng_(options.seed),
-      workload_enabled_(GateOn(config_, "GenericWorkload")) {
+      workload_enabled_(model::FeatureEnabled(config_, model::kGateGenericWorkload)) {
   // Nodes mirror their nominated pods, so that filtering needs no lookup.
   nominator_.set_on_change([this](const std::string& node) {
     (void)cache_.SetNominatedPods(node, nominator_.NominatedPodsForNode(node));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "arbiter/base/rng.h"
+#include "arbiter/model/feature_gates.h"
 #include "arbiter/sched/framework/fit_error.h"
 #include "arbiter/sched/framework/framework.h"
 #include "arbiter/sched/framework/group_host.h"
@@ -64,9 +65,6 @@ struct CycleOutcome {
   bool group_scheduled = false;
   std::string group_message;
 };
-
-// True unless the configuration's featureGates switch `gate` off (Arbiter's gates default on).
-bool GateOn(const model::SchedulerConfig& config, const char* gate);
 
 struct SchedulerOptions {
   uint64_t seed = 0;
@@ -118,7 +116,8 @@ class Scheduler final : public GroupHost {
   // without CompositePodGroup, CompositePodGroups are ignored and every PodGroup is a root.
   void AddPodGroup(const model::PodGroup& group);
   void AddCompositePodGroup(const model::CompositePodGroup& group);
-  // Why a pending pod has not been tried: its group is missing or short of its quorum.
+  // Why a pending pod has not been tried: its scheduling gates (the API's SchedulingGated
+  // condition message), or its group is missing or short of its quorum.
   std::string WaitingReason(const model::Pod& pod) const;
   const preemption::WorkloadPreemptionMetrics* workload_preemption_metrics() const;
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "arbiter/sched/plugins/imagelocality.h"
 #include "arbiter/sched/plugins/interpodaffinity.h"
 #include "arbiter/sched/plugins/noderesources.h"
 #include "arbiter/sched/plugins/podtopologyspread.h"
@@ -18,6 +19,7 @@ struct Entry {
 std::vector<Entry> DefaultEntries(const ProfileDeps& d) {
   const model::SchedulerConfig& cfg = *d.config;
   std::vector<Entry> e = {
+      {std::make_shared<SchedulingGates>(), 0},
       {std::make_shared<PrioritySort>(), 0},
       {std::make_shared<NodeUnschedulable>(), 0},
       {std::make_shared<NodeName>(), 0},
@@ -30,6 +32,7 @@ std::vector<Entry> DefaultEntries(const ProfileDeps& d) {
   };
   for (const auto& p : d.post_filter) e.push_back({p, 0});
   e.push_back({std::make_shared<NodeResourcesBalancedAllocation>(), 1});
+  e.push_back({std::make_shared<ImageLocality>(d.handle), 1});
   e.push_back({std::make_shared<DefaultBinder>(d.bind), 0});
   return e;
 }

@@ -24,6 +24,14 @@ bool PrioritySort::Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
   return a.sequence < b.sequence;
 }
 
+Status SchedulingGates::PreEnqueue(const PodInfo& pod) const {
+  const auto& gates = pod.pod.scheduling_gates;
+  if (gates.empty()) return {};
+  std::string names;  // Go's %v of a []string
+  for (const auto& g : gates) names += (names.empty() ? "" : " ") + g;
+  return Status(Code::kUnschedulableAndUnresolvable, "waiting for scheduling gates: [" + names + "]");
+}
+
 Status NodeUnschedulable::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
   if (!node.unschedulable()) return {};
   const model::Taint cordon{std::string(model::kTaintNodeUnschedulable), "",

@@ -1,5 +1,5 @@
 // The in-tree plugins whose logic fits in a few lines each: PrioritySort (QueueSort),
-// NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts and DefaultBinder.
+// SchedulingGates (PreEnqueue), NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts and DefaultBinder.
 // Reasons and codes are kube-scheduler's, word for word, because users grep for them.
 #pragma once
 
@@ -15,6 +15,17 @@ class PrioritySort final : public QueueSortPlugin {
   static constexpr std::string_view kName = "PrioritySort";
   std::string_view Name() const override { return kName; }
   bool Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const override;
+};
+
+// A pod with spec.schedulingGates stays out of activeQ until every gate is removed
+// (UnschedulableAndUnresolvable "waiting for scheduling gates: [a b]", as upstream's
+// schedulinggates plugin). Gates can only be removed after creation, so a pod that passes once
+// never fails again; the queue re-runs the check when the pod is updated.
+class SchedulingGates final : public PreEnqueuePlugin {
+ public:
+  static constexpr std::string_view kName = "SchedulingGates";
+  std::string_view Name() const override { return kName; }
+  Status PreEnqueue(const PodInfo& pod) const override;
 };
 
 class NodeUnschedulable final : public FilterPlugin {

@@ -2,6 +2,7 @@
 #include "arbiter/sched/queue/scheduling_queue.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace arbiter::sched {
 
@@ -56,10 +57,13 @@ Timestamp SchedulingQueue::BackoffExpiry(const QueuedPodInfo& info) const {
 }
 
 void SchedulingQueue::PushActive(Entry* e) {
-  const bool gated = e->info.group.empty() ? !framework_->RunPreEnqueuePlugins(*e->info.pod).IsSuccess()
-                                           : group_gate_ && !group_gate_(e->info);
-  if (gated) {
-    if (!e->info.group.empty()) e->info.unschedulable_plugins = {"GangScheduling"};
+  if (e->info.group.empty() && Gated(*e->info.pod)) {
+    e->where = Entry::Where::kGated;
+    gated_.insert(e);
+    return;
+  }
+  if (!e->info.group.empty() && group_gate_ && !group_gate_(e->info)) {
+    e->info.unschedulable_plugins = {"GangScheduling"};
     e->unschedulable_since = clock_->Now();
     Park(e);
     return;
@@ -86,6 +90,23 @@ void SchedulingQueue::Add(PodInfoPtr pod, std::optional<Timestamp> enqueue_time)
   PushActive(raw);
 }
 
+void SchedulingQueue::AddGated(PodInfoPtr pod, const std::string& group, int32_t priority, Timestamp at) {
+  auto e = std::make_unique<Entry>();
+  e->info.priority = pod->pod.priority;
+  e->info.timestamp = at;
+  e->info.sequence = next_sequence_++;
+  e->gated_group = group;
+  e->gated_priority = priority;
+  const std::string uid = pod->uid();
+  e->info.pod = std::move(pod);
+  Entry* raw = e.get();
+  const std::string key = UnitKey(raw->info);
+  unit_of_[uid] = key;
+  entries_[key] = std::move(e);
+  raw->where = Entry::Where::kGated;
+  gated_.insert(raw);
+}
+
 void SchedulingQueue::AddBackingOff(PodInfoPtr pod, int attempts) {
   const std::string uid = pod->uid();
   Add(std::move(pod));
@@ -105,8 +126,12 @@ void SchedulingQueue::AddGroupMember(PodInfoPtr pod, const std::string& group, i
     Update(std::move(pod));
     return;
   }
-  const std::string key = "group:" + group;
   const Timestamp at = enqueue_time.value_or(clock_->Now());
+  if (Gated(*pod)) {  // the member joins its group once its own gates are gone
+    AddGated(std::move(pod), group, priority, at);
+    return;
+  }
+  const std::string key = "group:" + group;
   auto it = entries_.find(key);
   if (it == entries_.end()) {
     auto e = std::make_unique<Entry>();
@@ -139,6 +164,7 @@ void SchedulingQueue::AddGroupMember(PodInfoPtr pod, const std::string& group, i
         Park(e);
       }
       break;
+    case Entry::Where::kGated:  // group entries are never gated (their members are)
     case Entry::Where::kInFlight: break;
   }
 }
@@ -153,6 +179,10 @@ void SchedulingQueue::Regroup(const UnitOf& unit_of) {
   std::vector<Move> moves;
   std::vector<std::pair<Entry*, int32_t>> repriced;
   for (auto& [key, e] : entries_) {  // std::map: a deterministic order
+    if (e->where == Entry::Where::kGated && !e->gated_group.empty()) {
+      std::tie(e->gated_group, e->gated_priority) = unit_of(*e->info.pod);
+      continue;
+    }
     if (e->info.group.empty() || e->where == Entry::Where::kInFlight) continue;
     for (const auto& m : e->info.members) {
       auto [group, priority] = unit_of(*m);
@@ -171,6 +201,7 @@ void SchedulingQueue::Regroup(const UnitOf& unit_of) {
       case Entry::Where::kActive: PushActive(e); break;
       case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
       case Entry::Where::kUnschedulable: Park(e); break;
+      case Entry::Where::kGated:  // group entries are never gated
       case Entry::Where::kInFlight: break;
     }
   }
@@ -252,6 +283,7 @@ void SchedulingQueue::Detach(Entry* e) {
     case Entry::Where::kActive: active_.erase(e); break;
     case Entry::Where::kBackoff: backoff_.erase(e); break;
     case Entry::Where::kUnschedulable: Unpark(e); break;
+    case Entry::Where::kGated: gated_.erase(e); break;
     case Entry::Where::kInFlight: break;
   }
   e->where = Entry::Where::kInFlight;
@@ -262,6 +294,25 @@ void SchedulingQueue::Update(PodInfoPtr pod) {
   if (u == unit_of_.end()) return;
   Entry* e = entries_.at(u->second).get();
   const auto where = e->where;
+  if (where == Entry::Where::kGated) {
+    if (Gated(*pod)) {
+      e->info.pod = std::move(pod);
+      return;
+    }
+    // The last gate went: the pod enters the queue with its first queue timestamp.
+    const std::string group = e->gated_group;
+    const int32_t priority = e->gated_priority;
+    const Timestamp at = e->info.timestamp;
+    Detach(e);
+    entries_.erase(u->second);
+    unit_of_.erase(u);
+    if (group.empty()) {
+      Add(std::move(pod), at);
+    } else {
+      AddGroupMember(std::move(pod), group, priority, at);
+    }
+    return;
+  }
   Detach(e);  // ordering keys may change
   if (e->info.group.empty()) {
     e->info.priority = pod->pod.priority;
@@ -276,6 +327,7 @@ void SchedulingQueue::Update(PodInfoPtr pod) {
     case Entry::Where::kActive: PushActive(e); break;
     case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
     case Entry::Where::kUnschedulable: Park(e); break;
+    case Entry::Where::kGated:  // not reached: gated entries are lone pods, handled above
     case Entry::Where::kInFlight: break;
   }
 }

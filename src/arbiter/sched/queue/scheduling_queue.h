@@ -7,7 +7,11 @@
 //     rejecting plugins cares about, or for the leftover flush after 5 minutes.
 // Pop takes the head of activeQ; when activeQ is empty it takes the head of backoffQ even before
 // its backoff expires (SchedulerPopFromBackoffQ, on by default since 1.33).
-// PreEnqueue plugins gate entry to activeQ: a gated pod waits in the unschedulable pool.
+// PreEnqueue plugins gate entry to activeQ: a pod one of them rejects (SchedulingGates: a pod
+// with spec.schedulingGates) waits among the gated pods, which no cluster event and no flush
+// moves; an update of the pod runs the check again, and the pod goes on once it passes (to its
+// group's entry, for a group member). Upstream keeps such pods in the unschedulable pool marked
+// gated, woken only by the pod updates SchedulingGates registers for; the effect is the same.
 // Pod groups: the members of a group are held as one entry per root group, ordered by the root's
 // priority and the earliest member's timestamp; the group gate (the GangScheduling PreEnqueue
 // check: the PodGroup exists and enough members are known) keeps it out of activeQ until ready.
@@ -98,13 +102,17 @@ class SchedulingQueue {
   size_t active_size() const { return active_.size(); }
   size_t backoff_size() const { return backoff_.size(); }
   size_t unschedulable_size() const { return unschedulable_.size(); }
+  size_t gated_size() const { return gated_.size(); }
   bool Contains(const std::string& uid) const { return unit_of_.count(uid) != 0; }
   Timestamp BackoffExpiry(const QueuedPodInfo& info) const;
 
  private:
   struct Entry {
     QueuedPodInfo info;
-    enum class Where { kActive, kBackoff, kUnschedulable, kInFlight } where = Where::kInFlight;
+    enum class Where { kActive, kBackoff, kUnschedulable, kGated, kInFlight } where = Where::kInFlight;
+    // A gated group member's root group and its priority: where it goes once ungated.
+    std::string gated_group;
+    int32_t gated_priority = 0;
     Timestamp backoff_expiry = 0;
     Timestamp unschedulable_since = 0;
     uint32_t interest = 0;  // in the pool: a bit per ClusterEvent its rejecting plugins care about
@@ -130,6 +138,10 @@ class SchedulingQueue {
   };
 
   void ToActiveOrBackoff(Entry* e);
+  // True if a PreEnqueue plugin rejects the lone pod `pod`.
+  bool Gated(const PodInfo& pod) const { return !framework_->RunPreEnqueuePlugins(pod).IsSuccess(); }
+  // Makes a gated entry for `pod` (a lone pod, or a member of `group` when it is not empty).
+  void AddGated(PodInfoPtr pod, const std::string& group, int32_t priority, Timestamp at);
   // Puts `e` in the unschedulable pool (its unschedulable_since and plugins set), indexed by the
   // events that can move it and by the time it is due for the leftover flush; Unpark takes it out.
   void Park(Entry* e);
@@ -153,6 +165,7 @@ class SchedulingQueue {
   std::set<Entry*, ActiveLess> active_;
   std::set<Entry*, BackoffLess> backoff_;
   std::set<Entry*, SequenceLess> unschedulable_;
+  std::set<Entry*, SequenceLess> gated_;
   // The pool by event (the entries an event moves: one lookup per event, not a walk of the
   // pool) and by arrival (the leftover flush and the next wakeup read the oldest first).
   std::array<std::set<Entry*, SequenceLess>, kClusterEventKinds> waiting_on_;
