@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--priority-delta", plan.nomad_priority_delta,
                        "Nomad mode: how much lower a victim's job priority must be (Nomad: 10)")
       ->check(CLI::Range(1, 32766));
+  plan_cmd->add_flag("--plan-applier", plan.nomad_plan_applier,
+                     "Nomad mode: refuse a placement whose node still overflows after its victims leave, as a real "
+                     "submission's plan applier would (nomad job plan shows it)");
   plan_cmd->add_flag("--no-fast-paths", plan.no_fast_paths,
                      "Filter every node and dry-run every candidate afresh (same decisions, slower)");
   plan_cmd->add_option("--max-input-size", plan.max_input_size,

@@ -65,8 +65,11 @@ int RunNomadPlan(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
   nomad::PlannerOptions options;
   options.seed = flags.seed;
   options.priority_delta = flags.nomad_priority_delta;
+  options.plan_applier = flags.nomad_plan_applier;
   const nomad::NomadPlan plan = nomad::PlanJob(in.cluster, in.job, options);
   out << (flags.output == "json" ? nomad::RenderJson(in.job, plan) : nomad::RenderTable(in.job, plan));
+  // The output is `nomad job plan`'s; what a real submission would do differently goes to stderr.
+  for (const std::string& note : nomad::ApplierNotes(plan)) err << "note: " << note << "\n";
   return nomad::ExitCode(plan);
 }
 

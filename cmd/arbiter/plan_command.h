@@ -15,6 +15,7 @@ struct PlanFlags {
   bool explain = false;
   bool nomad = false;
   int32_t nomad_priority_delta = 10;  // Nomad's: a victim's job is at least this much lower
+  bool nomad_plan_applier = false;    // refuse placements the plan applier would (not `nomad job plan`'s output)
   bool no_fast_paths = false;
   std::string max_input_size = "1Gi";  // all input files together (a Kubernetes quantity)
   // Planning against a live cluster: its API server (or a kubeconfig and context) and token.

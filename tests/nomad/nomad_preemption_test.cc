@@ -29,7 +29,7 @@ using Json = nlohmann::json;
 using Ids = std::set<std::string>;
 
 // ---------------------------------------------------------------------------------------------
-// Builders for Nomad's JSON (the shapes of shared/spec/examples/nomad-*).
+// Builders for Nomad's JSON (the shapes `nomad operator api` returns for nodes, allocations and jobs).
 
 Json NodeJson(const std::string& id, int64_t cpu, int64_t mem, int64_t disk = 100000, int64_t mbits = 1000) {
   return Json{{"ID", id},
@@ -883,6 +883,48 @@ TEST(NomadOwnAllocs, OwnAllocsNotEvictedEvenWhenThatIsTheOnlyWay) {
   EXPECT_EQ(r.plan.desired_updates.at("web").ignore, 1);
   ASSERT_EQ(r.plan.failed.count("web"), 1u);
   EXPECT_EQ(r.plan.failed.at("web").coalesced_failures, 0);  // one allocation failed
+}
+
+// The preemptor's own-allocation quirk, printed as `nomad job plan` prints it. The preemptor
+// counts as available the node's capacity less the candidates only, not less the placing job's
+// own allocations; here it believes 2700 of 4000 CPU are free for a 1000 ask, takes the one
+// allocation its greedy loop always takes, and stops. Job.Plan's in-memory planner accepts
+// the placement with that one victim (the node would still lack CPU); a real submission's plan
+// applier would refuse it.
+Json OwnAllocationQuirkCluster() {
+  return ClusterJson({NodeJson("n1", 4000, 8192)},
+                     {AllocJson(A{.id = "etl-0", .job = "etl", .prio = 60, .cpu = 2700, .mem = 100}),
+                      AllocJson(A{.id = "cache", .job = "cache", .prio = 20, .cpu = 600, .mem = 100}),
+                      AllocJson(A{.id = "report", .job = "report", .prio = 20, .cpu = 700, .mem = 100})});
+}
+
+TEST(NomadOwnAllocs, TheOwnAllocationQuirkIsShownAsNomadJobPlanShowsIt) {
+  Outcome r = Plan(OwnAllocationQuirkCluster(), JobJson("etl", "service", 60, {G{.count = 2, .cpu = 1000, .mem = 100}}));
+  ASSERT_EQ(r.plan.placements.size(), 1u);
+  EXPECT_TRUE(r.plan.failed.empty());
+  EXPECT_EQ(r.plan.placements[0].node_id, "n1");
+  EXPECT_EQ(r.plan.placements[0].preempted.size(), 1u);  // too few: one more would be needed
+  EXPECT_EQ(r.plan.placements[0].overflow, "cpu");
+  EXPECT_EQ(r.plan.desired_updates.at("web").preemptions, 1);
+  const Json out = Json::parse(RenderJson(r.in->job, r.plan));
+  EXPECT_EQ(out["Annotations"]["PreemptedAllocs"].size(), 1u);
+  EXPECT_EQ(out["Placements"][0]["PlanApplierWouldRefuse"], "cpu");
+  const auto notes = ApplierNotes(r.plan);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("placement web[1] on node n1: once its 1 preempted allocation leave, the node still lacks cpu"),
+            std::string::npos)
+      << notes[0];
+}
+
+TEST(NomadOwnAllocs, WithThePlanApplierTheOverflowingNodeIsRefused) {
+  PlannerOptions o;
+  o.plan_applier = true;
+  Outcome r = Plan(OwnAllocationQuirkCluster(), JobJson("etl", "service", 60, {G{.count = 2, .cpu = 1000, .mem = 100}}), o);
+  EXPECT_TRUE(r.plan.placements.empty());
+  EXPECT_TRUE(r.plan.preempted.empty());
+  ASSERT_EQ(r.plan.failed.count("web"), 1u);
+  EXPECT_EQ(r.plan.failed.at("web").nodes_exhausted, 1);
+  EXPECT_TRUE(ApplierNotes(r.plan).empty());
 }
 
 // ---------------------------------------------------------------------------------------------

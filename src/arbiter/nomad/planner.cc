@@ -96,6 +96,7 @@ class Planner {
     std::vector<const Alloc*> victims;
     Alloc alloc;  // the new allocation, with the networks and devices it was given
     double score = 0;
+    std::string overflow;  // see Placement::overflow
   };
   struct PassMetrics {
     int64_t evaluated = 0, filtered = 0, exhausted = 0;
@@ -233,8 +234,12 @@ class Planner {
       remove(victims);
       Resources freed = used_now();
       freed += ask;
-      // Nomad's plan applier rejects a node that still overflows (§12 #1 can leave one so).
-      if (!exhausted_dimension(freed).empty()) return std::nullopt;
+      // The preemptor's own-allocation quirk can leave the node overflowing: `nomad job plan`
+      // shows it so; the plan applier of a real submission refuses it.
+      if (std::string still = exhausted_dimension(freed); !still.empty()) {
+        if (options_.plan_applier) return std::nullopt;
+        o.overflow = std::move(still);
+      }
       // Scored on the utilisation before eviction (§8's bin-pack quirk).
     } else {
       util = after;
@@ -269,7 +274,7 @@ class Planner {
     a.max_parallel = tg.max_parallel;
     a.id = Uuid(rng_);
     a.name = job_.id + "." + a.task_group + "[" + std::to_string(index) + "]";
-    Placement p{a.task_group, index, ns.node->id, ns.node->name, a.id, {}};
+    Placement p{a.task_group, index, ns.node->id, ns.node->name, a.id, {}, std::move(o.overflow)};
     for (const Alloc* v : o.victims) {
       ns.proposed.erase(std::remove(ns.proposed.begin(), ns.proposed.end(), v), ns.proposed.end());
       p.preempted.push_back(v->id);

@@ -12,9 +12,18 @@
 //
 // On a node (BinPackIterator.Next): group network ports, then each task's network, then its
 // devices, then CPU/memory/disk, each path preempting when it cannot be satisfied and eviction is
-// on; the victims of each path leave the node before the next. A node whose ask still does not fit
-// once its victims are gone is exhausted (as Nomad's plan applier would reject it).
-// The job's existing allocations count toward each group's Count and are never its victims.
+// on; the victims of each path leave the node before the next. The job's existing allocations
+// count toward each group's Count and are never its victims.
+//
+// What the plan shows is what `nomad job plan` prints. The Job.Plan RPC runs the scheduler with
+// an in-memory planner that accepts every plan (nomad/job_endpoint.go: "an in-memory Planner that
+// returns no errors"), so a placement carries the victims the preemptor chose even when they are
+// too few: the preemptor does not count the job's own allocations on the node as used (its
+// own-allocation quirk), stops early, and the node still overflows once they leave. Such a
+// placement is marked (Placement::overflow). On a real submission Nomad's plan applier
+// (nomad/plan_apply.go, evaluateNodePlan) would refuse that node's part of the plan; with
+// PlannerOptions::plan_applier the planner refuses it instead, as if the node were exhausted (an
+// approximation: the real scheduler retries the refused plan and may fail the placement).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +38,9 @@ namespace arbiter::nomad {
 struct PlannerOptions {
   uint64_t seed = 0;
   int32_t priority_delta = kDefaultPriorityDelta;
+  // Refuse a node that still overflows after its victims leave, as the plan applier of a real
+  // submission would; off = `nomad job plan`'s output.
+  bool plan_applier = false;
 };
 
 struct Placement {
@@ -38,6 +50,9 @@ struct Placement {
   std::string node_name;
   std::string alloc_id;
   std::vector<std::string> preempted;  // PreemptedAllocations
+  // The dimension (cpu, memory, disk) the node still lacks once the victims leave: the plan
+  // applier of a real submission would refuse this placement. Empty when it fits.
+  std::string overflow;
 };
 
 struct Preempted {

@@ -57,12 +57,14 @@ std::string RenderJson(const Job& job, const NomadPlan& plan) {
   j["FailedTGAllocs"] = failed;
   Json placements = Json::array();
   for (const auto& p : plan.placements) {
-    placements.push_back({{"TaskGroup", p.task_group},
-                          {"Index", p.index},
-                          {"NodeID", p.node_id},
-                          {"NodeName", p.node_name},
-                          {"AllocID", p.alloc_id},
-                          {"PreemptedAllocations", p.preempted}});
+    Json entry = {{"TaskGroup", p.task_group},
+                  {"Index", p.index},
+                  {"NodeID", p.node_id},
+                  {"NodeName", p.node_name},
+                  {"AllocID", p.alloc_id},
+                  {"PreemptedAllocations", p.preempted}};
+    if (!p.overflow.empty()) entry["PlanApplierWouldRefuse"] = p.overflow;
+    placements.push_back(std::move(entry));
   }
   j["Placements"] = placements;
   return j.dump(2) + "\n";
@@ -129,6 +131,20 @@ std::string RenderTable(const Job& job, const NomadPlan& plan) {
     o << Table(rows);
   }
   return o.str();
+}
+
+std::vector<std::string> ApplierNotes(const NomadPlan& plan) {
+  std::vector<std::string> notes;
+  for (const auto& p : plan.placements) {
+    if (p.overflow.empty()) continue;
+    const size_t n = p.preempted.size();
+    notes.push_back("placement " + p.task_group + "[" + std::to_string(p.index) + "] on node " + p.node_name +
+                    ": once its " + std::to_string(n) + " preempted allocation" + (n == 1 ? "" : "s") +
+                    " leave, the node still lacks " + p.overflow +
+                    " (Nomad's preemptor does not count the job's own allocations on the node). `nomad job plan` "
+                    "shows this placement; a real submission's plan applier would refuse it (--plan-applier plans so)");
+  }
+  return notes;
 }
 
 int ExitCode(const NomadPlan& plan) { return plan.Changes() ? 1 : 0; }
