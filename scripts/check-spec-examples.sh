@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Checks `arbiter plan` against the plan specification's worked examples, which live outside
-# this repository: scripts/check-spec-examples.sh DIR (a folder of example folders, each with
-# its cluster files and expected.json). Fails when DIR is missing.
+# Checks `arbiter plan` against a folder of worked examples in the format of tests/conformance/
+# (which CTest checks itself): scripts/check-spec-examples.sh DIR (a folder of example folders,
+# each with its cluster files and expected.json). Fails when DIR is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:?usage: scripts/check-spec-examples.sh EXAMPLES_DIR}"

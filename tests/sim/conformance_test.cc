@@ -1,7 +1,7 @@
-// Runs the plan specification's worked examples (one folder each, outside this repository)
-// through `arbiter plan` in process and checks each `expect` block as the examples' README
-// defines it. Not part of the CTest suite, which depends on nothing outside the repository:
-// scripts/check-spec-examples.sh DIR builds and runs it against a copy of the examples.
+// Runs folders of worked examples (each a plan's input and an expected.json) through
+// `arbiter plan` in process and checks each `expect` block as tests/conformance/README.md
+// defines it. CTest runs it on tests/conformance/ (ConformanceExamples); any other folder in the
+// same format can be checked with scripts/check-spec-examples.sh DIR.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -180,7 +180,7 @@ TEST_P(ConformanceExample, MeetsItsExpectation) {
   ADD_FAILURE() << "plan: " << plan.dump(1);
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedExamples, ConformanceExample, ::testing::ValuesIn(CasesOfMode("kubernetes")),
+INSTANTIATE_TEST_SUITE_P(Examples, ConformanceExample, ::testing::ValuesIn(CasesOfMode("kubernetes")),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
                            std::replace(n.begin(), n.end(), '-', '_');
@@ -241,7 +241,7 @@ TEST_P(NomadConformanceExample, MeetsItsExpectation) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedExamples, NomadConformanceExample, ::testing::ValuesIn(CasesOfMode("nomad")),
+INSTANTIATE_TEST_SUITE_P(Examples, NomadConformanceExample, ::testing::ValuesIn(CasesOfMode("nomad")),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
                            std::replace(n.begin(), n.end(), '-', '_');

@@ -268,6 +268,7 @@ void ObjectDecoder::DecodePod(const Node& root, Origin origin) {
                         "spec.terminationGracePeriodSeconds", 0, INT64_MAX / kSecond)) {
       pod.termination_grace_period_seconds = *g;
     }
+    DecodePodVolumes(spec, pod.name, pod);
     Node gates = D::Child(spec, "schedulingGates");
     if (D::Present(gates) && d_.ExpectSeq(gates, "spec.schedulingGates")) {
       size_t i = 0;

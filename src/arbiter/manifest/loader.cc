@@ -389,7 +389,7 @@ char FirstChar(const std::string& text) {
 // How far a LoadResult had got, so that what a document added can be taken back.
 struct ResultMark {
   size_t nodes, pods, priority_classes, pdbs, namespaces, workloads, pod_groups, composite_pod_groups, pod_metrics,
-      errors;
+      pvcs, pvs, storage_classes, csi_nodes, errors;
   bool config, kubelet_config;
 
   explicit ResultMark(const LoadResult& r)
@@ -402,6 +402,10 @@ struct ResultMark {
         pod_groups(r.objects.pod_groups.size()),
         composite_pod_groups(r.objects.composite_pod_groups.size()),
         pod_metrics(r.objects.pod_metrics.size()),
+        pvcs(r.objects.pvcs.size()),
+        pvs(r.objects.pvs.size()),
+        storage_classes(r.objects.storage_classes.size()),
+        csi_nodes(r.objects.csi_nodes.size()),
         errors(r.errors.size()),
         config(r.objects.config.has_value()),
         kubelet_config(r.objects.kubelet_config.has_value()) {}
@@ -417,6 +421,10 @@ struct ResultMark {
     o.pod_groups.resize(pod_groups);
     o.composite_pod_groups.resize(composite_pod_groups);
     o.pod_metrics.resize(pod_metrics);
+    o.pvcs.resize(pvcs);
+    o.pvs.resize(pvs);
+    o.storage_classes.resize(storage_classes);
+    o.csi_nodes.resize(csi_nodes);
     if (!config) o.config.reset();
     if (!kubelet_config) o.kubelet_config.reset();
     r.errors.resize(errors);

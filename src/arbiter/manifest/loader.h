@@ -61,6 +61,11 @@ struct ClusterObjects {
   // Node-pressure eviction: what pods use, and the kubelets' thresholds.
   std::vector<Sourced<model::PodMetrics>> pod_metrics;
   std::optional<Sourced<model::KubeletConfig>> kubelet_config;
+  // Storage: what the volume plugins read.
+  std::vector<Sourced<model::PersistentVolumeClaim>> pvcs;
+  std::vector<Sourced<model::PersistentVolume>> pvs;
+  std::vector<Sourced<model::StorageClass>> storage_classes;
+  std::vector<Sourced<model::CsiNode>> csi_nodes;
 };
 
 struct LoadResult {

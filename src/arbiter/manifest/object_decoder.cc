@@ -21,6 +21,10 @@ constexpr KindInfo kKinds[] = {
     {"KubeSchedulerConfiguration", "kubescheduler.config.k8s.io/v1"},
     {"PodMetrics", "metrics.k8s.io/v1beta1"},
     {"KubeletConfiguration", "kubelet.config.k8s.io/v1beta1"},
+    {"PersistentVolumeClaim", "v1"},
+    {"PersistentVolume", "v1"},
+    {"StorageClass", "storage.k8s.io/v1"},
+    {"CSINode", "storage.k8s.io/v1"},
 };
 
 void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
@@ -74,7 +78,8 @@ void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
   Node name = D::Child(md, "name");
   if (name.IsScalar()) {
     const bool namespaced = *kind == "Pod" || *kind == "PodDisruptionBudget" || *kind == "Workload" ||
-                            *kind == "PodGroup" || *kind == "CompositePodGroup" || *kind == "PodMetrics";
+                            *kind == "PodGroup" || *kind == "CompositePodGroup" || *kind == "PodMetrics" ||
+                            *kind == "PersistentVolumeClaim";
     std::string ns = "default";
     if (Node nsn = D::Child(md, "namespace"); nsn.IsScalar()) ns = nsn.Scalar();
     origin.object = namespaced ? ns + "/" + name.Scalar() : name.Scalar();
@@ -109,6 +114,14 @@ void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
     DecodePodMetrics(root, origin);
   } else if (*kind == "KubeletConfiguration") {
     DecodeKubeletConfig(root, origin);
+  } else if (*kind == "PersistentVolumeClaim") {
+    DecodePvc(root, origin);
+  } else if (*kind == "PersistentVolume") {
+    DecodePv(root, origin);
+  } else if (*kind == "StorageClass") {
+    DecodeStorageClass(root, origin);
+  } else if (*kind == "CSINode") {
+    DecodeCsiNode(root, origin);
   } else {
     DecodeCompositePodGroup(root, origin);
   }

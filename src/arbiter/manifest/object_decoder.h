@@ -63,6 +63,13 @@ class ObjectDecoder {
   void DecodeConfig(const Node& root, Origin origin);
   void DecodePodMetrics(const Node& root, Origin origin);
   void DecodeKubeletConfig(const Node& root, Origin origin);
+  void DecodePvc(const Node& root, Origin origin);
+  void DecodePv(const Node& root, Origin origin);
+  void DecodeStorageClass(const Node& root, Origin origin);
+  void DecodeCsiNode(const Node& root, Origin origin);
+  void DecodePodVolumes(const Node& spec, const std::string& pod_name, model::Pod& pod);
+  std::vector<std::string> DecodeAccessModes(const Node& n, const std::string& path);
+  int64_t DecodeStorage(const Node& n, const std::string& path);  // a storage quantity, in bytes
 
   model::Resources DecodeResourceList(const Node& n, const std::string& path);
   std::optional<model::LabelSelector> DecodeLabelSelector(const Node& n,

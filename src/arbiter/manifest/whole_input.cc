@@ -78,6 +78,10 @@ void CheckWholeInput(const ClusterObjects& objs, std::vector<std::string>& error
   for (const auto& n : objs.namespaces) check("Namespace " + n.object.name, n.origin);
   for (const auto& w : objs.workloads) check("Workload " + w.object.Key(), w.origin);
   for (const auto& g : objs.pod_groups) check("PodGroup " + g.object.Key(), g.origin);
+  for (const auto& c : objs.pvcs) check("PersistentVolumeClaim " + c.object.Key(), c.origin);
+  for (const auto& v : objs.pvs) check("PersistentVolume " + v.object.name, v.origin);
+  for (const auto& c : objs.storage_classes) check("StorageClass " + c.object.name, c.origin);
+  for (const auto& c : objs.csi_nodes) check("CSINode " + c.object.name, c.origin);
   for (const auto& g : objs.composite_pod_groups) check("CompositePodGroup " + g.object.Key(), g.origin);
   for (const auto& m : objs.pod_metrics) check("PodMetrics " + m.object.Key(), m.origin);
   // Usage is for pods of the input: metrics of a pod that is not there are an input error.

@@ -15,6 +15,7 @@
 #include "arbiter/base/time.h"
 #include "arbiter/model/labels.h"
 #include "arbiter/model/resources.h"
+#include "arbiter/model/storage.h"
 #include "arbiter/model/taints.h"
 
 namespace arbiter::model {
@@ -145,6 +146,8 @@ struct Pod {
   // spec.schedulingGates' names, in order: while any remains the pod waits outside activeQ
   // (the SchedulingGates PreEnqueue plugin).
   std::vector<std::string> scheduling_gates;
+  // spec.volumes that name a claim (persistentVolumeClaim or ephemeral), in order.
+  std::vector<PodVolume> volumes;
   // The image of each init and app container, in that order, as written ("" for a container
   // that names none): ImageLocality.
   std::vector<std::string> container_images;

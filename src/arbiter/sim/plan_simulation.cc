@@ -43,6 +43,11 @@ StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const Plan
   for (const auto& [ns, origin] : objects.namespaces) sim.SetNamespace(ns);
   for (const auto& [pdb, origin] : objects.pdbs) sim.AddPdb(pdb);
   for (const auto& [node, origin] : objects.nodes) ARBITER_RETURN_IF_ERROR(sim.AddNode(node));
+  state::StorageIndex& storage = sim.scheduler().storage_index();
+  for (const auto& [c, origin] : objects.storage_classes) storage.SetClass(c);
+  for (const auto& [v, origin] : objects.pvs) storage.SetVolume(v);
+  for (const auto& [c, origin] : objects.pvcs) storage.SetClaim(c);
+  for (const auto& [n, origin] : objects.csi_nodes) storage.SetCsiNode(n);
   for (const auto& [g, origin] : objects.composite_pod_groups) sim.AddCompositePodGroup(g);
   for (const auto& [g, origin] : objects.pod_groups) sim.AddPodGroup(g);
   sim.result().node_count = objects.nodes.size();

@@ -30,6 +30,22 @@ int32_t Snapshot::ImageNodeCount(std::string_view name) const {
   return it == images_->end() ? 0 : it->second;
 }
 
+int32_t Snapshot::ClaimUsers(std::string_view claim_key) const {
+  if (!claim_users_) return 0;
+  auto it = claim_users_->find(claim_key);
+  return it == claim_users_->end() ? 0 : it->second;
+}
+
+void ClusterCache::CountClaims(const model::Pod& pod, int delta) {
+  if (pod.volumes.empty()) return;
+  if (claim_users_.use_count() > 1) claim_users_ = std::make_shared<ClaimCounts>(*claim_users_);
+  for (const auto& v : pod.volumes) {
+    auto it = claim_users_->try_emplace(pod.ns + "/" + v.claim_name, 0).first;
+    it->second += delta;
+    if (it->second <= 0) claim_users_->erase(it);
+  }
+}
+
 void ClusterCache::CountImages(const model::Node& node, int delta) {
   if (node.images.empty()) return;
   std::vector<std::string_view> names;
@@ -150,6 +166,7 @@ Status ClusterCache::RemoveNode(const std::string& name) {
   const size_t idx = it->second;
   CountImages(infos_[idx]->node(), -1);
   for (const auto& p : infos_[idx]->pods()) {
+    CountClaims(p->pod, -1);
     pods_.erase(p->uid());
     if (observer_) observer_(&p->pod, nullptr);
   }
@@ -172,6 +189,7 @@ Status ClusterCache::AddPod(PodInfoPtr pod) {
   }
   if (pods_.count(pod->uid())) return AlreadyExists("pod " + pod->pod.Key() + " is already bound");
   pods_[pod->uid()] = pod;
+  CountClaims(pod->pod, +1);
   if (observer_) observer_(nullptr, &pod->pod);
   infos_[it->second]->AddPod(std::move(pod));
   MarkDirty(it->second);
@@ -187,6 +205,8 @@ Status ClusterCache::UpdatePod(PodInfoPtr pod) {
   const size_t idx = index_.at(pod->pod.node_name);
   infos_[idx]->RemovePod(pod->uid());
   infos_[idx]->AddPod(pod);
+  CountClaims(old->second->pod, -1);
+  CountClaims(pod->pod, +1);
   if (observer_) observer_(&old->second->pod, &pod->pod);
   old->second = std::move(pod);
   MarkDirty(idx);
@@ -198,6 +218,7 @@ Status ClusterCache::RemovePod(const std::string& uid) {
   if (it == pods_.end()) return NotFound("pod with uid " + uid + " is not bound");
   const size_t idx = index_.at(it->second->pod.node_name);
   infos_[idx]->RemovePod(uid);
+  CountClaims(it->second->pod, -1);
   if (observer_) observer_(&it->second->pod, nullptr);
   pods_.erase(it);
   MarkDirty(idx);
@@ -220,6 +241,7 @@ PodInfoPtr ClusterCache::FindPod(const std::string& uid) const {
 void ClusterCache::UpdateSnapshot(Snapshot& s) {
   if (s.namespace_labels_ != namespace_labels_) s.namespace_labels_ = namespace_labels_;
   s.images_ = images_;
+  s.claim_users_ = claim_users_;
   if (s.structure_version_ != structure_version_) {
     EnsureOrder();
     s.infos_.clear();

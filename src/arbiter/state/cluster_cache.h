@@ -25,6 +25,8 @@ namespace arbiter::state {
 
 // Image name -> the number of nodes whose status.images list it (each node once).
 using ImageCounts = std::map<std::string, int32_t, std::less<>>;
+// Claim "namespace/name" -> the number of bound pods whose volumes use it.
+using ClaimCounts = std::map<std::string, int32_t, std::less<>>;
 
 class Snapshot {
  public:
@@ -48,6 +50,8 @@ class Snapshot {
   const model::LabelMap* NamespaceLabels(std::string_view ns) const;
   // How many nodes list an image under `name` in status.images (ImageLocality's spread).
   int32_t ImageNodeCount(std::string_view name) const;
+  // How many bound pods use the claim "namespace/name" (VolumeRestrictions' IsPVCUsedByPods).
+  int32_t ClaimUsers(std::string_view claim_key) const;
   bool HasImages() const { return images_ && !images_->empty(); }
 
   // Private changes for one cycle (a pod group cycle assumes its placed pods; workload-aware
@@ -74,6 +78,7 @@ class Snapshot {
   mutable bool affinity_stale_ = false;
   std::map<std::string, model::LabelMap, std::less<>> namespace_labels_;
   std::shared_ptr<const ImageCounts> images_;  // shared with the cache; replaced, never changed
+  std::shared_ptr<const ClaimCounts> claim_users_;
   uint64_t structure_version_ = 0;
   std::vector<size_t> touched_;  // nodes changed privately since the last update
   std::vector<bool> is_touched_;
@@ -116,6 +121,8 @@ class ClusterCache {
   // Counts the image names of `node` once more (delta +1) or once less (-1), copying the counts
   // first if a snapshot shares them, so that snapshots keep the ones they were given.
   void CountImages(const model::Node& node, int delta);
+  // The same for the claims a bound pod's volumes use.
+  void CountClaims(const model::Pod& pod, int delta);
   // Recomputes zones from scratch (after a removal or a zone change).
   void RebuildZones();
   // Brings `order_` up to date with the zones, if a node was added or removed since.
@@ -131,6 +138,7 @@ class ClusterCache {
   BoundPodObserver observer_;
   std::map<std::string, model::LabelMap, std::less<>> namespace_labels_;
   std::shared_ptr<ImageCounts> images_ = std::make_shared<ImageCounts>();  // copied on write while a snapshot shares it
+  std::shared_ptr<ClaimCounts> claim_users_ = std::make_shared<ClaimCounts>();  // likewise
   std::vector<size_t> dirty_;
   std::vector<bool> is_dirty_;
   uint64_t structure_version_ = 1;

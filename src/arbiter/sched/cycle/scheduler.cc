@@ -38,6 +38,7 @@ arbiter::Status Scheduler::Init(preemption::PreemptionActuator* actuator) {
     return s.ok() ? Status() : Status(Code::kError, s.message());
   };
   deps.post_filter = std::move(post_filter);
+  deps.storage = &storage_;
   auto profile = plugins::BuildDefaultProfile(deps);
   if (!profile.ok()) return profile.status();
   framework_ = std::make_unique<Framework>(std::move(*profile));
@@ -65,6 +66,8 @@ void Scheduler::AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_t
   }
   queue_->Add(std::move(pod), enqueue_time);
 }
+
+void Scheduler::StorageChanged() { queue_->MoveOnEvent(ClusterEvent::kStorageChange); }
 
 arbiter::Status Scheduler::AddBoundPod(PodInfoPtr pod) {
   ARBITER_RETURN_IF_ERROR(cache_.AddPod(pod));

@@ -104,6 +104,7 @@ class Scheduler final : public GroupHost {
   uint64_t pod_class() const override { return pod_class_; }
   const Clock* wall_clock() const override { return options_.wall_clock; }
   const state::GroupIndex* groups() const override;
+  const state::StorageIndex* storage() const override { return &storage_; }
   void BoundGroupMembers(const state::GroupNode& leaf, std::vector<PodInfoPtr>& out) const override;
 
   // GroupHost.
@@ -120,6 +121,11 @@ class Scheduler final : public GroupHost {
   // condition message), or its group is missing or short of its quorum.
   std::string WaitingReason(const model::Pod& pod) const;
   const preemption::WorkloadPreemptionMetrics* workload_preemption_metrics() const;
+
+  // The storage objects the volume plugins read. Changes through it must be followed by
+  // StorageChanged, which wakes the pods that wait on them.
+  state::StorageIndex& storage_index() { return storage_; }
+  void StorageChanged();
 
   state::ClusterCache& cache() { return cache_; }
   const state::ClusterCache& cache() const { return cache_; }
@@ -190,6 +196,7 @@ class Scheduler final : public GroupHost {
   std::unique_ptr<preemption::WorkloadPreemption> workload_preemption_;
   const bool workload_enabled_;  // the GenericWorkload feature gate
   mutable state::GroupIndex groups_;
+  state::StorageIndex storage_;
   mutable bool groups_dirty_ = false;
   // PodGroup key -> its bound pods by UID.
   std::map<std::string, std::map<std::string, PodInfoPtr>> bound_members_;

@@ -26,6 +26,7 @@
 #include "arbiter/sched/framework/status.h"
 #include "arbiter/state/cluster_cache.h"
 #include "arbiter/state/group_index.h"
+#include "arbiter/state/storage_index.h"
 
 namespace arbiter::sched {
 
@@ -63,6 +64,9 @@ class Handle {
   // The pod groups (Workload API) the scheduler knows; nullptr when the GenericWorkload gate is
   // off or there are none. Preemption reads them for group priority and disruption modes.
   virtual const state::GroupIndex* groups() const { return nullptr; }
+  // The storage objects (claims, volumes, classes, CSI nodes) the volume plugins read; nullptr
+  // when the scheduler keeps none.
+  virtual const state::StorageIndex* storage() const { return nullptr; }
   // Appends the bound pods of the PodGroup `leaf`, on every node, in UID order.
   virtual void BoundGroupMembers(const state::GroupNode& leaf, std::vector<PodInfoPtr>& out) const {
     (void)leaf, (void)out;

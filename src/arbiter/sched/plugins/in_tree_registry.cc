@@ -7,6 +7,7 @@
 #include "arbiter/sched/plugins/interpodaffinity.h"
 #include "arbiter/sched/plugins/noderesources.h"
 #include "arbiter/sched/plugins/podtopologyspread.h"
+#include "arbiter/sched/plugins/volumes.h"
 
 namespace arbiter::sched::plugins {
 
@@ -27,6 +28,10 @@ std::vector<Entry> DefaultEntries(const ProfileDeps& d) {
       {std::make_shared<NodeAffinity>(), 2},
       {std::make_shared<NodePorts>(), 0},
       {std::make_shared<NodeResourcesFit>(cfg), 1},
+      {std::make_shared<VolumeRestrictions>(d.handle), 0},
+      {std::make_shared<NodeVolumeLimits>(d.handle), 0},
+      {std::make_shared<VolumeBinding>(d.handle, d.storage), 0},
+      {std::make_shared<VolumeZone>(d.handle), 0},
       {std::make_shared<PodTopologySpread>(d.handle), 2},
       {std::make_shared<InterPodAffinity>(d.handle, cfg.hard_pod_affinity_weight), 2},
   };

@@ -1,6 +1,6 @@
 // The in-tree plugins and kube-scheduler's default profile: which plugins run, in which order,
 // and with which score weights (TaintToleration 3, NodeAffinity 2, PodTopologySpread 2,
-// InterPodAffinity 2, NodeResourcesFit 1, NodeResourcesBalancedAllocation 1). Registration is
+// InterPodAffinity 2, NodeResourcesFit 1, NodeResourcesBalancedAllocation 1, ImageLocality 1). Registration is
 // explicit: adding a plugin means one line in BuildDefaultProfile.
 #pragma once
 
@@ -17,6 +17,8 @@ struct ProfileDeps {
   const Handle* handle = nullptr;
   const model::SchedulerConfig* config = nullptr;
   DefaultBinder::BindFn bind;
+  // The scheduler's storage objects, which VolumeBinding's Reserve changes (nullptr: none).
+  state::StorageIndex* storage = nullptr;
   // Plugins that live outside this folder (preemption), placed where upstream's default profile
   // puts DefaultPreemption: after the filters, before the score-only plugins.
   std::vector<std::shared_ptr<Plugin>> post_filter;

@@ -40,9 +40,10 @@ enum class ClusterEvent {
   kNodeAdd,
   kNodeUpdate,
   kPodGroupChange,     // a pod group or its membership changed
+  kStorageChange,      // a claim, volume, storage class or CSI node was added or changed
 };
-inline constexpr size_t kClusterEventKinds = 6;
-static_assert(static_cast<size_t>(ClusterEvent::kPodGroupChange) + 1 == kClusterEventKinds,
+inline constexpr size_t kClusterEventKinds = 7;
+static_assert(static_cast<size_t>(ClusterEvent::kStorageChange) + 1 == kClusterEventKinds,
               "kClusterEventKinds counts every ClusterEvent (the queue indexes its pool by them)");
 
 // Whether a plugin that rejected a pod cares about an event (a coarse form of queueing hints).
