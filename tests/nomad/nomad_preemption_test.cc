@@ -1,6 +1,6 @@
 // Scenario tests for Arbiter's Nomad mode: Nomad's preemption (victim selection per node and
 // placement) and the schedulers around it, fed with Nomad's own JSON shapes built inline.
-// Section numbers refer to shared/reference/nomad-preemption.md.
+// Section numbers refer to docs/upstream-rules.md Part C.
 //
 // Every scenario is built so that the expected victims follow from the reference's rules and
 // would differ under the obvious wrong rule (for example the lower-priority alloc is listed after

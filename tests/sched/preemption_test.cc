@@ -2,7 +2,7 @@
 // PostFilter plugin), run through the plan pipeline on the virtual clock: who may preempt, which
 // nodes are candidates, the dry run with its PDB-aware greedy reprieve, the choice among
 // candidates, candidate sampling, and how the simulation carries a decision out. Section numbers
-// refer to shared/reference/k8s-default-preemption.md.
+// refer to docs/upstream-rules.md Part A.
 //
 // The last test is a property test: the resource-only fast path of the dry run must decide
 // exactly as the general dry run on copies of the node does.
@@ -1114,6 +1114,9 @@ struct RandomCluster {
   std::vector<model::Pod> running;
   std::vector<std::pair<model::Pod, Timestamp>> pending;  // with the time it joins the queue
   std::vector<model::PodDisruptionBudget> pdbs;
+  std::vector<model::PersistentVolumeClaim> claims;
+  std::vector<model::PersistentVolume> volumes;
+  std::vector<model::StorageClass> classes;
 
   std::string Describe() const {
     std::ostringstream o;
@@ -1129,7 +1132,21 @@ struct RandomCluster {
         << (p.preempted_by_scheduler ? " preempted" : "") << " grace=" << p.termination_grace_period_seconds
         << (p.preemption_policy == model::PreemptionPolicy::kNever ? " never" : "")
         << (p.nominated_node_name.empty() ? "" : " nominated=" + p.nominated_node_name);
+      for (const auto& g : p.scheduling_gates) o << " gate=" << g;
+      for (const auto& i : p.container_images) o << " image=" << i;
+      for (const auto& v : p.volumes) o << " claim=" << v.claim_name;
     };
+    for (const auto& n : nodes) {
+      for (const auto& i : n.images) o << "node " << n.name << " image " << i.names[0] << " " << i.size_bytes << "\n";
+    }
+    for (const auto& cl : claims) {
+      o << "claim " << cl.name << " class=" << cl.storage_class_name.value_or("") << " request=" << cl.request
+        << (cl.HasAccessMode(model::kReadWriteOncePod) ? " rwop" : "") << " volume=" << cl.volume_name << "\n";
+    }
+    for (const auto& v : volumes) {
+      o << "volume " << v.name << " class=" << v.storage_class_name << " capacity=" << v.capacity
+        << (v.node_affinity ? " local=" + v.node_affinity->terms[0].match_expressions[0].values[0] : "") << "\n";
+    }
     for (const auto& p : running) {
       o << "running on " << p.node_name << ": ";
       pod(p);
@@ -1246,6 +1263,10 @@ std::string RunAndSummarize(const RandomCluster& c, bool fast_path, uint64_t* pr
   for (const auto& p : c.running) {
     if (!s.AddRunningPod(p).ok()) return "running pod rejected";
   }
+  state::StorageIndex& storage = s.scheduler().storage_index();
+  for (const auto& cls : c.classes) storage.SetClass(cls);
+  for (const auto& v : c.volumes) storage.SetVolume(v);
+  for (const auto& cl : c.claims) storage.SetClaim(cl);
   for (const auto& [p, at] : c.pending) s.AddPendingPod(p, at);
   arbiter::Status st = s.RunUntilIdle();
   if (!st.ok()) return "run failed: " + st.message();
@@ -1285,6 +1306,94 @@ TEST(PreemptionFastPath, DecidesExactlyAsTheGeneralDryRun) {
   }
   // The clusters are tight enough that many of them preempt.
   EXPECT_GT(with_preemption, kClusters / 4);
+}
+
+// The same over clusters that use the plugins added since: images (ImageLocality), scheduling
+// gates, ReadWriteOncePod claims held by running pods (VolumeRestrictions, whose holder
+// preemption may evict), and WaitForFirstConsumer claims on node-local volumes (VolumeBinding).
+TEST(PreemptionFastPath, DecidesExactlyAsTheGeneralDryRunWithGatesImagesAndVolumes) {
+  std::mt19937 rng(20261204);
+  auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  constexpr int64_t kMi = 1LL << 20;
+  int with_preemption = 0, with_rwop_preemption = 0;
+  constexpr int kClusters = 300;
+  for (int i = 0; i < kClusters; ++i) {
+    RandomCluster c = MakeRandomCluster(rng);
+    const std::string images[] = {"app:1", "db:2", "tools"};
+    for (auto& n : c.nodes) {
+      for (const auto& img : images) {
+        if (pick(0, 2) == 0) n.images.push_back({{img == "tools" ? "tools:latest" : img}, pick(1, 40) * 25 * kMi});
+      }
+    }
+    auto with_image = [&](model::Pod& p) { p.container_images = {images[pick(0, 2)]}; };
+    for (auto& p : c.running) with_image(p);
+    for (auto& [p, at] : c.pending) {
+      with_image(p);
+      if (pick(0, 9) == 0) p.scheduling_gates = {"example.com/hold"};
+    }
+    model::StorageClass local;
+    local.name = "local";
+    local.provisioner = std::string(model::kNoProvisioner);
+    local.binding_mode = model::VolumeBindingMode::kWaitForFirstConsumer;
+    c.classes.push_back(local);
+    // A ReadWriteOncePod claim held by a running pod, wanted by a pending one.
+    if (!c.running.empty() && !c.pending.empty() && pick(0, 1) == 0) {
+      model::Pod& holder = c.running[static_cast<size_t>(pick(0, static_cast<int>(c.running.size()) - 1))];
+      model::PersistentVolumeClaim claim;
+      claim.name = "solo";
+      claim.storage_class_name = "local";
+      claim.access_modes = {std::string(model::kReadWriteOncePod)};
+      claim.volume_name = "pv-solo";
+      claim.bind_completed = true;
+      claim.phase = "Bound";
+      model::PersistentVolume pv;
+      pv.name = "pv-solo";
+      pv.storage_class_name = "local";
+      pv.capacity = 10 * kMi;
+      pv.access_modes = claim.access_modes;
+      pv.claim_ref = model::ClaimReference{"default", "solo", ""};
+      pv.phase = "Bound";
+      c.claims.push_back(claim);
+      c.volumes.push_back(pv);
+      holder.volumes.push_back({"d", "solo", false, false});
+      c.pending[static_cast<size_t>(pick(0, static_cast<int>(c.pending.size()) - 1))].first.volumes.push_back(
+          {"d", "solo", false, false});
+    }
+    // Node-local volumes and claims waiting for their first consumer.
+    for (size_t k = 0; k < c.pending.size(); ++k) {
+      if (pick(0, 2) != 0 || !c.pending[k].first.volumes.empty()) continue;
+      model::PersistentVolumeClaim claim;
+      claim.name = "data-" + std::to_string(k);
+      claim.storage_class_name = "local";
+      claim.access_modes = {"ReadWriteOnce"};
+      claim.request = pick(1, 4) * kMi;
+      c.claims.push_back(claim);
+      c.pending[k].first.volumes.push_back({"d", claim.name, false, false});
+    }
+    for (int v = pick(0, 3); v > 0; --v) {
+      model::PersistentVolume pv;
+      pv.name = "local-" + std::to_string(v);
+      pv.storage_class_name = "local";
+      pv.capacity = pick(1, 4) * kMi;
+      pv.access_modes = {"ReadWriteOnce"};
+      model::NodeSelectorTerm term;
+      term.match_expressions.push_back(
+          {"kubernetes.io/hostname", model::SelectorOp::kIn, {c.nodes[static_cast<size_t>(pick(0, static_cast<int>(c.nodes.size()) - 1))].name}});
+      pv.node_affinity = model::NodeSelector{{term}};
+      c.volumes.push_back(pv);
+    }
+    uint64_t attempts_fast = 0, attempts_general = 0;
+    const std::string fast = RunAndSummarize(c, true, &attempts_fast);
+    const std::string general = RunAndSummarize(c, false, &attempts_general);
+    ASSERT_EQ(fast, general) << "cluster #" << i << ":\n" << c.Describe();
+    EXPECT_EQ(attempts_fast, attempts_general);
+    if (fast.find("preemption by ") != std::string::npos) ++with_preemption;
+    if (fast.find("ReadWriteOncePod") != std::string::npos && fast.find("preemption by ") != std::string::npos) {
+      ++with_rwop_preemption;
+    }
+  }
+  EXPECT_GT(with_preemption, kClusters / 5);
+  EXPECT_GT(with_rwop_preemption, 0);
 }
 
 // Dry runs are reused with budgets too, while the allowed disruptions of every budget matching

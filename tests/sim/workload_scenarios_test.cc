@@ -1,6 +1,6 @@
 // Scenario tests for gang scheduling (PodGroup, CompositePodGroup) and workload-aware preemption
 // (WAP), run through the whole `arbiter plan` pipeline (load, admission, simulation) on inline
-// YAML. The rules are upstream's (../shared/reference/k8s-workload-preemption.md §3-§7).
+// YAML. The rules are upstream's (docs/upstream-rules.md Part B §3-§7).
 #include <algorithm>
 #include <cstdio>
 #include <optional>

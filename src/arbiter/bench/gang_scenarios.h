@@ -1,5 +1,5 @@
 // Pod group benchmarks in the shapes of kube-scheduler's 2026 scheduler_perf suites
-// (../shared/reference/performance-anchors.md §4.4-4.6), run through a ClusterSimulation:
+// (docs/upstream-rules.md Part D §4.4-4.6), run through a ClusterSimulation:
 //   * GangScheduling: default nodes; `gangs` PodGroups of `pods_per_gang` pods of 100m (gang
 //     minCount = pods per gang); measures pods/s.
 //   * GangPreemptionBasic: 100 nodes each running 10 priority-0 pods of 40m; `gangs` preemptor

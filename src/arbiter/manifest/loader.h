@@ -1,5 +1,5 @@
 // Loading Kubernetes manifests into model objects, as `arbiter plan` reads them
-// (../shared/spec/plan.md): YAML streams of documents separated by `---`, JSON objects, and
+// (the `plan` interface README.md documents): YAML streams of documents separated by `---`, JSON objects, and
 // `kind: List` objects with `items`, from several files or standard input. Every problem becomes
 // one line naming the file, the document index, the object and the field; nothing throws.
 #pragma once

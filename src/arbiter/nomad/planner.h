@@ -1,5 +1,5 @@
 // Plans a Nomad job the way Nomad's scheduler for its type would, with Nomad's preemption
-// (../shared/reference/nomad-preemption.md §1, §2, §8):
+// (docs/upstream-rules.md Part C §1, §2, §8):
 //
 //   * service and batch (GenericScheduler): each missing allocation is placed by a pass over the
 //     nodes without preemption; only if no node can take it, and the job type's preemption is on

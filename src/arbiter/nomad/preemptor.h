@@ -1,4 +1,4 @@
-// Nomad's preemptor (scheduler/feasible/preemption.go, as ../shared/reference/nomad-preemption.md
+// Nomad's preemptor (scheduler/feasible/preemption.go, as docs/upstream-rules.md Part C
 // describes it; section numbers below refer to that page). One node, one placement at a time:
 //
 //   * Eligibility (§3): an allocation is a candidate only if the placing job's priority is at

@@ -1,5 +1,5 @@
 // Rendering a plan for people (table) and for programs (JSON, YAML), in the shapes that
-// ../shared/spec/plan.md fixes. Output is a pure function of the PlanResult (and of the cycles,
+// README.md documents for `arbiter plan`. Output is a pure function of the PlanResult (and of the cycles,
 // with --explain).
 //
 // PlanWriter writes as the plan is made, so that memory holds one element, never the document:

@@ -1,6 +1,6 @@
 // GroupIndex: the scheduler's view of the Workload API's runtime groups — PodGroups (always
 // leaves) and CompositePodGroups (inner nodes) — as a forest, with what scheduling and
-// preemption ask of it (../shared/reference/k8s-workload-preemption.md):
+// preemption ask of it (docs/upstream-rules.md Part B):
 //
 //   * the root of a pod's hierarchy, whose priority and preemption policy are authoritative for
 //     every member (§2: the code walks up to the root);

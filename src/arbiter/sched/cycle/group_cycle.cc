@@ -1,5 +1,5 @@
 // The pod group scheduling cycle (kube-scheduler's schedule_one_podgroup, v1.37; see
-// ../shared/reference/k8s-workload-preemption.md §3):
+// docs/upstream-rules.md Part B §3):
 //
 //   1. The queue holds the root group; it was poppable once every gang in the hierarchy had
 //      its quorum of members (GroupReady, the GangScheduling PreEnqueue check).

@@ -1,5 +1,5 @@
 // What a pod group's scheduling cycle produces, and what workload-aware preemption needs from
-// the scheduler to rerun it (../shared/reference/k8s-workload-preemption.md §3 and §4).
+// the scheduler to rerun it (docs/upstream-rules.md Part B §3 and §4).
 //
 // A group cycle places the members of a root group one by one on one snapshot: each placed pod
 // is assumed (added to the snapshot) and reserved, so later members see it. PlaceGroup returns,

@@ -1,5 +1,5 @@
 // DefaultPreemption: kube-scheduler's per-pod preemption, as a PostFilter plugin
-// (../shared/reference/k8s-default-preemption.md describes the upstream algorithm; section
+// (docs/upstream-rules.md Part A describes the upstream algorithm; section
 // numbers below refer to it).
 //
 //   1. Eligibility (§2): preemptionPolicy Never never preempts; a pod whose nominated node

@@ -1,5 +1,5 @@
 // Victim units: what preemption evicts together, and in which order it tries to keep them
-// (../shared/reference/k8s-workload-preemption.md §4 step 1, §5 and §6; shared by the pod and the
+// (docs/upstream-rules.md Part B §4 step 1, §5 and §6; shared by the pod and the
 // pod group preemptor from v1.37 on, §7).
 //
 // A running pod's unit is the highest ancestor of its PodGroup in `all` disruption mode — then

@@ -1,6 +1,6 @@
 // Workload-aware preemption (WAP): a pod group preempting as one unit over the whole cluster,
 // as kube-scheduler v1.37 does it in DefaultPreemption's PodGroupPostFilter
-// (../shared/reference/k8s-workload-preemption.md §4; step numbers below refer to it).
+// (docs/upstream-rules.md Part B §4; step numbers below refer to it).
 //
 //   0. Eligibility: the root's preemptionPolicy Never never preempts; a group one of whose
 //      members is nominated to a node where a lower-priority victim is still terminating waits
