@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/model/best_fit_victims.h"
+
 namespace arbiter::cmd {
 
 struct PlanFlags {
@@ -14,7 +16,7 @@ struct PlanFlags {
   uint64_t seed = 0;
   bool explain = false;
   bool nomad = false;
-  int32_t nomad_priority_delta = 10;  // Nomad's: a victim's job is at least this much lower
+  int32_t nomad_priority_delta = model::kNomadPriorityDelta;  // a victim's job is at least this much lower
   bool nomad_plan_applier = false;    // refuse placements the plan applier would (not `nomad job plan`'s output)
   bool no_fast_paths = false;
   std::string max_input_size = "1Gi";  // all input files together (a Kubernetes quantity)

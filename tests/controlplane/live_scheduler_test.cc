@@ -30,7 +30,8 @@ class LiveSchedulerTest : public ::testing::Test {
                 return Status::Ok();
               }) {
     for (const char* r : {"nodes", "pods", "namespaces", "priorityclasses", "poddisruptionbudgets", "podgroups",
-                          "compositepodgroups", "workloads"}) {
+                          "compositepodgroups", "workloads", "persistentvolumeclaims", "persistentvolumes",
+                          "storageclasses", "csinodes"}) {
       informers_[r] = std::make_unique<store::Informer>(*store_, r);
     }
   }
@@ -163,6 +164,62 @@ TEST_F(LiveSchedulerTest, AGatedPodWaitsAsGatedAndIsScheduledWhenAnUpdateRemoves
   EXPECT_EQ(NodeOf(Pod("p")), "n1");
   EXPECT_EQ(live_.queue_sizes().gated, 0u);
   EXPECT_EQ(metrics_.pending_gated.load(), 0u);
+}
+
+TEST_F(LiveSchedulerTest, AWaitForFirstConsumerClaimIsBoundToTheLocalVolumeOfTheChosenNode) {
+  AddNode("n1", "4");
+  AddNode("n2", "4");
+  for (const char* n : {"n1", "n2"}) {
+    Json node = store_->Get("nodes", "", n)->body;
+    node["metadata"]["labels"] = {{"kubernetes.io/hostname", n}};
+    ASSERT_TRUE(store_->Update("nodes", "", n, node, store_->Get("nodes", "", n)->revision).ok());
+  }
+  ASSERT_TRUE(store_->Create("storageclasses", "", "local",
+                             {{"apiVersion", "storage.k8s.io/v1"}, {"kind", "StorageClass"}, {"metadata", {{"name", "local"}}},
+                              {"provisioner", "kubernetes.io/no-provisioner"}, {"volumeBindingMode", "WaitForFirstConsumer"}})
+                  .ok());
+  Json affinity = {{"required", {{"nodeSelectorTerms", Json::array({{{"matchExpressions",
+      Json::array({{{"key", "kubernetes.io/hostname"}, {"operator", "In"}, {"values", Json::array({"n2"})}}})}}})}}}};
+  ASSERT_TRUE(store_->Create("persistentvolumes", "", "disk-n2",
+                             {{"apiVersion", "v1"}, {"kind", "PersistentVolume"}, {"metadata", {{"name", "disk-n2"}}},
+                              {"spec", {{"storageClassName", "local"}, {"accessModes", Json::array({"ReadWriteOnce"})},
+                                        {"capacity", {{"storage", "10Gi"}}}, {"nodeAffinity", affinity}}},
+                              {"status", {{"phase", "Available"}}}})
+                  .ok());
+  ASSERT_TRUE(store_->Create("persistentvolumeclaims", "default", "data",
+                             {{"apiVersion", "v1"}, {"kind", "PersistentVolumeClaim"},
+                              {"metadata", {{"name", "data"}, {"namespace", "default"}, {"uid", "uid-data"}}},
+                              {"spec", {{"storageClassName", "local"}, {"accessModes", Json::array({"ReadWriteOnce"})},
+                                        {"resources", {{"requests", {{"storage", "5Gi"}}}}}}},
+                              {"status", {{"phase", "Pending"}}}})
+                  .ok());
+  AddPod("p", "1", 0);
+  Json p = Pod("p");
+  p["spec"]["volumes"] = Json::array({{{"name", "d"}, {"persistentVolumeClaim", {{"claimName", "data"}}}}});
+  ASSERT_TRUE(store_->Update("pods", "default", "p", p, RevisionOf("p")).ok());
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("p")), "n2");
+  const Json claim = store_->Get("persistentvolumeclaims", "default", "data")->body;
+  EXPECT_EQ(claim["spec"]["volumeName"], "disk-n2");
+  EXPECT_EQ(claim["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"], "yes");
+  EXPECT_EQ(claim["status"]["phase"], "Bound");
+  const Json pv = store_->Get("persistentvolumes", "", "disk-n2")->body;
+  EXPECT_EQ(pv["spec"]["claimRef"]["name"], "data");
+  EXPECT_EQ(pv["status"]["phase"], "Bound");
+  // A second pod with a claim of its own finds no volume left: it waits, and nothing else moves.
+  ASSERT_TRUE(store_->Create("persistentvolumeclaims", "default", "more",
+                             {{"apiVersion", "v1"}, {"kind", "PersistentVolumeClaim"},
+                              {"metadata", {{"name", "more"}, {"namespace", "default"}}},
+                              {"spec", {{"storageClassName", "local"}, {"accessModes", Json::array({"ReadWriteOnce"})},
+                                        {"resources", {{"requests", {{"storage", "5Gi"}}}}}}}})
+                  .ok());
+  AddPod("q", "1", 0);
+  Json q = Pod("q");
+  q["spec"]["volumes"] = Json::array({{{"name", "d"}, {"persistentVolumeClaim", {{"claimName", "more"}}}}});
+  ASSERT_TRUE(store_->Update("pods", "default", "q", q, RevisionOf("q")).ok());
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("q")), "");
+  EXPECT_EQ(Count("FailedScheduling q"), 1);
 }
 
 TEST_F(LiveSchedulerTest, ABindingTheStoreRefusesIsForgottenAndRetriedOnTheStoresVersion) {

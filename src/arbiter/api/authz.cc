@@ -75,7 +75,7 @@ std::vector<std::string> All(std::vector<std::string> a, const std::vector<std::
 // What view, edit and admin allow in a namespace, on the resources Arbiter serves.
 Json ViewRules() {
   return Json::array({Rule({""}, {"pods", "pods/status", "events", "resourcequotas", "resourcequotas/status", "namespaces",
-                                  "namespaces/status"},
+                                  "namespaces/status", "persistentvolumeclaims", "persistentvolumeclaims/status"},
                            kRead),
                       Rule({"policy"}, {"poddisruptionbudgets", "poddisruptionbudgets/status"}, kRead),
                       Rule({"scheduling.k8s.io"}, {"workloads", "podgroups", "compositepodgroups", "workloads/status",
@@ -86,7 +86,7 @@ Json ViewRules() {
 
 Json EditRules() {
   Json rules = ViewRules();
-  rules.push_back(Rule({""}, {"pods", "pods/eviction", "events"}, All(kRead, kWrite)));
+  rules.push_back(Rule({""}, {"pods", "pods/eviction", "events", "persistentvolumeclaims"}, All(kRead, kWrite)));
   rules.push_back(Rule({"policy"}, {"poddisruptionbudgets"}, All(kRead, kWrite)));
   rules.push_back(Rule({"scheduling.k8s.io"}, {"workloads", "podgroups", "compositepodgroups"}, All(kRead, kWrite)));
   rules.push_back(Rule({"coordination.k8s.io"}, {"leases"}, All(kRead, kWrite)));

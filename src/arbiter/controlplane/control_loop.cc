@@ -9,8 +9,9 @@
 namespace arbiter::controlplane {
 
 // What the scheduler watches (the node agents have informers of their own).
-constexpr const char* kWatched[] = {"nodes",     "pods",         "namespaces",         "priorityclasses",
-                                    "poddisruptionbudgets", "podgroups", "compositepodgroups", "workloads"};
+constexpr const char* kWatched[] = {"nodes",         "pods",          "namespaces",          "priorityclasses",
+                                    "poddisruptionbudgets", "podgroups", "compositepodgroups", "workloads",
+                                    "persistentvolumeclaims", "persistentvolumes", "storageclasses", "csinodes"};
 
 ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions options)
     : store_(store),

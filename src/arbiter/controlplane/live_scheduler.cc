@@ -33,6 +33,7 @@ std::string SpecOf(const Json& group) {
 }
 
 constexpr const char* kGroupResources[] = {"podgroups", "compositepodgroups", "workloads"};
+constexpr const char* kStorageResources[] = {"persistentvolumeclaims", "persistentvolumes", "storageclasses", "csinodes"};
 
 // Pod priorities were admitted once, at creation: the stored spec is authoritative.
 model::Pod Admitted(model::Pod pod, const model::SchedulerConfig& config) {
@@ -89,6 +90,11 @@ Status LiveScheduler::Build(const Informers& informers) {
     if (r.ok() && !r.objects.namespaces.empty()) scheduler_->cache().SetNamespace(r.objects.namespaces[0].object);
   }
   for (const auto& [key, o] : informers.at("nodes")->objects()) ReconcileNode(key.second, o.get());
+  for (const char* r : kStorageResources) {
+    auto inf = informers.find(r);
+    if (inf == informers.end()) continue;
+    for (const auto& [key, o] : inf->second->objects()) ReconcileStorage(r, key, o.get());
+  }
 
   // Group priorities, by the Priority admission rule pods were admitted with. A group whose
   // class is unknown or whose own values disagree with it keeps the values it states.
@@ -307,6 +313,16 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
       }
     }
     if (auto it = changes.find("poddisruptionbudgets"); it != changes.end() && !it->second.empty()) LoadBudgets(informers);
+    bool storage_changed = false;
+    for (const char* r : kStorageResources) {
+      auto it = changes.find(r);
+      if (it == changes.end()) continue;
+      for (const auto& key : it->second) {
+        ReconcileStorage(r, key, Find(informers, r, key));
+        storage_changed = true;
+      }
+    }
+    if (storage_changed) scheduler_->StorageChanged();
     if (auto it = changes.find("nodes"); it != changes.end()) {
       for (const auto& key : it->second) ReconcileNode(key.second, Find(informers, "nodes", key));
     }
@@ -348,6 +364,71 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
   metrics_.pending_unschedulable = q.unschedulable;
   metrics_.pending_gated = q.gated;
   return Status::Ok();
+}
+
+void LiveScheduler::ReconcileStorage(const std::string& resource, const store::Informer::Key& key,
+                                     const store::Object* o) {
+  state::StorageIndex& storage = scheduler_->storage_index();
+  const manifest::LoadResult* r = o != nullptr ? &decode_(*o) : nullptr;
+  const bool ok = r != nullptr && r->ok();
+  if (resource == "persistentvolumeclaims") {
+    if (ok && !r->objects.pvcs.empty()) {
+      storage.SetClaim(r->objects.pvcs[0].object);
+    } else {
+      storage.RemoveClaim(key.first + "/" + key.second);
+    }
+  } else if (resource == "persistentvolumes") {
+    if (ok && !r->objects.pvs.empty()) {
+      storage.SetVolume(r->objects.pvs[0].object);
+    } else {
+      storage.RemoveVolume(key.second);
+    }
+  } else if (resource == "storageclasses") {
+    if (ok && !r->objects.storage_classes.empty()) {
+      storage.SetClass(r->objects.storage_classes[0].object);
+    } else {
+      storage.RemoveClass(key.second);
+    }
+  } else if (resource == "csinodes") {
+    if (ok && !r->objects.csi_nodes.empty()) {
+      storage.SetCsiNode(r->objects.csi_nodes[0].object);
+    } else {
+      storage.RemoveCsiNode(key.second);
+    }
+  }
+}
+
+void LiveScheduler::WriteVolumeBindings(const model::Pod& pod) {
+  // kube-scheduler's PreBind (BindPodVolumes) writes what Reserve assumed: the selected node on
+  // a claim to provision, the claim reference on a volume to bind; Arbiter then completes the
+  // static binding on both as the PV controller would (there is no other to do it).
+  const state::StorageIndex& storage = scheduler_->storage_index();
+  for (const auto& v : pod.volumes) {
+    const model::PersistentVolumeClaim* claim = storage.Claim(pod.ns, v.claim_name);
+    const store::Object* cur = Current("persistentvolumeclaims", {pod.ns, v.claim_name});
+    if (claim == nullptr || cur == nullptr) continue;
+    Json next = cur->body;
+    Json& ann = next["metadata"]["annotations"];
+    if (!ann.is_object()) ann = Json::object();
+    if (!claim->selected_node.empty()) ann[std::string(model::kAnnSelectedNode)] = claim->selected_node;
+    if (claim->Bound()) {
+      ann[std::string(model::kAnnBindCompleted)] = "yes";
+      next["spec"]["volumeName"] = claim->volume_name;
+      next["status"]["phase"] = "Bound";
+      if (const model::PersistentVolume* pv = storage.Volume(claim->volume_name)) {
+        if (const store::Object* pv_cur = Current("persistentvolumes", {"", pv->name})) {
+          Json pv_next = pv_cur->body;
+          if (!pv_next["spec"].contains("claimRef")) {
+            pv_next["spec"]["claimRef"] = {{"kind", "PersistentVolumeClaim"}, {"namespace", claim->ns}, {"name", claim->name},
+                                           {"uid", cur->body["metadata"].value("uid", "")}};
+            pv_next["status"]["phase"] = "Bound";
+            batch_.Update(*pv_cur, std::move(pv_next));
+          }
+        }
+      }
+    }
+    if (next != cur->body) batch_.Update(*cur, std::move(next));
+  }
 }
 
 Status LiveScheduler::Actuate(const sched::CycleOutcome& out) {
@@ -398,6 +479,7 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
     Forget(key, out.attempt);
     return Status::Ok();
   }
+  if (!pod.volumes.empty()) WriteVolumeBindings(pod);
   Json next = cur->body;
   next["spec"]["nodeName"] = out.node;
   if (next["status"].is_object()) next["status"].erase("nominatedNodeName");

@@ -136,6 +136,11 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   void Forget(const Key& key, int attempts);
   // The budgets from the informer's PodDisruptionBudgets (after a change to any of them).
   void LoadBudgets(const Informers& informers);
+  // A claim, volume, storage class or CSI node as the store has it now (nullptr: gone), into the
+  // scheduler's storage index.
+  void ReconcileStorage(const std::string& resource, const store::Informer::Key& key, const store::Object* o);
+  // Writes the volume bindings the scheduler reserved for `pod` (before its own binding).
+  void WriteVolumeBindings(const model::Pod& pod);
 
   store::Store& store_;
   WriteBatch& batch_;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "arbiter/base/time.h"
+#include "arbiter/model/best_fit_victims.h"
 #include "arbiter/model/labels.h"
 #include "arbiter/model/resources.h"
 #include "arbiter/model/storage.h"
@@ -370,7 +371,7 @@ struct SchedulerConfig {
   int32_t min_candidate_nodes_absolute = 100;
   // Arbiter's extension (DefaultPreemptionArgs.victimSelection and .priorityDelta).
   VictimSelection victim_selection = VictimSelection::kKubernetes;
-  int32_t nomad_priority_delta = 10;
+  int32_t nomad_priority_delta = kNomadPriorityDelta;
   // NodeResourcesFitArgs.scoringStrategy.
   ScoringStrategy scoring_strategy = ScoringStrategy::kLeastAllocated;
   std::vector<ResourceWeight> scoring_resources = {{"cpu", 1}, {"memory", 1}};

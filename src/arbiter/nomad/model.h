@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/model/best_fit_victims.h"
+
 namespace arbiter::nomad {
 
 struct Resources {
@@ -143,6 +145,6 @@ struct Cluster {
 };
 
 // Arbiter's knob beyond Nomad's: how far below the placing job a victim's priority must be.
-inline constexpr int32_t kDefaultPriorityDelta = 10;
+inline constexpr int32_t kDefaultPriorityDelta = model::kNomadPriorityDelta;
 
 }  // namespace arbiter::nomad

@@ -5,15 +5,12 @@
 #include <cmath>
 #include <set>
 
+#include "arbiter/model/best_fit_victims.h"
+
 namespace arbiter::nomad {
 
 double ResourceDistance(const Resources& need, const Resources& alloc) {
-  auto coord = [](int64_t n, int64_t a) {
-    if (n <= 0) return 0.0;
-    return static_cast<double>(n - a) / static_cast<double>(n);
-  };
-  const double c = coord(need.cpu, alloc.cpu), m = coord(need.memory, alloc.memory), d = coord(need.disk, alloc.disk);
-  return std::sqrt(c * c + m * m + d * d);
+  return model::NormalizedDistance({{need.cpu, alloc.cpu}, {need.memory, alloc.memory}, {need.disk, alloc.disk}});
 }
 
 double Preemptor::Penalty(const Alloc& a) const {
@@ -23,56 +20,38 @@ double Preemptor::Penalty(const Alloc& a) const {
   return n >= a.max_parallel ? 50.0 * static_cast<double>(n + 1 - a.max_parallel) : 0.0;
 }
 
+namespace {
+
+// What model::BestFitVictims needs to know of allocations (§4).
+struct TaskGroupPolicy {
+  using Amount = Resources;
+  struct Candidate {
+    const Alloc* alloc;
+    double penalty;  // the max_parallel penalty, counted once per call as Nomad does
+  };
+  Amount Frees(const Candidate& c) const { return c.alloc->resources; }
+  double Distance(const Amount& need, const Candidate& c) const { return ResourceDistance(need, c.alloc->resources) + c.penalty; }
+  double AskDistance(const Amount& ask, const Candidate& c) const { return ResourceDistance(ask, c.alloc->resources); }
+  void Add(Amount& a, const Amount& b) const { a += b; }
+  void Sub(Amount& a, const Amount& b) const { a -= b; }
+  bool Covers(const Amount& available, const Amount& ask) const { return available.Covers(ask); }
+};
+
+}  // namespace
+
 std::vector<const Alloc*> Preemptor::ForTaskGroup(const Resources& capacity, const std::vector<const Alloc*>& proposed,
                                                   const Resources& ask) const {
   // Available: capacity less every candidate (not the placing job's own allocations: §12 #1).
   Resources available = capacity;
-  struct Candidate {
-    const Alloc* alloc;
-    double penalty;  // counted once per call, as Nomad does
-  };
-  std::map<int32_t, std::vector<Candidate>> buckets;  // by priority, ascending
+  std::map<int64_t, std::vector<TaskGroupPolicy::Candidate>> buckets;  // by priority
   for (const Alloc* a : proposed) {
     if (a->ns == job_.ns && a->job_id == job_.id) continue;
     available -= a->resources;
     if (Eligible(*a)) buckets[a->job_priority].push_back({a, Penalty(*a)});
   }
-  const Resources initial = available;
-  Resources need = ask;
   std::vector<const Alloc*> victims;
-  bool covered = false;
-  for (auto& [priority, bucket] : buckets) {
-    while (!bucket.empty() && !covered) {
-      size_t best = 0;
-      double best_score = 0;
-      for (size_t i = 0; i < bucket.size(); ++i) {
-        const double score = ResourceDistance(need, bucket[i].alloc->resources) + bucket[i].penalty;
-        if (i == 0 || score < best_score) {
-          best = i;
-          best_score = score;
-        }
-      }
-      const Alloc* pick = bucket[best].alloc;
-      bucket.erase(bucket.begin() + static_cast<std::ptrdiff_t>(best));
-      victims.push_back(pick);
-      available += pick->resources;
-      need -= pick->resources;
-      covered = available.Covers(ask);
-    }
-    if (covered) break;
-  }
-  if (!covered) return {};
-  // The superset filter: largest distance to the whole ask first; the shortest covering prefix.
-  std::stable_sort(victims.begin(), victims.end(), [&](const Alloc* a, const Alloc* b) {
-    return ResourceDistance(ask, a->resources) > ResourceDistance(ask, b->resources);
-  });
-  Resources acc = initial;
-  for (size_t i = 0; i < victims.size(); ++i) {
-    acc += victims[i]->resources;
-    if (acc.Covers(ask)) {
-      victims.resize(i + 1);
-      break;
-    }
+  for (const auto& c : model::BestFitVictims(std::move(buckets), available, ask, TaskGroupPolicy{})) {
+    victims.push_back(c.alloc);
   }
   return victims;
 }

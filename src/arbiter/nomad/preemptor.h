@@ -3,10 +3,8 @@
 //
 //   * Eligibility (§3): an allocation is a candidate only if the placing job's priority is at
 //     least `delta` (10 in Nomad) above its job's, and it is not one of the placing job's own.
-//   * CPU / memory / disk (§4): candidates bucketed by exact job priority, ascending; within a
-//     bucket, greedily the allocation nearest to what is still needed (the normalised distance
-//     plus the migrate.max_parallel penalty) until the node's free resources cover the ask; then
-//     the superset filter keeps the shortest prefix, largest distance first, that still covers it.
+//   * CPU / memory / disk (§4): model::BestFitVictims over the allocations bucketed by exact job
+//     priority, the distance being the normalised one plus the migrate.max_parallel penalty.
 //   * Network (§5): static ports first (by port number on the device), then bandwidth by
 //     ascending priority and bandwidth distance, then the bandwidth-only final filter.
 //   * Devices (§6): per device model, by ascending priority until enough instances; trimmed;
@@ -22,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/model/best_fit_victims.h"
 #include "arbiter/nomad/model.h"
 
 namespace arbiter::nomad {
@@ -37,7 +36,7 @@ class Preemptor {
       : job_(job), delta_(delta), plan_preemptions_(plan_preemptions) {}
 
   bool Eligible(const Alloc& a) const {
-    return a.has_job && !(a.ns == job_.ns && a.job_id == job_.id) && job_.priority - a.job_priority >= delta_;
+    return a.has_job && !(a.ns == job_.ns && a.job_id == job_.id) && model::NomadEligible(job_.priority, a.job_priority, delta_);
   }
   double Penalty(const Alloc& a) const;
 

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "arbiter/base/small_vector.h"
+#include "arbiter/model/best_fit_victims.h"
 #include "arbiter/sched/framework/fit_error.h"
 #include "arbiter/sched/framework/nominator.h"
 #include "arbiter/sched/plugins/noderesources.h"
@@ -476,34 +477,38 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunWithUnits(c
 
 namespace {
 
-// Nomad's basicResourceDistance over CPU, memory and ephemeral storage: each dimension still
-// needed contributes ((need - victim) / need)^2.
-// Extended resources the pod asks for count as further dimensions.
-double NomadDistance(const model::Resources& need, const model::Resources& v) {
-  double sum = 0;
-  auto add = [&](int64_t n, int64_t a) {
-    if (n <= 0) return;
-    const double c = static_cast<double>(n - a) / static_cast<double>(n);
-    sum += c * c;
-  };
-  add(need.milli_cpu, v.milli_cpu);
-  add(need.memory, v.memory);
-  add(need.ephemeral_storage, v.ephemeral_storage);
-  for (const auto& [name, n] : need.scalars) add(n, v.Scalar(name));
-  return std::sqrt(sum);
-}
-
-// `available` covers `ask` in every dimension the pod requests.
-bool Covers(const model::Resources& available, const model::Resources& ask) {
-  if (available.milli_cpu < ask.milli_cpu || available.memory < ask.memory ||
-      available.ephemeral_storage < ask.ephemeral_storage) {
-    return false;
+// What model::BestFitVictims needs to know of pods: a pod frees its requests and one pod slot
+// (`pods`, which the ask leaves at 0: enough slots means a count of at least 0); the distance is
+// Nomad's over CPU, memory, ephemeral storage and each extended resource the pod asks for.
+struct PodPolicy {
+  using Amount = model::Resources;
+  Amount Frees(const PodInfoPtr& p) const {
+    Amount r = p->pod.requests;
+    r.pods = 1;
+    return r;
   }
-  for (const auto& [name, want] : ask.scalars) {
-    if (want > 0 && available.Scalar(name) < want) return false;
+  double Distance(const Amount& need, const PodInfoPtr& p) const { return PodDistance(need, p->pod.requests); }
+  double AskDistance(const Amount& ask, const PodInfoPtr& p) const { return PodDistance(ask, p->pod.requests); }
+  void Add(Amount& a, const Amount& b) const { a.Add(b); }
+  void Sub(Amount& a, const Amount& b) const { a.Sub(b); }
+  bool Covers(const Amount& available, const Amount& ask) const {
+    if (available.milli_cpu < ask.milli_cpu || available.memory < ask.memory ||
+        available.ephemeral_storage < ask.ephemeral_storage || available.pods < 0) {
+      return false;
+    }
+    for (const auto& [name, want] : ask.scalars) {
+      if (want > 0 && available.Scalar(name) < want) return false;
+    }
+    return true;
   }
-  return true;
-}
+  static double PodDistance(const Amount& need, const Amount& v) {
+    double sum = model::DistanceTerm(need.milli_cpu, v.milli_cpu);
+    sum += model::DistanceTerm(need.memory, v.memory);
+    sum += model::DistanceTerm(need.ephemeral_storage, v.ephemeral_storage);
+    for (const auto& [name, n] : need.scalars) sum += model::DistanceTerm(n, v.Scalar(name));
+    return std::sqrt(sum);
+  }
+};
 
 }  // namespace
 
@@ -512,57 +517,31 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunNomad(const
                                                                           const std::vector<PdbView>& pdbs) const {
   const Framework& fw = handle_->framework();
   const Timestamp now = handle_->clock().Now();
-  const int64_t limit = int64_t{pod.pod.priority} - handle_->config().nomad_priority_delta;
-  // Free room now: allocatable less every pod and the nominated pods that count against this one.
+  // Free room now: allocatable less every pod and the nominated pods that count against this one;
+  // `pods` is the count of free slots after this pod.
   model::Resources available = original.allocatable();
   available.Sub(original.requested());
-  int64_t slots = original.allocatable().pods - static_cast<int64_t>(original.pods().size()) - 1;
+  available.pods = original.allocatable().pods - static_cast<int64_t>(original.pods().size()) - 1;
   SmallVector<const NodeInfo::Nominated*, 8> nominated;
   original.NominatedAtLeast(pod, nominated);
   for (const NodeInfo::Nominated* np : nominated) {
     available.Sub(np->pod->pod.requests);
-    --slots;
+    --available.pods;
   }
-  std::map<int64_t, std::vector<PodInfoPtr>> buckets;  // by priority, ascending
+  std::map<int64_t, std::vector<PodInfoPtr>> buckets;  // by priority
   for (const auto& p : original.pods()) {
     const int64_t priority = EffectivePriority(*handle_, p->pod);
-    if (priority <= limit) buckets[priority].push_back(p);
+    if (model::NomadEligible(pod.pod.priority, priority, handle_->config().nomad_priority_delta)) buckets[priority].push_back(p);
   }
   if (buckets.empty()) return {std::nullopt, Status(Code::kUnschedulableAndUnresolvable, FixedNoVictims())};
-  const model::Resources& ask = pod.pod.requests;
-  const model::Resources initial = available;
-  const int64_t initial_slots = slots;
-  model::Resources need = ask;
+  model::Resources ask = pod.pod.requests;
+  ask.pods = 0;
+  const PodPolicy policy;
   std::vector<PodInfoPtr> chosen;
-  auto covered = [&]() { return Covers(available, ask) && slots >= 0; };
-  for (auto& [priority, bucket] : buckets) {
-    while (!bucket.empty() && !covered()) {
-      size_t best = 0;
-      for (size_t i = 1; i < bucket.size(); ++i) {
-        if (NomadDistance(need, bucket[i]->pod.requests) < NomadDistance(need, bucket[best]->pod.requests)) best = i;
-      }
-      chosen.push_back(bucket[best]);
-      available.Add(bucket[best]->pod.requests);
-      need.Sub(bucket[best]->pod.requests);
-      ++slots;
-      bucket.erase(bucket.begin() + static_cast<std::ptrdiff_t>(best));
-    }
-    if (covered()) break;
-  }
-  if (!covered()) return {std::nullopt, Status(Code::kUnschedulable, FixedNotHelpful())};
-  // The superset filter: largest distance to the whole ask first, the shortest prefix that fits.
-  std::stable_sort(chosen.begin(), chosen.end(), [&](const PodInfoPtr& a, const PodInfoPtr& b) {
-    return NomadDistance(ask, a->pod.requests) > NomadDistance(ask, b->pod.requests);
-  });
-  available = initial;
-  slots = initial_slots;
-  for (size_t i = 0; i < chosen.size(); ++i) {
-    available.Add(chosen[i]->pod.requests);
-    ++slots;
-    if (covered()) {
-      chosen.resize(i + 1);
-      break;
-    }
+  // The pod's resources may fit already (it failed on something else): no victim frees that.
+  if (!policy.Covers(available, ask)) {
+    chosen = model::BestFitVictims(std::move(buckets), available, ask, policy);
+    if (chosen.empty()) return {std::nullopt, Status(Code::kUnschedulable, FixedNotHelpful())};
   }
   // Every filter must pass with the victims gone (extended resources, ports and the rest).
   NodeInfo node = original;
