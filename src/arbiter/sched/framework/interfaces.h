@@ -26,6 +26,7 @@
 #include "arbiter/sched/framework/status.h"
 #include "arbiter/state/cluster_cache.h"
 #include "arbiter/state/group_index.h"
+#include "arbiter/state/resource_fit.h"
 #include "arbiter/state/storage_index.h"
 
 namespace arbiter::sched {
@@ -140,6 +141,14 @@ class FilterPlugin : public virtual Plugin {
   // and nominated pods) — not of other nodes or of cluster-wide PreFilter state. The scheduler
   // may then reuse a verdict for an equivalent pod while the node is unchanged.
   virtual bool VerdictDependsOnlyOnNode() const { return false; }
+  // True for the filter whose verdict is the node-resource fit rule alone (state::CheckResourceFit
+  // over the node's pods): preemption's resource-only dry run may stand in for it, and reports a
+  // shortage in the filter's words through ShortageStatus.
+  virtual bool ChecksOnlyNodeResources() const { return false; }
+  virtual Status ShortageStatus(const state::ResourceShortage& shortage) const {
+    (void)shortage;
+    return Status(Code::kUnschedulable);
+  }
   // The verdict as if `extra` pods also ran on the node, computed without copying it; nullopt
   // if the plugin cannot tell that way (the framework then filters a copy of the node with the
   // pods added). Only asked when no PreFilter extension is active in the cycle.

@@ -46,28 +46,18 @@ Status::Reasons WellKnownReasons(unsigned mask) {
 
 Status NodeResourcesFit::FitsRequest(const model::Resources& req, const model::Resources& alloc,
                                      const model::Resources& used, int64_t pod_count) {
-  unsigned mask = 0;
-  bool unresolvable = false;
-  std::vector<std::string> scalar_reasons;
-  if (pod_count + 1 > alloc.pods) mask |= 1;
-  auto short_of = [&](int64_t want, int64_t have, int64_t in_use) {
-    if (want > 0 && want > have - in_use) {
-      if (want > have) unresolvable = true;
-      return true;
-    }
-    return false;
-  };
-  if (short_of(req.milli_cpu, alloc.milli_cpu, used.milli_cpu)) mask |= 2;
-  if (short_of(req.memory, alloc.memory, used.memory)) mask |= 4;
-  if (short_of(req.ephemeral_storage, alloc.ephemeral_storage, used.ephemeral_storage)) mask |= 8;
-  for (const auto& [name, want] : req.scalars) {  // sorted by name: deterministic reasons
-    if (short_of(want, alloc.Scalar(name), used.Scalar(name))) scalar_reasons.push_back("Insufficient " + name);
-  }
-  if (mask == 0 && scalar_reasons.empty()) return {};
-  const Code code = unresolvable ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable;
-  if (scalar_reasons.empty()) return Status(code, WellKnownReasons(mask));
+  if (state::FitsResources(req, alloc, used, pod_count)) return {};
+  return StatusOf(state::CheckResourceFit(req, alloc, used, pod_count));
+}
+
+Status NodeResourcesFit::StatusOf(const state::ResourceShortage& s) {
+  if (s.fits()) return {};
+  const unsigned mask = (s.too_many_pods ? 1u : 0u) | (s.cpu ? 2u : 0u) | (s.memory ? 4u : 0u) |
+                        (s.ephemeral_storage ? 8u : 0u);
+  const Code code = s.unresolvable ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable;
+  if (s.scalars.empty()) return Status(code, WellKnownReasons(mask));
   std::vector<std::string> reasons = *WellKnownReasons(mask);
-  reasons.insert(reasons.end(), scalar_reasons.begin(), scalar_reasons.end());
+  for (const auto& name : s.scalars) reasons.push_back("Insufficient " + name);
   return Status(code, std::move(reasons));
 }
 

@@ -12,6 +12,7 @@
 
 #include "arbiter/model/objects.h"
 #include "arbiter/sched/framework/interfaces.h"
+#include "arbiter/state/resource_fit.h"
 
 namespace arbiter::sched::plugins {
 
@@ -31,10 +32,15 @@ class NodeResourcesFit final : public FilterPlugin, public ScorePlugin {
   }
   bool ScoreDependsOnlyOnPodClassAndNode() const override { return true; }
 
+  bool ChecksOnlyNodeResources() const override { return true; }
+
   // The Filter's verdict for a request against a node's allocatable, what is already in use and
-  // how many pods it runs. Shared with preemption's resource-only dry run.
+  // how many pods it runs (state::CheckResourceFit, with kube-scheduler's reasons).
   static Status FitsRequest(const model::Resources& request, const model::Resources& allocatable,
                             const model::Resources& used, int64_t pod_count);
+  // A shortage as the Filter reports it: "Too many pods", "Insufficient <resource>".
+  static Status StatusOf(const state::ResourceShortage& shortage);
+  Status ShortageStatus(const state::ResourceShortage& shortage) const override { return StatusOf(shortage); }
 
   // A scored resource, with its kind resolved once so scoring compares no strings.
   struct ScoredResource {

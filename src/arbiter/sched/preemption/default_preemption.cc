@@ -12,8 +12,8 @@
 #include "arbiter/model/best_fit_victims.h"
 #include "arbiter/sched/framework/fit_error.h"
 #include "arbiter/sched/framework/nominator.h"
-#include "arbiter/sched/plugins/noderesources.h"
 #include "arbiter/sched/preemption/victim_units.h"
+#include "arbiter/state/resource_fit.h"
 
 namespace arbiter::sched::preemption {
 
@@ -141,12 +141,21 @@ DefaultPreemption::FastPath DefaultPreemption::PlanFastPath(const CycleState& st
   for (const FilterPlugin* f : fw.ActiveFilterPlugins(state)) {
     if (!f->ReadsNodePods()) {
       fp.pod_independent.push_back(f);
-    } else if (f->Name() != plugins::NodeResourcesFit::kName) {
+    } else if (f->ChecksOnlyNodeResources()) {
+      fp.resources = f;
+    } else {
       return fp;
     }
   }
   fp.applies = true;
   return fp;
+}
+
+Status DefaultPreemption::FastPath::Shortage(const model::Resources& request, const model::Resources& allocatable,
+                                             const model::Resources& used, int64_t pod_count) const {
+  if (resources == nullptr) return Status(Code::kUnschedulable);
+  Status s = resources->ShortageStatus(state::CheckResourceFit(request, allocatable, used, pod_count));
+  return std::move(s.WithPlugin(resources->Name()));
 }
 
 size_t DefaultPreemption::NumCandidates(size_t potential) const {
@@ -258,17 +267,17 @@ std::optional<std::pair<std::optional<Candidate>, Status>> DefaultPreemption::Dr
   const model::Resources& alloc = node.allocatable();
   const model::Resources& want = pod.pod.requests;
   auto fits = [&](int64_t c, int64_t m, int64_t e, int64_t n) {
-    return n + 1 <= alloc.pods && (want.milli_cpu == 0 || want.milli_cpu <= alloc.milli_cpu - c) &&
-           (want.memory == 0 || want.memory <= alloc.memory - m) &&
-           (want.ephemeral_storage == 0 || want.ephemeral_storage <= alloc.ephemeral_storage - e);
+    // state::FitsResources over the three well-known resources (the pod asks for no other).
+    return n + 1 <= alloc.pods && (want.milli_cpu <= 0 || want.milli_cpu <= alloc.milli_cpu - c) &&
+           (want.memory <= 0 || want.memory <= alloc.memory - m) &&
+           (want.ephemeral_storage <= 0 || want.ephemeral_storage <= alloc.ephemeral_storage - e);
   };
   if (!fits(cpu, mem, eph, count)) {
     model::Resources used;
     used.milli_cpu = cpu;
     used.memory = mem;
     used.ephemeral_storage = eph;
-    Status s = plugins::NodeResourcesFit::FitsRequest(want, alloc, used, count);
-    return std::make_pair(std::optional<Candidate>(), std::move(s.WithPlugin(plugins::NodeResourcesFit::kName)));
+    return std::make_pair(std::optional<Candidate>(), fast_path_.Shortage(want, alloc, used, count));
   }
   // 4) Importance order (priority, then earlier start; no start = now; then UID), then the greedy
   // reprieve. Without PDBs every pod is in the non-violating group.
@@ -434,8 +443,8 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunWithUnits(c
   };
   auto fits = [&]() {
     if (sums) {
-      return plugins::NodeResourcesFit::FitsRequest(pod.pod.requests, original.allocatable(), used, count)
-          .WithPlugin(plugins::NodeResourcesFit::kName);
+      if (state::FitsResources(pod.pod.requests, original.allocatable(), used, count)) return Status();
+      return fast_path_.Shortage(pod.pod.requests, original.allocatable(), used, count);
     }
     return fw.RunFilterPluginsWithNominatedPods(state, pod, *node);
   };
@@ -592,8 +601,9 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
     ++count;
   }
   const model::Resources& alloc = node.allocatable();
-  Status fits = plugins::NodeResourcesFit::FitsRequest(pod.pod.requests, alloc, used, count);
-  if (!fits.IsSuccess()) return {std::nullopt, std::move(fits.WithPlugin(plugins::NodeResourcesFit::kName))};
+  if (!state::FitsResources(pod.pod.requests, alloc, used, count)) {
+    return {std::nullopt, fast_path_.Shortage(pod.pod.requests, alloc, used, count)};
+  }
   std::sort(potential.begin(), potential.end(),
             [now](const PodInfoPtr& a, const PodInfoPtr& b) { return MoreImportantPod(a->pod, b->pod, now); });
   PdbSplit split = SplitByPdb(potential, pdbs);
@@ -601,7 +611,7 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
   c.node = &node;
   auto reprieve = [&](const PodInfoPtr& v, bool violating) {
     used.Add(v->pod.requests);
-    if (plugins::NodeResourcesFit::FitsRequest(pod.pod.requests, alloc, used, count + 1).IsSuccess()) {
+    if (state::FitsResources(pod.pod.requests, alloc, used, count + 1)) {
       ++count;  // stays
       return;
     }

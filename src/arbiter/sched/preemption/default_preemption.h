@@ -151,6 +151,11 @@ class DefaultPreemption final : public PostFilterPlugin {
   struct FastPath {
     bool applies = false;
     std::vector<const FilterPlugin*> pod_independent;
+    // The filter the resource rule stands in for (FilterPlugin::ChecksOnlyNodeResources).
+    const FilterPlugin* resources = nullptr;
+    // A shortage in that filter's words, naming it; Unschedulable when the profile has none.
+    Status Shortage(const model::Resources& request, const model::Resources& allocatable,
+                    const model::Resources& used, int64_t pod_count) const;
   };
   FastPath PlanFastPath(const CycleState& state) const;
 
