@@ -221,6 +221,64 @@ class KubectlTest(ServeTestCase):
         wide = self.kubectl("get", "pods", "-o", "wide").stdout
         self.assertRegex(wide, r"urgent\s+1/1\s+Running\s+0\s+\S+\s+\S+\s+node-1\s+<none>")
 
+    def test_a_gated_pod_shows_scheduling_gated_and_runs_once_its_gate_is_removed(self):
+        self.apply(CLUSTER)
+        self.apply(pod_yaml("job-0", "low", "1") + "  schedulingGates:\n  - name: example.com/quota\n")
+        self.assertRegex(self.kubectl("get", "pod", "job-0").stdout, r"job-0\s+0/1\s+SchedulingGated")
+        # A gate cannot be added; the scheduler leaves the pod alone while gated.
+        added = self.kubectl("patch", "pod", "job-0", "--type=json", "-p",
+                             '[{"op":"add","path":"/spec/schedulingGates/-","value":{"name":"more"}}]', check=False)
+        self.assertNotEqual(added.returncode, 0)
+        self.assertIn("only deletion is allowed, but found new scheduling gate 'more'", added.stderr)
+        time.sleep(0.5)
+        self.assertFalse(self.pod("job-0")["spec"].get("nodeName"))
+        with urllib.request.urlopen(self.server.url + "/metrics", timeout=10) as r:
+            self.assertIn('scheduler_pending_pods{queue="gated"} 1', r.read().decode())
+        self.kubectl("patch", "pod", "job-0", "--type=json", "-p", '[{"op":"remove","path":"/spec/schedulingGates"}]')
+        self.wait_for("job-0 running", lambda: (p := self.pod("job-0")) and p["status"].get("phase") == "Running")
+
+    def test_a_claim_waiting_for_its_first_consumer_binds_to_the_local_volume_of_the_pods_node(self):
+        self.apply(CLUSTER + """
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-2, labels: {kubernetes.io/hostname: node-2}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: disk-2}
+spec:
+  storageClassName: local
+  accessModes: [ReadWriteOnce]
+  capacity: {storage: 10Gi}
+  local: {path: /mnt/disk}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - {key: kubernetes.io/hostname, operator: In, values: [node-2]}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  storageClassName: local
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 5Gi}}
+""")
+        self.apply(pod_yaml("db", "low", "1") + "  volumes:\n  - name: d\n    persistentVolumeClaim: {claimName: data}\n")
+        self.wait_for("db on node-2", lambda: (p := self.pod("db")) and p["spec"].get("nodeName") == "node-2")
+        self.wait_for("data bound", lambda: "Bound" in self.kubectl("get", "pvc", "data").stdout)
+        self.assertRegex(self.kubectl("get", "pvc", "data").stdout, r"data\s+Bound\s+disk-2\s+10Gi\s+RWO\s+local")
+        self.assertRegex(self.kubectl("get", "pv", "disk-2").stdout, r"disk-2\s+10Gi\s+RWO.*Bound\s+default/data")
+
     def test_plan_against_the_live_server_gives_what_a_dump_of_it_gives(self):
         # `arbiter plan --kubeconfig` lists the server's objects (page by page) and plans the new
         # pod against them, writing nothing: the same plan as `plan -f` on kubectl's dump, and

@@ -95,7 +95,35 @@ std::string Restarts(const Json& pod) {
 
 std::string IntOrString(const Json& v) { return v.is_null() ? "N/A" : Str(v, "N/A"); }
 
+// kubectl's short access modes (RWO, ROX, RWX, RWOP), joined by commas.
+std::string AccessModes(const Json& modes) {
+  std::string out;
+  if (!modes.is_array()) return out;
+  for (const Json& m : modes) {
+    const std::string v = Str(m, "");
+    const std::string s = v == "ReadWriteOnce" ? "RWO" : v == "ReadOnlyMany" ? "ROX" : v == "ReadWriteMany" ? "RWX"
+                        : v == "ReadWriteOncePod" ? "RWOP" : v;
+    out += (out.empty() ? "" : ",") + s;
+  }
+  return out;
+}
+
 std::vector<Column> Columns(const std::string& resource) {
+  if (resource == "persistentvolumeclaims") {
+    return {{"Name", "string", 0},         {"Status", "string", 0},       {"Volume", "string", 0},
+            {"Capacity", "string", 0},     {"Access Modes", "string", 0}, {"StorageClass", "string", 0},
+            {"VolumeAttributesClass", "string", 0}, {"Age", "string", 0}, {"VolumeMode", "string", 1}};
+  }
+  if (resource == "persistentvolumes") {
+    return {{"Name", "string", 0},      {"Capacity", "string", 0},     {"Access Modes", "string", 0},
+            {"Reclaim Policy", "string", 0}, {"Status", "string", 0}, {"Claim", "string", 0},
+            {"StorageClass", "string", 0}, {"VolumeAttributesClass", "string", 0}, {"Reason", "string", 0},
+            {"Age", "string", 0},       {"VolumeMode", "string", 1}};
+  }
+  if (resource == "storageclasses") {
+    return {{"Name", "string", 0}, {"Provisioner", "string", 0}, {"ReclaimPolicy", "string", 0},
+            {"VolumeBindingMode", "string", 0}, {"AllowVolumeExpansion", "string", 0}, {"Age", "string", 0}};
+  }
   if (resource == "pods") {
     return {{"Name", "string", 0},           {"Ready", "string", 0},          {"Status", "string", 0},
             {"Restarts", "string", 0},       {"Age", "string", 0},            {"IP", "string", 1},
@@ -125,6 +153,46 @@ std::vector<Column> Columns(const std::string& resource) {
 
 Json Cells(const std::string& resource, const Json& o, Timestamp now) {
   const std::string name = Str(At(o, {"metadata", "name"}), "");
+  if (resource == "persistentvolumeclaims") {
+    const bool bound = Str(At(o, {"status", "phase"}), "") == "Bound";
+    return {name,
+            Str(At(o, {"status", "phase"}), "Pending"),
+            Str(At(o, {"spec", "volumeName"}), ""),
+            bound ? Str(At(o, {"status", "capacity", "storage"}), "") : "",
+            bound ? AccessModes(At(o, {"status", "accessModes"})) : "",
+            Str(At(o, {"spec", "storageClassName"}), "<unset>"),
+            Str(At(o, {"spec", "volumeAttributesClassName"}), "<unset>"),
+            Age(o, now),
+            Str(At(o, {"spec", "volumeMode"}), "Filesystem")};
+  }
+  if (resource == "persistentvolumes") {
+    const Json& ref = At(o, {"spec", "claimRef"});
+    const std::string claim =
+        ref.is_object() ? Str(At(ref, {"namespace"}), "") + "/" + Str(At(ref, {"name"}), "") : std::string();
+    return {name,
+            Str(At(o, {"spec", "capacity", "storage"}), ""),
+            AccessModes(At(o, {"spec", "accessModes"})),
+            Str(At(o, {"spec", "persistentVolumeReclaimPolicy"}), "Retain"),
+            Str(At(o, {"status", "phase"}), "Pending"),
+            claim,
+            Str(At(o, {"spec", "storageClassName"}), ""),
+            Str(At(o, {"spec", "volumeAttributesClassName"}), "<unset>"),
+            Str(At(o, {"status", "reason"}), ""),
+            Age(o, now),
+            Str(At(o, {"spec", "volumeMode"}), "Filesystem")};
+  }
+  if (resource == "storageclasses") {
+    std::string shown = name;
+    if (Str(At(o, {"metadata", "annotations", "storageclass.kubernetes.io/is-default-class"}), "") == "true") {
+      shown += " (default)";
+    }
+    return {shown,
+            Str(At(o, {"provisioner"}), ""),
+            Str(At(o, {"reclaimPolicy"}), "Delete"),
+            Str(At(o, {"volumeBindingMode"}), "Immediate"),
+            At(o, {"allowVolumeExpansion"}).is_boolean() && At(o, {"allowVolumeExpansion"}).get<bool>() ? "true" : "false",
+            Age(o, now)};
+  }
   if (resource == "pods") {
     return {name,
             PodReady(o),

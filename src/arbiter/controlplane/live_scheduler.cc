@@ -417,6 +417,11 @@ void LiveScheduler::WriteVolumeBindings(const model::Pod& pod) {
       next["status"]["phase"] = "Bound";
       if (const model::PersistentVolume* pv = storage.Volume(claim->volume_name)) {
         if (const store::Object* pv_cur = Current("persistentvolumes", {"", pv->name})) {
+          // The claim's status takes the volume's capacity and access modes, as the PV
+          // controller sets them.
+          const Json& pv_spec = pv_cur->body.value("spec", Json::object());
+          if (pv_spec.contains("capacity")) next["status"]["capacity"] = pv_spec["capacity"];
+          if (pv_spec.contains("accessModes")) next["status"]["accessModes"] = pv_spec["accessModes"];
           Json pv_next = pv_cur->body;
           if (!pv_next["spec"].contains("claimRef")) {
             pv_next["spec"]["claimRef"] = {{"kind", "PersistentVolumeClaim"}, {"namespace", claim->ns}, {"name", claim->name},

@@ -12,6 +12,7 @@
 #include "arbiter/model/best_fit_victims.h"
 #include "arbiter/sched/framework/fit_error.h"
 #include "arbiter/sched/framework/nominator.h"
+#include "arbiter/sched/preemption/reprieve.h"
 #include "arbiter/sched/preemption/victim_units.h"
 #include "arbiter/state/resource_fit.h"
 
@@ -293,17 +294,18 @@ std::optional<std::pair<std::optional<Candidate>, Status>> DefaultPreemption::Dr
   });
   Candidate c;
   c.node = &node;
-  for (uint32_t i : potential) {
-    const auto& p = sums[i];
-    if (fits(cpu + p.milli_cpu, mem + p.memory, eph + p.ephemeral_storage, count + 1)) {
-      cpu += p.milli_cpu;  // reprieved
-      mem += p.memory;
-      eph += p.ephemeral_storage;
-      ++count;
-      continue;
-    }
-    c.victim_indices.push_back(i);
-  }
+  (void)GreedyReprieve(
+      potential,
+      [&](uint32_t i, Status*) {
+        const auto& p = sums[i];
+        if (!fits(cpu + p.milli_cpu, mem + p.memory, eph + p.ephemeral_storage, count + 1)) return false;
+        cpu += p.milli_cpu;
+        mem += p.memory;
+        eph += p.ephemeral_storage;
+        ++count;
+        return true;
+      },
+      [&](uint32_t i) { c.victim_indices.push_back(i); });
   if (c.victim_indices.empty()) {
     return std::make_pair(std::optional<Candidate>(),
                           Status(Code::kError, "expected at least one victim pod on node " + node.name()));
@@ -343,25 +345,23 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnCopy(
   PdbSplit split = SplitByPdb(potential, pdbs);
   Candidate c;
   c.node = &original;
-  auto reprieve = [&](const PodInfoPtr& v, bool violating) -> Status {
+  auto stays = [&](const PodInfoPtr& v, Status* error) {
     node.AddPod(v);
-    Status s = fw.RunPreFilterExtensionAddPod(state, pod, *v, node);
-    if (!s.IsSuccess()) return s;
-    if (fw.RunFilterPluginsWithNominatedPods(state, pod, node).IsSuccess()) return {};  // stays
+    if (*error = fw.RunPreFilterExtensionAddPod(state, pod, *v, node); !error->IsSuccess()) return false;
+    if (fw.RunFilterPluginsWithNominatedPods(state, pod, node).IsSuccess()) return true;
     node.RemovePod(v->uid());
-    s = fw.RunPreFilterExtensionRemovePod(state, pod, *v, node);
-    if (!s.IsSuccess()) return s;
-    c.victims.push_back(v);
-    c.violates_pdb.push_back(violating);
-    if (violating) ++c.num_pdb_violations;
-    return {};
+    *error = fw.RunPreFilterExtensionRemovePod(state, pod, *v, node);
+    return false;
   };
-  for (const auto& v : split.violating) {
-    if (Status s = reprieve(v, true); !s.IsSuccess()) return {std::nullopt, s};
-  }
-  for (const auto& v : split.non_violating) {
-    if (Status s = reprieve(v, false); !s.IsSuccess()) return {std::nullopt, s};
-  }
+  auto evict = [&](bool violating) {
+    return [&c, violating](const PodInfoPtr& v) {
+      c.victims.push_back(v);
+      c.violates_pdb.push_back(violating);
+      if (violating) ++c.num_pdb_violations;
+    };
+  };
+  if (Status s = GreedyReprieve(split.violating, stays, evict(true)); !s.IsSuccess()) return {std::nullopt, s};
+  if (Status s = GreedyReprieve(split.non_violating, stays, evict(false)); !s.IsSuccess()) return {std::nullopt, s};
   if (c.victims.empty()) {
     return {std::nullopt, Status(Code::kError, "expected at least one victim pod on node " + original.name())};
   }
@@ -459,12 +459,16 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunWithUnits(c
   ClassifyByPdb(units, pdbs);
   std::stable_partition(units.begin(), units.end(), [](const VictimUnit* u) { return u->violates_pdb; });
   std::vector<const VictimUnit*> victims;
-  for (const VictimUnit* u : units) {
-    if (Status s = each_on_node(*u, true); !s.IsSuccess()) return {std::nullopt, s};
-    if (fits().IsSuccess()) continue;  // stays
-    if (Status s = each_on_node(*u, false); !s.IsSuccess()) return {std::nullopt, s};
-    victims.push_back(u);
-  }
+  Status reprieved = GreedyReprieve(
+      units,
+      [&](const VictimUnit* u, Status* error) {
+        if (*error = each_on_node(*u, true); !error->IsSuccess()) return false;
+        if (fits().IsSuccess()) return true;
+        *error = each_on_node(*u, false);
+        return false;
+      },
+      [&](const VictimUnit* u) { victims.push_back(u); });
+  if (!reprieved.IsSuccess()) return {std::nullopt, reprieved};
   if (victims.empty()) {
     return {std::nullopt, Status(Code::kError, "expected at least one victim pod on node " + original.name())};
   }
@@ -609,19 +613,24 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
   PdbSplit split = SplitByPdb(potential, pdbs);
   Candidate c;
   c.node = &node;
-  auto reprieve = [&](const PodInfoPtr& v, bool violating) {
+  auto stays = [&](const PodInfoPtr& v, Status*) {
     used.Add(v->pod.requests);
     if (state::FitsResources(pod.pod.requests, alloc, used, count + 1)) {
-      ++count;  // stays
-      return;
+      ++count;
+      return true;
     }
     used.Sub(v->pod.requests);
-    c.victims.push_back(v);
-    c.violates_pdb.push_back(violating);
-    if (violating) ++c.num_pdb_violations;
+    return false;
   };
-  for (const auto& v : split.violating) reprieve(v, true);
-  for (const auto& v : split.non_violating) reprieve(v, false);
+  auto evict = [&](bool violating) {
+    return [&c, violating](const PodInfoPtr& v) {
+      c.victims.push_back(v);
+      c.violates_pdb.push_back(violating);
+      if (violating) ++c.num_pdb_violations;
+    };
+  };
+  (void)GreedyReprieve(split.violating, stays, evict(true));
+  (void)GreedyReprieve(split.non_violating, stays, evict(false));
   if (c.victims.empty()) {
     return {std::nullopt, Status(Code::kError, "expected at least one victim pod on node " + node.name())};
   }

@@ -7,6 +7,7 @@
 
 #include "arbiter/sched/framework/framework.h"
 #include "arbiter/sched/framework/nominator.h"
+#include "arbiter/sched/preemption/reprieve.h"
 #include "arbiter/sched/preemption/victim_units.h"
 
 namespace arbiter::sched::preemption {
@@ -138,35 +139,38 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
   };
 
   std::vector<const VictimUnit*> victims;
-  for (const VictimUnit* u : units) {
-    for (const auto& p : u->pods) {
-      snap.AddPod(p);
-      extension(p, true);
-    }
-    bool keep = true;
-    if (node_local) {
-      std::set<std::string> touched;
-      for (const auto& p : u->pods) touched.insert(p->pod.node_name);
-      for (const auto& n : touched) {
-        auto it = placed_on.find(n);
-        if (it != placed_on.end() && !replay(it->second)) {
-          keep = false;
-          break;
+  (void)GreedyReprieve(
+      units,
+      [&](const VictimUnit* u, Status*) {
+        for (const auto& p : u->pods) {
+          snap.AddPod(p);
+          extension(p, true);
         }
-      }
-    } else {
-      keep = replay(all_placed);
-    }
-    if (keep) {
-      ++metrics_.reprieved;
-      continue;
-    }
-    for (const auto& p : u->pods) {
-      extension(p, false);
-      snap.RemovePod(p->pod.node_name, p->uid());
-    }
-    victims.push_back(u);
-  }
+        bool keep = true;
+        if (node_local) {
+          std::set<std::string> touched;
+          for (const auto& p : u->pods) touched.insert(p->pod.node_name);
+          for (const auto& n : touched) {
+            auto it = placed_on.find(n);
+            if (it != placed_on.end() && !replay(it->second)) {
+              keep = false;
+              break;
+            }
+          }
+        } else {
+          keep = replay(all_placed);
+        }
+        if (keep) {
+          ++metrics_.reprieved;
+          return true;
+        }
+        for (const auto& p : u->pods) {
+          extension(p, false);
+          snap.RemovePod(p->pod.node_name, p->uid());
+        }
+        return false;
+      },
+      [&](const VictimUnit* u) { victims.push_back(u); });
   host_->RestoreSnapshot();
   if (victims.empty()) return fail("Preemption is not helpful for scheduling the pod group.");
 
