@@ -353,13 +353,7 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnCopy(
     *error = fw.RunPreFilterExtensionRemovePod(state, pod, *v, node);
     return false;
   };
-  auto evict = [&](bool violating) {
-    return [&c, violating](const PodInfoPtr& v) {
-      c.victims.push_back(v);
-      c.violates_pdb.push_back(violating);
-      if (violating) ++c.num_pdb_violations;
-    };
-  };
+  auto evict = [&c](bool violating) { return [&c, violating](const PodInfoPtr& v) { c.AddVictim(v, violating); }; };
   if (Status s = GreedyReprieve(split.violating, stays, evict(true)); !s.IsSuccess()) return {std::nullopt, s};
   if (Status s = GreedyReprieve(split.non_violating, stays, evict(false)); !s.IsSuccess()) return {std::nullopt, s};
   if (c.victims.empty()) {
@@ -622,13 +616,7 @@ std::pair<std::optional<Candidate>, Status> DefaultPreemption::DryRunOnResources
     used.Sub(v->pod.requests);
     return false;
   };
-  auto evict = [&](bool violating) {
-    return [&c, violating](const PodInfoPtr& v) {
-      c.victims.push_back(v);
-      c.violates_pdb.push_back(violating);
-      if (violating) ++c.num_pdb_violations;
-    };
-  };
+  auto evict = [&c](bool violating) { return [&c, violating](const PodInfoPtr& v) { c.AddVictim(v, violating); }; };
   (void)GreedyReprieve(split.violating, stays, evict(true));
   (void)GreedyReprieve(split.non_violating, stays, evict(false));
   if (c.victims.empty()) {

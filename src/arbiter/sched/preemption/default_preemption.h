@@ -53,6 +53,12 @@ struct Candidate {
 
   // Fills `victims` and `violates_pdb` from `victim_indices` if needed.
   void Materialize();
+  // Appends a victim (its own priority), counting it if it violates a budget.
+  void AddVictim(PodInfoPtr v, bool violating) {
+    victims.push_back(std::move(v));
+    violates_pdb.push_back(violating);
+    if (violating) ++num_pdb_violations;
+  }
 };
 
 // Preemption's counters, kept under kube-scheduler's metric names for the server to expose:
