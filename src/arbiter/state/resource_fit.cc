@@ -7,11 +7,9 @@ ResourceShortage CheckResourceFit(const model::Resources& req, const model::Reso
   ResourceShortage s;
   s.too_many_pods = pod_count + 1 > alloc.pods;
   auto short_of = [&](int64_t want, int64_t have, int64_t in_use) {
-    if (want > 0 && want > have - in_use) {
-      if (want > have) s.unresolvable = true;
-      return true;
-    }
-    return false;
+    if (!ShortOf(want, have, in_use)) return false;
+    if (want > have) s.unresolvable = true;
+    return true;
   };
   s.cpu = short_of(req.milli_cpu, alloc.milli_cpu, used.milli_cpu);
   s.memory = short_of(req.memory, alloc.memory, used.memory);

@@ -27,17 +27,20 @@ struct ResourceShortage {
 ResourceShortage CheckResourceFit(const model::Resources& request, const model::Resources& allocatable,
                                   const model::Resources& used, int64_t pod_count);
 
+// The rule for one resource: a positive request must fit in what the allocatable leaves.
+inline bool ShortOf(int64_t want, int64_t have, int64_t in_use) { return want > 0 && want > have - in_use; }
+
 // CheckResourceFit's yes or no alone, allocating nothing (for the reprieve loops).
 inline bool FitsResources(const model::Resources& request, const model::Resources& allocatable,
                           const model::Resources& used, int64_t pod_count) {
   if (pod_count + 1 > allocatable.pods) return false;
-  auto ok = [](int64_t want, int64_t have, int64_t in_use) { return want <= 0 || want <= have - in_use; };
-  if (!ok(request.milli_cpu, allocatable.milli_cpu, used.milli_cpu) || !ok(request.memory, allocatable.memory, used.memory) ||
-      !ok(request.ephemeral_storage, allocatable.ephemeral_storage, used.ephemeral_storage)) {
+  if (ShortOf(request.milli_cpu, allocatable.milli_cpu, used.milli_cpu) ||
+      ShortOf(request.memory, allocatable.memory, used.memory) ||
+      ShortOf(request.ephemeral_storage, allocatable.ephemeral_storage, used.ephemeral_storage)) {
     return false;
   }
   for (const auto& [name, want] : request.scalars) {
-    if (!ok(want, allocatable.Scalar(name), used.Scalar(name))) return false;
+    if (ShortOf(want, allocatable.Scalar(name), used.Scalar(name))) return false;
   }
   return true;
 }

@@ -269,9 +269,8 @@ std::optional<std::pair<std::optional<Candidate>, Status>> DefaultPreemption::Dr
   const model::Resources& want = pod.pod.requests;
   auto fits = [&](int64_t c, int64_t m, int64_t e, int64_t n) {
     // state::FitsResources over the three well-known resources (the pod asks for no other).
-    return n + 1 <= alloc.pods && (want.milli_cpu <= 0 || want.milli_cpu <= alloc.milli_cpu - c) &&
-           (want.memory <= 0 || want.memory <= alloc.memory - m) &&
-           (want.ephemeral_storage <= 0 || want.ephemeral_storage <= alloc.ephemeral_storage - e);
+    return n + 1 <= alloc.pods && !state::ShortOf(want.milli_cpu, alloc.milli_cpu, c) &&
+           !state::ShortOf(want.memory, alloc.memory, m) && !state::ShortOf(want.ephemeral_storage, alloc.ephemeral_storage, e);
   };
   if (!fits(cpu, mem, eph, count)) {
     model::Resources used;
