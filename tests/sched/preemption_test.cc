@@ -1289,6 +1289,17 @@ std::string RunAndSummarize(const RandomCluster& c, bool fast_path, uint64_t* pr
   return out.str();
 }
 
+// Runs `c` with the fast paths and without; fails (fatally) unless both decide the same, and
+// returns the summary.
+std::string SameWithAndWithoutFastPaths(const RandomCluster& c, int i) {
+  uint64_t attempts_fast = 0, attempts_general = 0;
+  const std::string fast = RunAndSummarize(c, true, &attempts_fast);
+  const std::string general = RunAndSummarize(c, false, &attempts_general);
+  [&] { ASSERT_EQ(fast, general) << "cluster #" << i << ":\n" << c.Describe(); }();
+  EXPECT_EQ(attempts_fast, attempts_general);
+  return fast;
+}
+
 // The fast run uses the resource-only dry run and reuses filter verdicts and dry runs for
 // equivalent pods on unchanged nodes; the general run does neither.
 TEST(PreemptionFastPath, DecidesExactlyAsTheGeneralDryRun) {
@@ -1297,11 +1308,8 @@ TEST(PreemptionFastPath, DecidesExactlyAsTheGeneralDryRun) {
   constexpr int kClusters = 400;
   for (int i = 0; i < kClusters; ++i) {
     const RandomCluster c = MakeRandomCluster(rng);
-    uint64_t attempts_fast = 0, attempts_general = 0;
-    const std::string fast = RunAndSummarize(c, true, &attempts_fast);
-    const std::string general = RunAndSummarize(c, false, &attempts_general);
-    ASSERT_EQ(fast, general) << "cluster #" << i << ":\n" << c.Describe();
-    EXPECT_EQ(attempts_fast, attempts_general);
+    const std::string fast = SameWithAndWithoutFastPaths(c, i);
+    if (::testing::Test::HasFatalFailure()) return;
     if (fast.find("preemption by ") != std::string::npos) ++with_preemption;
   }
   // The clusters are tight enough that many of them preempt.
@@ -1382,11 +1390,8 @@ TEST(PreemptionFastPath, DecidesExactlyAsTheGeneralDryRunWithGatesImagesAndVolum
       pv.node_affinity = model::NodeSelector{{term}};
       c.volumes.push_back(pv);
     }
-    uint64_t attempts_fast = 0, attempts_general = 0;
-    const std::string fast = RunAndSummarize(c, true, &attempts_fast);
-    const std::string general = RunAndSummarize(c, false, &attempts_general);
-    ASSERT_EQ(fast, general) << "cluster #" << i << ":\n" << c.Describe();
-    EXPECT_EQ(attempts_fast, attempts_general);
+    const std::string fast = SameWithAndWithoutFastPaths(c, i);
+    if (::testing::Test::HasFatalFailure()) return;
     if (fast.find("preemption by ") != std::string::npos) ++with_preemption;
     if (fast.find("ReadWriteOncePod") != std::string::npos && fast.find("preemption by ") != std::string::npos) {
       ++with_rwop_preemption;
@@ -1435,11 +1440,8 @@ TEST(PreemptionFastPath, ReusesDryRunsUnderBudgetsExactlyAsTheGeneralDryRun) {
       c.pdbs.push_back(std::move(b));
     }
     if (!c.pdbs.empty()) ++with_reuse_candidates;
-    uint64_t attempts_fast = 0, attempts_general = 0;
-    const std::string fast = RunAndSummarize(c, true, &attempts_fast);
-    const std::string general = RunAndSummarize(c, false, &attempts_general);
-    ASSERT_EQ(fast, general) << "cluster #" << i << ":\n" << c.Describe();
-    EXPECT_EQ(attempts_fast, attempts_general);
+    (void)SameWithAndWithoutFastPaths(c, i);
+    if (::testing::Test::HasFatalFailure()) return;
   }
   EXPECT_GT(with_reuse_candidates, kClusters / 2);
 }
