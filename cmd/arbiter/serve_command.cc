@@ -18,6 +18,7 @@
 #include "arbiter/api/endpoint.h"
 #include "arbiter/base/dir_lock.h"
 #include "arbiter/api/http.h"
+#include "arbiter/controllers/controller_manager.h"
 #include "arbiter/controlplane/control_loop.h"
 #include "arbiter/controlplane/leader_election.h"
 #include "arbiter/manifest/loader.h"
@@ -173,6 +174,13 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   lo.background_events = true;
   lo.node_thread = false;  // measured slower for preemption on 2 cores (docs/benchmarks.md)
   lo.log = [&err](const std::string& msg, const std::string& kv) { Log(err, 'I', msg, kv); };
+  // kube-controller-manager's part: the controllers write through this server's own API.
+  controllers::ApiClient controller_client(server, "system:kube-controller-manager");
+  controllers::ControllerManager controller_manager(clock, controller_client, lo.log);
+  if (!flags.no_controllers) {
+    controllers::AddDefaultControllers(controller_manager);
+    lo.controllers = &controller_manager;
+  }
   controlplane::ControlLoop loop(*st, clock, lo);
   // With a shared store only the holder of the Lease schedules and simulates nodes; every
   // replica serves the API.

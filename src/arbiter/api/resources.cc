@@ -9,7 +9,7 @@ namespace {
 
 std::vector<ResourceInfo> Build() {
   return {
-      {"", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, {"status"}, true, ""},
+      {"", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, {"status", "finalize"}, true, ""},
       {"", "v1", "nodes", "node", "Node", false, {"no"}, {"status"}, true, ""},
       {"", "v1", "pods", "pod", "Pod", true, {"po"}, {"status", "binding", "eviction"}, true, ""},
       {"", "v1", "events", "event", "Event", true, {"ev"}, {}, false, ""},
@@ -17,6 +17,19 @@ std::vector<ResourceInfo> Build() {
        true, ""},
       {"", "v1", "persistentvolumes", "persistentvolume", "PersistentVolume", false, {"pv"}, {"status"}, true, ""},
       {"", "v1", "resourcequotas", "resourcequota", "ResourceQuota", true, {"quota"}, {"status"}, false, ""},
+      // The kinds ordinary manifests carry beside their workloads: stored and served (no proxying,
+      // no endpoints, no token minting).
+      {"", "v1", "services", "service", "Service", true, {"svc"}, {"status"}, false, ""},
+      {"", "v1", "configmaps", "configmap", "ConfigMap", true, {"cm"}, {}, false, ""},
+      {"", "v1", "secrets", "secret", "Secret", true, {}, {}, false, ""},
+      {"", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, {"sa"}, {}, false, ""},
+      // The workload controllers' kinds (src/arbiter/controllers).
+      {"apps", "v1", "deployments", "deployment", "Deployment", true, {"deploy"}, {"status", "scale"}, false, ""},
+      {"apps", "v1", "replicasets", "replicaset", "ReplicaSet", true, {"rs"}, {"status", "scale"}, false, ""},
+      {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", true, {"sts"}, {"status", "scale"}, false, ""},
+      {"apps", "v1", "controllerrevisions", "controllerrevision", "ControllerRevision", true, {}, {}, false, ""},
+      {"batch", "v1", "jobs", "job", "Job", true, {}, {"status"}, false, ""},
+      {"batch", "v1", "cronjobs", "cronjob", "CronJob", true, {"cj"}, {"status"}, false, ""},
       {"scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", false, {"pc"}, {}, true, ""},
       {"scheduling.k8s.io", "v1beta1", "workloads", "workload", "Workload", true, {}, {"status"}, true, ""},
       {"scheduling.k8s.io", "v1beta1", "podgroups", "podgroup", "PodGroup", true, {}, {"status"}, true, ""},
@@ -148,19 +161,25 @@ Json ResourceList(std::string_view group, std::string_view version) {
       entry["shortNames"] = Json::array();
       for (auto s : r.short_names) entry["shortNames"].push_back(s);
     }
-    if (r.resource == "pods") entry["categories"] = {"all"};
+    // `kubectl get all`: upstream's "all" category.
+    for (std::string_view in_all : {"pods", "services", "deployments", "replicasets", "statefulsets", "jobs", "cronjobs"}) {
+      if (r.resource == in_all) entry["categories"] = {"all"};
+    }
     list["resources"].push_back(entry);
     for (auto sub : r.subresources) {
-      Json sub_verbs = sub == "status" ? Json{"get", "patch", "update"} : Json{"create"};
-      std::string kind = sub == "binding" ? "Binding" : sub == "eviction" ? "Eviction" : std::string(r.kind);
-      std::string gv = sub == "eviction" ? "policy/v1" : "";
+      Json sub_verbs = sub == "status" || sub == "scale" ? Json{"get", "patch", "update"}
+                       : sub == "finalize"                 ? Json{"update"}
+                                                           : Json{"create"};
+      std::string kind = sub == "binding" ? "Binding" : sub == "eviction" ? "Eviction" : sub == "scale" ? "Scale"
+                                                                                                       : std::string(r.kind);
+      std::string gv = sub == "eviction" ? "policy/v1" : sub == "scale" ? "autoscaling/v1" : "";
       Json s = {{"name", std::string(r.resource) + "/" + std::string(sub)},
                 {"singularName", ""},
                 {"namespaced", r.namespaced},
                 {"kind", kind},
                 {"verbs", sub_verbs}};
       if (!gv.empty()) {
-        s["group"] = "policy";
+        s["group"] = gv.substr(0, gv.find('/'));
         s["version"] = "v1";
       }
       list["resources"].push_back(s);

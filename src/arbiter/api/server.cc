@@ -301,6 +301,28 @@ Json StatusBody(int code, const std::string& reason, const std::string& message,
   return s;
 }
 
+namespace {
+
+// The object's metadata.finalizers.
+std::vector<std::string> FinalizersOf(const Json& object) {
+  std::vector<std::string> out;
+  if (!object.contains("metadata") || !object["metadata"].is_object()) return out;
+  const Json& f = object["metadata"].value("finalizers", Json::array());
+  if (!f.is_array()) return out;
+  for (const Json& x : f) {
+    if (x.is_string()) out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
+bool NamespaceSpecFinalized(const Json& ns) {
+  if (!ns.contains("spec") || !ns["spec"].is_object()) return true;
+  const Json& f = ns["spec"].value("finalizers", Json::array());
+  return !f.is_array() || f.empty();
+}
+
+}  // namespace
+
 struct ApiServer::Target {
   const ResourceInfo* info = nullptr;
   std::string ns;
@@ -527,7 +549,7 @@ Response ApiServer::HandleUnchecked(const Request& r) {
     return Error(405, "the server does not allow " + r.method + " on " + r.path + ": reviews are only created");
   }
   const bool watch = t.watch_prefix || QueryBool(QueryOr(r, "watch"));
-  if (r.method == "GET") {
+  if (r.method == "GET" && t.sub != "scale") {
     if (t.name.empty()) return watch ? Watch(r, t) : List(r, t);
     return Get(r, t);
   }
@@ -536,10 +558,116 @@ Response ApiServer::HandleUnchecked(const Request& r) {
     if (t.sub == "binding") return Bind(r, t);
     if (t.sub == "eviction") return Evict(r, t);
   }
+  if (t.sub == "scale" && !t.name.empty() && (r.method == "GET" || r.method == "PUT" || r.method == "PATCH")) {
+    return Scale(r, t);
+  }
+  if (r.method == "PUT" && t.sub == "finalize" && !t.name.empty()) return Finalize(r, t);
   if (r.method == "PUT" && !t.name.empty() && (t.sub.empty() || t.sub == "status")) return Update(r, t);
   if (r.method == "PATCH" && !t.name.empty() && (t.sub.empty() || t.sub == "status")) return Patch(r, t);
   if (r.method == "DELETE" && !t.name.empty() && t.sub.empty()) return Delete(r, t);
   return Error(405, "the server does not allow " + r.method + " on " + r.path);
+}
+
+namespace {
+
+// A label selector in its string form ("app=web,tier in (a,b),!legacy"), as Scale's
+// status.selector carries it.
+std::string SelectorString(const Json& selector) {
+  std::vector<std::string> parts;
+  if (const auto it = selector.find("matchLabels"); it != selector.end() && it->is_object()) {
+    for (const auto& [k, v] : it->items()) parts.push_back(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+  }
+  if (const auto it = selector.find("matchExpressions"); it != selector.end() && it->is_array()) {
+    for (const Json& e : *it) {
+      if (!e.is_object()) continue;
+      const std::string key = e.value("key", ""), op = e.value("operator", "");
+      std::string values;
+      for (const Json& v : e.value("values", Json::array())) values += (values.empty() ? "" : ",") + v.get<std::string>();
+      if (op == "In") parts.push_back(key + " in (" + values + ")");
+      if (op == "NotIn") parts.push_back(key + " notin (" + values + ")");
+      if (op == "Exists") parts.push_back(key);
+      if (op == "DoesNotExist") parts.push_back("!" + key);
+    }
+  }
+  std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ",") + p;
+  return out;
+}
+
+// The autoscaling/v1 Scale of an object with spec.replicas.
+Json ScaleOf(const Json& object) {
+  const Json& md = object["metadata"];
+  Json scale = {{"kind", "Scale"}, {"apiVersion", "autoscaling/v1"}, {"metadata", Json::object()}};
+  for (const char* k : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}) {
+    if (md.contains(k)) scale["metadata"][k] = md[k];
+  }
+  const Json& spec = object.contains("spec") && object["spec"].is_object() ? object["spec"] : Json::object();
+  const Json& status = object.contains("status") && object["status"].is_object() ? object["status"] : Json::object();
+  scale["spec"] = {{"replicas", spec.value("replicas", int64_t{1})}};
+  scale["status"] = {{"replicas", status.value("replicas", int64_t{0})}};
+  if (spec.contains("selector") && spec["selector"].is_object()) {
+    scale["status"]["selector"] = SelectorString(spec["selector"]);
+  }
+  return scale;
+}
+
+}  // namespace
+
+Response ApiServer::Scale(const Request& r, const Target& t) {
+  auto current = store_.Get(t.info->StoreKey(), t.ns, t.name);
+  if (!current.ok()) {
+    return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
+                 t.name);
+  }
+  const Json scale = ScaleOf(current->body);
+  if (r.method == "GET") return JsonResponse(200, scale);
+  auto body = ParseBody(r);
+  if (!body.ok()) return Error(400, body.status().message());
+  Json next;
+  if (r.method == "PUT") {
+    next = std::move(*body);
+  } else {
+    const std::string ct = r.headers.count("content-type") ? r.headers.at("content-type") : "";
+    auto type = PatchTypeOf(ct);
+    if (!type.ok()) return Error(415, type.status().message());
+    auto patched = ApplyPatch(scale, *body, *type);
+    if (!patched.ok()) return Error(422, patched.status().message(), "Scale", t.name);
+    next = std::move(*patched);
+  }
+  const Json* replicas = next.is_object() && next.contains("spec") && next["spec"].is_object() && next["spec"].contains("replicas")
+                             ? &next["spec"]["replicas"]
+                             : nullptr;
+  if (replicas == nullptr || !replicas->is_number_integer() || replicas->get<int64_t>() < 0 ||
+      replicas->get<int64_t>() > INT32_MAX) {
+    const std::string shown = replicas == nullptr ? "null" : replicas->dump();
+    return JsonResponse(422, InvalidStatusBody("Scale.autoscaling \"" + t.name + "\" is invalid: spec.replicas: Invalid value: " +
+                                                   shown + ": must be greater than or equal to 0",
+                                               "Scale", "autoscaling", t.name,
+                                               {{"FieldValueInvalid", "spec.replicas",
+                                                 "Invalid value: " + shown + ": must be greater than or equal to 0"}}));
+  }
+  // The write is an update of the object itself (its own validation and preconditions): a
+  // resourceVersion in the Scale is the object's.
+  Json object = current->body;
+  object["spec"]["replicas"] = replicas->get<int64_t>();
+  std::string rv = std::to_string(current->revision);
+  if (next.contains("metadata") && next["metadata"].is_object() && next["metadata"].contains("resourceVersion") &&
+      next["metadata"]["resourceVersion"].is_string()) {
+    rv = next["metadata"]["resourceVersion"].get<std::string>();
+  }
+  object["metadata"]["resourceVersion"] = rv;
+  Request inner = r;
+  inner.method = "PUT";
+  inner.body = object.dump();
+  inner.headers["content-type"] = "application/json";
+  Target whole = t;
+  whole.sub.clear();
+  Response updated = Update(inner, whole);
+  if (updated.code != 200) return updated;
+  auto stored = Json::parse(updated.body, nullptr, false);
+  if (stored.is_discarded() || r.query.count("dryRun")) return JsonResponse(200, ScaleOf(object));
+  return JsonResponse(200, ScaleOf(stored));
 }
 
 Response ApiServer::Get(const Request& r, const Target& t) {
@@ -742,6 +870,19 @@ Status ApiServer::Validate(const ResourceInfo& info, Json& object, const Json* o
     return Status(StatusCode::kOutOfRange, "the name of the object (" + ObjectName(object) +
                                                ") does not match the name on the URL (" + name + ")");
   }
+  if (old != nullptr && old->contains("metadata") && (*old)["metadata"].contains("deletionTimestamp")) {
+    // ValidateObjectMetaUpdate: an object being deleted takes no new finalizer.
+    const std::vector<std::string> before = FinalizersOf(*old);
+    std::string added;
+    for (const std::string& f : FinalizersOf(object)) {
+      if (std::find(before.begin(), before.end(), f) == before.end()) added += (added.empty() ? "\"" : ", \"") + f + "\"";
+    }
+    if (!added.empty()) {
+      return InvalidArgument(std::string(info.kind) + " \"" + name + "\" is invalid: metadata.finalizers: Forbidden: no new "
+                             "finalizers can be added if the object is being deleted, found new finalizers []string{" +
+                             added + "}");
+    }
+  }
   if (info.decoded) {
     // The engine's own decoder is the schema: wrong types and invalid values are caught here,
     // with the field named.
@@ -797,8 +938,19 @@ Response ApiServer::Create(const Request& r, const Target& t) {
                       "Invalid value: resourceVersion should not be set on objects to be created");
   }
   if (t.info->namespaced) {
-    if (!admission_store_.Get("namespaces", "", t.ns).ok()) {
-      return Error(404, "namespaces \"" + t.ns + "\" not found", "namespaces", t.ns);
+    auto ns = admission_store_.Get("namespaces", "", t.ns);
+    if (!ns.ok()) return Error(404, "namespaces \"" + t.ns + "\" not found", "namespaces", t.ns);
+    // The NamespaceLifecycle admission plugin: nothing new in a namespace being deleted.
+    if (ns->body.contains("metadata") && ns->body["metadata"].contains("deletionTimestamp")) {
+      Json refused = StatusBody(403, "Forbidden",
+                                std::string(t.info->resource) + " \"" + name +
+                                    "\" is forbidden: unable to create new content in namespace " + t.ns +
+                                    " because it is being terminated",
+                                std::string(t.info->resource), name);
+      refused["details"]["causes"] = Json::array({{{"reason", "NamespaceTerminating"},
+                                                   {"message", "namespace " + t.ns + " is being terminated"},
+                                                   {"field", "metadata.namespace"}}});
+      return JsonResponse(403, refused);
     }
   }
   md["uid"] = NewUid();
@@ -811,6 +963,8 @@ Response ApiServer::Create(const Request& r, const Target& t) {
   }
   if (t.info->StoreKey() == "namespaces") {
     object["status"] = {{"phase", "Active"}};
+    // The namespace strategy's PrepareForCreate: the namespace controller's finalizer.
+    object["spec"] = {{"finalizers", {"kubernetes"}}};
   }
   std::vector<std::string> warnings;
   if (auto rejected = CheckFields(r, *t.info, object, warnings)) return WithWarnings(std::move(*rejected), warnings);
@@ -879,7 +1033,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
     if (expected > 0 && expected != current->revision) return Conflict409(t, kModified);
     return WithWarnings(JsonResponse(200, object), warnings);
   }
-  auto updated = store_.Update(t.info->StoreKey(), t.ns, t.name, object, expected);
+  auto updated = WriteOrDelete(*t.info, t.ns, t.name, object, expected);
   if (!updated.ok()) {
     if (updated.status().code() == StatusCode::kConflict) {
       return Conflict409(t, kModified);
@@ -948,7 +1102,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
       return WithWarnings(Rejected(v, *t.info, t.name), warnings);
     }
     if (*dry_run) return WithWarnings(JsonResponse(200, object), warnings);
-    auto updated = store_.Update(t.info->StoreKey(), t.ns, t.name, object, expected);
+    auto updated = WriteOrDelete(*t.info, t.ns, t.name, object, expected);
     if (updated.ok()) {
       Response out = JsonResponse(200, updated->body);
       out.warnings = std::move(warnings);
@@ -960,10 +1114,28 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
   return Conflict409(t, "the object keeps changing; try again");
 }
 
+bool ApiServer::DeletesOnWrite(const ResourceInfo& info, const Json& object) {
+  // Upstream's ShouldDeleteDuringUpdate: the write that removes the last finalizer of an object
+  // being deleted deletes it, unless it is a pod its node has not finished (grace left), or a
+  // namespace whose own spec.finalizers remain.
+  if (!object.contains("metadata") || !object["metadata"].is_object()) return false;
+  const Json& md = object["metadata"];
+  if (!md.contains("deletionTimestamp") || !FinalizersOf(object).empty()) return false;
+  if (info.StoreKey() == "pods" && md.value("deletionGracePeriodSeconds", int64_t{0}) > 0) return false;
+  if (info.StoreKey() == "namespaces" && !NamespaceSpecFinalized(object)) return false;
+  return true;
+}
+
+StatusOr<store::Object> ApiServer::WriteOrDelete(const ResourceInfo& info, const std::string& ns,
+                                                 const std::string& name, Json object, int64_t expected_revision) {
+  if (DeletesOnWrite(info, object)) return store_.Delete(info.StoreKey(), ns, name, expected_revision);
+  return store_.Update(info.StoreKey(), ns, name, std::move(object), expected_revision);
+}
+
 StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const std::string& ns,
                                                 const std::string& name, std::optional<int64_t> grace,
                                                 int64_t expected_revision, const std::string& expected_uid,
-                                                bool dry_run) {
+                                                bool dry_run, const std::string& propagation) {
   const std::string resource = info.StoreKey();
   for (int attempt = 0; attempt < 5; ++attempt) {
     ARBITER_ASSIGN_OR_RETURN(current, store_.Get(resource, ns, name));
@@ -978,6 +1150,42 @@ StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const 
     }
     if (dry_run) return current;
     const Json& body = current.body;
+    Json next = body;
+    Json& md = next["metadata"];
+    const bool deleting = md.contains("deletionTimestamp");
+    // The propagation policy's finalizer, as kube-apiserver adds it: the garbage collector orphans
+    // the dependents ("orphan") or deletes them first ("foregroundDeletion"), then removes it.
+    std::vector<std::string> finalizers = FinalizersOf(body);
+    auto without = [&finalizers](const std::string& f) { std::erase(finalizers, f); };
+    auto with = [&finalizers](const std::string& f) {
+      if (std::find(finalizers.begin(), finalizers.end(), f) == finalizers.end()) finalizers.push_back(f);
+    };
+    if (propagation == "Orphan") {
+      without("foregroundDeletion");
+      with("orphan");
+    } else if (propagation == "Foreground") {
+      without("orphan");
+      with("foregroundDeletion");
+    }
+    if (finalizers.empty()) {
+      md.erase("finalizers");
+    } else {
+      md["finalizers"] = finalizers;
+    }
+    const bool finalizers_changed = FinalizersOf(next) != FinalizersOf(body);
+    auto write = [&](const Json& object) -> StatusOr<store::Object> {
+      return WriteOrDelete(info, ns, name, object, current.revision);
+    };
+    if (resource == "namespaces") {
+      // NamespaceLifecycle: a namespace terminates (phase Terminating); the namespace controller
+      // deletes its content, then finalizes it, which deletes it.
+      if (deleting && !finalizers_changed) return current;
+      if (!deleting) md["deletionTimestamp"] = Now();
+      next["status"]["phase"] = "Terminating";
+      auto r = write(next);
+      if (r.ok() || r.status().code() != StatusCode::kConflict || expected_revision > 0) return r;
+      continue;
+    }
     const bool bound = body.contains("spec") && body["spec"].is_object() && body["spec"].contains("nodeName") &&
                        body["spec"]["nodeName"].is_string() && !body["spec"]["nodeName"].get<std::string>().empty();
     const bool terminal = body.contains("status") && body["status"].is_object() &&
@@ -985,26 +1193,61 @@ StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const 
     int64_t g = grace.value_or(body.contains("spec") && body["spec"].is_object()
                                    ? body["spec"].value("terminationGracePeriodSeconds", int64_t{30})
                                    : int64_t{30});
-    if (info.StoreKey() != "pods" || !bound || terminal || g <= 0) {
-      auto deleted = store_.Delete(resource, ns, name, current.revision);
-      if (deleted.ok() || deleted.status().code() != StatusCode::kConflict || expected_revision > 0) return deleted;
+    if (resource == "pods" && bound && !terminal && g > 0) {
+      // A running pod terminates first: the node finishes the deletion after the grace period.
+      // A grace period past the year 9999 ends then (RFC 3339's last second).
+      const Timestamp deadline = AddSecondsCapped(clock_.Now() / kSecond * kSecond, g);
+      bool move = !deleting;
+      if (deleting) {
+        // Already terminating: a shorter grace period brings the deadline forward, never back.
+        auto existing = ParseRfc3339(md["deletionTimestamp"].is_string() ? md["deletionTimestamp"].get<std::string>() : "");
+        move = !existing.ok() || *existing > deadline;
+        if (!move && !finalizers_changed) return current;
+      }
+      if (move) {
+        md["deletionTimestamp"] = FormatRfc3339(deadline);
+        md["deletionGracePeriodSeconds"] = g;
+      }
+      auto updated = write(next);
+      if (updated.ok() || updated.status().code() != StatusCode::kConflict) return updated;
       continue;
     }
-    // A running pod terminates first: the node finishes the deletion after the grace period.
-    Json next = body;
-    // A grace period past the year 9999 ends then (RFC 3339's last second).
-    const Timestamp deadline = AddSecondsCapped(clock_.Now() / kSecond * kSecond, g);
-    if (next["metadata"].contains("deletionTimestamp")) {
-      // Already terminating: a shorter grace period brings the deadline forward, never back.
-      auto existing = ParseRfc3339(next["metadata"]["deletionTimestamp"].get<std::string>());
-      if (existing.ok() && *existing <= deadline) return current;
+    if (!finalizers.empty()) {
+      // Marked, not deleted: whoever owns each finalizer removes it, and the last removal
+      // deletes the object.
+      if (deleting && !finalizers_changed) return current;
+      if (!deleting) md["deletionTimestamp"] = Now();
+      md["deletionGracePeriodSeconds"] = 0;
+      auto updated = write(next);
+      if (updated.ok() || updated.status().code() != StatusCode::kConflict || expected_revision > 0) return updated;
+      continue;
     }
-    next["metadata"]["deletionTimestamp"] = FormatRfc3339(deadline);
-    next["metadata"]["deletionGracePeriodSeconds"] = g;
-    auto updated = store_.Update(resource, ns, name, next, current.revision);
-    if (updated.ok() || updated.status().code() != StatusCode::kConflict) return updated;
+    auto deleted = store_.Delete(resource, ns, name, current.revision);
+    if (deleted.ok() || deleted.status().code() != StatusCode::kConflict || expected_revision > 0) return deleted;
   }
   return Conflict("the object keeps changing");
+}
+
+Response ApiServer::Finalize(const Request& r, const Target& t) {
+  auto body = ParseBody(r);
+  if (!body.ok()) return Error(400, body.status().message());
+  if (!body->is_object()) return Error(400, "the request body must be an object");
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto current = store_.Get(t.info->StoreKey(), t.ns, t.name);
+    if (!current.ok()) {
+      return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
+                   t.name);
+    }
+    // Only spec.finalizers change (the namespace registry's finalize strategy).
+    Json next = current->body;
+    const Json& spec = body->contains("spec") && (*body)["spec"].is_object() ? (*body)["spec"] : Json::object();
+    next["spec"]["finalizers"] = spec.contains("finalizers") ? spec["finalizers"] : Json::array();
+    if (next["spec"]["finalizers"].empty()) next["spec"].erase("finalizers");
+    auto written = WriteOrDelete(*t.info, t.ns, t.name, next, current->revision);
+    if (written.ok()) return JsonResponse(200, written->body);
+    if (written.status().code() != StatusCode::kConflict) return Error(written.status());
+  }
+  return Conflict409(t, "the object keeps changing; try again");
 }
 
 Response ApiServer::Delete(const Request& r, const Target& t) {
@@ -1012,6 +1255,8 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
   int64_t expected = 0;
   std::string expected_uid;
   bool dry_run = false;
+  // The query's policy, which a DeleteOptions body overrides.
+  std::string propagation = QueryOr(r, "propagationPolicy");
   if (auto g = QueryOr(r, "gracePeriodSeconds"); !g.empty()) {
     int64_t v = 0;
     auto [end, ec] = std::from_chars(g.data(), g.data() + g.size(), v);
@@ -1040,6 +1285,19 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
         dry_run = dry_run || *one;
       }
     }
+    if (opts->contains("propagationPolicy") && !(*opts)["propagationPolicy"].is_null()) {
+      const Json& p = (*opts)["propagationPolicy"];
+      propagation = p.is_string() ? p.get<std::string>() : "";
+      if (propagation != "Orphan" && propagation != "Background" && propagation != "Foreground") {
+        return JsonResponse(422, InvalidStatusBody("DeleteOptions is invalid: propagationPolicy: Unsupported value: " + p.dump() +
+                                                       ": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"",
+                                                   "DeleteOptions", "", t.name,
+                                                   {{"FieldValueNotSupported", "propagationPolicy",
+                                                     "Unsupported value: " + p.dump()}}));
+      }
+    } else if (opts->contains("orphanDependents") && (*opts)["orphanDependents"].is_boolean()) {
+      propagation = (*opts)["orphanDependents"].get<bool>() ? "Orphan" : "Background";
+    }
     if (opts->contains("preconditions") && (*opts)["preconditions"].is_object()) {
       const Json& pre = (*opts)["preconditions"];
       if (pre.contains("resourceVersion") && !pre["resourceVersion"].is_null()) {
@@ -1060,7 +1318,7 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
                                                {{"FieldValueInvalid", "gracePeriodSeconds",
                                                  "Invalid value: " + std::to_string(*grace) + ": must be greater than or equal to 0"}}));
   }
-  auto deleted = DeleteObject(*t.info, t.ns, t.name, grace, expected, expected_uid, dry_run);
+  auto deleted = DeleteObject(*t.info, t.ns, t.name, grace, expected, expected_uid, dry_run, propagation);
   if (!deleted.ok()) {
     if (deleted.status().code() == StatusCode::kNotFound) {
       return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found",

@@ -107,6 +107,10 @@ class ApiServer {
   Response Delete(const Request& r, const Target& t);
   Response Bind(const Request& r, const Target& t);
   Response Evict(const Request& r, const Target& t);
+  // The scale subresource (autoscaling/v1 Scale) of an object with spec.replicas.
+  Response Scale(const Request& r, const Target& t);
+  // A namespace's finalize subresource: only spec.finalizers change.
+  Response Finalize(const Request& r, const Target& t);
   // SelfSubjectAccessReview and SelfSubjectReview: what the caller may do, and who it is.
   Response Review(const Request& r, const Target& t);
 
@@ -128,9 +132,18 @@ class ApiServer {
   // Deletes (or, for a running pod, starts terminating) an object. Preconditions: the object's
   // revision (`expected_revision` > 0) and uid (non-empty `expected_uid`); `dry_run` checks
   // everything and writes nothing, returning the object as it would be.
+  // `propagation` (Orphan, Background, Foreground, or "": the object's default) adds the
+  // garbage collector's finalizer; an object with finalizers is marked (deletionTimestamp), not
+  // deleted, and a namespace starts terminating.
   StatusOr<store::Object> DeleteObject(const ResourceInfo& info, const std::string& ns, const std::string& name,
                                        std::optional<int64_t> grace, int64_t expected_revision,
-                                       const std::string& expected_uid = "", bool dry_run = false);
+                                       const std::string& expected_uid = "", bool dry_run = false,
+                                       const std::string& propagation = "");
+  // Whether a write of `object` is its deletion (an object being deleted whose last finalizer
+  // went; see DeletesOnWrite in server.cc), and the write that does either.
+  static bool DeletesOnWrite(const ResourceInfo& info, const nlohmann::json& object);
+  StatusOr<store::Object> WriteOrDelete(const ResourceInfo& info, const std::string& ns, const std::string& name,
+                                        nlohmann::json object, int64_t expected_revision);
   std::string NewUid();
   std::string Now() const;
 

@@ -54,9 +54,37 @@ std::string PodStatus(const Json& pod) {
       }
     }
   }
-  const Json& reason = At(pod, {"status", "reason"});
-  if (reason.is_string() && !reason.get<std::string>().empty()) return reason.get<std::string>();
-  return Str(At(pod, {"status", "phase"}), "Pending");
+  std::string reason = Str(At(pod, {"status", "phase"}), "Pending");
+  const Json& pod_reason = At(pod, {"status", "reason"});
+  if (pod_reason.is_string() && !pod_reason.get<std::string>().empty()) reason = pod_reason.get<std::string>();
+  // kubectl's printPod: the last container with something to say names the status.
+  const Json& statuses = At(pod, {"status", "containerStatuses"});
+  bool running = false;
+  if (statuses.is_array()) {
+    for (auto it = statuses.rbegin(); it != statuses.rend(); ++it) {
+      const Json& waiting = At(*it, {"state", "waiting"});
+      const Json& terminated = At(*it, {"state", "terminated"});
+      if (waiting.is_object() && !Str(At(waiting, {"reason"}), "").empty()) {
+        reason = Str(At(waiting, {"reason"}), "");
+      } else if (terminated.is_object() && !Str(At(terminated, {"reason"}), "").empty()) {
+        reason = Str(At(terminated, {"reason"}), "");
+      } else if (terminated.is_object()) {
+        const int64_t signal = terminated.value("signal", int64_t{0});
+        reason = signal != 0 ? "Signal:" + std::to_string(signal)
+                             : "ExitCode:" + std::to_string(terminated.value("exitCode", int64_t{0}));
+      } else if (it->value("ready", false) && At(*it, {"state", "running"}).is_object()) {
+        running = true;
+      }
+    }
+  }
+  if (reason == "Completed" && running) {
+    bool ready = false;
+    if (conditions.is_array()) {
+      for (const Json& c : conditions) ready = ready || (c.value("type", Json()) == "Ready" && c.value("status", Json()) == "True");
+    }
+    reason = ready ? "Running" : "NotReady";
+  }
+  return reason;
 }
 
 std::string PodReady(const Json& pod) {
@@ -108,6 +136,42 @@ std::string AccessModes(const Json& modes) {
   return out;
 }
 
+// A workload's containers and images ("a,b"), and its selector in string form, for -o wide.
+std::string TemplateField(const Json& o, const char* field) {
+  std::string out;
+  const Json& containers = At(o, {"spec", "template", "spec", "containers"});
+  if (!containers.is_array()) return "<none>";
+  for (const Json& c : containers) out += (out.empty() ? "" : ",") + Str(At(c, {field}), "");
+  return out;
+}
+
+std::string SelectorText(const Json& selector) {
+  std::string out;
+  if (const Json& ml = At(selector, {"matchLabels"}); ml.is_object()) {
+    for (const auto& [k, v] : ml.items()) out += (out.empty() ? "" : ",") + k + "=" + Str(v, "");
+  }
+  if (const Json& me = At(selector, {"matchExpressions"}); me.is_array()) {
+    for (const Json& e : me) {
+      std::string values;
+      for (const Json& v : At(e, {"values"}).is_array() ? At(e, {"values"}) : Json::array()) {
+        values += (values.empty() ? "" : ",") + Str(v, "");
+      }
+      const std::string key = Str(At(e, {"key"}), ""), op = Str(At(e, {"operator"}), "");
+      const std::string term = op == "In"       ? key + " in (" + values + ")"
+                               : op == "NotIn"  ? key + " notin (" + values + ")"
+                               : op == "Exists" ? key
+                                                : "!" + key;
+      out += (out.empty() ? "" : ",") + term;
+    }
+  }
+  return out.empty() ? "<none>" : out;
+}
+
+int64_t Count(const Json& o, std::initializer_list<const char*> path) {
+  const Json& v = At(o, path);
+  return v.is_number_integer() ? v.get<int64_t>() : 0;
+}
+
 std::vector<Column> Columns(const std::string& resource) {
   if (resource == "persistentvolumeclaims") {
     return {{"Name", "string", 0},         {"Status", "string", 0},       {"Volume", "string", 0},
@@ -143,6 +207,30 @@ std::vector<Column> Columns(const std::string& resource) {
     return {{"Name", "string", 0}, {"Min Available", "string", 0}, {"Max Unavailable", "string", 0},
             {"Allowed Disruptions", "integer", 0}, {"Age", "string", 0}};
   }
+  if (resource == "deployments") {
+    return {{"Name", "string", 0},       {"Ready", "string", 0},      {"Up-to-date", "integer", 0},
+            {"Available", "integer", 0}, {"Age", "string", 0},        {"Containers", "string", 1},
+            {"Images", "string", 1},     {"Selector", "string", 1}};
+  }
+  if (resource == "replicasets") {
+    return {{"Name", "string", 0},       {"Desired", "integer", 0}, {"Current", "integer", 0},
+            {"Ready", "integer", 0},     {"Age", "string", 0},      {"Containers", "string", 1},
+            {"Images", "string", 1},     {"Selector", "string", 1}};
+  }
+  if (resource == "statefulsets") {
+    return {{"Name", "string", 0}, {"Ready", "string", 0}, {"Age", "string", 0}, {"Containers", "string", 1},
+            {"Images", "string", 1}};
+  }
+  if (resource == "services") {
+    return {{"Name", "string", 0},        {"Type", "string", 0},    {"Cluster-IP", "string", 0},
+            {"External-IP", "string", 0}, {"Port(s)", "string", 0}, {"Age", "string", 0},
+            {"Selector", "string", 1}};
+  }
+  if (resource == "configmaps") return {{"Name", "string", 0}, {"Data", "integer", 0}, {"Age", "string", 0}};
+  if (resource == "secrets") {
+    return {{"Name", "string", 0}, {"Type", "string", 0}, {"Data", "integer", 0}, {"Age", "string", 0}};
+  }
+  if (resource == "serviceaccounts") return {{"Name", "string", 0}, {"Secrets", "integer", 0}, {"Age", "string", 0}};
   if (resource == "events") {
     return {{"Last Seen", "string", 0}, {"Type", "string", 0},    {"Reason", "string", 0},
             {"Object", "string", 0},    {"Message", "string", 0}, {"Source", "string", 1},
@@ -218,6 +306,51 @@ Json Cells(const std::string& resource, const Json& o, Timestamp now) {
     return {name, IntOrString(At(o, {"spec", "minAvailable"})), IntOrString(At(o, {"spec", "maxUnavailable"})),
             At(o, {"status", "disruptionsAllowed"}).is_number() ? At(o, {"status", "disruptionsAllowed"}) : Json(0),
             Age(o, now)};
+  }
+  if (resource == "deployments") {
+    const int64_t want = At(o, {"spec", "replicas"}).is_number_integer() ? At(o, {"spec", "replicas"}).get<int64_t>() : 1;
+    return {name, std::to_string(Count(o, {"status", "readyReplicas"})) + "/" + std::to_string(want),
+            Count(o, {"status", "updatedReplicas"}), Count(o, {"status", "availableReplicas"}), Age(o, now),
+            TemplateField(o, "name"), TemplateField(o, "image"), SelectorText(At(o, {"spec", "selector"}))};
+  }
+  if (resource == "replicasets") {
+    const int64_t want = At(o, {"spec", "replicas"}).is_number_integer() ? At(o, {"spec", "replicas"}).get<int64_t>() : 1;
+    return {name, want, Count(o, {"status", "replicas"}), Count(o, {"status", "readyReplicas"}), Age(o, now),
+            TemplateField(o, "name"), TemplateField(o, "image"), SelectorText(At(o, {"spec", "selector"}))};
+  }
+  if (resource == "statefulsets") {
+    const int64_t want = At(o, {"spec", "replicas"}).is_number_integer() ? At(o, {"spec", "replicas"}).get<int64_t>() : 1;
+    return {name, std::to_string(Count(o, {"status", "readyReplicas"})) + "/" + std::to_string(want), Age(o, now),
+            TemplateField(o, "name"), TemplateField(o, "image")};
+  }
+  if (resource == "services") {
+    std::string ports;
+    if (const Json& ps = At(o, {"spec", "ports"}); ps.is_array()) {
+      for (const Json& p : ps) {
+        std::string one = Str(At(p, {"port"}), "");
+        if (At(p, {"nodePort"}).is_number_integer()) one += ":" + At(p, {"nodePort"}).dump();
+        ports += (ports.empty() ? "" : ",") + one + "/" + Str(At(p, {"protocol"}), "TCP");
+      }
+    }
+    std::string selector;
+    if (const Json& sel = At(o, {"spec", "selector"}); sel.is_object()) {
+      for (const auto& [k, v] : sel.items()) selector += (selector.empty() ? "" : ",") + k + "=" + Str(v, "");
+    }
+    return {name, Str(At(o, {"spec", "type"}), "ClusterIP"), Str(At(o, {"spec", "clusterIP"}), "<none>"),
+            "<none>", ports.empty() ? "<none>" : ports, Age(o, now), selector.empty() ? "<none>" : selector};
+  }
+  if (resource == "configmaps") {
+    int64_t n = 0;
+    for (const char* f : {"data", "binaryData"}) n += At(o, {f}).is_object() ? static_cast<int64_t>(At(o, {f}).size()) : 0;
+    return {name, n, Age(o, now)};
+  }
+  if (resource == "secrets") {
+    const int64_t n = At(o, {"data"}).is_object() ? static_cast<int64_t>(At(o, {"data"}).size()) : 0;
+    return {name, Str(At(o, {"type"}), "Opaque"), n, Age(o, now)};
+  }
+  if (resource == "serviceaccounts") {
+    const int64_t n = At(o, {"secrets"}).is_array() ? static_cast<int64_t>(At(o, {"secrets"}).size()) : 0;
+    return {name, n, Age(o, now)};
   }
   if (resource == "events") {
     const Json& last = o.contains("lastTimestamp") && o["lastTimestamp"].is_string() ? o["lastTimestamp"]

@@ -1,8 +1,10 @@
 // RFC 3339 parsing and printing without the C library's locale- and timezone-dependent calls.
 #include "arbiter/base/time.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 namespace arbiter {
 namespace {
@@ -131,6 +133,57 @@ Timestamp SystemClock::Now() const {
 Timestamp SteadyClock::Now() const {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+StatusOr<int64_t> ParseGoDurationNanos(std::string_view text) {
+  const std::string s(text);
+  size_t i = 0;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
+  double total = 0;
+  if (s == "0") return 0;
+  while (i < s.size()) {
+    size_t j = i;
+    while (j < s.size() && (std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == '.')) ++j;
+    if (j == i) return InvalidArgument("\"" + s + "\" is not a duration");
+    const double n = std::strtod(s.substr(i, j - i).c_str(), nullptr);
+    size_t k = j;
+    while (k < s.size() && !std::isdigit(static_cast<unsigned char>(s[k])) && s[k] != '.') ++k;
+    const std::string unit = s.substr(j, k - j);
+    double scale = 0;
+    if (unit == "ns") scale = 1;
+    else if (unit == "us" || unit == "\xC2\xB5s") scale = 1e3;
+    else if (unit == "ms") scale = 1e6;
+    else if (unit == "s") scale = 1e9;
+    else if (unit == "m") scale = 60e9;
+    else if (unit == "h") scale = 3600e9;
+    else return InvalidArgument("\"" + s + "\" is not a duration");
+    total += n * scale;
+    i = k;
+  }
+  if (total > 9.2e18) return InvalidArgument("\"" + s + "\" is out of range");
+  return static_cast<int64_t>(negative ? -total : total);
+}
+
+std::string FormatGoDuration(int64_t ns) {
+  if (ns == 0) return "0s";
+  std::string out = ns < 0 ? "-" : "";
+  uint64_t u = ns < 0 ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
+  const uint64_t h = u / 3600000000000ULL;
+  u %= 3600000000000ULL;
+  const uint64_t m = u / 60000000000ULL;
+  u %= 60000000000ULL;
+  if (h > 0) out += std::to_string(h) + "h";
+  if (h > 0 || m > 0) out += std::to_string(m) + "m";
+  char buf[48];
+  if (u % 1000000000ULL == 0) {
+    std::snprintf(buf, sizeof buf, "%llus", static_cast<unsigned long long>(u / 1000000000ULL));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(u) / 1e9);
+    std::string t = buf;
+    std::snprintf(buf, sizeof buf, "%ss", t.c_str());
+  }
+  return out + buf;
 }
 
 }  // namespace arbiter

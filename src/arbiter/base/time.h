@@ -35,6 +35,11 @@ StatusOr<Timestamp> ParseRfc3339(std::string_view text);
 // Formats as "2024-01-02T03:04:05Z" (fractional seconds are printed only when non-zero).
 std::string FormatRfc3339(Timestamp t);
 
+// Go's time.Duration text ("1h2m3.5s", "300ms", "-1.5h") in nanoseconds, and back ("1h2m3.5s";
+// "0s" for 0), as Kubernetes writes durations.
+StatusOr<int64_t> ParseGoDurationNanos(std::string_view text);
+std::string FormatGoDuration(int64_t ns);
+
 // The source of "now" for everything that schedules. Production code and the simulator inject a
 // VirtualClock so that runs are reproducible; nothing under sched/ reads the system clock.
 class Clock {

@@ -19,7 +19,7 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
       options_(options),
       batch_(store, 512, options.async_writes),
       events_(store, clock, options.event_ttl, options.background_events),
-      informers_(MakeInformers(store)),
+      informers_(MakeInformers(store, options.controllers)),
       // Inline, the node agents read the loop's informers and decode cache: one watch and one
       // decoded form per object. On their own thread they keep their own.
       agents_(store, clock, events_, options.nodes, options.kubelet, options.log,
@@ -35,11 +35,22 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
               return Status::Ok();
             }) {
   if (options_.simulate_nodes && options_.node_thread) (void)agents_.Start(std::chrono::milliseconds(100));
+  if (options_.controllers != nullptr) {
+    std::map<std::string, store::Informer*> shared;
+    for (auto& [resource, informer] : informers_) shared[resource] = informer.get();
+    options_.controllers->Attach(shared, events_);
+  }
 }
 
-std::map<std::string, std::unique_ptr<store::Informer>> ControlLoop::MakeInformers(store::Store& store) {
+std::map<std::string, std::unique_ptr<store::Informer>> ControlLoop::MakeInformers(store::Store& store,
+                                                                                 const LoopJob* controllers) {
   std::map<std::string, std::unique_ptr<store::Informer>> informers;
   for (const char* r : kWatched) informers[r] = std::make_unique<store::Informer>(store, r);
+  if (controllers != nullptr) {
+    for (const std::string& r : controllers->Watched()) {
+      if (!informers.contains(r)) informers[r] = std::make_unique<store::Informer>(store, r);
+    }
+  }
   return informers;
 }
 
@@ -54,6 +65,15 @@ Status ControlLoop::RunOnce() {
     // from the versions they replaced, which any write of its own would find stale.
     for (auto& [name, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
   }
+  // A controller's error (one object it could not reconcile, retried later) is reported after
+  // the pass: it does not hold the scheduler up.
+  Status controllers = Status::Ok();
+  if (options_.controllers != nullptr) {
+    controllers = options_.controllers->RunOnce();
+    if (!controllers.ok()) ++metrics_.errors;
+    // The scheduler starts from the controllers' writes (new pods, deletions).
+    for (auto& [name, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
+  }
   if (options_.schedule) {
     Status st = Schedule();
     // Synchronous: after an error, what was queued before it. Asynchronous: the pass sent its
@@ -64,7 +84,8 @@ Status ControlLoop::RunOnce() {
   }
   // Events are written on the recorder's own thread in the background mode; otherwise now.
   if (!options_.background_events) ARBITER_RETURN_IF_ERROR(events_.Flush());
-  return events_.ExpireOld();
+  ARBITER_RETURN_IF_ERROR(events_.ExpireOld());
+  return controllers;
 }
 
 Status ControlLoop::Schedule() {
@@ -89,6 +110,7 @@ void ControlLoop::Pause() {
   // The writes of the scheduler being dropped finish first: their completions use it.
   (void)batch_.Drain();
   live_.Reset();
+  if (options_.controllers != nullptr) options_.controllers->Reset();
 }
 
 ControlLoop::~ControlLoop() { (void)batch_.Drain(); }

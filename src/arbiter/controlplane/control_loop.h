@@ -5,11 +5,13 @@
 //   2. the simulated kubelets' node-pressure evictions (pressure_eviction.h);
 //      (1 and 2 are the node agents, node_agents.h, with their own view of the store; they may
 //      run on a thread of their own instead, see LoopOptions::node_thread)
-//   3. the scheduling pass (live_scheduler.h): the changes since the last pass go to one
+//   3. the controllers (LoopOptions::controllers, the ControllerManager of
+//      src/arbiter/controllers), which write through the API;
+//   4. the scheduling pass (live_scheduler.h): the changes since the last pass go to one
 //      long-lived Scheduler, whose decisions are written as bindings (conditional, never twice),
 //      nominations, evictions of victims with a DisruptionTarget condition, and group
 //      conditions;
-//   4. the events' TTL (event_recorder.h, which also writes and correlates every event, on a
+//   5. the events' TTL (event_recorder.h, which also writes and correlates every event, on a
 //      thread of its own in serve).
 // The writes of the first two jobs, and then of the third, are queued in one WriteBatch and
 // committed one store transaction per flush (write_batch.h). The scheduler metrics are in
@@ -28,6 +30,7 @@
 #include <mutex>
 #include <memory>
 #include <string>
+#include <set>
 #include <tuple>
 
 #include "arbiter/base/time.h"
@@ -42,6 +45,20 @@
 #include "arbiter/store/store.h"
 
 namespace arbiter::controlplane {
+
+// A job the loop runs each pass after the node agents and before scheduling, over informers the
+// loop keeps for it (the controllers: controller_manager.h).
+class LoopJob {
+ public:
+  virtual ~LoopJob() = default;
+  // The resources it reads: the loop keeps an informer for each.
+  virtual std::set<std::string> Watched() const = 0;
+  // Called once, with the loop's informers (synced before each RunOnce) and event recorder.
+  virtual void Attach(const std::map<std::string, store::Informer*>& informers, EventRecorder& events) = 0;
+  virtual Status RunOnce() = 0;
+  // Leadership lost.
+  virtual void Reset() = 0;
+};
 
 struct LoopOptions {
   bool simulate_nodes = true;  // off: real node agents report pod status themselves
@@ -64,6 +81,8 @@ struct LoopOptions {
   // waited in the unschedulable pool.
   bool async_writes = false;
   uint64_t seed = 0;
+  // Run each pass before scheduling, on this replica only while it leads; may be null.
+  LoopJob* controllers = nullptr;
   // The simulated kubelets' eviction thresholds (node pressure, from PodMetrics usage).
   model::KubeletConfig kubelet = model::KubeletConfig::Defaults();
   // Receives one structured line per decision worth logging (preemptions); may be empty.
@@ -87,7 +106,8 @@ class ControlLoop {
 
  private:
   Status Schedule();
-  static std::map<std::string, std::unique_ptr<store::Informer>> MakeInformers(store::Store& store);
+  static std::map<std::string, std::unique_ptr<store::Informer>> MakeInformers(store::Store& store,
+                                                                               const LoopJob* controllers);
 
   store::Store& store_;
   const Clock& clock_;

@@ -82,7 +82,8 @@ Json EventRecorder::Body(const PodEvent& e, const std::string& name, const Seen&
   return Json{{"apiVersion", "v1"},
               {"kind", "Event"},
               {"metadata", {{"name", name}, {"namespace", e.ns}, {"creationTimestamp", seen.first}}},
-              {"involvedObject", {{"kind", "Pod"}, {"namespace", e.ns}, {"name", e.pod}, {"uid", e.uid}, {"apiVersion", "v1"}}},
+              {"involvedObject",
+               {{"kind", e.kind}, {"namespace", e.ns}, {"name", e.pod}, {"uid", e.uid}, {"apiVersion", e.api_version}}},
               {"reason", e.reason},
               {"message", e.message},
               {"type", e.type},
@@ -114,7 +115,7 @@ Status EventRecorder::Write(std::vector<Queued> events) {
     const PodEvent& e = q.event;
     const std::string now = FormatRfc3339(q.at / kSecond * kSecond);
     std::string key;
-    for (const std::string* part : {&e.ns, &e.pod, &e.uid, &e.type, &e.reason, &e.message, &e.component, &e.host}) {
+    for (const std::string* part : {&e.kind, &e.ns, &e.pod, &e.uid, &e.type, &e.reason, &e.message, &e.component, &e.host}) {
       key += *part;
       key += '\x1f';
     }

@@ -1,4 +1,4 @@
-// The control loop's events (core/v1 Event objects about pods), written as client-go's event
+// The control loop's events (core/v1 Event objects about pods and the controllers' objects), written as client-go's event
 // recorder writes them:
 //   * off the caller's path: Record only queues the event, and the recorder writes the queued
 //     events in batches (one Store::Apply each), on a thread of its own in the background mode
@@ -35,13 +35,16 @@
 
 namespace arbiter::controlplane {
 
-// One event about a pod.
+// One event about an object: a pod unless `kind` says otherwise (the controllers' events are
+// about ReplicaSets, Deployments, Jobs and the rest).
 struct PodEvent {
-  std::string ns, pod, uid;
+  std::string ns, pod, uid;  // the object's namespace, name and uid
   std::string type;  // Normal or Warning
   std::string reason, message;
   std::string component = "default-scheduler";  // source.component and reportingComponent
   std::string host;                             // source.host (a kubelet's node), may be empty
+  std::string kind = "Pod";
+  std::string api_version = "v1";
 };
 
 class EventRecorder {

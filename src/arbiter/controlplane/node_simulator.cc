@@ -258,6 +258,10 @@ void NodeSimulator::Observe(const Key& key, const store::Object* p) {
     deadlines_.erase({d->second, key});
     deadline_of_.erase(d);
   }
+  if (auto r = run_end_of_.find(key); r != run_end_of_.end()) {
+    runs_.erase({r->second, key});
+    run_end_of_.erase(r);
+  }
   if (p == nullptr) {
     killing_sent_.erase(key);
     to_start_.erase(key);
@@ -284,11 +288,37 @@ void NodeSimulator::Observe(const Key& key, const store::Object* p) {
         }
       }
     }
-    if (auto deadline = ParseRfc3339(StringAt(body, "metadata", "deletionTimestamp")); deadline.ok()) {
+    // A pod already marked ended (it keeps finalizers) waits for them, not for its node.
+    const bool marked_ended = ended && body["metadata"].value("deletionGracePeriodSeconds", int64_t{-1}) == 0 &&
+                              body["metadata"].contains("finalizers");
+    if (auto deadline = ParseRfc3339(StringAt(body, "metadata", "deletionTimestamp")); deadline.ok() && !marked_ended) {
       deadline_of_[key] = *deadline;
       deadlines_.insert({*deadline, key});
     }
     return;
+  }
+  // Simulated work: it ends its run time after its containers (re)started.
+  if (!node.empty() && !ended && StringAt(body, "status", "phase") == "Running") {
+    const nlohmann::json* annotations = At(body, "metadata", "annotations");
+    if (annotations != nullptr && annotations->is_object() && annotations->contains("arbiter.dev/run-duration") &&
+        (*annotations)["arbiter.dev/run-duration"].is_string()) {
+      auto ns = ParseGoDurationNanos((*annotations)["arbiter.dev/run-duration"].get<std::string>());
+      const nlohmann::json* statuses = At(body, "status", "containerStatuses");
+      std::string started;
+      if (statuses != nullptr && statuses->is_array() && !statuses->empty()) {
+        const nlohmann::json& first = (*statuses)[0];
+        if (first.contains("state") && first["state"].contains("running")) {
+          started = first["state"]["running"].value("startedAt", "");
+        }
+      }
+      if (started.empty()) started = Str(body, "status", "startTime");
+      auto from = ParseRfc3339(started);
+      if (ns.ok() && *ns >= 0 && from.ok()) {
+        const Timestamp end = *from + *ns / 1000;  // nanoseconds to microseconds
+        run_end_of_[key] = end;
+        runs_.insert({end, key});
+      }
+    }
   }
   killing_sent_.erase(key);
   if (!node.empty() && !ended && StringAt(body, "status", "phase") == "Pending") {
@@ -321,7 +351,21 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pod
     const Key key = deadlines_.begin()->second;
     deadlines_.erase(deadlines_.begin());
     deadline_of_.erase(key);
-    if (const store::Object* p = pods.Find(key); p != nullptr && Terminating(p->body)) batch_.Delete(*p, Accept);
+    const store::Object* p = pods.Find(key);
+    if (p == nullptr || !Terminating(p->body)) continue;
+    if (p->body["metadata"].contains("finalizers") && !p->body["metadata"]["finalizers"].empty()) {
+      EndWithFinalizers(*p, now_text);
+    } else {
+      batch_.Delete(*p, Accept);
+    }
+  }
+  while (!runs_.empty() && runs_.begin()->first <= now) {
+    const Key key = runs_.begin()->second;
+    runs_.erase(runs_.begin());
+    run_end_of_.erase(key);
+    if (const store::Object* p = pods.Find(key); p != nullptr && !Terminating(p->body) && !Terminal(p->body)) {
+      FinishRun(*p, now_text);
+    }
   }
   if (to_start_.empty()) return Status::Ok();
   std::vector<Key> starting(to_start_.begin(), to_start_.end());
@@ -384,6 +428,88 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pod
     to_start_.erase(key);
   }
   return Status::Ok();
+}
+
+namespace {
+
+// A container's terminated state ending now.
+Json Terminated(const Json& container_status, int64_t exit_code, const std::string& now_text) {
+  std::string started = now_text;
+  if (container_status.contains("state") && container_status["state"].contains("running")) {
+    started = container_status["state"]["running"].value("startedAt", now_text);
+  }
+  return Json{{"exitCode", exit_code},
+              {"reason", exit_code == 0 ? "Completed" : "Error"},
+              {"startedAt", started},
+              {"finishedAt", now_text},
+              {"containerID", container_status.value("containerID", "")}};
+}
+
+// Ready and ContainersReady go False with reason PodCompleted, as the kubelet reports an ended pod.
+void MarkNotReady(Json& status, const std::string& now_text) {
+  if (!status.contains("conditions") || !status["conditions"].is_array()) return;
+  for (Json& c : status["conditions"]) {
+    const std::string type = c.value("type", "");
+    if (type == "Ready" || type == "ContainersReady") {
+      c = {{"type", type}, {"status", "False"}, {"reason", "PodCompleted"}, {"lastTransitionTime", now_text}};
+    }
+  }
+}
+
+}  // namespace
+
+void NodeSimulator::FinishRun(const store::Object& p, const std::string& now_text) {
+  const Json& body = p.body;
+  int64_t exit_code = 0;
+  if (const Json* a = At(body, "metadata", "annotations"); a != nullptr && a->is_object() && a->contains("arbiter.dev/exit-code")) {
+    const Json& v = (*a)["arbiter.dev/exit-code"];
+    if (v.is_string()) {
+      char* end = nullptr;
+      const long long code = std::strtoll(v.get<std::string>().c_str(), &end, 10);
+      if (end != nullptr && *end == '\0' && code >= 0 && code <= 255) exit_code = code;
+    }
+  }
+  const std::string policy = Str(body, "spec", "restartPolicy");
+  const bool ends = policy == "Never" || (policy == "OnFailure" && exit_code == 0);
+  Json next = body;
+  Json& st = next["status"];
+  if (!st.contains("containerStatuses") || !st["containerStatuses"].is_array()) st["containerStatuses"] = Json::array();
+  for (Json& cs : st["containerStatuses"]) {
+    Json terminated = Terminated(cs, exit_code, now_text);
+    if (ends) {
+      cs["state"] = {{"terminated", std::move(terminated)}};
+      cs["ready"] = false;
+      cs["started"] = false;
+    } else {
+      cs["lastState"] = {{"terminated", std::move(terminated)}};
+      cs["state"] = {{"running", {{"startedAt", now_text}}}};
+      cs["restartCount"] = cs.value("restartCount", int64_t{0}) + 1;
+    }
+  }
+  if (ends) {
+    st["phase"] = exit_code == 0 ? "Succeeded" : "Failed";
+    MarkNotReady(st, now_text);
+  }
+  batch_.Update(p, std::move(next), Accept);
+}
+
+void NodeSimulator::EndWithFinalizers(const store::Object& p, const std::string& now_text) {
+  Json next = p.body;
+  next["metadata"]["deletionGracePeriodSeconds"] = 0;
+  Json& st = next["status"];
+  if (!Terminal(p.body)) {
+    // Killed by its deletion: the containers' exit code of SIGKILL.
+    st["phase"] = "Failed";
+    if (st.contains("containerStatuses") && st["containerStatuses"].is_array()) {
+      for (Json& cs : st["containerStatuses"]) {
+        cs["state"] = {{"terminated", Terminated(cs, 137, now_text)}};
+        cs["ready"] = false;
+        cs["started"] = false;
+      }
+    }
+    MarkNotReady(st, now_text);
+  }
+  batch_.Update(p, std::move(next), Accept);
 }
 
 }  // namespace arbiter::controlplane

@@ -11,7 +11,15 @@
 //     address of its podCIDR (freed when the pod ends), hostIP the node's InternalIP, and
 //     Ready containers;
 //   * a terminating pod gets the kubelet's Killing event per container, and is deleted when its
-//     grace period ends.
+//     grace period ends; one that still has finalizers is marked ended instead (phase Failed
+//     unless it had finished, containers terminated with exit code 137, deletionGracePeriodSeconds
+//     0), as the kubelet's final status and deletion leave it, and the last finalizer's removal
+//     deletes it;
+//   * simulated work: a pod annotated arbiter.dev/run-duration (a Go duration, "30s", "2m")
+//     runs that long, then its containers exit with arbiter.dev/exit-code (default 0): with
+//     restartPolicy Never, or OnFailure and exit code 0, the pod ends (Succeeded for 0, else
+//     Failed; Ready False with reason PodCompleted); otherwise the containers restart (their
+//     restartCount goes up) and run again.
 #pragma once
 
 #include <cstdint>
@@ -74,6 +82,10 @@ class NodeSimulator {
   Status RunPods(const store::Informer& nodes, store::Informer& pods);
   // Brings what the simulator keeps about one pod in line with `p` (nullptr: gone).
   void Observe(const Key& key, const store::Object* p);
+  // The pod's simulated work ended now: its containers exit (and the pod ends, or they restart).
+  void FinishRun(const store::Object& p, const std::string& now_text);
+  // The grace period of a pod with finalizers ended: it is marked as the kubelet leaves it.
+  void EndWithFinalizers(const store::Object& p, const std::string& now_text);
 
   WriteBatch& batch_;
   const Clock& clock_;
@@ -84,6 +96,8 @@ class NodeSimulator {
   std::vector<Killing> killing_;              // Killing events due
   std::set<Key> to_start_;                    // bound pods still Pending
   std::set<std::pair<Timestamp, Key>> deadlines_;  // terminating pods by the end of their grace
+  std::set<std::pair<Timestamp, Key>> runs_;       // running pods with simulated work, by its end
+  std::map<Key, Timestamp> run_end_of_;
   std::map<Key, Timestamp> deadline_of_;
   std::map<Key, std::pair<std::string, uint32_t>> ip_of_;  // pod IPs in use: node and address
   std::map<std::string, std::set<uint32_t>> used_ips_;     // by node

@@ -547,6 +547,16 @@ LoadResult DecodeJson(const std::string& name, const nlohmann::json& body, bool 
   return result;
 }
 
+StatusOr<std::optional<model::LabelSelector>> DecodeLabelSelectorJson(const nlohmann::json& selector,
+                                                                     const std::string& path) {
+  LoadResult result;
+  ObjectDecoder decoder(result.objects, result.errors);
+  decoder.set_strict_strings(true);
+  std::optional<model::LabelSelector> s = decoder.LabelSelector(Node(selector), path);
+  if (!result.errors.empty()) return InvalidArgument(result.errors.front());
+  return s;
+}
+
 LoadResult DecodeEach(const std::vector<InputFile>& files, TextReader reader) {
   LoadResult result;
   ObjectDecoder decoder(result.objects, result.errors);

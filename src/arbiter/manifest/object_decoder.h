@@ -40,6 +40,10 @@ class ObjectDecoder {
   // Decode, with an exception from a tree (yaml-cpp may throw on exotic ones) reported as the
   // document's error: the document is reported, never the process lost.
   void DecodeReported(const Node& root, const Origin& origin, int list_depth = 0);
+  // One label selector on its own (DecodeLabelSelectorJson).
+  std::optional<model::LabelSelector> LabelSelector(const Node& n, const std::string& path) {
+    return DecodeLabelSelector(n, path);
+  }
 
  private:
   struct Meta {

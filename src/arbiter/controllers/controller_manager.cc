@@ -1,0 +1,80 @@
+// The controller manager.
+#include "arbiter/controllers/controller_manager.h"
+
+#include "arbiter/controllers/deployment.h"
+#include "arbiter/controllers/garbage_collector.h"
+#include "arbiter/controllers/namespace.h"
+#include "arbiter/controllers/replicaset.h"
+
+namespace arbiter::controllers {
+
+void Context::Event(const Json& object, std::string_view kind, std::string_view api_version, std::string_view type,
+                    std::string reason, std::string message, std::string component) {
+  if (events_ == nullptr) return;
+  static const Json kNone = Json::object();
+  const Json& md = object.contains("metadata") ? object["metadata"] : kNone;
+  controlplane::PodEvent e;
+  e.ns = md.value("namespace", "");
+  e.pod = md.value("name", "");
+  e.uid = md.value("uid", "");
+  e.kind = std::string(kind);
+  e.api_version = std::string(api_version);
+  e.type = std::string(type);
+  e.reason = std::move(reason);
+  e.message = std::move(message);
+  e.component = std::move(component);
+  events_->Record(e);
+}
+
+std::set<std::string> ControllerManager::Watched() const {
+  std::set<std::string> out;
+  for (const auto& e : controllers_) {
+    for (const auto& r : e.controller->Watches()) out.insert(r);
+  }
+  return out;
+}
+
+void ControllerManager::Attach(const std::map<std::string, store::Informer*>& informers,
+                               controlplane::EventRecorder& events) {
+  informers_ = informers;
+  events_ = &events;
+  for (auto& e : controllers_) {
+    for (const auto& r : e.controller->Watches()) e.consumers[r] = informers_.at(r)->AddConsumer();
+  }
+}
+
+Status ControllerManager::RunOnce() {
+  ++passes_;
+  Context ctx(clock_, api_, informers_, events_, log_);
+  Status first = Status::Ok();
+  for (auto& e : controllers_) {
+    Changes changes;
+    for (const auto& [resource, consumer] : e.consumers) {
+      std::set<Key> keys = informers_.at(resource)->TakeChanged(consumer);
+      if (e.first) {
+        for (const auto& [key, object] : informers_.at(resource)->objects()) keys.insert(key);
+      }
+      changes[resource] = std::move(keys);
+    }
+    e.first = false;
+    Status s = e.controller->Sync(ctx, changes);
+    if (!s.ok() && first.ok()) first = Status(s.code(), std::string(e.controller->Name()) + ": " + s.message());
+  }
+  return first;
+}
+
+void ControllerManager::Reset() {
+  for (auto& e : controllers_) {
+    e.controller->Reset();
+    e.first = true;
+  }
+}
+
+void AddDefaultControllers(ControllerManager& manager) {
+  manager.Add(std::make_unique<NamespaceController>());
+  manager.Add(std::make_unique<GarbageCollector>());
+  manager.Add(std::make_unique<DeploymentController>());
+  manager.Add(std::make_unique<ReplicaSetController>());
+}
+
+}  // namespace arbiter::controllers

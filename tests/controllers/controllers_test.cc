@@ -1,0 +1,435 @@
+// The controllers of `arbiter serve` (src/arbiter/controllers), end to end inside one process: a
+// memory store, the API (with its admission), the control loop with simulated nodes and the
+// scheduler, and the controller manager, on a virtual clock. Objects are made and read through
+// the API as kubectl would.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "arbiter/api/admission.h"
+#include "arbiter/api/server.h"
+#include "arbiter/controllers/controller_manager.h"
+#include "arbiter/controllers/object_json.h"
+#include "arbiter/controllers/pod_control.h"
+#include "arbiter/controlplane/control_loop.h"
+
+namespace arbiter::controllers {
+namespace {
+
+constexpr Timestamp kT0 = 1'800'000'000LL * kSecond;
+
+class Cluster {
+ public:
+  explicit Cluster(bool controllers = true)
+      : store_(store::NewMemoryStore()), clock_(kT0), server_(*store_, clock_, 7, {}), client_(server_, "test") {
+    api::InstallAdmission(server_);
+    EXPECT_TRUE(api::EnsureBootstrapObjects(server_).ok());
+    controlplane::LoopOptions o;
+    o.seed = 1;
+    if (controllers) {
+      AddDefaultControllers(manager_);
+      o.controllers = &manager_;
+    }
+    loop_ = std::make_unique<controlplane::ControlLoop>(*store_, clock_, o);
+  }
+
+  api::Response Call(const std::string& method, const std::string& path, const Json& body = nullptr,
+                     const std::string& content_type = "application/json") {
+    api::Request r;
+    r.method = method;
+    r.path = path;
+    if (!body.is_null()) {
+      r.body = body.dump();
+      r.headers["content-type"] = content_type;
+    }
+    return server_.Handle(r);
+  }
+  Json Must(const std::string& method, const std::string& path, const Json& body = nullptr,
+            const std::string& content_type = "application/json") {
+    api::Response r = Call(method, path, body, content_type);
+    EXPECT_GE(r.code, 200) << method << " " << path << ": " << r.body;
+    EXPECT_LT(r.code, 300) << method << " " << path << ": " << r.body;
+    return Json::parse(r.body, nullptr, false);
+  }
+  void Node(const std::string& name, const std::string& cpu = "4") {
+    Must("POST", "/api/v1/nodes",
+         {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}}},
+          {"status", {{"allocatable", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}},
+                      {"capacity", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}}}}});
+  }
+  // Runs passes, moving the clock a second each, until `done` or `passes` ran.
+  bool RunUntil(const std::function<bool()>& done, int passes = 60) {
+    for (int i = 0; i < passes; ++i) {
+      Status s = loop_->RunOnce();
+      EXPECT_TRUE(s.ok()) << s.message();
+      if (!s.ok()) return false;
+      if (done()) return true;
+      clock_.Advance(kSecond);
+    }
+    return done();
+  }
+  void Run(int passes) {
+    RunUntil([] { return false; }, passes);
+  }
+  std::vector<Json> List(const std::string& path) {
+    Json list = Must("GET", path);
+    std::vector<Json> out;
+    for (const Json& i : list["items"]) out.push_back(i);
+    return out;
+  }
+  std::vector<Json> Pods(const std::string& ns = "default") { return List("/api/v1/namespaces/" + ns + "/pods"); }
+  std::vector<Json> ActivePods(const std::string& ns = "default") {
+    std::vector<Json> out;
+    for (const Json& p : Pods(ns)) {
+      if (PodActive(p)) out.push_back(p);
+    }
+    return out;
+  }
+  int Running(const std::string& ns = "default") {
+    int n = 0;
+    for (const Json& p : ActivePods(ns)) n += StringAt(p, {"status", "phase"}) == "Running";
+    return n;
+  }
+  std::vector<Json> Events(const std::string& reason, const std::string& ns = "default") {
+    std::vector<Json> out;
+    for (const Json& e : List("/api/v1/namespaces/" + ns + "/events")) {
+      if (e.value("reason", "") == reason) out.push_back(e);
+    }
+    return out;
+  }
+  VirtualClock& clock() { return clock_; }
+  ControllerManager& manager() { return manager_; }
+
+ private:
+  std::unique_ptr<store::Store> store_;
+  VirtualClock clock_;
+  api::ApiServer server_;
+  ApiClient client_;
+  ControllerManager manager_{clock_, client_, nullptr};
+  std::unique_ptr<controlplane::ControlLoop> loop_;
+};
+
+Json PodTemplate(const std::map<std::string, std::string>& labels, const std::string& image = "app:1",
+                 const std::string& cpu = "100m") {
+  Json l = Json::object();
+  for (const auto& [k, v] : labels) l[k] = v;
+  return {{"metadata", {{"labels", l}}},
+          {"spec",
+           {{"containers", Json::array({{{"name", "c"}, {"image", image},
+                                         {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}};
+}
+
+Json ReplicaSet(const std::string& name, int replicas, const std::string& app) {
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "ReplicaSet"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"replicas", replicas}, {"selector", {{"matchLabels", {{"app", app}}}}}, {"template", PodTemplate({{"app", app}})}}}};
+}
+
+Json Deployment(const std::string& name, int replicas, const std::string& image, const std::string& strategy = "RollingUpdate") {
+  Json d = {{"apiVersion", "apps/v1"},
+            {"kind", "Deployment"},
+            {"metadata", {{"name", name}}},
+            {"spec", {{"replicas", replicas},
+                      {"selector", {{"matchLabels", {{"app", name}}}}},
+                      {"template", PodTemplate({{"app", name}}, image)},
+                      {"strategy", {{"type", strategy}}}}}};
+  return d;
+}
+
+const std::string kRs = "/apis/apps/v1/namespaces/default/replicasets";
+const std::string kDeploy = "/apis/apps/v1/namespaces/default/deployments";
+
+TEST(ReplicaSetController, CreatesTheMissingPodsAsOwnedGenerateNamedPodsAndReportsThemReady) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", kRs, ReplicaSet("web", 3, "web"));
+  ASSERT_TRUE(c.RunUntil([&] {
+    Json rs = c.Must("GET", kRs + "/web");
+    return IntAt(rs, {"status", "readyReplicas"}, 0) == 3 && IntAt(rs, {"status", "availableReplicas"}, 0) == 3;
+  }));
+  const auto pods = c.ActivePods();
+  ASSERT_EQ(pods.size(), 3u);
+  for (const Json& p : pods) {
+    EXPECT_TRUE(NameOf(p).starts_with("web-")) << NameOf(p);
+    EXPECT_EQ(NameOf(p).size(), 9u) << "web- and five characters";
+    const Json* ref = ControllerRef(p);
+    ASSERT_NE(ref, nullptr);
+    EXPECT_EQ(ref->value("kind", ""), "ReplicaSet");
+    EXPECT_EQ(ref->value("blockOwnerDeletion", false), true);
+    EXPECT_EQ(StringAt(p, {"status", "phase"}), "Running");
+  }
+  EXPECT_EQ(c.Events("SuccessfulCreate").size(), 3u);
+  Json rs = c.Must("GET", kRs + "/web");
+  EXPECT_EQ(IntAt(rs, {"status", "replicas"}, 0), 3);
+  EXPECT_EQ(IntAt(rs, {"status", "fullyLabeledReplicas"}, 0), 3);
+  EXPECT_EQ(IntAt(rs, {"status", "observedGeneration"}, 0), 1);
+}
+
+TEST(ReplicaSetController, ReplacesADeletedPodAndScalesDownTheUnscheduledPodsFirst) {
+  Cluster c;
+  c.Node("n1", "1");  // room for 10 pods of 100m
+  c.Must("POST", kRs, ReplicaSet("web", 10, "web"));
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 10; }));
+  const std::string victim = NameOf(c.ActivePods()[0]);
+  c.Must("DELETE", "/api/v1/namespaces/default/pods/" + victim, {{"gracePeriodSeconds", 0}});
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 10; }));
+  for (const Json& p : c.ActivePods()) EXPECT_NE(NameOf(p), victim);
+  // 12 replicas on a node with room for 10: two pods stay Pending; scaling back to 10 deletes
+  // exactly those (unassigned pods go first).
+  c.Must("PATCH", kRs + "/web/scale", {{"spec", {{"replicas", 12}}}}, "application/merge-patch+json");
+  ASSERT_TRUE(c.RunUntil([&] { return c.ActivePods().size() == 12; }));
+  c.Run(3);
+  std::vector<std::string> pending;
+  for (const Json& p : c.ActivePods()) {
+    if (StringAt(p, {"spec", "nodeName"}).empty()) pending.push_back(NameOf(p));
+  }
+  ASSERT_EQ(pending.size(), 2u);
+  c.Must("PATCH", kRs + "/web/scale", {{"spec", {{"replicas", 10}}}}, "application/merge-patch+json");
+  ASSERT_TRUE(c.RunUntil([&] { return c.ActivePods().size() == 10; }));
+  for (const Json& p : c.ActivePods()) {
+    EXPECT_FALSE(StringAt(p, {"spec", "nodeName"}).empty()) << NameOf(p) << " should have been deleted first";
+  }
+  Json scale = c.Must("GET", kRs + "/web/scale");
+  EXPECT_EQ(scale["kind"], "Scale");
+  EXPECT_EQ(scale["spec"]["replicas"], 10);
+  EXPECT_EQ(scale["status"]["selector"], "app=web");
+}
+
+TEST(ReplicaSetController, AdoptsAMatchingOrphanAndReleasesAPodThatNoLongerMatches) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", "/api/v1/namespaces/default/pods",
+         {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "stray"}, {"labels", {{"app", "web"}}}}},
+          {"spec", PodTemplate({{"app", "web"}})["spec"]}});
+  c.Must("POST", kRs, ReplicaSet("web", 2, "web"));
+  ASSERT_TRUE(c.RunUntil([&] { return c.ActivePods().size() == 2 && c.Running() == 2; }));
+  Json stray = c.Must("GET", "/api/v1/namespaces/default/pods/stray");
+  ASSERT_NE(ControllerRef(stray), nullptr) << "the orphan is adopted and counts as a replica";
+  // Relabelled, it leaves the ReplicaSet, which makes another.
+  c.Must("PATCH", "/api/v1/namespaces/default/pods/stray", {{"metadata", {{"labels", {{"app", "other"}}}}}},
+         "application/merge-patch+json");
+  ASSERT_TRUE(c.RunUntil([&] {
+    Json p = c.Must("GET", "/api/v1/namespaces/default/pods/stray");
+    return ControllerRef(p) == nullptr && c.ActivePods().size() == 3;
+  }));
+}
+
+TEST(DeploymentController, RollsOutANewTemplateWithinSurgeAndUnavailabilityAndRecordsRevisions) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", kDeploy, Deployment("web", 4, "app:1"));
+  ASSERT_TRUE(c.RunUntil([&] {
+    Json d = c.Must("GET", kDeploy + "/web");
+    return IntAt(d, {"status", "availableReplicas"}, 0) == 4 && IntAt(d, {"status", "updatedReplicas"}, 0) == 4;
+  }));
+  auto sets = c.List(kRs);
+  ASSERT_EQ(sets.size(), 1u);
+  const std::string first = NameOf(sets[0]);
+  EXPECT_EQ(StringAt(sets[0], {"metadata", "annotations", "deployment.kubernetes.io/revision"}), "1");
+  const std::string hash = StringAt(sets[0], {"metadata", "labels", "pod-template-hash"});
+  EXPECT_EQ(first, "web-" + hash);
+  Json d = c.Must("GET", kDeploy + "/web");
+  EXPECT_EQ(StringAt(d, {"metadata", "annotations", "deployment.kubernetes.io/revision"}), "1");
+  const Json* progressing = GetCondition(d["status"], "Progressing");
+  ASSERT_NE(progressing, nullptr);
+  EXPECT_EQ(progressing->value("reason", ""), "NewReplicaSetAvailable");
+  EXPECT_EQ(progressing->value("message", ""), "ReplicaSet \"" + first + "\" has successfully progressed.");
+  EXPECT_EQ(GetCondition(d["status"], "Available")->value("reason", ""), "MinimumReplicasAvailable");
+
+  // A new image: during the rollout the total never exceeds 4 + 1 (25% of 4 rounded up) and the
+  // available never drops below 4 - 1.
+  c.Must("PATCH", kDeploy + "/web", {{"spec", {{"template", PodTemplate({{"app", "web"}}, "app:2")}}}},
+         "application/merge-patch+json");
+  int most = 0;
+  ASSERT_TRUE(c.RunUntil([&] {
+    most = std::max(most, static_cast<int>(c.ActivePods().size()));
+    int available_now = 0;
+    for (const Json& p : c.ActivePods()) available_now += PodReady(p);
+    EXPECT_GE(available_now, 3);
+    Json now = c.Must("GET", kDeploy + "/web");
+    const Json* p = GetCondition(now["status"], "Progressing");
+    return IntAt(now, {"status", "updatedReplicas"}, 0) == 4 && IntAt(now, {"status", "replicas"}, 0) == 4 &&
+           IntAt(now, {"status", "availableReplicas"}, 0) == 4 && p != nullptr &&
+           p->value("reason", "") == "NewReplicaSetAvailable";
+  }));
+  EXPECT_LE(most, 5);
+  sets = c.List(kRs);
+  ASSERT_EQ(sets.size(), 2u);
+  for (const Json& rs : sets) {
+    const bool old = NameOf(rs) == first;
+    EXPECT_EQ(IntAt(rs, {"spec", "replicas"}, -1), old ? 0 : 4);
+    EXPECT_EQ(StringAt(rs, {"metadata", "annotations", "deployment.kubernetes.io/revision"}), old ? "1" : "2");
+  }
+  for (const Json& p : c.ActivePods()) EXPECT_EQ(p["spec"]["containers"][0]["image"], "app:2");
+  EXPECT_FALSE(c.Events("ScalingReplicaSet").empty());
+
+  // Undo, as kubectl does it: the old template comes back; its ReplicaSet is the new one again,
+  // with revision 3 and its old number in the history.
+  Json old_template = PodTemplate({{"app", "web"}}, "app:1");
+  c.Must("PATCH", kDeploy + "/web", {{"spec", {{"template", old_template}}}}, "application/merge-patch+json");
+  ASSERT_TRUE(c.RunUntil([&] {
+    Json rs = c.Must("GET", kRs + "/" + first);
+    return IntAt(rs, {"status", "availableReplicas"}, 0) == 4 && c.ActivePods().size() == 4;
+  }));
+  Json back = c.Must("GET", kRs + "/" + first);
+  EXPECT_EQ(StringAt(back, {"metadata", "annotations", "deployment.kubernetes.io/revision"}), "3");
+  EXPECT_EQ(StringAt(back, {"metadata", "annotations", "deployment.kubernetes.io/revision-history"}), "1");
+}
+
+TEST(DeploymentController, RecreateStartsNewPodsOnlyOnceTheOldOnesAreGone) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", kDeploy, Deployment("db", 2, "db:1", "Recreate"));
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 2; }));
+  c.Must("PATCH", kDeploy + "/db", {{"spec", {{"template", PodTemplate({{"app", "db"}}, "db:2")}}}},
+         "application/merge-patch+json");
+  bool mixed = false;
+  ASSERT_TRUE(c.RunUntil([&] {
+    bool old_running = false, new_running = false;
+    for (const Json& p : c.Pods()) {
+      if (PodTerminal(p)) continue;
+      const bool is_new = p["spec"]["containers"][0]["image"] == "db:2";
+      (is_new ? new_running : old_running) = true;
+    }
+    mixed = mixed || (old_running && new_running);
+    int updated = 0;
+    for (const Json& p : c.ActivePods()) updated += p["spec"]["containers"][0]["image"] == "db:2" && PodReady(p);
+    return updated == 2 && c.Pods().size() == 2;
+  }, 120));
+  EXPECT_FALSE(mixed) << "an old and a new pod existed at once";
+
+}
+
+TEST(DeploymentController, AChangeOfReplicasScalesTheReplicaSetsWithoutARollout) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", kDeploy, Deployment("web", 2, "app:1"));
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 2; }));
+  c.Must("PATCH", kDeploy + "/web/scale", {{"spec", {{"replicas", 5}}}}, "application/merge-patch+json");
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 5; }));
+  auto sets = c.List(kRs);
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(StringAt(sets[0], {"metadata", "annotations", "deployment.kubernetes.io/desired-replicas"}), "5");
+  EXPECT_EQ(StringAt(sets[0], {"metadata", "annotations", "deployment.kubernetes.io/revision"}), "1");
+}
+
+TEST(GarbageCollector, BackgroundDeletionTakesTheReplicaSetsAndPodsAfterTheDeployment) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", kDeploy, Deployment("web", 3, "app:1"));
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 3; }));
+  c.Must("DELETE", kDeploy + "/web", {{"propagationPolicy", "Background"}});
+  EXPECT_EQ(c.Call("GET", kDeploy + "/web").code, 404) << "background: the owner goes at once";
+  ASSERT_TRUE(c.RunUntil([&] { return c.List(kRs).empty() && c.Pods().empty(); }, 120));
+}
+
+TEST(GarbageCollector, ForegroundDeletionKeepsTheOwnerUntilItsDependentsAreGone) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", kRs, ReplicaSet("web", 2, "web"));
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 2; }));
+  Json marked = c.Must("DELETE", kRs + "/web", {{"propagationPolicy", "Foreground"}});
+  EXPECT_TRUE(BeingDeleted(marked));
+  EXPECT_EQ(marked["metadata"]["finalizers"], Json::array({"foregroundDeletion"}));
+  c.Run(2);
+  Json still = c.Must("GET", kRs + "/web");
+  EXPECT_TRUE(BeingDeleted(still)) << "the ReplicaSet waits while its pods terminate";
+  ASSERT_TRUE(c.RunUntil([&] { return c.Call("GET", kRs + "/web").code == 404; }, 120));
+  EXPECT_TRUE(c.Pods().empty());
+}
+
+TEST(GarbageCollector, OrphanDeletionLeavesThePodsWithoutTheirOwner) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", kRs, ReplicaSet("web", 2, "web"));
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 2; }));
+  c.Must("DELETE", kRs + "/web", {{"propagationPolicy", "Orphan"}});
+  ASSERT_TRUE(c.RunUntil([&] { return c.Call("GET", kRs + "/web").code == 404; }));
+  c.Run(3);
+  const auto pods = c.ActivePods();
+  ASSERT_EQ(pods.size(), 2u);
+  for (const Json& p : pods) EXPECT_EQ(Find(p, {"metadata", "ownerReferences"}), nullptr) << p.dump();
+}
+
+TEST(NamespaceController, DeletingANamespaceEmptiesItRefusesNewContentAndThenRemovesIt) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", "/api/v1/namespaces", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team-q"}}}});
+  c.Must("POST", "/apis/apps/v1/namespaces/team-q/replicasets", ReplicaSet("web", 2, "web"));
+  c.Must("POST", "/api/v1/namespaces/team-q/configmaps",
+         {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "settings"}}}, {"data", {{"a", "b"}}}});
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running("team-q") == 2; }));
+  Json ns = c.Must("DELETE", "/api/v1/namespaces/team-q");
+  EXPECT_EQ(StringAt(ns, {"status", "phase"}), "Terminating");
+  api::Response refused = c.Call("POST", "/api/v1/namespaces/team-q/configmaps",
+                                 {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "late"}}}});
+  EXPECT_EQ(refused.code, 403);
+  EXPECT_NE(refused.body.find("unable to create new content in namespace team-q because it is being terminated"),
+            std::string::npos);
+  ASSERT_TRUE(c.RunUntil([&] { return c.Call("GET", "/api/v1/namespaces/team-q").code == 404; }, 120));
+  EXPECT_TRUE(c.Pods("team-q").empty());
+}
+
+TEST(SimulatedWork, APodWithARunDurationSucceedsOrFailsWithItsExitCodeAndAnAlwaysPodRestarts) {
+  Cluster c;
+  c.Node("n1");
+  auto pod = [](const std::string& name, const std::string& policy, const std::string& code) {
+    Json p = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"annotations", {{"arbiter.dev/run-duration", "5s"}}}}},
+              {"spec", PodTemplate({})["spec"]}};
+    p["spec"]["restartPolicy"] = policy;
+    if (!code.empty()) p["metadata"]["annotations"]["arbiter.dev/exit-code"] = code;
+    return p;
+  };
+  c.Must("POST", "/api/v1/namespaces/default/pods", pod("ok", "Never", ""));
+  c.Must("POST", "/api/v1/namespaces/default/pods", pod("bad", "Never", "3"));
+  c.Must("POST", "/api/v1/namespaces/default/pods", pod("server", "Always", ""));
+  ASSERT_TRUE(c.RunUntil([&] {
+    return StringAt(c.Must("GET", "/api/v1/namespaces/default/pods/ok"), {"status", "phase"}) == "Succeeded" &&
+           StringAt(c.Must("GET", "/api/v1/namespaces/default/pods/bad"), {"status", "phase"}) == "Failed";
+  }));
+  Json bad = c.Must("GET", "/api/v1/namespaces/default/pods/bad");
+  EXPECT_EQ(bad["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3);
+  EXPECT_EQ(GetCondition(bad["status"], "Ready")->value("reason", ""), "PodCompleted");
+  Json server = c.Must("GET", "/api/v1/namespaces/default/pods/server");
+  EXPECT_EQ(StringAt(server, {"status", "phase"}), "Running");
+  EXPECT_GE(server["status"]["containerStatuses"][0].value("restartCount", 0), 1);
+}
+
+TEST(PodsToDelete, UnassignedPendingNotReadyCheaperDoubledUpAndNewerGoFirst) {
+  const Timestamp now = kT0;
+  auto pod = [&](const std::string& uid, const std::string& node, const std::string& phase, bool ready,
+                 Timestamp created) {
+    Json p = {{"metadata", {{"uid", uid}, {"name", uid}, {"creationTimestamp", FormatRfc3339(created)}}},
+              {"spec", {{"nodeName", node}}},
+              {"status", {{"phase", phase}}}};
+    if (ready) {
+      p["status"]["conditions"] = Json::array(
+          {{{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", FormatRfc3339(created)}}});
+    }
+    return p;
+  };
+  std::vector<Json> pods = {
+      pod("old-ready", "b", "Running", true, now - 1000 * kSecond),
+      pod("new-ready", "b", "Running", true, now - 10 * kSecond),
+      pod("doubled", "c", "Running", true, now - 1000 * kSecond),
+      pod("not-ready", "a", "Running", false, now - 1000 * kSecond),
+      pod("pending", "a", "Pending", false, now - 1000 * kSecond),
+      pod("unassigned", "", "Pending", false, now - 1000 * kSecond),
+  };
+  std::vector<const Json*> order;
+  for (const Json& p : pods) order.push_back(&p);
+  SortPodsToDelete(order, {{"a", 3}, {"b", 1}, {"c", 5}}, now);
+  std::vector<std::string> names;
+  for (const Json* p : order) names.push_back(NameOf(*p));
+  EXPECT_EQ(names, (std::vector<std::string>{"unassigned", "pending", "not-ready", "doubled", "new-ready", "old-ready"}));
+}
+
+}  // namespace
+}  // namespace arbiter::controllers

@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""End-to-end tests of the controllers of `arbiter serve` (Deployments, ReplicaSets, the garbage
+collector, namespace deletion, simulated work), driven by the stock kubectl.
+
+Run: controllers_e2e_test.py ARBITER_BINARY
+"""
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_e2e_test  # noqa: E402  (the Server and ServeTestCase harness)
+from serve_e2e_test import ServeTestCase  # noqa: E402
+
+NODES = """
+apiVersion: v1
+kind: Node
+metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-2, labels: {kubernetes.io/hostname: node-2}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+"""
+
+
+def deployment_yaml(name, replicas, image, ns="default", grace=1):
+    return f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      terminationGracePeriodSeconds: {grace}
+      containers:
+      - name: main
+        image: {image}
+        resources: {{requests: {{cpu: 100m}}}}
+"""
+
+
+class DeploymentTest(ServeTestCase):
+    def pods(self, selector, ns="default"):
+        out = self.kubectl("get", "pods", "-n", ns, "-l", selector, "-o", "json").stdout
+        return json.loads(out)["items"]
+
+    def running(self, selector, ns="default"):
+        return [p for p in self.pods(selector, ns)
+                if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")]
+
+    def test_create_scale_set_image_rollout_history_undo_and_restart(self):
+        self.apply(NODES)
+        self.kubectl("create", "deployment", "web", "--image=nginx:1.25", "--replicas=5")
+        out = self.kubectl("rollout", "status", "deployment/web", "--timeout=60s").stdout
+        self.assertIn('deployment "web" successfully rolled out', out)
+        self.assertRegex(self.kubectl("get", "deployment", "web").stdout, r"web\s+5/5\s+5\s+5")
+        self.assertEqual(len(self.running("app=web")), 5)
+        # kubectl get all lists the Deployment, its ReplicaSet and the pods.
+        everything = self.kubectl("get", "all").stdout
+        self.assertIn("deployment.apps/web", everything)
+        self.assertIn("replicaset.apps/web-", everything)
+
+        self.kubectl("scale", "deployment", "web", "--replicas=8")
+        self.wait_for("8 running", lambda: len(self.running("app=web")) == 8, timeout=30)
+
+        self.kubectl("set", "image", "deployment/web", "nginx=nginx:1.26")
+        self.kubectl("rollout", "status", "deployment/web", "--timeout=60s")
+        images = {p["spec"]["containers"][0]["image"] for p in self.running("app=web")}
+        self.assertEqual(images, {"nginx:1.26"})
+        history = self.kubectl("rollout", "history", "deployment/web").stdout
+        self.assertRegex(history, r"(?m)^1\s")
+        self.assertRegex(history, r"(?m)^2\s")
+
+        self.kubectl("rollout", "undo", "deployment/web")
+        self.kubectl("rollout", "status", "deployment/web", "--timeout=60s")
+        self.wait_for("the old image back", lambda: {p["spec"]["containers"][0]["image"]
+                                                     for p in self.running("app=web")} == {"nginx:1.25"}, timeout=30)
+        deployment = json.loads(self.kubectl("get", "deployment", "web", "-o", "json").stdout)
+        self.assertEqual(deployment["metadata"]["annotations"]["deployment.kubernetes.io/revision"], "3")
+
+        self.kubectl("rollout", "restart", "deployment/web")
+        self.kubectl("rollout", "status", "deployment/web", "--timeout=60s")
+        sets = json.loads(self.kubectl("get", "rs", "-l", "app=web", "-o", "json").stdout)["items"]
+        self.assertEqual(len(sets), 3)
+        events = self.kubectl("get", "events", "--field-selector", "reason=ScalingReplicaSet").stdout
+        self.assertIn("Scaled up replica set web-", events)
+
+    def test_delete_with_each_propagation_policy(self):
+        self.apply(NODES)
+        for name in ("bg", "fg", "orphan"):
+            self.apply(deployment_yaml(name, 2, "app:1"))
+        for name in ("bg", "fg", "orphan"):
+            self.wait_for(f"{name} running", lambda n=name: len(self.running("app=" + n)) == 2, timeout=30)
+        self.kubectl("delete", "deployment", "bg", "--cascade=background")
+        self.wait_for("bg's pods gone", lambda: not self.pods("app=bg"), timeout=30)
+        self.kubectl("delete", "deployment", "fg", "--cascade=foreground")  # waits for the dependents
+        self.assertEqual(self.pods("app=fg"), [])
+        self.kubectl("delete", "deployment", "orphan", "--cascade=orphan")
+        sets = json.loads(self.kubectl("get", "rs", "-l", "app=orphan", "-o", "json").stdout)["items"]
+        self.assertEqual(len(sets), 1)
+        self.assertNotIn("ownerReferences", sets[0]["metadata"])
+        self.assertEqual(len(self.running("app=orphan")), 2)
+
+    def test_deleting_a_namespace_removes_its_workloads(self):
+        self.apply(NODES)
+        self.kubectl("create", "namespace", "team-q")
+        self.apply(deployment_yaml("batch", 3, "app:1", ns="team-q"))
+        self.kubectl("create", "configmap", "settings", "--from-literal=a=b", "-n", "team-q")
+        self.wait_for("3 running", lambda: len(self.running("app=batch", "team-q")) == 3, timeout=30)
+        self.kubectl("delete", "namespace", "team-q", "--timeout=60s")
+        r = self.kubectl("get", "namespace", "team-q", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("NotFound", r.stderr)
+
+    def test_a_pod_with_a_run_duration_completes(self):
+        self.apply(NODES)
+        self.apply("""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: task
+  annotations: {arbiter.dev/run-duration: 1s}
+spec:
+  restartPolicy: Never
+  containers: [{name: main, image: busybox}]
+""")
+        self.wait_for("task completed", lambda: (self.pod("task") or {}).get("status", {}).get("phase") == "Succeeded",
+                      timeout=30)
+        self.assertRegex(self.kubectl("get", "pod", "task").stdout, r"task\s+0/1\s+Completed")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
+        serve_e2e_test.ARBITER = sys.argv.pop(1)
+    unittest.main(verbosity=2)
