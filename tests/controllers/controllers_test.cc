@@ -3,6 +3,7 @@
 // scheduler, and the controller manager, on a virtual clock. Objects are made and read through
 // the API as kubectl would.
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -429,6 +430,227 @@ TEST(PodsToDelete, UnassignedPendingNotReadyCheaperDoubledUpAndNewerGoFirst) {
   std::vector<std::string> names;
   for (const Json* p : order) names.push_back(NameOf(*p));
   EXPECT_EQ(names, (std::vector<std::string>{"unassigned", "pending", "not-ready", "doubled", "new-ready", "old-ready"}));
+}
+
+}  // namespace
+}  // namespace arbiter::controllers
+
+namespace arbiter::controllers {
+namespace {
+
+const std::string kJobs = "/apis/batch/v1/namespaces/default/jobs";
+
+Json Job(const std::string& name, int completions, int parallelism, const std::string& run, int backoff_limit = 6,
+         const std::string& priority_class = "") {
+  Json spec = PodTemplate({}, "worker:1", "1")["spec"];
+  spec["restartPolicy"] = "Never";
+  spec["terminationGracePeriodSeconds"] = 1;
+  if (!priority_class.empty()) spec["priorityClassName"] = priority_class;
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"completions", completions},
+                    {"parallelism", parallelism},
+                    {"backoffLimit", backoff_limit},
+                    {"template", {{"metadata", {{"annotations", {{"arbiter.dev/run-duration", run}}}}}, {"spec", spec}}}}}};
+}
+
+bool HasCondition(const Json& o, const std::string& type) {
+  const Json* status = Find(o, {"status"});
+  const Json* c = status != nullptr ? GetCondition(*status, type) : nullptr;
+  return c != nullptr && c->value("status", "") == "True";
+}
+
+TEST(JobController, RunsCompletionsAtMostParallelismAtATimeAndCompletes) {
+  Cluster c;
+  c.Node("n1");
+  Json created = c.Must("POST", kJobs, Job("crunch", 5, 2, "3s"));
+  EXPECT_EQ(StringAt(created, {"spec", "selector", "matchLabels", "batch.kubernetes.io/controller-uid"}), Uid(created));
+  int most = 0;
+  ASSERT_TRUE(c.RunUntil([&] {
+    most = std::max(most, static_cast<int>(c.ActivePods().size()));
+    return HasCondition(c.Must("GET", kJobs + "/crunch"), "Complete");
+  }, 120));
+  EXPECT_LE(most, 2);
+  Json job = c.Must("GET", kJobs + "/crunch");
+  EXPECT_EQ(IntAt(job, {"status", "succeeded"}, 0), 5);
+  EXPECT_TRUE(HasCondition(job, "SuccessCriteriaMet"));
+  EXPECT_FALSE(StringAt(job, {"status", "completionTime"}).empty());
+  for (const Json& p : c.Pods()) {
+    EXPECT_EQ(StringAt(p, {"status", "phase"}), "Succeeded");
+    EXPECT_EQ(Find(p, {"metadata", "finalizers"}), nullptr) << "the tracking finalizer is removed once counted";
+  }
+  EXPECT_EQ(c.Events("Completed").size(), 1u);
+}
+
+TEST(JobController, AFailureBeyondTheBackoffLimitFailsTheJobAndAFailJobRuleFailsItAtOnce) {
+  Cluster c;
+  c.Node("n1");
+  Json flaky = Job("flaky", 1, 1, "1s", /*backoff_limit=*/1);
+  flaky["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/exit-code"] = "1";
+  c.Must("POST", kJobs, flaky);
+  ASSERT_TRUE(c.RunUntil([&] { return HasCondition(c.Must("GET", kJobs + "/flaky"), "Failed"); }, 120));
+  Json job = c.Must("GET", kJobs + "/flaky");
+  EXPECT_EQ(IntAt(job, {"status", "failed"}, 0), 2) << "one retry (backoffLimit 1), after the 10 s backoff";
+  EXPECT_EQ(GetCondition(job["status"], "Failed")->value("reason", ""), "BackoffLimitExceeded");
+
+  Json fatal = Job("fatal", 1, 1, "1s");
+  fatal["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/exit-code"] = "42";
+  fatal["spec"]["podFailurePolicy"] = {
+      {"rules", Json::array({{{"action", "FailJob"}, {"onExitCodes", {{"operator", "In"}, {"values", {42}}}}}})}};
+  c.Must("POST", kJobs, fatal);
+  ASSERT_TRUE(c.RunUntil([&] { return HasCondition(c.Must("GET", kJobs + "/fatal"), "Failed"); }, 60));
+  job = c.Must("GET", kJobs + "/fatal");
+  const Json* failed = GetCondition(job["status"], "Failed");
+  EXPECT_EQ(failed->value("reason", ""), "PodFailurePolicy");
+  EXPECT_NE(failed->value("message", "").find("failed with exit code 42 matching FailJob rule at index 0"), std::string::npos)
+      << failed->dump();
+}
+
+// A pod of the Job preempted by a higher-priority pod carries DisruptionTarget; with the rule
+// that ignores it, the Job does not count the failure (backoffLimit 0 would fail it otherwise)
+// and runs a replacement.
+TEST(JobController, APreemptedPodIgnoredByThePodFailurePolicyIsNotCountedAndIsReplaced) {
+  for (const bool with_policy : {true, false}) {
+    SCOPED_TRACE(with_policy ? "with the Ignore rule" : "without a policy");
+    Cluster c;
+    c.Node("n1", "1");
+    c.Must("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
+           {{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", "low"}}}, {"value", 10}});
+    c.Must("POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
+           {{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", "high"}}}, {"value", 1000}});
+    Json batch = Job("batch", 1, 1, "60s", /*backoff_limit=*/0, "low");
+    if (with_policy) {
+      batch["spec"]["podFailurePolicy"] = {
+          {"rules", Json::array({{{"action", "Ignore"}, {"onPodConditions", Json::array({{{"type", "DisruptionTarget"}}})}}})}};
+    }
+    c.Must("POST", kJobs, batch);
+    ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 1; }));
+    const std::string first = NameOf(c.ActivePods()[0]);
+    Json urgent = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "urgent"}}},
+                   {"spec", PodTemplate({}, "x", "1")["spec"]}};
+    urgent["spec"]["priorityClassName"] = "high";
+    urgent["spec"]["terminationGracePeriodSeconds"] = 1;
+    c.Must("POST", "/api/v1/namespaces/default/pods", urgent);
+    ASSERT_TRUE(c.RunUntil([&] {
+      Json u = c.Must("GET", "/api/v1/namespaces/default/pods/urgent");
+      return StringAt(u, {"status", "phase"}) == "Running";
+    }, 60));
+    c.Run(5);
+    Json job = c.Must("GET", kJobs + "/batch");
+    if (with_policy) {
+      EXPECT_FALSE(HasCondition(job, "Failed")) << job.dump();
+      EXPECT_EQ(IntAt(job, {"status", "failed"}, 0), 0);
+      bool replacement = false;
+      for (const Json& p : c.ActivePods()) replacement = replacement || (NameOf(p) != first && NameOf(p) != "urgent");
+      EXPECT_TRUE(replacement) << "a replacement pod waits for room";
+    } else {
+      EXPECT_TRUE(HasCondition(job, "Failed")) << job.dump();
+      EXPECT_EQ(GetCondition(job["status"], "Failed")->value("reason", ""), "BackoffLimitExceeded");
+    }
+  }
+}
+
+TEST(JobController, AnIndexedJobRunsEachIndexOnceAndReportsTheCompletedIndexes) {
+  Cluster c;
+  c.Node("n1");
+  Json indexed = Job("shards", 4, 4, "2s");
+  indexed["spec"]["completionMode"] = "Indexed";
+  c.Must("POST", kJobs, indexed);
+  std::set<std::string> indexes;
+  ASSERT_TRUE(c.RunUntil([&] {
+    for (const Json& p : c.Pods()) indexes.insert(StringAt(p, {"metadata", "annotations", "batch.kubernetes.io/job-completion-index"}));
+    return HasCondition(c.Must("GET", kJobs + "/shards"), "Complete");
+  }, 60));
+  EXPECT_EQ(indexes, (std::set<std::string>{"0", "1", "2", "3"}));
+  EXPECT_EQ(StringAt(c.Must("GET", kJobs + "/shards"), {"status", "completedIndexes"}), "0-3");
+  for (const Json& p : c.Pods()) {
+    const std::string i = StringAt(p, {"metadata", "annotations", "batch.kubernetes.io/job-completion-index"});
+    EXPECT_TRUE(NameOf(p).starts_with("shards-" + i + "-")) << NameOf(p);
+  }
+}
+
+}  // namespace
+}  // namespace arbiter::controllers
+
+namespace arbiter::controllers {
+namespace {
+
+TEST(DisruptionController, ComputesTheBudgetFromTheDeploymentsScaleAndEvictionsSpendIt) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", kDeploy, Deployment("web", 3, "app:1"));
+  c.Must("POST", "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+         {{"apiVersion", "policy/v1"},
+          {"kind", "PodDisruptionBudget"},
+          {"metadata", {{"name", "web"}}},
+          {"spec", {{"maxUnavailable", 1}, {"selector", {{"matchLabels", {{"app", "web"}}}}}}}});
+  const std::string path = "/apis/policy/v1/namespaces/default/poddisruptionbudgets/web";
+  ASSERT_TRUE(c.RunUntil([&] { return IntAt(c.Must("GET", path), {"status", "currentHealthy"}, 0) == 3; }));
+  Json pdb = c.Must("GET", path);
+  EXPECT_EQ(IntAt(pdb, {"status", "expectedPods"}, -1), 3);
+  EXPECT_EQ(IntAt(pdb, {"status", "desiredHealthy"}, -1), 2);
+  EXPECT_EQ(IntAt(pdb, {"status", "disruptionsAllowed"}, -1), 1);
+  EXPECT_EQ(GetCondition(pdb["status"], "DisruptionAllowed")->value("reason", ""), "SufficientPods");
+  // One eviction spends the budget; the next is refused until the replacement is Ready.
+  auto pods = c.ActivePods();
+  ASSERT_EQ(pods.size(), 3u);
+  auto evict = [&](const Json& p) {
+    return c.Call("POST", "/api/v1/namespaces/default/pods/" + NameOf(p) + "/eviction",
+                  {{"apiVersion", "policy/v1"}, {"kind", "Eviction"}, {"metadata", {{"name", NameOf(p)}}}});
+  };
+  EXPECT_EQ(evict(pods[0]).code, 201);
+  api::Response refused = evict(pods[1]);
+  EXPECT_EQ(refused.code, 429);
+  EXPECT_NE(refused.body.find("The disruption budget web needs 2 healthy pods and has"), std::string::npos) << refused.body;
+  ASSERT_TRUE(c.RunUntil([&] { return IntAt(c.Must("GET", path), {"status", "disruptionsAllowed"}, 0) == 1; }, 90));
+  EXPECT_EQ(evict(c.ActivePods()[1]).code, 201);
+}
+
+}  // namespace
+}  // namespace arbiter::controllers
+
+namespace arbiter::controllers {
+namespace {
+
+Json PlainPod(const std::string& name, const Json& tolerations = Json::array()) {
+  Json p = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}}}, {"spec", PodTemplate({})["spec"]}};
+  p["spec"]["terminationGracePeriodSeconds"] = 0;
+  if (!tolerations.empty()) p["spec"]["tolerations"] = tolerations;
+  return p;
+}
+
+TEST(TaintEviction, ANoExecuteTaintEvictsAtOnceAfterTolerationSecondsOrNeverByToleration) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", "/api/v1/namespaces/default/pods", PlainPod("plain"));
+  c.Must("POST", "/api/v1/namespaces/default/pods",
+         PlainPod("patient", Json::array({{{"key", "maintenance"}, {"operator", "Exists"}, {"effect", "NoExecute"},
+                                           {"tolerationSeconds", 30}}})));
+  c.Must("POST", "/api/v1/namespaces/default/pods",
+         PlainPod("stubborn", Json::array({{{"key", "maintenance"}, {"operator", "Exists"}, {"effect", "NoExecute"}}})));
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 3; }));
+  c.Must("PATCH", "/api/v1/nodes/n1",
+         {{"spec", {{"taints", Json::array({{{"key", "maintenance"}, {"value", "now"}, {"effect", "NoExecute"}}})}}}},
+         "application/merge-patch+json");
+  auto exists = [&](const std::string& name) { return c.Call("GET", "/api/v1/namespaces/default/pods/" + name).code == 200; };
+  ASSERT_TRUE(c.RunUntil([&] { return !exists("plain"); }, 5));
+  EXPECT_TRUE(exists("patient"));
+  ASSERT_TRUE(c.RunUntil([&] { return !exists("patient"); }, 40));
+  c.Run(30);
+  EXPECT_TRUE(exists("stubborn"));
+  EXPECT_EQ(c.Events("TaintManagerEviction").size(), 2u);
+}
+
+TEST(PodGarbageCollector, APodBoundToANodeThatDoesNotExistIsDeletedAfterTheQuarantine) {
+  Cluster c;
+  c.Node("n1");
+  Json ghost = PlainPod("ghost");
+  ghost["spec"]["nodeName"] = "ghost-node";
+  c.Must("POST", "/api/v1/namespaces/default/pods", ghost);
+  c.Run(30);
+  EXPECT_EQ(c.Call("GET", "/api/v1/namespaces/default/pods/ghost").code, 200) << "still in quarantine";
+  ASSERT_TRUE(c.RunUntil([&] { return c.Call("GET", "/api/v1/namespaces/default/pods/ghost").code == 404; }, 60));
 }
 
 }  // namespace

@@ -433,6 +433,7 @@ void InstallAdmission(ApiServer& server) {
     if (info.StoreKey() == "priorityclasses") return ValidatePriorityClass(object, old, store);
     if (info.StoreKey() == "pods") return AdmitPod(object, old, store);
     if (info.StoreKey() == "resourcequotas") return ValidateQuota(object);
+    ARBITER_RETURN_IF_ERROR(AdmitWorkload(info, object, old));
     if (info.StoreKey() == "podgroups" || info.StoreKey() == "compositepodgroups") {
       return ValidateGroupHierarchy(info, object, store);
     }

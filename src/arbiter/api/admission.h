@@ -18,6 +18,11 @@ namespace arbiter::api {
 
 void InstallAdmission(ApiServer& server);
 
+// The workload kinds' defaults and validation (workload_admission.cc): Deployment, ReplicaSet and
+// StatefulSet defaults, the selector rules they share (required, not empty, matching the
+// template, immutable), and the Job's defaults and generated selector (its uid labels its pods).
+Status AdmitWorkload(const ResourceInfo& info, nlohmann::json& object, const nlohmann::json* old);
+
 // What kube-apiserver's bootstrap controllers create before serving: the namespaces default,
 // kube-system, kube-public and kube-node-lease, and the built-in PriorityClasses
 // system-cluster-critical and system-node-critical. They are created through `server`, as any

@@ -1409,41 +1409,75 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
   }
   auto pod = store_.Get("pods", t.ns, t.name);
   if (!pod.ok()) return Error(404, "pods \"" + t.name + "\" not found", "pods", t.name);
-  // PodDisruptionBudgets of the namespace that select the pod must allow one more disruption.
+  // The PodDisruptionBudget selecting the pod must allow one more disruption (upstream's
+  // eviction REST: at most one budget; its status as the disruption controller keeps it).
   auto pdbs = store_.List("poddisruptionbudgets", t.ns);
   if (!pdbs.ok()) return Error(pdbs.status());
-  auto pods = store_.List("pods", t.ns);
-  if (!pods.ok()) return Error(pods.status());
+  const Json pod_labels = pod->body["metadata"].value("labels", Json::object());
+  std::vector<const store::Object*> covering;
   for (const auto& pdb : pdbs->items) {
-    const Json& spec = pdb.body.value("spec", Json::object());
-    const Json sel = spec.value("selector", Json::object());
-    auto matches = [&](const Json& p) { return SelectorMatches(sel, p["metadata"].value("labels", Json::object())); };
-    if (!matches(pod->body)) continue;
-    int64_t expected = 0, healthy = 0;
-    for (const auto& p : pods->items) {
-      if (!matches(p.body)) continue;
-      ++expected;
-      const Json& st = p.body.value("status", Json::object());
-      if (st.value("phase", "") == "Running" && !p.body["metadata"].contains("deletionTimestamp")) ++healthy;
-    }
-    auto value = [&](const Json& v) -> int64_t {
-      if (v.is_number_integer()) return v.get<int64_t>();
-      if (v.is_string()) {
-        std::string s = v.get<std::string>();
-        if (!s.empty() && s.back() == '%') return (std::strtoll(s.c_str(), nullptr, 10) * expected + 99) / 100;
-        return std::strtoll(s.c_str(), nullptr, 10);
-      }
-      return 0;
+    const Json sel = pdb.body.value("spec", Json::object()).value("selector", Json::object());
+    if (!sel.empty() && SelectorMatches(sel, pod_labels)) covering.push_back(&pdb);
+  }
+  if (covering.size() > 1) {
+    return Error(500, "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+                 "pods", t.name);
+  }
+  bool pod_ready = false;
+  for (const Json& c : pod->body.value("status", Json::object()).value("conditions", Json::array())) {
+    pod_ready = pod_ready || (c.value("type", "") == "Ready" && c.value("status", "") == "True");
+  }
+  const bool terminal = pod->body.value("status", Json::object()).value("phase", "") == "Succeeded" ||
+                        pod->body.value("status", Json::object()).value("phase", "") == "Failed";
+  if (!covering.empty() && !terminal && !pod->body["metadata"].contains("deletionTimestamp")) {
+    const store::Object& pdb = *covering.front();
+    const Json& status = pdb.body.value("status", Json::object());
+    manifest::LoadResult decoded = manifest::DecodeJson("poddisruptionbudget", pdb.body);
+    if (!decoded.ok() || decoded.objects.pdbs.empty()) return Error(500, "the pod's disruption budget cannot be read");
+    const model::PodDisruptionBudget& budget = decoded.objects.pdbs.front().object;
+    auto refused = [&](int64_t desired, int64_t current) {
+      Json b = StatusBody(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.",
+                          "pods", t.name);
+      b["details"]["causes"] = Json::array({{{"reason", "DisruptionBudget"},
+                                             {"message", "The disruption budget " + pdb.name + " needs " + std::to_string(desired) +
+                                                             " healthy pods and has " + std::to_string(current) + " currently"}}});
+      return JsonResponse(429, b);
     };
-    int64_t allowed = 0;
-    if (spec.contains("minAvailable")) {
-      allowed = healthy - value(spec["minAvailable"]);
-    } else if (spec.contains("maxUnavailable")) {
-      allowed = healthy - (expected - value(spec["maxUnavailable"]));
-    }
-    const bool pod_healthy = pod->body.value("status", Json::object()).value("phase", "") == "Running";
-    if (pod_healthy && allowed <= 0) {
-      return Error(429, "Cannot evict pod as it would violate the pod's disruption budget.", "pods", t.name);
+    if (status.contains("disruptionsAllowed")) {
+      const int64_t allowed = status.value("disruptionsAllowed", int64_t{0});
+      const int64_t desired = status.value("desiredHealthy", int64_t{0});
+      const int64_t current = status.value("currentHealthy", int64_t{0});
+      // IfHealthyBudget: an unready pod may go while the budget is met, without using it up.
+      if (pod_ready || current < desired) {
+        if (allowed <= 0) return refused(desired, current);
+        Json next = pdb.body;
+        next["status"]["disruptionsAllowed"] = allowed - 1;
+        next["status"]["disruptedPods"][t.name] = Now();
+        auto charged = store_.Update("poddisruptionbudgets", t.ns, pdb.name, next, pdb.revision);
+        if (!charged.ok()) {
+          return charged.status().code() == StatusCode::kConflict
+                     ? Error(429, "Cannot evict pod: the disruption budget changed; try again", "pods", t.name)
+                     : Error(charged.status());
+        }
+      }
+    } else {
+      // No controller has computed the budget: its pods as the scheduler's fallback counts them
+      // (running and not terminating are healthy), with the shared model::DesiredHealthy.
+      auto pods = store_.List("pods", t.ns);
+      if (!pods.ok()) return Error(pods.status());
+      const Json sel = pdb.body["spec"].value("selector", Json::object());
+      int64_t expected = 0, healthy = 0;
+      for (const auto& p : pods->items) {
+        if (!SelectorMatches(sel, p.body["metadata"].value("labels", Json::object()))) continue;
+        ++expected;
+        if (p.body.value("status", Json::object()).value("phase", "") == "Running" &&
+            !p.body["metadata"].contains("deletionTimestamp")) {
+          ++healthy;
+        }
+      }
+      const int64_t desired = model::DesiredHealthy(budget, expected);
+      const bool running = pod->body.value("status", Json::object()).value("phase", "") == "Running";
+      if (running && healthy - desired <= 0) return refused(desired, healthy);
     }
   }
   std::optional<int64_t> grace;

@@ -2,9 +2,13 @@
 #include "arbiter/controllers/controller_manager.h"
 
 #include "arbiter/controllers/deployment.h"
+#include "arbiter/controllers/disruption.h"
 #include "arbiter/controllers/garbage_collector.h"
+#include "arbiter/controllers/job.h"
 #include "arbiter/controllers/namespace.h"
+#include "arbiter/controllers/podgc.h"
 #include "arbiter/controllers/replicaset.h"
+#include "arbiter/controllers/taint_eviction.h"
 
 namespace arbiter::controllers {
 
@@ -75,6 +79,10 @@ void AddDefaultControllers(ControllerManager& manager) {
   manager.Add(std::make_unique<GarbageCollector>());
   manager.Add(std::make_unique<DeploymentController>());
   manager.Add(std::make_unique<ReplicaSetController>());
+  manager.Add(std::make_unique<JobController>());
+  manager.Add(std::make_unique<DisruptionController>());
+  manager.Add(std::make_unique<TaintEvictionController>());
+  manager.Add(std::make_unique<PodGarbageCollector>());
 }
 
 }  // namespace arbiter::controllers

@@ -1,6 +1,9 @@
 // Derived values of the model objects.
 #include "arbiter/model/objects.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace arbiter::model {
 
 std::string_view PreemptionPolicyName(PreemptionPolicy p) {
@@ -66,6 +69,20 @@ Resources EffectivePodRequests(const std::vector<ContainerRequests>& containers,
   for (const auto& [name, amount] : pod_level) total.Set(name, amount);  // stands for the whole pod
   total.Add(overhead);
   return total;
+}
+
+int32_t DesiredHealthy(const PodDisruptionBudget& pdb, int64_t expected) {
+  auto percent = [expected](const IntOrPercent& v) {
+    if (!v.percent) return int64_t{v.value};
+    return (int64_t{v.value} * expected + 99) / 100;  // rounded up
+  };
+  int64_t desired = 0;
+  if (pdb.min_available) {
+    desired = percent(*pdb.min_available);
+  } else if (pdb.max_unavailable) {
+    desired = expected - percent(*pdb.max_unavailable);
+  }
+  return static_cast<int32_t>(std::clamp<int64_t>(desired, INT32_MIN, INT32_MAX));
 }
 
 }  // namespace arbiter::model

@@ -239,6 +239,11 @@ struct PodDisruptionBudget {
   std::vector<std::string> disrupted_pods;      // status.disruptedPods keys
 };
 
+// How many of a budget's `expected` pods must stay healthy: minAvailable, or expected less
+// maxUnavailable (percentages of `expected` rounded up, as upstream's disruption controller
+// computes desiredHealthy); 0 when the budget sets neither.
+int32_t DesiredHealthy(const PodDisruptionBudget& pdb, int64_t expected);
+
 struct Namespace {
   std::string name;
   LabelMap labels;

@@ -31,25 +31,9 @@ PdbSplit SplitByPdb(const std::vector<state::PodInfoPtr>& pods, const std::vecto
   return out;
 }
 
-namespace {
-
-int32_t Percent(const model::IntOrPercent& v, int32_t of) {
-  if (!v.percent) return v.value;
-  return static_cast<int32_t>((int64_t{v.value} * of + 99) / 100);  // rounded up, as upstream
-}
-
-}  // namespace
-
 int32_t DisruptionsAllowed(const model::PodDisruptionBudget& pdb, int64_t expected, int64_t healthy, int64_t evicted) {
   if (pdb.disruptions_allowed) return static_cast<int32_t>(std::max<int64_t>(0, *pdb.disruptions_allowed - evicted));
-  const auto of = static_cast<int32_t>(expected);
-  int32_t desired = 0;
-  if (pdb.min_available) {
-    desired = Percent(*pdb.min_available, of);
-  } else if (pdb.max_unavailable) {
-    desired = of - Percent(*pdb.max_unavailable, of);
-  }
-  return static_cast<int32_t>(std::max<int64_t>(0, healthy - desired));
+  return static_cast<int32_t>(std::max<int64_t>(0, healthy - model::DesiredHealthy(pdb, expected)));
 }
 
 std::vector<PdbView> CurrentPdbViews(const std::vector<model::PodDisruptionBudget>& pdbs,

@@ -1,0 +1,110 @@
+// Taint-based eviction.
+#include "arbiter/controllers/taint_eviction.h"
+
+#include "arbiter/controllers/object_json.h"
+#include "arbiter/manifest/loader.h"
+
+namespace arbiter::controllers {
+
+namespace {
+
+std::vector<model::Taint> NoExecuteTaints(const Json& node) {
+  std::vector<model::Taint> out;
+  const Json* taints = Find(node, {"spec", "taints"});
+  if (taints == nullptr || !taints->is_array()) return out;
+  for (const Json& t : *taints) {
+    if (!t.is_object() || t.value("effect", "") != "NoExecute") continue;
+    out.push_back({t.value("key", ""), t.value("value", ""), model::TaintEffect::kNoExecute});
+  }
+  return out;
+}
+
+}  // namespace
+
+void TaintEvictionController::Evaluate(Context& ctx, const Key& key) {
+  const store::Object* p = ctx.informer("pods").Find(key);
+  auto cancel = [&] { due_.erase(key); };
+  if (p == nullptr || PodTerminal(p->body) || BeingDeleted(p->body)) return cancel();
+  const std::string node_name = StringAt(p->body, {"spec", "nodeName"});
+  const store::Object* node = node_name.empty() ? nullptr : ctx.informer("nodes").Find({"", node_name});
+  const std::vector<model::Taint> taints = node != nullptr ? NoExecuteTaints(node->body) : std::vector<model::Taint>{};
+  if (taints.empty()) return cancel();
+  manifest::LoadResult decoded = manifest::DecodeJson("pod " + key.first + "/" + key.second, p->body);
+  if (decoded.objects.pods.empty()) return cancel();
+  const std::vector<model::Toleration>& tolerations = decoded.objects.pods.front().object.tolerations;
+  const Timestamp now = ctx.now();
+  // getMinTolerationTime over the tolerations used: none untolerated, else the least seconds.
+  std::optional<int64_t> seconds;
+  bool forever = false;
+  for (const model::Taint& t : taints) {
+    if (!model::TolerationsTolerate(tolerations, t)) {
+      seconds = 0;
+      forever = false;
+      break;
+    }
+    bool bounded = true;
+    std::optional<int64_t> least;
+    for (const model::Toleration& tol : tolerations) {
+      if (!tol.Tolerates(t)) continue;
+      if (!tol.toleration_seconds) {
+        bounded = false;
+        break;
+      }
+      least = least ? std::min(*least, *tol.toleration_seconds) : *tol.toleration_seconds;
+    }
+    if (!bounded) {
+      forever = true;
+      continue;
+    }
+    if (least) seconds = seconds ? std::min(*seconds, *least) : *least;
+  }
+  if (!seconds) {
+    if (forever) cancel();
+    return;
+  }
+  auto [it, fresh] = due_.try_emplace(key, now + std::max<int64_t>(*seconds, 0) * kSecond);
+  if (!fresh) it->second = std::min(it->second, now + std::max<int64_t>(*seconds, 0) * kSecond);
+  queue_.AddAfter(key, it->second);
+}
+
+Status TaintEvictionController::Evict(Context& ctx, const Key& key) {
+  auto due = due_.find(key);
+  if (due == due_.end() || due->second > ctx.now()) return Status::Ok();  // cancelled, or moved later
+  due_.erase(due);
+  const store::Object* p = ctx.informer("pods").Find(key);
+  if (p == nullptr || BeingDeleted(p->body)) return Status::Ok();
+  const api::ResourceInfo& pod_info = Resource("", "v1", "pods");
+  ctx.Event(p->body, "Pod", "v1", "Normal", "TaintManagerEviction", "Marking for deletion Pod " + key.first + "/" + key.second,
+            std::string(Name()));
+  Json body = p->body;
+  Json& status = body["status"];
+  if (!status.is_object()) status = Json::object();
+  SetCondition(status, {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "DeletionByTaintManager"},
+                        {"message", "Taint manager: deleting due to NoExecute taint"},
+                        {"lastTransitionTime", FormatRfc3339(ctx.now() / kSecond * kSecond)}});
+  auto marked = ctx.api().Update(ObjectPath(pod_info, key.first, key.second, "status"), body);
+  if (!marked.ok() && marked.status().code() != StatusCode::kConflict) {
+    return marked.status().code() == StatusCode::kNotFound ? Status::Ok() : marked.status();
+  }
+  auto r = ctx.api().Delete(ObjectPath(pod_info, key.first, key.second), {{"preconditions", {{"uid", Uid(p->body)}}}});
+  if (!r.ok() && r.status().code() != StatusCode::kNotFound) return r.status();
+  return Status::Ok();
+}
+
+Status TaintEvictionController::Sync(Context& ctx, const Changes& changed) {
+  std::set<Key> look;
+  for (const Key& key : changed.at("pods")) look.insert(key);
+  std::set<std::string> nodes;
+  for (const Key& key : changed.at("nodes")) nodes.insert(key.second);
+  if (!nodes.empty()) {
+    for (const auto& [key, p] : ctx.informer("pods").objects()) {
+      if (nodes.contains(StringAt(p->body, {"spec", "nodeName"}))) look.insert(key);
+    }
+  }
+  for (const Key& key : look) Evaluate(ctx, key);
+  return queue_.ProcessDue(
+      ctx.now(), [&](const Key& key) { return Evict(ctx, key); },
+      [](const Key& key) { return "pod " + key.first + "/" + key.second; });
+}
+
+}  // namespace arbiter::controllers
