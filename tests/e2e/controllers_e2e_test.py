@@ -6,6 +6,7 @@ Run: controllers_e2e_test.py ARBITER_BINARY
 """
 import json
 import os
+import re
 import sys
 import unittest
 
@@ -133,6 +134,126 @@ spec:
         self.wait_for("task completed", lambda: (self.pod("task") or {}).get("status", {}).get("phase") == "Succeeded",
                       timeout=30)
         self.assertRegex(self.kubectl("get", "pod", "task").stdout, r"task\s+0/1\s+Completed")
+
+
+PRIORITIES = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 100
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+"""
+
+
+def job_yaml(name, completions, parallelism, run, cpu="100m", cls=None, backoff=6, ignore_disruptions=False):
+    policy = """
+  podFailurePolicy:
+    rules:
+    - action: Ignore
+      onPodConditions: [{type: DisruptionTarget}]""" if ignore_disruptions else ""
+    priority = f"\n      priorityClassName: {cls}" if cls else ""
+    return f"""
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}}}
+spec:
+  completions: {completions}
+  parallelism: {parallelism}
+  backoffLimit: {backoff}{policy}
+  template:
+    metadata:
+      annotations: {{arbiter.dev/run-duration: {run}}}
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 1{priority}
+      containers:
+      - name: work
+        image: worker:1
+        resources: {{requests: {{cpu: "{cpu}"}}}}
+"""
+
+
+class JobTest(ServeTestCase):
+    def job(self, name):
+        return json.loads(self.kubectl("get", "job", name, "-o", "json").stdout)
+
+    def test_a_job_runs_to_completion(self):
+        self.apply(NODES)
+        self.apply(job_yaml("crunch", 3, 2, "1s"))
+        self.kubectl("wait", "--for=condition=complete", "job/crunch", "--timeout=60s")
+        self.assertRegex(self.kubectl("get", "job", "crunch").stdout, r"crunch\s+Complete\s+3/3")
+        self.assertEqual(self.job("crunch")["status"]["succeeded"], 3)
+
+    def test_a_preempted_pod_is_not_counted_against_the_backoff_limit(self):
+        self.apply(NODES.replace('cpu: "8"', 'cpu: "1"'))
+        self.apply(PRIORITIES)
+        self.apply(job_yaml("batch", 2, 2, "300s", cpu="1", cls="low", backoff=0, ignore_disruptions=True))
+        self.wait_for("two job pods running", lambda: self.job("batch")["status"].get("ready") == 2, timeout=30)
+        self.apply("""
+apiVersion: v1
+kind: Pod
+metadata: {name: urgent}
+spec:
+  priorityClassName: high
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+""")
+        self.wait_for("urgent running", lambda: (self.pod("urgent") or {}).get("status", {}).get("phase") == "Running",
+                      timeout=30)
+        self.wait_for("a replacement", lambda: len(json.loads(self.kubectl(
+            "get", "pods", "-l", "job-name=batch", "-o", "json").stdout)["items"]) >= 2 and
+            self.job("batch")["status"].get("active", 0) >= 1, timeout=30)
+        job = self.job("batch")
+        self.assertNotIn("Failed", [c["type"] for c in job["status"].get("conditions", []) if c["status"] == "True"])
+        self.assertNotIn("failed", job["status"])
+
+
+class HousekeepingTest(ServeTestCase):
+    def test_a_no_execute_taint_evicts_the_pods_that_do_not_tolerate_it(self):
+        self.apply(NODES)
+        self.apply("""
+apiVersion: v1
+kind: Pod
+metadata: {name: plain}
+spec:
+  nodeName: node-1
+  terminationGracePeriodSeconds: 0
+  containers: [{name: c, image: x}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: tolerant}
+spec:
+  nodeName: node-1
+  tolerations: [{key: maintenance, operator: Exists, effect: NoExecute}]
+  containers: [{name: c, image: x}]
+""")
+        self.wait_for("both running", lambda: all((self.pod(n) or {}).get("status", {}).get("phase") == "Running"
+                                                  for n in ("plain", "tolerant")), timeout=30)
+        self.kubectl("taint", "node", "node-1", "maintenance=now:NoExecute")
+        self.wait_for("plain evicted", lambda: self.pod("plain") is None, timeout=30)
+        self.assertIsNotNone(self.pod("tolerant"))
+        events = self.kubectl("get", "events", "--field-selector", "reason=TaintManagerEviction").stdout
+        self.assertIn("Marking for deletion Pod default/plain", events)
+
+    def test_pod_disruption_budget_status_follows_the_deployment(self):
+        self.apply(NODES)
+        self.apply(deployment_yaml("web", 3, "app:1"))
+        self.apply("""
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  maxUnavailable: 1
+  selector: {matchLabels: {app: web}}
+""")
+        self.wait_for("the budget allows one", lambda: re.search(r"web\s+N/A\s+1\s+1",
+                                                                 self.kubectl("get", "pdb", "web").stdout), timeout=30)
+        status = json.loads(self.kubectl("get", "pdb", "web", "-o", "json").stdout)["status"]
+        self.assertEqual((status["expectedPods"], status["desiredHealthy"], status["currentHealthy"]), (3, 2, 3))
 
 
 if __name__ == "__main__":

@@ -221,6 +221,16 @@ std::vector<Column> Columns(const std::string& resource) {
     return {{"Name", "string", 0}, {"Ready", "string", 0}, {"Age", "string", 0}, {"Containers", "string", 1},
             {"Images", "string", 1}};
   }
+  if (resource == "jobs") {
+    return {{"Name", "string", 0},       {"Status", "string", 0}, {"Completions", "string", 0},
+            {"Duration", "string", 0},   {"Age", "string", 0},    {"Containers", "string", 1},
+            {"Images", "string", 1},     {"Selector", "string", 1}};
+  }
+  if (resource == "cronjobs") {
+    return {{"Name", "string", 0},    {"Schedule", "string", 0},      {"Timezone", "string", 0},
+            {"Suspend", "boolean", 0}, {"Active", "integer", 0},      {"Last Schedule", "string", 0},
+            {"Age", "string", 0}};
+  }
   if (resource == "services") {
     return {{"Name", "string", 0},        {"Type", "string", 0},    {"Cluster-IP", "string", 0},
             {"External-IP", "string", 0}, {"Port(s)", "string", 0}, {"Age", "string", 0},
@@ -322,6 +332,42 @@ Json Cells(const std::string& resource, const Json& o, Timestamp now) {
     const int64_t want = At(o, {"spec", "replicas"}).is_number_integer() ? At(o, {"spec", "replicas"}).get<int64_t>() : 1;
     return {name, std::to_string(Count(o, {"status", "readyReplicas"})) + "/" + std::to_string(want), Age(o, now),
             TemplateField(o, "name"), TemplateField(o, "image")};
+  }
+  if (resource == "jobs") {
+    // kubectl's printJob: the status from the conditions, completions as done/wanted.
+    std::string status = "Running";
+    if (const Json& conds = At(o, {"status", "conditions"}); conds.is_array()) {
+      for (const Json& c : conds) {
+        if (c.value("status", "") != "True") continue;
+        const std::string type = c.value("type", "");
+        if (type == "Complete" || type == "Failed" || type == "Suspended") status = type;
+        if (type == "FailureTarget" && status == "Running") status = "FailureTarget";
+        if (type == "SuccessCriteriaMet" && status == "Running") status = "SuccessCriteriaMet";
+      }
+    }
+    const Json& completions = At(o, {"spec", "completions"});
+    const std::string wanted = completions.is_number_integer() ? completions.dump()
+                                                               : std::string(Count(o, {"status", "succeeded"}) > 0 ? "1" : "0");
+    std::string duration;
+    auto start = ParseRfc3339(Str(At(o, {"status", "startTime"}), ""));
+    auto end = ParseRfc3339(Str(At(o, {"status", "completionTime"}), ""));
+    if (start.ok()) duration = HumanDuration((end.ok() ? *end : now) - *start);
+    return {name,
+            status,
+            std::to_string(Count(o, {"status", "succeeded"})) + "/" + wanted,
+            duration,
+            Age(o, now),
+            TemplateField(o, "name"),
+            TemplateField(o, "image"),
+            SelectorText(At(o, {"spec", "selector"}))};
+  }
+  if (resource == "cronjobs") {
+    const Json& active = At(o, {"status", "active"});
+    std::string last = "<none>";
+    if (auto t = ParseRfc3339(Str(At(o, {"status", "lastScheduleTime"}), "")); t.ok()) last = HumanDuration(now - *t);
+    return {name, Str(At(o, {"spec", "schedule"}), ""), Str(At(o, {"spec", "timeZone"}), "<none>"),
+            At(o, {"spec", "suspend"}).is_boolean() && At(o, {"spec", "suspend"}).get<bool>(),
+            active.is_array() ? static_cast<int64_t>(active.size()) : int64_t{0}, last, Age(o, now)};
   }
   if (resource == "services") {
     std::string ports;

@@ -123,26 +123,7 @@ void JobController::Reset() {
 Status JobController::Sync(Context& ctx, const Changes& changed) {
   const Timestamp now = ctx.now();
   for (const Key& key : changed.at("jobs")) queue_.Add(key, now);
-  const store::Informer& pods = ctx.informer("pods");
-  for (const Key& pod_key : changed.at("pods")) {
-    const store::Object* o = pods.Find(pod_key);
-    auto prev = owner_of_.find(pod_key);
-    if (o == nullptr) {
-      if (prev != owner_of_.end()) {
-        expectations_.DeletionObserved(prev->second, pod_key);
-        queue_.Add(prev->second, now);
-        owner_of_.erase(prev);
-      }
-      continue;
-    }
-    const Json* ref = ControllerRef(o->body);
-    if (ref == nullptr || ref->value("kind", "") != kKind) continue;
-    const Key owner{pod_key.first, ref->value("name", "")};
-    if (prev == owner_of_.end()) expectations_.CreationObserved(owner);
-    owner_of_[pod_key] = owner;
-    if (BeingDeleted(o->body)) expectations_.DeletionObserved(owner, pod_key);
-    queue_.Add(owner, now);
-  }
+  (void)FollowOwnedPods(changed.at("pods"), ctx.informer("pods"), kKind, owner_of_, expectations_, queue_, now);
   return queue_.ProcessDue(
       now, [&](const Key& key) { return SyncJob(ctx, key); },
       [](const Key& key) { return "job " + key.first + "/" + key.second; });

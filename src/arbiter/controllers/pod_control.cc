@@ -81,6 +81,43 @@ Status ClaimObjects(ApiClient& api, const api::ResourceInfo& info, const store::
   return first;
 }
 
+std::vector<Key> FollowOwnedPods(const std::set<Key>& changed, const store::Informer& pods, std::string_view owner_kind,
+                                 std::map<Key, Key>& owner_of, Expectations& expectations, WorkQueue& queue,
+                                 Timestamp now) {
+  std::vector<Key> orphans;
+  for (const Key& pod_key : changed) {
+    const store::Object* o = pods.Find(pod_key);
+    auto prev = owner_of.find(pod_key);
+    if (o == nullptr) {
+      if (prev != owner_of.end()) {
+        expectations.DeletionObserved(prev->second, pod_key);
+        queue.Add(prev->second, now);
+        owner_of.erase(prev);
+      }
+      continue;
+    }
+    const Json* ref = ControllerRef(o->body);
+    if (ref != nullptr && ref->value("kind", "") == owner_kind) {
+      const Key owner{pod_key.first, ref->value("name", "")};
+      if (prev == owner_of.end()) {
+        expectations.CreationObserved(owner);
+      } else if (prev->second != owner) {
+        queue.Add(prev->second, now);
+      }
+      owner_of[pod_key] = owner;
+      if (BeingDeleted(o->body)) expectations.DeletionObserved(owner, pod_key);
+      queue.Add(owner, now);
+      continue;
+    }
+    if (prev != owner_of.end()) {  // released, or taken by another kind of controller
+      queue.Add(prev->second, now);
+      owner_of.erase(prev);
+    }
+    if (ref == nullptr && PodActive(o->body)) orphans.push_back(pod_key);
+  }
+  return orphans;
+}
+
 Json PodFromTemplate(const Json& tmpl, const Json& owner, std::string_view owner_api_version,
                      std::string_view owner_kind, const std::string& name_prefix) {
   Json md = Json::object();

@@ -58,6 +58,15 @@ Status ClaimObjects(ApiClient& api, const api::ResourceInfo& info, const store::
                     std::string_view owner_kind, const std::optional<model::LabelSelector>& selector,
                     const std::function<bool(const Json&)>& consider, const std::function<void(const Json&)>& own);
 
+// Follows the pods of one kind of owner through their changes (`changed`, read in `pods`): a
+// pod's owner (by its controller reference of `owner_kind`) is woken in `queue`, its expectations
+// learn of creations and deletions, and `owner_of` remembers each pod's owner so that a pod that
+// is gone, released or taken by another controller still wakes the owner it had. Returns the
+// active pods without any controller (orphans an owner may adopt).
+std::vector<Key> FollowOwnedPods(const std::set<Key>& changed, const store::Informer& pods, std::string_view owner_kind,
+                                 std::map<Key, Key>& owner_of, Expectations& expectations, WorkQueue& queue,
+                                 Timestamp now);
+
 // A new pod for `owner` from its pod template (`template_spec`: metadata and spec).
 Json PodFromTemplate(const Json& template_spec, const Json& owner, std::string_view owner_api_version,
                      std::string_view owner_kind, const std::string& name_prefix);

@@ -13,12 +13,6 @@ namespace {
 constexpr std::string_view kApiVersion = "apps/v1";
 constexpr std::string_view kKind = "ReplicaSet";
 
-bool ControlledBy(const Json* ref, std::string_view kind) {
-  if (ref == nullptr) return false;
-  const std::string api_version = ref->value("apiVersion", "");
-  return ref->value("kind", "") == kind && (api_version == "apps/v1" || api_version.starts_with("apps/"));
-}
-
 // The objects of an informer in one namespace, in name order.
 template <typename Fn>
 void EachInNamespace(const store::Informer& informer, const std::string& ns, Fn&& fn) {
@@ -39,35 +33,9 @@ Status ReplicaSetController::Sync(Context& ctx, const Changes& changed) {
   const store::Informer& pods = ctx.informer("pods");
   const store::Informer& sets = ctx.informer("replicasets");
   for (const Key& key : changed.at("replicasets")) queue_.Add(key, now);
-  for (const Key& pod_key : changed.at("pods")) {
+  for (const Key& pod_key :
+       FollowOwnedPods(changed.at("pods"), pods, kKind, owner_of_, expectations_, queue_, now)) {
     const store::Object* o = pods.Find(pod_key);
-    auto prev = owner_of_.find(pod_key);
-    if (o == nullptr) {
-      if (prev != owner_of_.end()) {
-        expectations_.DeletionObserved(prev->second, pod_key);
-        queue_.Add(prev->second, now);
-        owner_of_.erase(prev);
-      }
-      continue;
-    }
-    const Json* ref = ControllerRef(o->body);
-    if (ControlledBy(ref, kKind)) {
-      const Key owner{pod_key.first, ref->value("name", "")};
-      if (prev == owner_of_.end()) {
-        expectations_.CreationObserved(owner);
-      } else if (prev->second != owner) {
-        queue_.Add(prev->second, now);
-      }
-      owner_of_[pod_key] = owner;
-      if (BeingDeleted(o->body)) expectations_.DeletionObserved(owner, pod_key);
-      queue_.Add(owner, now);
-      continue;
-    }
-    if (prev != owner_of_.end()) {  // released, or taken by another kind of controller
-      queue_.Add(prev->second, now);
-      owner_of_.erase(prev);
-    }
-    if (ref != nullptr || !PodActive(o->body)) continue;
     // An orphan: the ReplicaSets of its namespace that select it may adopt it.
     const model::LabelMap labels = LabelsOf(o->body);
     EachInNamespace(sets, pod_key.first, [&](const store::Object& rs) {
