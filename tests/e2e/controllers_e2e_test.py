@@ -136,17 +136,8 @@ spec:
         self.assertRegex(self.kubectl("get", "pod", "task").stdout, r"task\s+0/1\s+Completed")
 
 
-PRIORITIES = """
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: low}
-value: 100
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high}
-value: 1000
-"""
+# The two PriorityClasses (low 100, high 1000) of the serve tests' cluster.
+PRIORITIES = "---".join(d for d in serve_e2e_test.CLUSTER.split("---") if "PriorityClass" in d)
 
 
 def job_yaml(name, completions, parallelism, run, cpu="100m", cls=None, backoff=6, ignore_disruptions=False):
