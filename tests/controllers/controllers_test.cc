@@ -655,3 +655,106 @@ TEST(PodGarbageCollector, APodBoundToANodeThatDoesNotExistIsDeletedAfterTheQuara
 
 }  // namespace
 }  // namespace arbiter::controllers
+
+namespace arbiter::controllers {
+namespace {
+
+// A Job paired with a Workload and its PodGroup, as v1.37 pairs them: the Workload names the Job
+// as its controller, the PodGroup is made from one of the Workload's templates, and the Job's pod
+// template joins the group through spec.schedulingGroup. The Job controller copies the template,
+// so its pods form a gang: none binds until all four fit.
+TEST(JobController, AJobWhosePodsJoinAGangPodGroupIsScheduledAllOrNothing) {
+  Cluster c;
+  c.Node("n1", "3");
+  c.Must("POST", "/apis/scheduling.k8s.io/v1beta1/namespaces/default/workloads",
+         {{"apiVersion", "scheduling.k8s.io/v1beta1"},
+          {"kind", "Workload"},
+          {"metadata", {{"name", "sweep"}}},
+          {"spec", {{"controllerRef", {{"apiGroup", "batch"}, {"kind", "Job"}, {"name", "sweep"}}},
+                    {"podGroupTemplates", Json::array({{{"name", "actor"}, {"schedulingPolicy", {{"gang", {{"minCount", 4}}}}}}})}}}});
+  c.Must("POST", "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups",
+         {{"apiVersion", "scheduling.k8s.io/v1beta1"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", "sweep-actor"}}},
+          {"spec", {{"workloadRef", {{"workloadName", "sweep"}, {"templateName", "actor"}}},
+                    {"schedulingPolicy", {{"gang", {{"minCount", 4}}}}}}}});
+  Json job = Job("sweep", 4, 4, "5s");
+  job["spec"]["template"]["spec"]["schedulingGroup"] = {{"podGroupName", "sweep-actor"}};
+  c.Must("POST", kJobs, job);
+  c.Run(10);
+  ASSERT_EQ(c.ActivePods().size(), 4u);
+  for (const Json& p : c.ActivePods()) EXPECT_EQ(StringAt(p, {"spec", "nodeName"}), "") << "a gang of 4 does not fit in 3 CPUs";
+  c.Node("n2", "3");
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 4; }, 30));
+  ASSERT_TRUE(c.RunUntil([&] { return HasCondition(c.Must("GET", kJobs + "/sweep"), "Complete"); }, 30));
+}
+
+}  // namespace
+}  // namespace arbiter::controllers
+
+namespace arbiter::controllers {
+namespace {
+
+TEST(StatefulSetController, CreatesPodsInOrderWithTheirClaimsAndRemovesThemHighestFirst) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", "/apis/storage.k8s.io/v1/storageclasses",
+         {{"apiVersion", "storage.k8s.io/v1"}, {"kind", "StorageClass"}, {"metadata", {{"name", "local"}}},
+          {"provisioner", "kubernetes.io/no-provisioner"}, {"volumeBindingMode", "WaitForFirstConsumer"}});
+  for (int i = 0; i < 3; ++i) {
+    c.Must("POST", "/api/v1/persistentvolumes",
+           {{"apiVersion", "v1"},
+            {"kind", "PersistentVolume"},
+            {"metadata", {{"name", "disk-" + std::to_string(i)}}},
+            {"spec", {{"storageClassName", "local"},
+                      {"accessModes", {"ReadWriteOnce"}},
+                      {"capacity", {{"storage", "10Gi"}}},
+                      {"local", {{"path", "/mnt/" + std::to_string(i)}}},
+                      {"nodeAffinity", {{"required", {{"nodeSelectorTerms", Json::array({{{"matchFields",
+                          Json::array({{{"key", "metadata.name"}, {"operator", "In"}, {"values", {"n1"}}}})}}})}}}}}}}});
+  }
+  Json sts = {{"apiVersion", "apps/v1"},
+              {"kind", "StatefulSet"},
+              {"metadata", {{"name", "db"}}},
+              {"spec", {{"replicas", 3},
+                        {"serviceName", "db"},
+                        {"selector", {{"matchLabels", {{"app", "db"}}}}},
+                        {"template", PodTemplate({{"app", "db"}}, "db:1")},
+                        {"volumeClaimTemplates", Json::array({{{"metadata", {{"name", "data"}}},
+                                                               {"spec", {{"storageClassName", "local"},
+                                                                         {"accessModes", {"ReadWriteOnce"}},
+                                                                         {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}}})}}}};
+  sts["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 0;
+  c.Must("POST", "/apis/apps/v1/namespaces/default/statefulsets", sts);
+  // OrderedReady: db-1 exists only once db-0 runs and is Ready, and so on.
+  bool out_of_order = false;
+  ASSERT_TRUE(c.RunUntil([&] {
+    std::map<std::string, bool> ready;
+    for (const Json& p : c.ActivePods()) ready[NameOf(p)] = PodReady(p);
+    if (ready.contains("db-1") && !ready["db-0"]) out_of_order = true;
+    if (ready.contains("db-2") && !ready["db-1"]) out_of_order = true;
+    return c.Running() == 3;
+  }));
+  EXPECT_FALSE(out_of_order);
+  for (int i = 0; i < 3; ++i) {
+    const std::string pod = "db-" + std::to_string(i);
+    Json p = c.Must("GET", "/api/v1/namespaces/default/pods/" + pod);
+    EXPECT_EQ(StringAt(p, {"spec", "hostname"}), pod);
+    EXPECT_EQ(StringAt(p, {"spec", "subdomain"}), "db");
+    EXPECT_EQ(StringAt(p, {"metadata", "labels", "apps.kubernetes.io/pod-index"}), std::to_string(i));
+    Json claim = c.Must("GET", "/api/v1/namespaces/default/persistentvolumeclaims/data-" + pod);
+    EXPECT_EQ(StringAt(claim, {"status", "phase"}), "Bound");
+  }
+  Json set = c.Must("GET", "/apis/apps/v1/namespaces/default/statefulsets/db");
+  EXPECT_EQ(IntAt(set, {"status", "readyReplicas"}, 0), 3);
+  EXPECT_FALSE(StringAt(set, {"status", "updateRevision"}).empty());
+  // Scaling to 1 removes db-2, then db-1; the claims stay.
+  c.Must("PATCH", "/apis/apps/v1/namespaces/default/statefulsets/db/scale", {{"spec", {{"replicas", 1}}}},
+         "application/merge-patch+json");
+  ASSERT_TRUE(c.RunUntil([&] { return c.Pods().size() == 1; }));
+  EXPECT_EQ(NameOf(c.Pods()[0]), "db-0");
+  EXPECT_EQ(c.Call("GET", "/api/v1/namespaces/default/persistentvolumeclaims/data-db-2").code, 200);
+}
+
+}  // namespace
+}  // namespace arbiter::controllers

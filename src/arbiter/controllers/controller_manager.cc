@@ -8,6 +8,7 @@
 #include "arbiter/controllers/namespace.h"
 #include "arbiter/controllers/podgc.h"
 #include "arbiter/controllers/replicaset.h"
+#include "arbiter/controllers/statefulset.h"
 #include "arbiter/controllers/taint_eviction.h"
 
 namespace arbiter::controllers {
@@ -79,6 +80,7 @@ void AddDefaultControllers(ControllerManager& manager) {
   manager.Add(std::make_unique<GarbageCollector>());
   manager.Add(std::make_unique<DeploymentController>());
   manager.Add(std::make_unique<ReplicaSetController>());
+  manager.Add(std::make_unique<StatefulSetController>());
   manager.Add(std::make_unique<JobController>());
   manager.Add(std::make_unique<DisruptionController>());
   manager.Add(std::make_unique<TaintEvictionController>());
