@@ -773,7 +773,11 @@ TEST_F(ApiServerTest, APodsSpecChangesOnlyWhereUpstreamAllows) {
   Json images = MustGet(kPods + "/web")["spec"]["containers"];
   images[0]["image"] = "nginx:2";
   allowed({{"spec", {{"containers", images}}}});
-  allowed({{"spec", {{"tolerations", Json::array({{{"key", "k"}, {"operator", "Exists"}}})}}}});
+  // A toleration added to those the pod has (DefaultTolerationSeconds gave it two).
+  Json tolerations = MustGet(kPods + "/web")["spec"]["tolerations"];
+  EXPECT_EQ(tolerations.size(), 2u);
+  tolerations.push_back({{"key", "k"}, {"operator", "Exists"}});
+  allowed({{"spec", {{"tolerations", tolerations}}}});
   allowed({{"spec", {{"schedulingGates", Json::array({{{"name", "b"}}})}}}});
   allowed({{"spec", {{"activeDeadlineSeconds", 600}}}});
   allowed({{"metadata", {{"labels", {{"tier", "1"}}}}}});

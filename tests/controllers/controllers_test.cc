@@ -758,3 +758,45 @@ TEST(StatefulSetController, CreatesPodsInOrderWithTheirClaimsAndRemovesThemHighe
 
 }  // namespace
 }  // namespace arbiter::controllers
+
+namespace arbiter::controllers {
+namespace {
+
+TEST(NodeLifecycle, AStoppedNodeBecomesUnreachableAndItsPodsAreEvictedAfterTheDefaultTolerationSeconds) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", "/api/v1/namespaces/default/pods", PlainPod("p"));
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 1; }));
+  Json pod = c.Must("GET", "/api/v1/namespaces/default/pods/p");
+  int defaults = 0;
+  for (const Json& t : pod["spec"]["tolerations"]) defaults += t.value("tolerationSeconds", 0) == 300;
+  EXPECT_EQ(defaults, 2) << "DefaultTolerationSeconds: not-ready and unreachable, 300 s";
+  c.Must("PATCH", "/api/v1/nodes/n1", {{"metadata", {{"annotations", {{"arbiter.dev/stopped", "true"}}}}}},
+         "application/merge-patch+json");
+  auto unreachable = [&] {
+    Json node = c.Must("GET", "/api/v1/nodes/n1");
+    bool tainted = false;
+    for (const Json& t : node["spec"].value("taints", Json::array())) {
+      tainted = tainted || (t.value("key", "") == "node.kubernetes.io/unreachable" && t.value("effect", "") == "NoExecute");
+    }
+    return tainted && GetCondition(node["status"], "Ready")->value("status", "") == "Unknown";
+  };
+  c.Run(40);
+  EXPECT_FALSE(unreachable()) << "within the grace period";
+  ASSERT_TRUE(c.RunUntil(unreachable, 30));
+  // Evicted (its grace period is 0: deleted at once) only once 300 s have passed.
+  auto evicted = [&] {
+    api::Response r = c.Call("GET", "/api/v1/namespaces/default/pods/p");
+    return r.code == 404 || BeingDeleted(Json::parse(r.body));
+  };
+  c.Run(250);
+  EXPECT_FALSE(evicted()) << "tolerated for 300 s";
+  ASSERT_TRUE(c.RunUntil(evicted, 80));
+  // Switched on again, the node loses the taints.
+  c.Must("PATCH", "/api/v1/nodes/n1", {{"metadata", {{"annotations", {{"arbiter.dev/stopped", nullptr}}}}}},
+         "application/merge-patch+json");
+  ASSERT_TRUE(c.RunUntil([&] { return c.Must("GET", "/api/v1/nodes/n1")["spec"].value("taints", Json::array()).empty(); }, 30));
+}
+
+}  // namespace
+}  // namespace arbiter::controllers

@@ -341,6 +341,20 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
   spec["preemptionPolicy"] = std::string(model::PreemptionPolicyName(p.policy));
   if (!spec.contains("schedulerName")) spec["schedulerName"] = "default-scheduler";
   if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
+  // DefaultTolerationSeconds: a pod stays 300 s on a node that went not-ready or unreachable,
+  // unless it says otherwise (a toleration of that taint's NoExecute, or of every NoExecute).
+  for (const char* key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
+    bool has = false;
+    for (const Json& t : spec.value("tolerations", Json::array())) {
+      if (!t.is_object()) continue;
+      const std::string effect = t.value("effect", "");
+      const bool key_matches = t.value("key", "") == key || (t.value("key", "").empty() && t.value("operator", "") == "Exists");
+      has = has || (key_matches && (effect.empty() || effect == "NoExecute"));
+    }
+    if (has) continue;
+    if (!spec["tolerations"].is_array()) spec["tolerations"] = Json::array();
+    spec["tolerations"].push_back({{"key", key}, {"operator", "Exists"}, {"effect", "NoExecute"}, {"tolerationSeconds", 300}});
+  }
   return CheckQuotas(pod, pod["metadata"].value("namespace", "default"), store);
 }
 

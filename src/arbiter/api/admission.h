@@ -8,6 +8,8 @@
 //   * ResourceQuota: `pods`, `requests.cpu` and `requests.memory` limits of quotas in the pod's
 //     namespace, with scopeSelector on PriorityClass (In, NotIn, Exists, DoesNotExist), so that
 //     an administrator can keep a namespace from creating pods of a high class.
+//   * DefaultTolerationSeconds: pods tolerate the not-ready and unreachable NoExecute taints for
+//     300 s unless they say otherwise.
 //   * PodGroup and CompositePodGroup parent links: a write that would close a cycle or nest more
 //     than model::kMaxGroupHierarchyDepth levels is rejected (a parent not created yet is not).
 #pragma once

@@ -6,6 +6,7 @@
 #include "arbiter/controllers/garbage_collector.h"
 #include "arbiter/controllers/job.h"
 #include "arbiter/controllers/namespace.h"
+#include "arbiter/controllers/node_lifecycle.h"
 #include "arbiter/controllers/podgc.h"
 #include "arbiter/controllers/replicaset.h"
 #include "arbiter/controllers/statefulset.h"
@@ -83,6 +84,7 @@ void AddDefaultControllers(ControllerManager& manager) {
   manager.Add(std::make_unique<StatefulSetController>());
   manager.Add(std::make_unique<JobController>());
   manager.Add(std::make_unique<DisruptionController>());
+  manager.Add(std::make_unique<NodeLifecycleController>());
   manager.Add(std::make_unique<TaintEvictionController>());
   manager.Add(std::make_unique<PodGarbageCollector>());
 }

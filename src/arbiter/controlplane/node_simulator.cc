@@ -30,6 +30,13 @@ const Json* Find(const Json& o, const char* key) {
 
 std::string Str(const Json& o, const char* a, const char* b) { return std::string(StringAt(o, a, b)); }
 
+// A node annotated arbiter.dev/stopped: "true" is switched off: its kubelet neither renews its
+// Lease nor starts pods, so the node lifecycle controller sees it go unreachable.
+bool Stopped(const Json& node) {
+  const Json* a = At(node, "metadata", "annotations");
+  return a != nullptr && a->is_object() && a->value("arbiter.dev/stopped", "") == "true";
+}
+
 std::string InternalIp(const Json& node) {
   const Json* st = Find(node, "status");
   const Json* addrs = st == nullptr ? nullptr : Find(*st, "addresses");
@@ -129,6 +136,7 @@ Status NodeSimulator::InitializeNodes(const store::Informer& nodes) {
   for (const auto& [key, n_ptr] : nodes.objects()) {
     const store::Object& n = *n_ptr;
     const Json& body = n.body;
+    if (Stopped(body)) continue;  // a stopped node reports nothing
     const bool has_cidr = !Str(body, "spec", "podCIDR").empty();
     const bool has_ip = !InternalIp(body).empty();
     bool heartbeat_due = false;
@@ -215,6 +223,7 @@ Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Inf
   const Timestamp now = clock_.Now();
   for (const auto& [key, n_ptr] : nodes.objects()) {
     const store::Object& n = *n_ptr;
+    if (Stopped(n.body)) continue;  // a stopped node's kubelet renews nothing
     const store::Object* held = leases.Find({"kube-node-lease", n.name});
     if (held == nullptr) {
       const Json lease = {
@@ -379,7 +388,7 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pod
     const Json& body = p.body;
     const std::string node = Str(body, "spec", "nodeName");
     const store::Object* n = nodes.Find({"", node});
-    if (n == nullptr) continue;  // a node that is not (yet) there runs nothing (yet)
+    if (n == nullptr || Stopped(n->body)) continue;  // a node that is not (yet) there, or stopped, runs nothing
     auto cidr = Ipv4Net::Parse(Str(n->body, "spec", "podCIDR"));
     const std::string host_ip = InternalIp(n->body);
     if (!cidr.ok() || host_ip.empty()) continue;  // initialised by the next pass

@@ -15,6 +15,8 @@
 //     unless it had finished, containers terminated with exit code 137, deletionGracePeriodSeconds
 //     0), as the kubelet's final status and deletion leave it, and the last finalizer's removal
 //     deletes it;
+//   * a node annotated arbiter.dev/stopped: "true" is switched off: no Lease renewal, no pod
+//     started (the node lifecycle controller then marks it unreachable);
 //   * simulated work: a pod annotated arbiter.dev/run-duration (a Go duration, "30s", "2m")
 //     runs that long, then its containers exit with arbiter.dev/exit-code (default 0): with
 //     restartPolicy Never, or OnFailure and exit code 0, the pod ends (Succeeded for 0, else
