@@ -12,6 +12,7 @@
 #include "arbiter/api/admission.h"
 #include "arbiter/api/server.h"
 #include "arbiter/controllers/controller_manager.h"
+#include "arbiter/controllers/cron_schedule.h"
 #include "arbiter/controllers/object_json.h"
 #include "arbiter/controllers/pod_control.h"
 #include "arbiter/controlplane/control_loop.h"
@@ -796,6 +797,79 @@ TEST(NodeLifecycle, AStoppedNodeBecomesUnreachableAndItsPodsAreEvictedAfterTheDe
   c.Must("PATCH", "/api/v1/nodes/n1", {{"metadata", {{"annotations", {{"arbiter.dev/stopped", nullptr}}}}}},
          "application/merge-patch+json");
   ASSERT_TRUE(c.RunUntil([&] { return c.Must("GET", "/api/v1/nodes/n1")["spec"].value("taints", Json::array()).empty(); }, 30));
+}
+
+}  // namespace
+}  // namespace arbiter::controllers
+
+namespace arbiter::controllers {
+namespace {
+
+TEST(CronSchedule, FieldsRangesStepsNamesAndMacrosGiveTheNextTime) {
+  // 2027-01-15T08:00:00Z is a Friday.
+  const Timestamp friday = kT0;
+  auto next = [&](const std::string& spec, Timestamp from) {
+    auto s = CronSchedule::Parse(spec);
+    EXPECT_TRUE(s.ok()) << spec << ": " << s.status().message();
+    auto t = s.ok() ? s->Next(from) : std::nullopt;
+    return t ? FormatRfc3339(*t) : std::string("never");
+  };
+  EXPECT_EQ(next("*/15 * * * *", friday), "2027-01-15T08:15:00Z");
+  EXPECT_EQ(next("30 9-17/4 * * *", friday), "2027-01-15T09:30:00Z");
+  EXPECT_EQ(next("0 0 * * mon", friday), "2027-01-18T00:00:00Z");
+  EXPECT_EQ(next("0 12 1 feb *", friday), "2027-02-01T12:00:00Z");
+  EXPECT_EQ(next("@daily", friday), "2027-01-16T00:00:00Z");
+  EXPECT_EQ(next("0 0 13 * 5", friday), "2027-01-22T00:00:00Z") << "both day fields: either matches";
+  EXPECT_EQ(next("0 0 30 2 *", friday), "never");
+  EXPECT_FALSE(CronSchedule::Parse("61 * * * *").ok());
+  EXPECT_FALSE(CronSchedule::Parse("* * * *").ok());
+  EXPECT_EQ(CronSchedule::Parse("* * * *").status().message(), "expected exactly 5 fields, found 4: * * * *");
+}
+
+TEST(CronJobController, RunsAJobEachScheduledMinuteAndKeepsTheHistoryLimit) {
+  Cluster c;
+  c.Node("n1");
+  Json job_spec = Job("unused", 1, 1, "5s")["spec"];
+  c.Must("POST", "/apis/batch/v1/namespaces/default/cronjobs",
+         {{"apiVersion", "batch/v1"},
+          {"kind", "CronJob"},
+          {"metadata", {{"name", "tick"}}},
+          {"spec", {{"schedule", "* * * * *"}, {"successfulJobsHistoryLimit", 2}, {"jobTemplate", {{"spec", job_spec}}}}}});
+  c.Run(5 * 60 + 30);
+  std::vector<Json> jobs = c.List(kJobs);
+  ASSERT_EQ(jobs.size(), 2u) << "five runs, the last two kept";
+  for (const Json& j : jobs) {
+    EXPECT_TRUE(HasCondition(j, "Complete")) << j.dump();
+    EXPECT_TRUE(NameOf(j).starts_with("tick-"));
+  }
+  Json cj = c.Must("GET", "/apis/batch/v1/namespaces/default/cronjobs/tick");
+  EXPECT_EQ(StringAt(cj, {"status", "lastScheduleTime"}), FormatRfc3339(kT0 + 5 * kMinute));
+  EXPECT_FALSE(StringAt(cj, {"status", "lastSuccessfulTime"}).empty());
+  EXPECT_EQ(c.Events("SuccessfulCreate").size() >= 5, true);
+}
+
+}  // namespace
+}  // namespace arbiter::controllers
+
+namespace arbiter::controllers {
+namespace {
+
+TEST(ResourceQuotaController, ReportsWhatTheNamespaceUsesAsAdmissionCountsIt) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", "/api/v1/namespaces/default/resourcequotas",
+         {{"apiVersion", "v1"}, {"kind", "ResourceQuota"}, {"metadata", {{"name", "q"}}},
+          {"spec", {{"hard", {{"pods", "3"}, {"requests.cpu", "1"}, {"requests.memory", "1Gi"}}}}}});
+  for (const char* name : {"a", "b"}) {
+    Json p = PlainPod(name);
+    p["spec"]["containers"][0]["resources"]["requests"] = {{"cpu", "250m"}, {"memory", "64Mi"}};
+    c.Must("POST", "/api/v1/namespaces/default/pods", p);
+  }
+  const std::string path = "/api/v1/namespaces/default/resourcequotas/q";
+  ASSERT_TRUE(c.RunUntil([&] { return StringAt(c.Must("GET", path), {"status", "used", "pods"}) == "2"; }));
+  Json q = c.Must("GET", path);
+  EXPECT_EQ(q["status"]["used"], (Json{{"pods", "2"}, {"requests.cpu", "500m"}, {"requests.memory", "128Mi"}}));
+  EXPECT_EQ(q["status"]["hard"], q["spec"]["hard"]);
 }
 
 }  // namespace

@@ -164,38 +164,45 @@ bool InScope(const Json& quota, const std::string& class_name) {
 
 Status ValidateQuota(const Json& q);
 
+namespace {
+
+// What a quota tracks: its hard key, the container request it sums ("" counts pods), and
+// whether the amount is in thousandths (CPU).
+struct Tracked {
+  const char* key;
+  const char* resource;
+  bool milli;
+};
+constexpr Tracked kTracked[] = {{"pods", "", false},
+                                {"count/pods", "", false},
+                                {"requests.cpu", "cpu", true},
+                                {"requests.memory", "memory", false}};
+
+}  // namespace
+
 Status CheckQuotas(const Json& pod, const std::string& ns, store::Store& store) {
   ARBITER_ASSIGN_OR_RETURN(quotas, store.List("resourcequotas", ns));
   if (quotas.items.empty()) return Status::Ok();
   ARBITER_ASSIGN_OR_RETURN(pods, store.List("pods", ns));
+  std::vector<const Json*> all;
+  for (const auto& p : pods.items) all.push_back(&p.body);
   const std::string cls = pod["spec"].value("priorityClassName", "");
   for (const auto& q : quotas.items) {
     if (!ValidateQuota(q.body).ok() || !InScope(q.body, cls)) continue;
     const Json hard = q.body.value("spec", Json::object()).value("hard", Json::object());
-    struct Limit {
-      const char* key;
-      const char* resource;
-      bool milli;
-    };
-    for (const Limit& l : {Limit{"pods", "", false}, Limit{"requests.cpu", "cpu", true},
-                           Limit{"requests.memory", "memory", false}, Limit{"count/pods", "", false}}) {
-      if (!hard.contains(l.key) || !hard[l.key].is_string()) continue;
-      auto limit = model::Quantity::Parse(hard[l.key].get<std::string>());
+    const std::map<std::string, int64_t> used = QuotaUsage(q.body, all);
+    const std::map<std::string, int64_t> wanted = QuotaUsage(q.body, {&pod});
+    for (const Tracked& t : kTracked) {
+      if (!hard.contains(t.key) || !hard[t.key].is_string()) continue;
+      auto limit = model::Quantity::Parse(hard[t.key].get<std::string>());
       if (!limit.ok()) continue;
-      const int64_t cap = l.milli ? limit->milli() : limit->value();
-      auto amount = [&](const Json& p) -> int64_t { return *l.resource ? PodRequest(p, l.resource, l.milli) : 1; };
-      int64_t used = 0;
-      for (const auto& p : pods.items) {
-        const std::string phase = p.body.value("status", Json::object()).value("phase", "");
-        if (phase == "Succeeded" || phase == "Failed") continue;
-        if (InScope(q.body, p.body["spec"].value("priorityClassName", ""))) used = model::SaturatingAdd(used, amount(p.body));
-      }
-      const int64_t want = amount(pod);
-      if (model::SaturatingAdd(used, want) > cap) {
-        auto show = [&](int64_t v) { return l.milli ? std::to_string(v) + "m" : std::to_string(v); };
+      const int64_t cap = t.milli ? limit->milli() : limit->value();
+      const int64_t now_used = used.at(t.key), want = wanted.at(t.key);
+      if (model::SaturatingAdd(now_used, want) > cap) {
+        auto show = [&](int64_t v) { return t.milli ? std::to_string(v) + "m" : std::to_string(v); };
         return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: exceeded quota: " + q.name +
-                                  ", requested: " + l.key + "=" + show(want) + ", used: " + l.key + "=" + show(used) +
-                                  ", limited: " + l.key + "=" + hard[l.key].get<std::string>());
+                                  ", requested: " + t.key + "=" + show(want) + ", used: " + t.key + "=" + show(now_used) +
+                                  ", limited: " + t.key + "=" + hard[t.key].get<std::string>());
       }
     }
   }
@@ -441,6 +448,40 @@ Status ValidateGroupHierarchy(const ResourceInfo& info, const Json& group, store
 }
 
 }  // namespace
+
+std::map<std::string, int64_t> QuotaUsage(const Json& quota, const std::vector<const Json*>& pods) {
+  std::map<std::string, int64_t> used;
+  const Json hard = quota.value("spec", Json::object()).value("hard", Json::object());
+  for (const Tracked& t : kTracked) {
+    if (!hard.contains(t.key)) continue;
+    int64_t sum = 0;
+    for (const Json* p : pods) {
+      const std::string phase = p->value("status", Json::object()).value("phase", "");
+      if (phase == "Succeeded" || phase == "Failed") continue;
+      if (!InScope(quota, (*p)["spec"].value("priorityClassName", ""))) continue;
+      sum = model::SaturatingAdd(sum, *t.resource ? PodRequest(*p, t.resource, t.milli) : 1);
+    }
+    used[t.key] = sum;
+  }
+  return used;
+}
+
+std::string QuotaAmount(const std::string& key, int64_t amount) {
+  for (const Tracked& t : kTracked) {
+    if (key != t.key) continue;
+    if (t.milli) return amount % 1000 == 0 ? std::to_string(amount / 1000) : std::to_string(amount) + "m";
+    if (*t.resource == '\0' || amount == 0) break;
+    // Bytes in the largest binary suffix that divides them, as a Quantity prints them.
+    const char* suffixes[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    int i = 0;
+    while (i < 6 && amount % 1024 == 0) {
+      amount /= 1024;
+      ++i;
+    }
+    return std::to_string(amount) + suffixes[i];
+  }
+  return std::to_string(amount);
+}
 
 void InstallAdmission(ApiServer& server) {
   server.AddAdmission([](const ResourceInfo& info, Json& object, const Json* old, store::Store& store) -> Status {

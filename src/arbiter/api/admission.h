@@ -14,6 +14,10 @@
 //     than model::kMaxGroupHierarchyDepth levels is rejected (a parent not created yet is not).
 #pragma once
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "arbiter/api/server.h"
 
 namespace arbiter::api {
@@ -30,5 +34,12 @@ Status AdmitWorkload(const ResourceInfo& info, nlohmann::json& object, const nlo
 // system-cluster-critical and system-node-critical. They are created through `server`, as any
 // client's objects (uid, validation, admission); existing ones are left as they are.
 Status EnsureBootstrapObjects(ApiServer& server);
+
+// The usage a ResourceQuota tracks, by hard key (pods, count/pods, requests.cpu in thousandths,
+// requests.memory in bytes), over its namespace's `pods`: the pods not yet finished that its
+// PriorityClass scope selects. The one rule quota admission enforces and the quota controller
+// reports; QuotaAmount writes an amount as the quota's status shows it ("1500m", "2", bytes).
+std::map<std::string, int64_t> QuotaUsage(const nlohmann::json& quota, const std::vector<const nlohmann::json*>& pods);
+std::string QuotaAmount(const std::string& key, int64_t amount);
 
 }  // namespace arbiter::api

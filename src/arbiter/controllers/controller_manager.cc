@@ -1,6 +1,7 @@
 // The controller manager.
 #include "arbiter/controllers/controller_manager.h"
 
+#include "arbiter/controllers/cronjob.h"
 #include "arbiter/controllers/deployment.h"
 #include "arbiter/controllers/disruption.h"
 #include "arbiter/controllers/garbage_collector.h"
@@ -9,6 +10,7 @@
 #include "arbiter/controllers/node_lifecycle.h"
 #include "arbiter/controllers/podgc.h"
 #include "arbiter/controllers/replicaset.h"
+#include "arbiter/controllers/resourcequota.h"
 #include "arbiter/controllers/statefulset.h"
 #include "arbiter/controllers/taint_eviction.h"
 
@@ -83,7 +85,9 @@ void AddDefaultControllers(ControllerManager& manager) {
   manager.Add(std::make_unique<ReplicaSetController>());
   manager.Add(std::make_unique<StatefulSetController>());
   manager.Add(std::make_unique<JobController>());
+  manager.Add(std::make_unique<CronJobController>());
   manager.Add(std::make_unique<DisruptionController>());
+  manager.Add(std::make_unique<ResourceQuotaController>());
   manager.Add(std::make_unique<NodeLifecycleController>());
   manager.Add(std::make_unique<TaintEvictionController>());
   manager.Add(std::make_unique<PodGarbageCollector>());

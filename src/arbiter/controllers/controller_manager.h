@@ -50,7 +50,7 @@ class ControllerManager final : public controlplane::LoopJob {
 };
 
 // Adds kube-controller-manager's controllers that Arbiter has, in the order each pass runs
-// them: namespace, garbage collector, Deployment, ReplicaSet, StatefulSet, Job, disruption, node lifecycle, taint eviction, pod
+// them: namespace, garbage collector, Deployment, ReplicaSet, StatefulSet, Job, CronJob, disruption, resource quota, node lifecycle, taint eviction, pod
 // garbage collector.
 void AddDefaultControllers(ControllerManager& manager);
 
