@@ -247,6 +247,50 @@ spec:
         self.assertEqual((status["expectedPods"], status["desiredHealthy"], status["currentHealthy"]), (3, 2, 3))
 
 
+class StatefulSetAndCronJobTest(ServeTestCase):
+    def test_a_stateful_set_scales_in_order_and_a_cron_job_runs_on_schedule(self):
+        self.apply(NODES)
+        self.apply("""
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 3
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers: [{name: main, image: db:1, resources: {requests: {cpu: 100m}}}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: tick}
+spec:
+  schedule: "* * * * *"
+  jobTemplate:
+    spec:
+      template:
+        metadata:
+          annotations: {arbiter.dev/run-duration: 1s}
+        spec:
+          restartPolicy: Never
+          containers: [{name: main, image: tick:1}]
+""")
+        self.wait_for("db ready", lambda: re.search(r"db\s+3/3", self.kubectl("get", "sts", "db").stdout), timeout=30)
+        names = sorted(p["metadata"]["name"] for p in json.loads(
+            self.kubectl("get", "pods", "-l", "app=db", "-o", "json").stdout)["items"])
+        self.assertEqual(names, ["db-0", "db-1", "db-2"])
+        self.kubectl("scale", "statefulset", "db", "--replicas=1")
+        self.wait_for("db scaled to 1", lambda: [p["metadata"]["name"] for p in json.loads(
+            self.kubectl("get", "pods", "-l", "app=db", "-o", "json").stdout)["items"]] == ["db-0"], timeout=30)
+        self.assertRegex(self.kubectl("get", "cronjob", "tick").stdout, r"tick\s+\* \* \* \* \*")
+        # The first run starts at the next whole minute.
+        self.wait_for("a completed run", lambda: re.search(r"tick-\d+\s+Complete\s+1/1",
+                                                           self.kubectl("get", "jobs").stdout), timeout=75)
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
         serve_e2e_test.ARBITER = sys.argv.pop(1)

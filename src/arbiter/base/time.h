@@ -35,6 +35,9 @@ StatusOr<Timestamp> ParseRfc3339(std::string_view text);
 // Formats as "2024-01-02T03:04:05Z" (fractional seconds are printed only when non-zero).
 std::string FormatRfc3339(Timestamp t);
 
+// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's algorithm).
+void CivilFromDays(int64_t days, int64_t& year, unsigned& month, unsigned& day);
+
 // Go's time.Duration text ("1h2m3.5s", "300ms", "-1.5h") in nanoseconds, and back ("1h2m3.5s";
 // "0s" for 0), as Kubernetes writes durations.
 StatusOr<int64_t> ParseGoDurationNanos(std::string_view text);
