@@ -473,8 +473,9 @@ void NodeSimulator::FinishRun(const store::Object& p, const std::string& now_tex
   if (const Json* a = At(body, "metadata", "annotations"); a != nullptr && a->is_object() && a->contains("arbiter.dev/exit-code")) {
     const Json& v = (*a)["arbiter.dev/exit-code"];
     if (v.is_string()) {
+      const std::string text = v.get<std::string>();
       char* end = nullptr;
-      const long long code = std::strtoll(v.get<std::string>().c_str(), &end, 10);
+      const long long code = std::strtoll(text.c_str(), &end, 10);
       if (end != nullptr && *end == '\0' && code >= 0 && code <= 255) exit_code = code;
     }
   }
