@@ -88,6 +88,8 @@ int main(int argc, char** argv) {
                         "Bearer tokens (token,user,uid,\"groups\" per line); without it, loopback only");
   serve_cmd->add_flag("--no-simulate-nodes", serve.no_simulate_nodes,
                       "Do not simulate nodes (real node agents report pod status)");
+  serve_cmd->add_flag("--no-scheduler", serve.no_scheduler,
+                      "Do not schedule: pods wait for another scheduler (arbiter schedule, kube-scheduler)");
   serve_cmd->add_flag("--no-controllers", serve.no_controllers,
                       "Do not run the controllers (ReplicaSet, Deployment, garbage collector, namespace)");
   serve_cmd->add_flag("--fsync", serve.fsync, "Sync every commit to disk (survives power loss; slower)");

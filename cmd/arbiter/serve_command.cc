@@ -177,6 +177,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   // kube-controller-manager's part: the controllers write through this server's own API.
   controllers::ApiClient controller_client(server, "system:kube-controller-manager");
   controllers::ControllerManager controller_manager(clock, controller_client, lo.log);
+  lo.schedule = !flags.no_scheduler;
   if (!flags.no_controllers) {
     controllers::AddDefaultControllers(controller_manager);
     lo.controllers = &controller_manager;

@@ -21,6 +21,7 @@ struct ServeFlags {
   std::string token_auth_file;
   bool no_simulate_nodes = false;
   bool no_controllers = false;
+  bool no_scheduler = false;
   bool fsync = false;
   std::string kubelet_config;  // a KubeletConfiguration file for the simulated nodes
   uint64_t seed = 0;

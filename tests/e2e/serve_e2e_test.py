@@ -419,6 +419,26 @@ containers: [{name: app, usage: {cpu: 10m, memory: 550Mi}}]
         self.assertEqual(self.pod("greedy-high")["status"]["phase"], "Failed")
 
 
+class NoSchedulerTest(ServeTestCase):
+    """`serve --no-scheduler`: the API, the nodes and the controllers without the scheduler, for
+    another scheduler (arbiter schedule, kube-scheduler) to drive."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.server = Server(self.tmp.name, extra=["--no-scheduler"]).start()
+        self.kubeconfig = os.path.join(self.tmp.name, "kubeconfig")
+
+    def test_pods_wait_for_another_scheduler(self):
+        self.apply(CLUSTER)
+        self.apply(pod_yaml("waiting", "low", "1"))
+        time.sleep(2)
+        pod = self.pod("waiting")
+        self.assertNotIn("nodeName", pod["spec"])
+        self.assertEqual(pod["status"].get("phase", "Pending"), "Pending")
+        events = self.kubectl("get", "events", "--field-selector", "involvedObject.name=waiting", "-o", "json").stdout
+        self.assertEqual(json.loads(events)["items"], [])
+
+
 class PythonClientTest(ServeTestCase):
     def test_list_and_watch(self):
         from kubernetes import client, watch
