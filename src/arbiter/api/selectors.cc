@@ -197,4 +197,29 @@ bool Selector::MatchesFields(const Json& object) const {
   });
 }
 
+std::string FormatLabelSelector(const nlohmann::json& selector) {
+  std::vector<std::string> parts;
+  if (const auto it = selector.find("matchLabels"); it != selector.end() && it->is_object()) {
+    for (const auto& [k, v] : it->items()) parts.push_back(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+  }
+  if (const auto it = selector.find("matchExpressions"); it != selector.end() && it->is_array()) {
+    for (const nlohmann::json& e : *it) {
+      if (!e.is_object()) continue;
+      const std::string key = e.value("key", ""), op = e.value("operator", "");
+      std::string values;
+      for (const nlohmann::json& v : e.value("values", Json::array())) {
+        if (v.is_string()) values += (values.empty() ? "" : ",") + v.get<std::string>();
+      }
+      if (op == "In") parts.push_back(key + " in (" + values + ")");
+      if (op == "NotIn") parts.push_back(key + " notin (" + values + ")");
+      if (op == "Exists") parts.push_back(key);
+      if (op == "DoesNotExist") parts.push_back("!" + key);
+    }
+  }
+  std::sort(parts.begin(), parts.end());
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ",") + p;
+  return out;
+}
+
 }  // namespace arbiter::api

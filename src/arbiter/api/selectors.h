@@ -33,6 +33,10 @@ class Selector {
   std::vector<Requirement> requirements_;
 };
 
+// A metav1.LabelSelector object in its string form ("app=web,tier in (a,b),!legacy"), terms
+// sorted as apimachinery's FormatLabelSelector prints them; "" for an empty selector.
+std::string FormatLabelSelector(const nlohmann::json& selector);
+
 // The field selectors a resource supports: metadata.name and metadata.namespace everywhere,
 // spec.nodeName and status.phase for pods, spec.unschedulable for nodes, involvedObject.* and
 // reason/type for events.

@@ -570,31 +570,6 @@ Response ApiServer::HandleUnchecked(const Request& r) {
 
 namespace {
 
-// A label selector in its string form ("app=web,tier in (a,b),!legacy"), as Scale's
-// status.selector carries it.
-std::string SelectorString(const Json& selector) {
-  std::vector<std::string> parts;
-  if (const auto it = selector.find("matchLabels"); it != selector.end() && it->is_object()) {
-    for (const auto& [k, v] : it->items()) parts.push_back(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
-  }
-  if (const auto it = selector.find("matchExpressions"); it != selector.end() && it->is_array()) {
-    for (const Json& e : *it) {
-      if (!e.is_object()) continue;
-      const std::string key = e.value("key", ""), op = e.value("operator", "");
-      std::string values;
-      for (const Json& v : e.value("values", Json::array())) values += (values.empty() ? "" : ",") + v.get<std::string>();
-      if (op == "In") parts.push_back(key + " in (" + values + ")");
-      if (op == "NotIn") parts.push_back(key + " notin (" + values + ")");
-      if (op == "Exists") parts.push_back(key);
-      if (op == "DoesNotExist") parts.push_back("!" + key);
-    }
-  }
-  std::sort(parts.begin(), parts.end());
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : ",") + p;
-  return out;
-}
-
 // The autoscaling/v1 Scale of an object with spec.replicas.
 Json ScaleOf(const Json& object) {
   const Json& md = object["metadata"];
@@ -607,7 +582,7 @@ Json ScaleOf(const Json& object) {
   scale["spec"] = {{"replicas", spec.value("replicas", int64_t{1})}};
   scale["status"] = {{"replicas", status.value("replicas", int64_t{0})}};
   if (spec.contains("selector") && spec["selector"].is_object()) {
-    scale["status"]["selector"] = SelectorString(spec["selector"]);
+    scale["status"]["selector"] = FormatLabelSelector(spec["selector"]);
   }
   return scale;
 }

@@ -1,6 +1,8 @@
 // Table columns and cells per resource.
 #include "arbiter/api/tables.h"
 
+#include "arbiter/api/selectors.h"
+
 #include <string>
 
 #include "arbiter/model/objects.h"
@@ -136,7 +138,7 @@ std::string AccessModes(const Json& modes) {
   return out;
 }
 
-// A workload's containers and images ("a,b"), and its selector in string form, for -o wide.
+// A workload's containers and images ("a,b"), for -o wide.
 std::string TemplateField(const Json& o, const char* field) {
   std::string out;
   const Json& containers = At(o, {"spec", "template", "spec", "containers"});
@@ -145,26 +147,10 @@ std::string TemplateField(const Json& o, const char* field) {
   return out;
 }
 
+// kubectl's SELECTOR column: the selector's string form, <none> when empty.
 std::string SelectorText(const Json& selector) {
-  std::string out;
-  if (const Json& ml = At(selector, {"matchLabels"}); ml.is_object()) {
-    for (const auto& [k, v] : ml.items()) out += (out.empty() ? "" : ",") + k + "=" + Str(v, "");
-  }
-  if (const Json& me = At(selector, {"matchExpressions"}); me.is_array()) {
-    for (const Json& e : me) {
-      std::string values;
-      for (const Json& v : At(e, {"values"}).is_array() ? At(e, {"values"}) : Json::array()) {
-        values += (values.empty() ? "" : ",") + Str(v, "");
-      }
-      const std::string key = Str(At(e, {"key"}), ""), op = Str(At(e, {"operator"}), "");
-      const std::string term = op == "In"       ? key + " in (" + values + ")"
-                               : op == "NotIn"  ? key + " notin (" + values + ")"
-                               : op == "Exists" ? key
-                                                : "!" + key;
-      out += (out.empty() ? "" : ",") + term;
-    }
-  }
-  return out.empty() ? "<none>" : out;
+  const std::string text = FormatLabelSelector(selector);
+  return text.empty() ? "<none>" : text;
 }
 
 int64_t Count(const Json& o, std::initializer_list<const char*> path) {

@@ -57,7 +57,7 @@ Status CronJobController::SyncCronJob(Context& ctx, const Key& key) {
     const Json* ref = ControllerRef(it->second->body);
     if (ref != nullptr && ref->value("uid", "") == Uid(cj)) mine.push_back(&it->second->body);
   }
-  Json status = Find(cj, {"status"}) != nullptr && cj["status"].is_object() ? cj["status"] : Json::object();
+  Json status = StatusOf(cj);
   const Json before = status;
   Json active = Json::array();
   std::vector<const Json*> succeeded, failed, running;

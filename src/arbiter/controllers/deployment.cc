@@ -20,13 +20,6 @@ constexpr const char* kMaxReplicas = "deployment.kubernetes.io/max-replicas";
 constexpr const char* kHashLabel = "pod-template-hash";
 constexpr size_t kMaxRevisionHistoryChars = 2000;
 
-// The object's status, or an empty object: a reference that outlives the call.
-const Json& StatusOf(const Json& o) {
-  static const Json kEmpty = Json::object();
-  const Json* s = Find(o, {"status"});
-  return s != nullptr && s->is_object() ? *s : kEmpty;
-}
-
 int64_t SpecReplicas(const Json& o) { return IntAt(o, {"spec", "replicas"}, 1); }
 int64_t StatusInt(const Json& o, const char* field) { return IntAt(o, {"status", field}, 0); }
 std::string Annotation(const Json& o, const char* key) { return StringAt(o, {"metadata", "annotations", key}); }

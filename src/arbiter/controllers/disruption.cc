@@ -98,7 +98,7 @@ Status DisruptionController::SyncBudget(Context& ctx, const Key& key) {
   const int64_t desired = model::DesiredHealthy(budget, expected);
   const int64_t allowed = sync_error.empty() ? std::max<int64_t>(healthy - desired, 0) : 0;
 
-  Json status = Find(pdb, {"status"}) != nullptr && pdb["status"].is_object() ? pdb["status"] : Json::object();
+  Json status = StatusOf(pdb);
   Json next = status;
   next["observedGeneration"] = IntAt(pdb, {"metadata", "generation"}, 0);
   next["disruptionsAllowed"] = allowed;

@@ -156,7 +156,7 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
                               });
   ARBITER_RETURN_IF_ERROR(claim);
 
-  Json status = Find(job, {"status"}) != nullptr && job["status"].is_object() ? job["status"] : Json::object();
+  Json status = StatusOf(job);
   const bool finished = ConditionTrue(job, "Complete") || ConditionTrue(job, "Failed");
   const bool indexed = StringAt(job, {"spec", "completionMode"}) == "Indexed";
   const Json* completions_field = Find(job, {"spec", "completions"});
@@ -383,7 +383,7 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
   for (const char* f : {"active", "succeeded", "failed"}) {
     if (status.contains(f) && status[f] == 0) status.erase(f);
   }
-  const Json current = Find(job, {"status"}) != nullptr ? job["status"] : Json::object();
+  const Json current = StatusOf(job);
   if (status != current) return write_status(status);
   return Status::Ok();
 }

@@ -41,6 +41,12 @@ std::optional<Timestamp> TimeAt(const Json& o, std::initializer_list<std::string
   return *t;
 }
 
+const Json& StatusOf(const Json& o) {
+  static const Json kEmpty = Json::object();
+  const Json* s = Find(o, {"status"});
+  return s != nullptr && s->is_object() ? *s : kEmpty;
+}
+
 std::string Uid(const Json& o) { return StringAt(o, {"metadata", "uid"}); }
 std::string NameOf(const Json& o) { return StringAt(o, {"metadata", "name"}); }
 std::string NamespaceOf(const Json& o) { return StringAt(o, {"metadata", "namespace"}); }

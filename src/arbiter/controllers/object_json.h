@@ -28,6 +28,9 @@ bool BoolAt(const Json& o, std::initializer_list<std::string_view> path, bool fa
 // A time at a path (RFC 3339), or nullopt.
 std::optional<Timestamp> TimeAt(const Json& o, std::initializer_list<std::string_view> path);
 
+// The object's status, or an empty object: a reference that outlives the call.
+const Json& StatusOf(const Json& o);
+
 std::string Uid(const Json& o);
 std::string NameOf(const Json& o);
 std::string NamespaceOf(const Json& o);

@@ -43,7 +43,7 @@ Status PodGarbageCollector::Sync(Context& ctx, const Changes& changed) {
     if (now - from < kQuarantine) continue;
     if (api.Get(ObjectPath(Resource("", "v1", "nodes"), "", node)).ok()) continue;
     if (!PodTerminal(pod)) {
-      Json status = Find(pod, {"status"}) != nullptr && pod["status"].is_object() ? pod["status"] : Json::object();
+      Json status = StatusOf(pod);
       status["phase"] = "Failed";
       SetCondition(status, {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "DeletionByPodGC"},
                             {"message", "PodGC: node no longer exists"},

@@ -31,7 +31,7 @@ Status ResourceQuotaController::SyncQuota(Context& ctx, const Key& key) {
   for (auto it = all.lower_bound({key.first, ""}); it != all.end() && it->first.first == key.first; ++it) {
     pods.push_back(&it->second->body);
   }
-  Json status = Find(quota, {"status"}) != nullptr && quota["status"].is_object() ? quota["status"] : Json::object();
+  Json status = StatusOf(quota);
   Json next = status;
   const Json* hard = Find(quota, {"spec", "hard"});
   next["hard"] = hard != nullptr ? *hard : Json::object();

@@ -214,7 +214,7 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
     current_revision = update_revision;
     current = updated;
   }
-  Json status = Find(set, {"status"}) != nullptr && set["status"].is_object() ? set["status"] : Json::object();
+  Json status = StatusOf(set);
   Json next = status;
   next["observedGeneration"] = IntAt(set, {"metadata", "generation"}, 0);
   next["replicas"] = count;
