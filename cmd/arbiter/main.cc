@@ -6,6 +6,7 @@
 #include "arbiter/bench/model_footprint.h"
 #include "bench_command.h"
 #include "plan_command.h"
+#include "schedule_command.h"
 #include "serve_command.h"
 
 int main(int argc, char** argv) {
@@ -97,6 +98,45 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--kubelet-config", serve.kubelet_config,
                         "KubeletConfiguration (evictionHard) of the simulated nodes; default: the kubelet's");
 
+  arbiter::cmd::ScheduleFlags sched;
+  CLI::App* sched_cmd = app.add_subcommand(
+      "schedule", "Schedule the pods of an existing Kubernetes cluster (beside kube-scheduler, or instead of it)");
+  sched_cmd->add_option("--kubeconfig", sched.kubeconfig,
+                        "The cluster of this kubeconfig's current context (default: the pod's service account)");
+  sched_cmd->add_option("--context", sched.context, "With --kubeconfig: the context to use instead");
+  sched_cmd->add_option("--master", sched.master, "The API server's URL (over the kubeconfig's)");
+  sched_cmd->add_option("--config", sched.config, "A KubeSchedulerConfiguration file (one profile)");
+  sched_cmd->add_option("--scheduler-name", sched.scheduler_name,
+                        "Schedule the pods whose spec.schedulerName is this (over the profile's; default: "
+                        "default-scheduler)");
+  sched_cmd->add_option("--leader-elect", sched.leader_elect,
+                        "Schedule only while holding the Lease (run several for failover)");
+  sched_cmd->add_option("--leader-elect-resource-name", sched.lease_name, "The Lease's name");
+  sched_cmd->add_option("--leader-elect-resource-namespace", sched.lease_namespace, "The Lease's namespace");
+  sched_cmd->add_option("--leader-elect-lease-duration", sched.lease_duration,
+                        "Seconds a candidate waits without renewals before it takes the Lease")
+      ->check(CLI::Range(0.1, 3600.0));
+  sched_cmd->add_option("--leader-elect-renew-deadline", sched.renew_deadline,
+                        "Seconds the leader keeps leading without a renewal")
+      ->check(CLI::Range(0.1, 3600.0));
+  sched_cmd->add_option("--leader-elect-retry-period", sched.retry_period, "Seconds between tries to take or renew")
+      ->check(CLI::Range(0.01, 3600.0));
+  sched_cmd->add_option("--identity", sched.identity, "Leader election identity (default: hostname_pid)");
+  sched_cmd->add_option("--kube-api-qps", sched.kube_api_qps, "Requests a second to the API server (0: no limit)")
+      ->check(CLI::Range(0.0, 1e9));
+  sched_cmd->add_option("--kube-api-burst", sched.kube_api_burst, "Requests let through at once above the QPS")
+      ->check(CLI::Range(1, 1000000));
+  sched_cmd->add_option("--kube-api-content-type", sched.kube_api_content_type, "The content type of requests");
+  sched_cmd->add_option("--bind-address", sched.bind_address, "Address of /healthz, /readyz and /metrics");
+  sched_cmd->add_option("--secure-port", sched.secure_port, "HTTPS port of /healthz, /readyz and /metrics (0: none)")
+      ->check(CLI::Range(0, 65535));
+  sched_cmd->add_option("--tls-cert-file", sched.tls_cert_file, "The secure port's certificate (PEM)");
+  sched_cmd->add_option("--tls-private-key-file", sched.tls_key_file, "The certificate's private key (PEM)");
+  sched_cmd->add_option("--cert-dir", sched.cert_dir,
+                        "Where a self-signed certificate is written when none is given (default: a temporary folder)");
+  sched_cmd->add_option("--request-log", sched.request_log, "Append every request sent (METHOD TARGET) to this file");
+  sched_cmd->add_option("--seed", sched.seed, "Seed of the scheduler's random source");
+
   CLI::App* version_cmd = app.add_subcommand("version", "Print the version");
 
   try {
@@ -112,6 +152,7 @@ int main(int argc, char** argv) {
   if (bench_cmd->parsed() && bench.scenario == "ModelFootprint") arbiter::bench::ReexecForExactGlibcCounts(argv);
   if (bench_cmd->parsed()) return arbiter::cmd::RunBenchCommand(bench, std::cout, std::cerr);
   if (serve_cmd->parsed()) return arbiter::cmd::RunServeCommand(serve, std::cout, std::cerr);
+  if (sched_cmd->parsed()) return arbiter::cmd::RunScheduleCommand(sched, std::cout, std::cerr);
   if (version_cmd->parsed()) {
     std::cout << "arbiter 0.1.0\n";
     return 0;

@@ -2,6 +2,8 @@
 // cleanly on SIGTERM or SIGINT.
 #include "serve_command.h"
 
+#include "log_line.h"
+
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
@@ -25,30 +27,6 @@
 #include "arbiter/store/group_commit.h"
 
 namespace arbiter::cmd {
-
-namespace {
-
-// One log line, klog-like: severity, UTC time, message and key="value" pairs.
-void Log(std::ostream& err, char severity, const std::string& msg, const std::string& kv = "") {
-  static std::mutex mu;  // lines come from the HTTP, control and signal threads
-  std::string line;
-  line.reserve(48 + msg.size() + kv.size());
-  line += severity;
-  line += ' ';
-  line += FormatRfc3339(SystemClock().Now());
-  line += " \"";
-  line += msg;
-  line += '"';
-  if (!kv.empty()) line += ' ' + kv;
-  line += '\n';
-  // One write per line (stderr is unbuffered: each insertion would be a system call of its own).
-  std::lock_guard<std::mutex> lock(mu);
-  err.write(line.data(), static_cast<std::streamsize>(line.size()));
-  err.flush();
-}
-
-
-}  // namespace
 
 int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   (void)out;

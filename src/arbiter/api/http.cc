@@ -153,9 +153,9 @@ StatusOr<std::string> Inflate(const std::string& in, size_t limit) {
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(ApiServer& a, HttpOptions o) : api(a), options(std::move(o)), workers(std::max<size_t>(1, options.worker_threads)) {}
+  Impl(ApiServer* a, HttpOptions o) : api(a), options(std::move(o)), workers(std::max<size_t>(1, options.worker_threads)) {}
 
-  ApiServer& api;
+  ApiServer* api;  // null: the operations endpoints only
   HttpOptions options;
   asio::io_context io;
   asio::thread_pool workers;
@@ -199,10 +199,13 @@ struct HttpServer::Impl {
       return true;
     }
     if (path == "/metrics") {
-      std::string text = "# HELP apiserver_request_total Requests served.\n# TYPE apiserver_request_total counter\n"
-                         "apiserver_request_total " + std::to_string(requests.load()) + "\n"
-                         "# HELP apiserver_open_connections Open client connections.\n# TYPE apiserver_open_connections gauge\n"
-                         "apiserver_open_connections " + std::to_string(connections.load()) + "\n";
+      std::string text;
+      if (api != nullptr) {
+        text = "# HELP apiserver_request_total Requests served.\n# TYPE apiserver_request_total counter\n"
+               "apiserver_request_total " + std::to_string(requests.load()) + "\n"
+               "# HELP apiserver_open_connections Open client connections.\n# TYPE apiserver_open_connections gauge\n"
+               "apiserver_open_connections " + std::to_string(connections.load()) + "\n";
+      }
       if (metrics) text += metrics();
       res.result(200);
       res.set(http::field::content_type, "text/plain; version=0.0.4");
@@ -279,7 +282,7 @@ struct HttpServer::Impl {
     std::string chunk;
     for (const auto& o : w->initial) {
       if (!ApiServer::Selected(*w, o.body)) continue;
-      chunk += api.WatchLine(*w, store::Event{store::EventType::kAdded, o});
+      chunk += api->WatchLine(*w, store::Event{store::EventType::kAdded, o});
       if (chunk.size() > (256 << 10)) co_await send(chunk);
     }
     co_await send(chunk);
@@ -301,7 +304,7 @@ struct HttpServer::Impl {
         break;
       }
       for (const auto& e : *events) {
-        if (ApiServer::Selected(*w, e->object.body)) chunk += api.WatchLine(*w, *e);
+        if (ApiServer::Selected(*w, e->object.body)) chunk += api->WatchLine(*w, *e);
       }
       if (!chunk.empty()) {
         co_await send(chunk);
@@ -426,9 +429,17 @@ struct HttpServer::Impl {
         if (!keep_alive) co_return;
         continue;
       }
+      if (api == nullptr) {
+        res.result(404);
+        res.set(http::field::content_type, "application/json");
+        res.body() = StatusBody(404, "NotFound", "the page \"" + r.path + "\" is not served here").dump();
+        co_await Write(stream, res, keep_alive);
+        if (!keep_alive) co_return;
+        continue;
+      }
       // The API may wait on the store: it runs on the worker pool, never on an I/O thread.
       Response out = co_await asio::co_spawn(
-          workers, [this, &r]() -> awaitable<Response> { co_return api.Handle(r); }, use_awaitable);
+          workers, [this, &r]() -> awaitable<Response> { co_return api->Handle(r); }, use_awaitable);
       if (out.code >= 400 && !(out.code == 404 && r.method == "GET")) {
         std::string message;
         try {
@@ -491,7 +502,8 @@ struct HttpServer::Impl {
   }
 };
 
-HttpServer::HttpServer(ApiServer& api, HttpOptions options) : impl_(std::make_unique<Impl>(api, std::move(options))) {}
+HttpServer::HttpServer(ApiServer& api, HttpOptions options) : impl_(std::make_unique<Impl>(&api, std::move(options))) {}
+HttpServer::HttpServer(HttpOptions options) : impl_(std::make_unique<Impl>(nullptr, std::move(options))) {}
 
 HttpServer::~HttpServer() {
   Stop();

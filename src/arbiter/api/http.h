@@ -24,6 +24,11 @@
 
 namespace arbiter::api {
 
+// Writes a self-signed serving certificate for `host` (and localhost, 127.0.0.1), valid for a
+// year, and its key (PEM, mode 0600), as kube-scheduler makes one for its secure port when it
+// is given none.
+Status WriteSelfSignedCertificate(const std::string& host, const std::string& cert_path, const std::string& key_path);
+
 // Reads a token file; errors name the file and line.
 StatusOr<std::map<std::string, TokenUser>> LoadTokenFile(const std::string& path);
 
@@ -49,6 +54,9 @@ struct HttpOptions {
 class HttpServer {
  public:
   HttpServer(ApiServer& api, HttpOptions options);
+  // The operations endpoints only (/healthz, /livez, /readyz, /metrics), as a component such as
+  // `arbiter schedule` serves them; every other path is 404.
+  explicit HttpServer(HttpOptions options);
   ~HttpServer();
   // Health checks beyond ping (e.g. "scheduler": the loop is running); false fails /readyz.
   void AddReadyCheck(std::string name, std::function<bool()> check);

@@ -91,7 +91,59 @@ Status StrategicMerge(Json& target, const Json& patch) {
   return Status::Ok();
 }
 
+// A list merged by `key` whose elements all carry it (else it is patched whole).
+bool MergeableList(const Json& list, const std::string& key) {
+  return list.is_array() &&
+         std::all_of(list.begin(), list.end(), [&](const Json& e) { return e.is_object() && e.contains(key); });
+}
+
 }  // namespace
+
+Json TwoWayStrategicMergePatch(const Json& before, const Json& after) {
+  if (!before.is_object() || !after.is_object()) return after;
+  Json patch = Json::object();
+  for (auto it = before.begin(); it != before.end(); ++it) {
+    if (!after.contains(it.key())) patch[it.key()] = nullptr;
+  }
+  for (auto it = after.begin(); it != after.end(); ++it) {
+    const std::string& k = it.key();
+    const Json& now = it.value();
+    auto was = before.find(k);
+    if (was != before.end() && *was == now) continue;
+    if (was == before.end() || now.is_null()) {
+      patch[k] = now;
+      continue;
+    }
+    const auto key = MergeKeys().find(k);
+    if (key != MergeKeys().end() && MergeableList(*was, key->second) && MergeableList(now, key->second)) {
+      const std::string& mk = key->second;
+      Json items = Json::array();
+      Json order = Json::array();
+      for (const Json& e : now) {
+        order.push_back({{mk, e[mk]}});
+        auto old = std::find_if(was->begin(), was->end(), [&](const Json& o) { return o[mk] == e[mk]; });
+        if (old == was->end()) {
+          items.push_back(e);
+        } else if (*old != e) {
+          Json d = TwoWayStrategicMergePatch(*old, e);
+          d[mk] = e[mk];
+          items.push_back(std::move(d));
+        }
+      }
+      for (const Json& o : *was) {
+        const bool kept = std::any_of(now.begin(), now.end(), [&](const Json& e) { return e[mk] == o[mk]; });
+        if (!kept) items.push_back({{mk, o[mk]}, {"$patch", "delete"}});
+      }
+      patch["$setElementOrder/" + k] = std::move(order);
+      patch[k] = std::move(items);
+    } else if (was->is_object() && now.is_object()) {
+      patch[k] = TwoWayStrategicMergePatch(*was, now);
+    } else {
+      patch[k] = now;
+    }
+  }
+  return patch;
+}
 
 StatusOr<PatchType> PatchTypeOf(const std::string& content_type) {
   const std::string ct = content_type.substr(0, content_type.find(';'));

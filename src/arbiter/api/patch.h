@@ -24,4 +24,12 @@ StatusOr<PatchType> PatchTypeOf(const std::string& content_type);
 // Applies `patch` to `target`; InvalidArgument with the reason when the patch cannot apply.
 StatusOr<nlohmann::json> ApplyPatch(const nlohmann::json& target, const nlohmann::json& patch, PatchType type);
 
+// The strategic merge patch that takes `before` to `after` (both objects), as client-go's
+// CreateTwoWayMergePatch computes it for the fields Arbiter holds: changed and new keys with
+// their new values, removed keys as null; lists with a merge key (conditions by type, ...) patch
+// only the elements that changed, each by its key (a removed element as `$patch: delete`), with
+// `$setElementOrder/<list>` giving the new order; other lists are replaced whole. An empty
+// object when nothing changed. ApplyPatch(before, patch, kStrategic) yields `after`.
+nlohmann::json TwoWayStrategicMergePatch(const nlohmann::json& before, const nlohmann::json& after);
+
 }  // namespace arbiter::api

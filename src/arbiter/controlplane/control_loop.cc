@@ -27,11 +27,11 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
                                   : NodeAgents::Shared{{{"nodes", informers_.at("nodes").get()},
                                                         {"pods", informers_.at("pods").get()}},
                                                        &decoded_}),
-      live_(store, batch_, clock, {options.seed, 20000, options.log}, metrics_,
+      live_(store, batch_, clock, {options.scheduler, options.seed, 20000, options.log}, metrics_,
             [this](const store::Object& o) -> const manifest::LoadResult& { return decoded_.Get(o); },
             [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
                    const std::string& reason, const std::string& message) {
-              events_.Record({ns, pod, uid, type, reason, message, "default-scheduler", ""});
+              events_.Record({ns, pod, uid, type, reason, message, options_.scheduler.scheduler_name, ""});
               return Status::Ok();
             }) {
   if (options_.simulate_nodes && options_.node_thread) (void)agents_.Start(std::chrono::milliseconds(100));
@@ -84,7 +84,7 @@ Status ControlLoop::RunOnce() {
   }
   // Events are written on the recorder's own thread in the background mode; otherwise now.
   if (!options_.background_events) ARBITER_RETURN_IF_ERROR(events_.Flush());
-  ARBITER_RETURN_IF_ERROR(events_.ExpireOld());
+  if (options_.expire_events) ARBITER_RETURN_IF_ERROR(events_.ExpireOld());
   return controllers;
 }
 

@@ -72,6 +72,11 @@ struct LoopOptions {
   // sweep runs once a minute.
   Duration event_ttl = 60 * kMinute;
   bool schedule = true;
+  // The scheduler's profile (its schedulerName names its events' component too).
+  model::SchedulerConfig scheduler;
+  // Events older than event_ttl are deleted (kube-apiserver's job, which serve does); off for a
+  // scheduler of another server's cluster.
+  bool expire_events = true;
   // Events are written by the recorder's own thread while the loop goes on (serve's setting, as
   // client-go's broadcaster); off, each pass writes its events before it returns (tests).
   bool background_events = false;

@@ -75,7 +75,7 @@ LiveScheduler::QueueSizes LiveScheduler::queue_sizes() const {
 
 Status LiveScheduler::Build(const Informers& informers) {
   Reset();
-  config_ = model::SchedulerConfig{};
+  config_ = options_.config;
   sched::SchedulerOptions so;
   so.seed = options_.seed;
   scheduler_ = std::make_unique<sched::Scheduler>(config_, &clock_, so);
@@ -697,7 +697,7 @@ void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_
   SetCondition(next["status"], {{"type", "DisruptionTarget"},
                                 {"status", "True"},
                                 {"reason", "PreemptionByScheduler"},
-                                {"message", "default-scheduler: preempting to accommodate a higher priority pod"},
+                                {"message", config_.scheduler_name + ": preempting to accommodate a higher priority pod"},
                                 {"lastTransitionTime", FormatRfc3339(now)}});
   if (NodeOf(next).empty() || grace <= 0) {
     // Deleted at once: the condition is written first, then the pod deleted as it then is, so

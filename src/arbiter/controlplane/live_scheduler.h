@@ -58,6 +58,8 @@ using Informers = std::map<std::string, std::unique_ptr<store::Informer>>;
 using Changes = std::map<std::string, std::set<store::Informer::Key>>;
 
 struct LiveSchedulerOptions {
+  // The profile: pods naming its schedulerName are scheduled; others only take room.
+  model::SchedulerConfig config;
   uint64_t seed = 0;
   // The most cycles one pass runs before it returns (the loop's other jobs run in between).
   size_t max_cycles_per_pass = 20000;

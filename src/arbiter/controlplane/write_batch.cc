@@ -5,7 +5,7 @@
 namespace arbiter::controlplane {
 
 WriteBatch::WriteBatch(store::Store& store, size_t max_ops, bool asynchronous)
-    : store_(store), max_ops_(max_ops), asynchronous_(asynchronous) {
+    : store_(store), max_ops_(max_ops), asynchronous_(asynchronous), wants_base_(store.WantsUpdateBase()) {
   if (asynchronous_) writer_ = std::thread([this] { WriterLoop(); });
 }
 
@@ -100,6 +100,7 @@ void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlo
   q.view.ns = base.ns;
   q.view.name = base.name;
   q.view.revision = base.revision;
+  if (kind == store::WriteOp::Kind::kUpdate && wants_base_) q.op.base = base.body;
   if (kind != store::WriteOp::Kind::kDelete) {
     q.view.body = std::move(body);  // moved to op.body when taken
   } else if (base.revision > 0) {

@@ -108,6 +108,7 @@ class WriteBatch {
   store::Store& store_;
   size_t max_ops_;
   const bool asynchronous_;
+  const bool wants_base_;  // the store asks for each update's base (Store::WantsUpdateBase)
   std::vector<Queued> ops_;
   std::map<Key, size_t> index_;  // the latest queued write of each object
   std::atomic<size_t> applies_{0};

@@ -1,9 +1,12 @@
 // The Kubernetes API client of `arbiter plan --server`: kubeconfig, TLS and paginated lists.
 #include "arbiter/kubeclient/kubeclient.h"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
@@ -67,8 +70,9 @@ StatusOr<std::string> Pem(const YAML::Node& m, const std::string& field, const f
   return std::string();
 }
 
-// A query parameter's value, percent-encoded.
-std::string Escape(const std::string& s) {
+}  // namespace
+
+std::string PercentEncode(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
@@ -83,12 +87,14 @@ std::string Escape(const std::string& s) {
   return out;
 }
 
+namespace {
+
 // The longest one collection's listing may take, all pages together.
 constexpr int kListSeconds = 300;
 
 class HttpClient final : public Client {
  public:
-  explicit HttpClient(const Config& c) : config_(c) {}
+  HttpClient(const Config& c, ClientOptions options) : config_(c), options_(std::move(options)) {}
 
   Status Init() {
     const bool https = config_.server.rfind("https://", 0) == 0;
@@ -146,10 +152,78 @@ class HttpClient final : public Client {
     }
     if (!config_.token.empty()) http_->set_bearer_token_auth(config_.token.c_str());
     http_->set_connection_timeout(10);
-    http_->set_read_timeout(60);
+    http_->set_read_timeout(options_.timeout.count());
+    http_->set_write_timeout(options_.timeout.count());
     http_->set_keep_alive(true);
+    http_->set_default_headers({{"User-Agent", options_.user_agent}});
     return Status::Ok();
   }
+
+  const std::string& server() const override { return config_.server; }
+
+  StatusOr<Response> Send(const std::string& method, const std::string& target, const std::string& body,
+                          const std::string& content_type) override {
+    if (options_.limiter) options_.limiter->Wait();
+    if (options_.on_request) options_.on_request(method, target);
+    httplib::Request req;
+    req.method = method;
+    req.path = target;
+    req.headers = {{"Accept", "application/json"}};
+    if (!body.empty()) {
+      req.body = body;
+      req.headers.emplace("Content-Type", content_type);
+    }
+    std::string received;
+    bool too_large = false;
+    req.content_receiver = [&](const char* data, size_t len, uint64_t, uint64_t) {
+      too_large = received.size() + len > options_.max_response_bytes;
+      if (too_large) return false;
+      received.append(data, len);
+      return true;
+    };
+    auto r = http_->send(req);
+    if (too_large) {
+      return Unavailable(method + " " + config_.server + target + ": the answer is larger than " +
+                         std::to_string(options_.max_response_bytes) + " bytes");
+    }
+    if (!r) {
+      return Unavailable("cannot reach " + config_.server + " (" + method + " " + target + ": " +
+                         httplib::to_string(r.error()) + ")");
+    }
+    return Response{r->status, std::move(received)};
+  }
+
+  StatusOr<Response> Stream(const std::string& target, const std::function<bool(std::string_view)>& on_data) override {
+    if (options_.limiter) options_.limiter->Wait();
+    if (options_.on_request) options_.on_request("GET", target);
+    httplib::Request req;
+    req.method = "GET";
+    req.path = target;
+    req.headers = {{"Accept", "application/json"}};
+    int status = 0;
+    std::string error_body;
+    req.response_handler = [&](const httplib::Response& res) {
+      status = res.status;
+      return true;
+    };
+    req.content_receiver = [&](const char* data, size_t len, uint64_t, uint64_t) {
+      if (status != 200) {
+        if (error_body.size() + len > options_.max_response_bytes) return false;
+        error_body.append(data, len);
+        return true;
+      }
+      return on_data(std::string_view(data, len));
+    };
+    auto r = http_->send(req);
+    if (status != 0) return Response{status, std::move(error_body)};
+    if (!r) {
+      return Unavailable("cannot reach " + config_.server + " (GET " + target + ": " + httplib::to_string(r.error()) +
+                         ")");
+    }
+    return Response{r->status, std::move(error_body)};
+  }
+
+  void Cancel() override { http_->stop(); }
 
   StatusOr<std::string> ListAll(const std::string& path, const std::string& api_version, const std::string& kind,
                                 size_t page, size_t max_bytes) override {
@@ -159,11 +233,12 @@ class HttpClient final : public Client {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kListSeconds);
     do {
       std::string target = path + "?limit=" + std::to_string(page);
-      if (!cont.empty()) target += "&continue=" + Escape(cont);
+      if (!cont.empty()) target += "&continue=" + PercentEncode(cont);
       // The body is bounded as it arrives (what is left of max_bytes), and the whole listing in
       // time: a server that sends without end, or a byte at a time, is cut off.
       std::string received;
       bool too_large = false, too_slow = false;
+      if (options_.limiter) options_.limiter->Wait();
       auto r = http_->Get(target.c_str(), httplib::Headers{{"Accept", "application/json"}},
                           [&](const char* data, size_t len) {
                             too_large = bytes + received.size() + len > max_bytes;
@@ -204,6 +279,7 @@ class HttpClient final : public Client {
 
  private:
   Config config_;
+  ClientOptions options_;
   std::unique_ptr<httplib::ClientImpl> http_;
 };
 
@@ -258,8 +334,47 @@ StatusOr<Config> LoadKubeconfig(const std::string& path, const std::string& cont
   return c;
 }
 
-StatusOr<std::unique_ptr<Client>> Client::Connect(const Config& config) {
-  auto c = std::make_unique<HttpClient>(config);
+StatusOr<Config> InClusterConfig(const std::string& secrets_dir) {
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  if (host == nullptr || port == nullptr || *host == 0 || *port == 0) {
+    return FailedPrecondition(
+        "not running in a pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set): give --kubeconfig");
+  }
+  Config c;
+  const std::string h = host;
+  c.server = "https://" + (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" + port;
+  const fs::path dir = secrets_dir;
+  ARBITER_ASSIGN_OR_RETURN(read, ReadFile(dir / "token", "the service account token"));
+  std::string token = read;
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  c.token = token;
+  ARBITER_ASSIGN_OR_RETURN(ca, ReadFile(dir / "ca.crt", "the service account CA"));
+  c.ca_pem = std::move(ca);
+  return c;
+}
+
+RateLimiter::RateLimiter(double qps, int burst)
+    : qps_(qps), burst_(std::max(1, burst)), tokens_(std::max(1, burst)), last_(std::chrono::steady_clock::now()) {}
+
+void RateLimiter::Wait() {
+  if (qps_ <= 0) return;
+  std::chrono::steady_clock::duration wait{};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    tokens_ = std::min(burst_, tokens_ + std::chrono::duration<double>(now - last_).count() * qps_);
+    last_ = now;
+    // Take the token now (the balance may go negative: later callers queue behind this one).
+    tokens_ -= 1;
+    if (tokens_ < 0) wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(-tokens_ / qps_));
+  }
+  if (wait.count() > 0) std::this_thread::sleep_for(wait);
+}
+
+StatusOr<std::unique_ptr<Client>> Client::Connect(const Config& config, ClientOptions options) {
+  auto c = std::make_unique<HttpClient>(config, std::move(options));
   ARBITER_RETURN_IF_ERROR(c->Init());
   return std::unique_ptr<Client>(std::move(c));
 }

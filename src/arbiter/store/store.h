@@ -99,6 +99,10 @@ struct WriteOp {
   // may use for the deletion's event instead of reading the stored one; null otherwise.
   Json body;
   int64_t expected_revision = 0;   // update, delete: as for Update and Delete
+  // Update: the body at expected_revision that `body` was made from, given only to a backend
+  // that asks for it (Store::WantsUpdateBase): one that turns writes into API calls chooses the
+  // call by what changed. Null otherwise.
+  Json base;
 };
 
 class Store {
@@ -114,6 +118,9 @@ class Store {
   // (Unavailable, Internal), the ops not yet committed fail with that error. One result per op:
   // the object as stored (for a delete: as it was, at the deletion's revision).
   virtual std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops);
+  // Whether Apply wants each update's base body (WriteOp::base); copying it costs the other
+  // backends for nothing.
+  virtual bool WantsUpdateBase() const { return false; }
 
   // Stores a new object at a new revision. AlreadyExists if the key is taken.
   virtual StatusOr<Object> Create(const std::string& resource, const std::string& ns, const std::string& name,

@@ -1,0 +1,28 @@
+#include "log_line.h"
+
+#include <mutex>
+#include <ostream>
+
+#include "arbiter/base/time.h"
+
+namespace arbiter::cmd {
+
+void Log(std::ostream& err, char severity, const std::string& msg, const std::string& kv) {
+  static std::mutex mu;
+  std::string line;
+  line.reserve(48 + msg.size() + kv.size());
+  line += severity;
+  line += ' ';
+  line += FormatRfc3339(SystemClock().Now());
+  line += " \"";
+  line += msg;
+  line += '"';
+  if (!kv.empty()) line += ' ' + kv;
+  line += '\n';
+  // One write per line (stderr is unbuffered: each insertion would be a system call of its own).
+  std::lock_guard<std::mutex> lock(mu);
+  err.write(line.data(), static_cast<std::streamsize>(line.size()));
+  err.flush();
+}
+
+}  // namespace arbiter::cmd

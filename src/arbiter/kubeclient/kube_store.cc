@@ -1,0 +1,771 @@
+// The store interface over a Kubernetes API server (see kube_store.h).
+#include "arbiter/kubeclient/kube_store.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "arbiter/api/patch.h"
+#include "arbiter/api/resources.h"
+
+namespace arbiter::kubeclient {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// Where a resource is served.
+struct Route {
+  std::string prefix;  // "/api/v1" or "/apis/GROUP/VERSION"
+  std::string resource;
+  std::string api_version, kind;
+  bool namespaced = true;
+  bool status = false;  // has the status subresource
+};
+
+std::string Collection(const Route& r, const std::string& ns) {
+  std::string p = r.prefix;
+  if (r.namespaced && !ns.empty()) p += "/namespaces/" + PercentEncode(ns);
+  return p + "/" + r.resource;
+}
+
+std::string Item(const Route& r, const std::string& ns, const std::string& name) {
+  return Collection(r, ns) + "/" + PercentEncode(name);
+}
+
+// The server's message in a Status body, or the body's start.
+std::string ServerMessage(const std::string& body) {
+  Json j = Json::parse(body, nullptr, false);
+  if (j.is_object() && j.contains("message") && j["message"].is_string()) return j["message"].get<std::string>();
+  return body.substr(0, 200);
+}
+
+Status FromHttp(const std::string& method, const std::string& target, const Response& r) {
+  const std::string what = method + " " + target + ": HTTP " + std::to_string(r.status) + ": " + ServerMessage(r.body);
+  switch (r.status) {
+    case 404:
+      return NotFound(what);
+    case 409: {
+      Json j = Json::parse(r.body, nullptr, false);
+      if (j.is_object() && j.value("reason", "") == "AlreadyExists") return AlreadyExists(what);
+      return Conflict(what);
+    }
+    case 410:
+      return Gone(what);
+    case 400:
+    case 422:
+      return InvalidArgument(what);
+    case 401:
+    case 403:
+      return FailedPrecondition(what);
+    default:
+      return Unavailable(what);
+  }
+}
+
+StatusOr<int64_t> ParseRevision(const Json& rv, const std::string& what) {
+  if (!rv.is_string()) return Internal(what + ": no metadata.resourceVersion");
+  const std::string& s = rv.get_ref<const std::string&>();
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) {
+    return Internal(what + ": resourceVersion \"" + s + "\" is not a decimal revision");
+  }
+  return v;
+}
+
+const Json* Meta(const Json& body) {
+  auto m = body.find("metadata");
+  return m != body.end() && m->is_object() ? &*m : nullptr;
+}
+
+std::string MetaString(const Json& body, const char* key) {
+  const Json* m = Meta(body);
+  if (m == nullptr) return "";
+  auto it = m->find(key);
+  return it != m->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+const Json& Field(const Json& body, const char* key) {
+  static const Json kNull;
+  if (!body.is_object()) return kNull;
+  auto it = body.find(key);
+  return it == body.end() ? kNull : *it;
+}
+
+std::string NodeNameOf(const Json& pod) {
+  const Json& spec = Field(pod, "spec");
+  const Json& n = Field(spec, "nodeName");
+  return n.is_string() ? n.get<std::string>() : "";
+}
+
+// "…:05Z" as a MicroTime ("…:05.000000Z").
+std::string MicroTime(const std::string& t) {
+  if (t.size() < 2 || t.back() != 'Z' || t.find('.') != std::string::npos) return t;
+  return t.substr(0, t.size() - 1) + ".000000Z";
+}
+
+std::string Hostname() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+}  // namespace
+
+Json EventsV1Event(const Json& core) {
+  const std::string reason = core.value("reason", "");
+  // kube-scheduler's actions for its reasons.
+  const std::string action = reason == "Scheduled"          ? "Binding"
+                             : reason == "FailedScheduling" ? "Scheduling"
+                             : reason == "Preempted"        ? "Preempting"
+                                                            : reason;
+  const Json& source = Field(core, "source");
+  const std::string component = core.value("reportingComponent", source.is_object() ? source.value("component", "") : "");
+  Json meta = {{"name", MetaString(core, "name")}, {"namespace", MetaString(core, "namespace")}};
+  Json e = {{"apiVersion", "events.k8s.io/v1"},
+            {"kind", "Event"},
+            {"metadata", std::move(meta)},
+            {"eventTime", MicroTime(core.value("firstTimestamp", core.value("lastTimestamp", "")))},
+            {"reportingController", component},
+            {"reportingInstance", component + "-" + Hostname()},
+            {"action", action},
+            {"reason", reason},
+            {"type", core.value("type", "Normal")},
+            {"regarding", Field(core, "involvedObject")}};
+  if (core.contains("message")) e["note"] = core["message"];
+  if (const Json& count = Field(core, "count"); count.is_number_integer() && count.get<int64_t>() > 1) {
+    e["series"] = {{"count", count}, {"lastObservedTime", MicroTime(core.value("lastTimestamp", ""))}};
+  }
+  return e;
+}
+
+namespace {
+
+struct Lane {
+  std::mutex mu;
+  std::unique_ptr<Client> client;
+};
+
+class KubeWatch final : public store::Watch {
+ public:
+  KubeWatch(std::unique_ptr<Client> client, Route route, std::string resource, std::string ns, int64_t from,
+            const KubeStoreOptions& options)
+      : client_(std::move(client)),
+        route_(std::move(route)),
+        resource_(std::move(resource)),
+        ns_(std::move(ns)),
+        revision_(from),
+        timeout_(options.watch_timeout),
+        max_event_bytes_(options.max_event_bytes),
+        log_(options.log) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~KubeWatch() override { Stop(); }
+
+  StatusOr<std::vector<store::EventPtr>> Next(std::chrono::milliseconds timeout) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, timeout, [&] { return !events_.empty() || !end_.ok() || stopped_; });
+    if (stopped_) return FailedPrecondition("the watch of " + resource_ + " was stopped");
+    if (!events_.empty()) {
+      std::vector<store::EventPtr> out(std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
+      events_.clear();
+      return out;
+    }
+    if (!end_.ok()) return end_;
+    return std::vector<store::EventPtr>{};
+  }
+
+  void Stop() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_ && !thread_.joinable()) return;
+      stopped_ = true;
+    }
+    cv_.notify_all();
+    // The stream in progress (if any) is cut; a request about to start sees stopped_ first.
+    while (!exited_.load()) {
+      client_->Cancel();
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(10), [&] { return exited_.load(); });
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+  bool SetNotifier(std::function<void()> notify) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    notify_ = std::move(notify);
+    return true;
+  }
+
+ private:
+  void Log(const std::string& line) {
+    if (log_) log_("watch " + resource_ + ": " + line);
+  }
+
+  void Deliver(store::EventPtr e) {
+    std::function<void()> notify;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      events_.push_back(std::move(e));
+      notify = notify_;
+    }
+    cv_.notify_all();
+    if (notify) notify();
+  }
+
+  void End(Status st) {
+    std::function<void()> notify;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      end_ = std::move(st);
+      notify = notify_;
+    }
+    cv_.notify_all();
+    if (notify) notify();
+  }
+
+  // One line of the stream: false ends the stream (an ERROR event).
+  bool Line(std::string_view line) {
+    if (line.empty()) return true;
+    Json j = Json::parse(line, nullptr, false);
+    if (!j.is_object() || !j["type"].is_string() || !j["object"].is_object()) {
+      Log("a line that is not a watch event was skipped");
+      return true;
+    }
+    const std::string type = j["type"].get<std::string>();
+    Json& obj = j["object"];
+    if (type == "ERROR") {
+      const int code = obj.value("code", 0);
+      if (code == 410) {
+        End(Gone("watch " + resource_ + " from " + std::to_string(revision_) + ": " + obj.value("message", "gone")));
+        gone_ = true;
+      } else {
+        Log("the server ended the stream: " + obj.value("message", "error " + std::to_string(code)));
+      }
+      return false;
+    }
+    auto rv = ParseRevision(Field(Field(obj, "metadata"), "resourceVersion"), "watch " + resource_);
+    if (!rv.ok()) {
+      Log(rv.status().message());
+      return true;
+    }
+    if (type == "BOOKMARK") {
+      revision_ = *rv;
+      return true;
+    }
+    store::EventType t;
+    if (type == "ADDED") {
+      t = store::EventType::kAdded;
+    } else if (type == "MODIFIED") {
+      t = store::EventType::kModified;
+    } else if (type == "DELETED") {
+      t = store::EventType::kDeleted;
+    } else {
+      Log("an event of unknown type \"" + type + "\" was skipped");
+      return true;
+    }
+    auto e = std::make_shared<store::Event>();
+    e->type = t;
+    e->object.resource = resource_;
+    e->object.ns = MetaString(obj, "namespace");
+    e->object.name = MetaString(obj, "name");
+    e->object.revision = *rv;
+    if (!obj.contains("apiVersion")) obj["apiVersion"] = route_.api_version;
+    if (!obj.contains("kind")) obj["kind"] = route_.kind;
+    e->object.body = std::move(obj);
+    revision_ = *rv;
+    Deliver(std::move(e));
+    return true;
+  }
+
+  bool Stopped() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stopped_;
+  }
+
+  void Sleep(std::chrono::milliseconds d) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, d, [&] { return stopped_; });
+  }
+
+  void Run() {
+    std::chrono::milliseconds backoff(800);  // client-go's reflector backoff: 800 ms doubling to 30 s
+    bool failing = false;
+    while (!Stopped() && !gone_) {
+      const std::string target = Collection(route_, ns_) + "?allowWatchBookmarks=true&resourceVersion=" +
+                                 std::to_string(revision_) + "&timeoutSeconds=" + std::to_string(timeout_.count()) +
+                                 "&watch=true";
+      std::string partial;
+      bool too_large = false;
+      bool received = false;
+      auto r = client_->Stream(target, [&](std::string_view data) {
+        received = true;
+        partial.append(data);
+        size_t start = 0;
+        for (size_t nl = partial.find('\n'); nl != std::string::npos; nl = partial.find('\n', start)) {
+          if (!Line(std::string_view(partial).substr(start, nl - start))) return false;
+          start = nl + 1;
+        }
+        partial.erase(0, start);
+        too_large = partial.size() > max_event_bytes_;
+        return !too_large && !Stopped();
+      });
+      if (Stopped() || gone_) break;
+      if (too_large) {
+        End(Gone("watch " + resource_ + ": an event is larger than " + std::to_string(max_event_bytes_) +
+                 " bytes: relisting"));
+        break;
+      }
+      if (r.ok() && r->status == 410) {
+        End(Gone("watch " + resource_ + " from " + std::to_string(revision_) + ": " + ServerMessage(r->body)));
+        break;
+      }
+      if (r.ok() && r->status == 200) {
+        if (failing) Log("resumed from resourceVersion " + std::to_string(revision_));
+        failing = false;
+        backoff = std::chrono::milliseconds(800);
+        continue;  // the server's timeout ended it, or it broke after delivering: resume
+      }
+      if (!failing || received) {
+        Log((r.ok() ? FromHttp("GET", target, *r).message() : r.status().message()) + "; retrying");
+      }
+      failing = true;
+      Sleep(backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
+    }
+    exited_ = true;
+    cv_.notify_all();
+  }
+
+  std::unique_ptr<Client> client_;
+  const Route route_;
+  const std::string resource_, ns_;
+  int64_t revision_;  // the stream thread's: the last event's or bookmark's
+  const std::chrono::seconds timeout_;
+  const size_t max_event_bytes_;
+  const std::function<void(const std::string&)> log_;
+  bool gone_ = false;  // the stream thread's
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<store::EventPtr> events_;  // guarded by mu_
+  Status end_ = Status::Ok();           // guarded by mu_
+  bool stopped_ = false;                // guarded by mu_
+  std::function<void()> notify_;        // guarded by mu_
+  std::atomic<bool> exited_{false};
+  std::thread thread_;
+};
+
+// The watch of a resource the server does not serve: nothing ever happens.
+class IdleWatch final : public store::Watch {
+ public:
+  StatusOr<std::vector<store::EventPtr>> Next(std::chrono::milliseconds timeout) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, timeout, [&] { return stopped_; });
+    if (stopped_) return FailedPrecondition("the watch was stopped");
+    return std::vector<store::EventPtr>{};
+  }
+  void Stop() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+};
+
+class KubeStore final : public store::Store {
+ public:
+  explicit KubeStore(KubeStoreOptions options) : options_(std::move(options)) {}
+
+  Status Open() {
+    for (Lane* lane : {&main_, &events_, &leases_}) {
+      ClientOptions co;
+      co.limiter = std::make_shared<RateLimiter>(options_.qps, options_.burst);
+      co.user_agent = options_.user_agent + (lane == &events_ ? "/events" : lane == &leases_ ? "/leader-election" : "");
+      co.on_request = options_.on_request;
+      co.timeout = options_.request_timeout;
+      co.max_response_bytes = options_.max_list_bytes;
+      if (lane == &main_) main_limiter_ = co.limiter;
+      auto c = Client::Connect(options_.config, co);
+      if (!c.ok()) return c.status();
+      lane->client = std::move(*c);
+    }
+    ARBITER_ASSIGN_OR_RETURN(version, Call(main_, "GET", "/version"));
+    if (version.status != 200) return FromHttp("GET", "/version", version);
+    // client-go's event broadcaster adapter: events.k8s.io/v1 when served, else core v1.
+    ARBITER_ASSIGN_OR_RETURN(group, Call(events_, "GET", "/apis/events.k8s.io/v1"));
+    events_v1_ = group.status == 200;
+    return Status::Ok();
+  }
+
+  bool WantsUpdateBase() const override { return true; }
+
+  StatusOr<store::Object> Create(const std::string& resource, const std::string& ns, const std::string& name,
+                                 Json body) override {
+    ARBITER_ASSIGN_OR_RETURN(route, RouteOf(resource));
+    if (!body.is_object()) return InvalidArgument("create " + resource + "/" + name + ": the body is not an object");
+    body["metadata"]["name"] = name;
+    if (route.namespaced) body["metadata"]["namespace"] = ns;
+    body["metadata"].erase("resourceVersion");
+    if (resource == "events" && events_v1_) body = EventsV1Event(body);
+    const std::string target = Collection(route, ns);
+    ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf(resource), "POST", target, body.dump()));
+    if (r.status != 201 && r.status != 200) return FromHttp("POST", target, r);
+    return Decode(resource, route, r.body, "POST " + target);
+  }
+
+  StatusOr<store::Object> Get(const std::string& resource, const std::string& ns, const std::string& name) override {
+    ARBITER_ASSIGN_OR_RETURN(route, RouteOf(resource));
+    const std::string target = Item(route, ns, name);
+    ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf(resource), "GET", target));
+    if (r.status != 200) return FromHttp("GET", target, r);
+    return Decode(resource, route, r.body, "GET " + target);
+  }
+
+  StatusOr<store::Object> Update(const std::string& resource, const std::string& ns, const std::string& name, Json body,
+                                 int64_t expected_revision) override {
+    store::WriteOp op;
+    op.kind = store::WriteOp::Kind::kUpdate;
+    op.resource = resource;
+    op.ns = ns;
+    op.name = name;
+    op.body = std::move(body);
+    op.expected_revision = expected_revision;
+    ARBITER_ASSIGN_OR_RETURN(o, ApplyOne(op));
+    return *o;
+  }
+
+  StatusOr<store::Object> Delete(const std::string& resource, const std::string& ns, const std::string& name,
+                                 int64_t expected_revision) override {
+    store::WriteOp op;
+    op.kind = store::WriteOp::Kind::kDelete;
+    op.resource = resource;
+    op.ns = ns;
+    op.name = name;
+    op.expected_revision = expected_revision;
+    ARBITER_ASSIGN_OR_RETURN(o, ApplyOne(op));
+    return *o;
+  }
+
+  std::vector<StatusOr<store::ObjectPtr>> Apply(std::vector<store::WriteOp> ops) override {
+    std::vector<StatusOr<store::ObjectPtr>> out;
+    out.reserve(ops.size());
+    for (store::WriteOp& op : ops) out.push_back(ApplyOne(op));
+    return out;
+  }
+
+  StatusOr<store::ListResult> List(const std::string& resource, const std::string& ns) override {
+    ARBITER_ASSIGN_OR_RETURN(route, RouteOf(resource));
+    const std::string path = Collection(route, ns);
+    store::ListResult out;
+    std::string cont;
+    size_t bytes = 0;
+    bool first = true;
+    do {
+      std::string target = path + "?limit=" + std::to_string(options_.page);
+      if (!cont.empty()) target += "&continue=" + PercentEncode(cont);
+      ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf(resource), "GET", target));
+      if (r.status == 404 && first && ns.empty()) {
+        // Not served (an API this server's version or feature gates lack, such as the Workload
+        // API): there are none, as kube-scheduler starts no informer for a disabled API.
+        MarkUnserved(resource, path);
+        return out;
+      }
+      if (r.status == 410 && !first) {
+        // The continue token expired: list again from the start, as the reflector does.
+        out.items.clear();
+        cont.clear();
+        bytes = 0;
+        first = true;
+        continue;
+      }
+      if (r.status != 200) return FromHttp("GET", target, r);
+      bytes += r.body.size();
+      if (bytes > options_.max_list_bytes) {
+        return Unavailable("GET " + path + ": the list is larger than " + std::to_string(options_.max_list_bytes) +
+                           " bytes");
+      }
+      Json list = Json::parse(r.body, nullptr, false);
+      if (!list.is_object() || !list["items"].is_array()) return Unavailable("GET " + target + ": not a list");
+      if (first) {
+        ARBITER_ASSIGN_OR_RETURN(rv, ParseRevision(Field(Field(list, "metadata"), "resourceVersion"), "GET " + path));
+        out.revision = rv;
+        first = false;
+      }
+      for (Json& item : list["items"]) {
+        if (!item.is_object()) continue;
+        item["apiVersion"] = route.api_version;
+        item["kind"] = route.kind;
+        ARBITER_ASSIGN_OR_RETURN(o, ToObject(resource, std::move(item), "GET " + path));
+        out.items.push_back(std::move(o));
+      }
+      cont = Field(list, "metadata").value("continue", "");
+    } while (!cont.empty() || first);
+    std::sort(out.items.begin(), out.items.end(),
+              [](const store::Object& a, const store::Object& b) { return std::tie(a.ns, a.name) < std::tie(b.ns, b.name); });
+    return out;
+  }
+
+  StatusOr<std::unique_ptr<store::Watch>> WatchFrom(const std::string& resource, const std::string& ns,
+                                                    int64_t from_revision, store::WatchOptions) override {
+    ARBITER_ASSIGN_OR_RETURN(route, RouteOf(resource));
+    if (Unserved(resource)) return std::unique_ptr<store::Watch>(std::make_unique<IdleWatch>());
+    ClientOptions co;
+    co.limiter = main_limiter_;
+    co.user_agent = options_.user_agent;
+    co.on_request = options_.on_request;
+    // A quiet stream is cut a while after the server should have ended it, then resumed.
+    co.timeout = options_.watch_timeout + std::chrono::seconds(30);
+    auto client = Client::Connect(options_.config, co);
+    if (!client.ok()) return client.status();
+    return std::unique_ptr<store::Watch>(
+        std::make_unique<KubeWatch>(std::move(*client), route, resource, ns, from_revision, options_));
+  }
+
+  StatusOr<int64_t> Revision() override {
+    ARBITER_ASSIGN_OR_RETURN(list, List("namespaces", ""));
+    return list.revision;
+  }
+
+  Status Compact(int64_t) override {
+    return FailedPrecondition("the API server compacts its own history (kube-apiserver's --etcd-compaction-interval)");
+  }
+
+ private:
+  void MarkUnserved(const std::string& resource, const std::string& path) {
+    std::lock_guard<std::mutex> lock(unserved_mu_);
+    if (unserved_.insert(resource).second && options_.log) {
+      options_.log(path + " is not served by " + options_.config.server + ": no " + resource + " are read");
+    }
+  }
+  bool Unserved(const std::string& resource) {
+    std::lock_guard<std::mutex> lock(unserved_mu_);
+    return unserved_.contains(resource);
+  }
+
+  StatusOr<Route> RouteOf(const std::string& resource) const {
+    if (resource == "events" && events_v1_) {
+      return Route{"/apis/events.k8s.io/v1", "events", "events.k8s.io/v1", "Event", true, false};
+    }
+    for (const auto& r : api::Resources()) {
+      if (r.review || r.StoreKey() != resource) continue;
+      Route route;
+      route.prefix = r.group.empty() ? "/api/" + std::string(r.version)
+                                     : "/apis/" + std::string(r.group) + "/" + std::string(r.version);
+      route.resource = std::string(r.resource);
+      route.api_version = r.ApiVersion();
+      route.kind = std::string(r.kind);
+      route.namespaced = r.namespaced;
+      route.status = r.HasSubresource("status");
+      return route;
+    }
+    return InvalidArgument("the resource \"" + resource + "\" has no known place in the Kubernetes API");
+  }
+
+  Lane& LaneOf(const std::string& resource) {
+    if (resource == "events") return events_;
+    if (resource == "leases") return leases_;
+    return main_;
+  }
+
+  static StatusOr<Response> Call(Lane& lane, const std::string& method, const std::string& target,
+                                 const std::string& body = "", const std::string& content_type = "application/json") {
+    std::lock_guard<std::mutex> lock(lane.mu);
+    return lane.client->Send(method, target, body, content_type);
+  }
+
+  static StatusOr<store::Object> ToObject(const std::string& resource, Json body, const std::string& what) {
+    ARBITER_ASSIGN_OR_RETURN(rv, ParseRevision(Field(Field(body, "metadata"), "resourceVersion"), what));
+    store::Object o;
+    o.resource = resource;
+    o.ns = MetaString(body, "namespace");
+    o.name = MetaString(body, "name");
+    o.revision = rv;
+    o.body = std::move(body);
+    return o;
+  }
+
+  static StatusOr<store::Object> Decode(const std::string& resource, const Route& route, const std::string& text,
+                                        const std::string& what) {
+    Json body = Json::parse(text, nullptr, false);
+    if (!body.is_object()) return Unavailable(what + ": the answer is not a JSON object");
+    if (!body.contains("apiVersion")) body["apiVersion"] = route.api_version;
+    if (!body.contains("kind")) body["kind"] = route.kind;
+    return ToObject(resource, std::move(body), what);
+  }
+
+  StatusOr<store::ObjectPtr> Shared(StatusOr<store::Object> o) {
+    if (!o.ok()) return o.status();
+    return std::make_shared<const store::Object>(std::move(*o));
+  }
+
+  // PUT `body` at `target`, conditional on `expected` when > 0.
+  StatusOr<store::Object> Put(const std::string& resource, const Route& route, const std::string& target, Json body,
+                              int64_t expected) {
+    if (expected > 0) {
+      body["metadata"]["resourceVersion"] = std::to_string(expected);
+    } else if (body.contains("metadata")) {
+      body["metadata"].erase("resourceVersion");
+    }
+    ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf(resource), "PUT", target, body.dump()));
+    if (r.status != 200 && r.status != 201) return FromHttp("PUT", target, r);
+    return Decode(resource, route, r.body, "PUT " + target);
+  }
+
+  // PATCH pods/NAME/status with the strategic merge patch from `before` to `after`.
+  StatusOr<store::Object> PatchStatus(const Route& route, const std::string& ns, const std::string& name,
+                                      const Json& before, const Json& after) {
+    const Json patch = api::TwoWayStrategicMergePatch(Json{{"status", Field(before, "status")}},
+                                                      Json{{"status", Field(after, "status")}});
+    const std::string target = Item(route, ns, name) + "/status";
+    ARBITER_ASSIGN_OR_RETURN(
+        r, Call(main_, "PATCH", target, patch.dump(), "application/strategic-merge-patch+json"));
+    if (r.status != 200) return FromHttp("PATCH", target, r);
+    return Decode("pods", route, r.body, "PATCH " + target);
+  }
+
+  StatusOr<store::Object> DeleteItem(const std::string& resource, const Route& route, const std::string& ns,
+                                     const std::string& name, const std::string& uid, const Json& fallback,
+                                     int64_t fallback_revision) {
+    Json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+    if (!uid.empty()) options["preconditions"] = {{"uid", uid}};
+    const std::string target = Item(route, ns, name);
+    ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf(resource), "DELETE", target, options.dump()));
+    if (r.status != 200 && r.status != 202) return FromHttp("DELETE", target, r);
+    Json body = Json::parse(r.body, nullptr, false);
+    if (body.is_object() && body.value("kind", "") != "Status" && Meta(body) != nullptr &&
+        Field(*Meta(body), "resourceVersion").is_string()) {
+      return Decode(resource, route, r.body, "DELETE " + target);
+    }
+    // Deleted, answered with a Status: the object as the caller last held it.
+    store::Object o;
+    o.resource = resource;
+    o.ns = ns;
+    o.name = name;
+    o.revision = fallback_revision;
+    o.body = fallback;
+    return o;
+  }
+
+  StatusOr<store::ObjectPtr> ApplyOne(store::WriteOp& op) {
+    auto route = RouteOf(op.resource);
+    if (!route.ok()) return route.status();
+    switch (op.kind) {
+      case store::WriteOp::Kind::kCreate:
+        return Shared(Create(op.resource, op.ns, op.name, std::move(op.body)));
+      case store::WriteOp::Kind::kDelete:
+        return Shared(DeleteItem(op.resource, *route, op.ns, op.name, op.body.is_object() ? MetaString(op.body, "uid") : "",
+                                 op.body, op.expected_revision));
+      case store::WriteOp::Kind::kUpdate:
+        break;
+    }
+    if (op.resource == "events") return Shared(UpdateEvent(*route, op));
+    if (op.resource == "pods" && op.base.is_object()) return Shared(UpdatePod(*route, op));
+    // Only the status changed: its subresource (the main resource ignores status changes).
+    const bool status_only = route->status && op.base.is_object() && [&] {
+      Json a = op.base, b = op.body;
+      a.erase("status");
+      b.erase("status");
+      if (a.contains("metadata")) a["metadata"].erase("resourceVersion");
+      if (b.contains("metadata")) b["metadata"].erase("resourceVersion");
+      return a == b;
+    }();
+    const std::string target = Item(*route, op.ns, op.name) + (status_only ? "/status" : "");
+    return Shared(Put(op.resource, *route, target, std::move(op.body), op.expected_revision));
+  }
+
+  // A repeated event: its series, patched (events.k8s.io/v1), or the event replaced (core v1).
+  StatusOr<store::Object> UpdateEvent(const Route& route, store::WriteOp& op) {
+    if (!events_v1_) return Put(op.resource, route, Item(route, op.ns, op.name), std::move(op.body), 0);
+    Json e = EventsV1Event(op.body);
+    Json patch = {{"series", e.contains("series") ? e["series"] : Json(nullptr)}};
+    const std::string target = Item(route, op.ns, op.name);
+    ARBITER_ASSIGN_OR_RETURN(r, Call(events_, "PATCH", target, patch.dump(), "application/merge-patch+json"));
+    if (r.status != 200) return FromHttp("PATCH", target, r);
+    return Decode(op.resource, route, r.body, "PATCH " + target);
+  }
+
+  StatusOr<store::Object> UpdatePod(const Route& route, store::WriteOp& op) {
+    const Json& before = op.base;
+    Json& after = op.body;
+    const std::string node = NodeNameOf(after);
+    if (NodeNameOf(before).empty() && !node.empty()) {
+      // kube-scheduler's DefaultBinder: a Binding to the node, naming the pod's uid. The server
+      // sets PodScheduled; the status changes made with it are the server's to make.
+      Json binding = {{"apiVersion", "v1"},
+                      {"kind", "Binding"},
+                      {"metadata", {{"name", op.name}, {"namespace", op.ns}, {"uid", MetaString(before, "uid")}}},
+                      {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+      const std::string target = Item(route, op.ns, op.name) + "/binding";
+      ARBITER_ASSIGN_OR_RETURN(r, Call(main_, "POST", target, binding.dump()));
+      if (r.status != 201 && r.status != 200) return FromHttp("POST", target, r);
+      store::Object o;
+      o.resource = "pods";
+      o.ns = op.ns;
+      o.name = op.name;
+      o.revision = op.expected_revision;
+      o.body = std::move(after);
+      return o;
+    }
+    const bool deleting = !Field(Field(before, "metadata"), "deletionTimestamp").is_string() &&
+                          Field(Field(after, "metadata"), "deletionTimestamp").is_string();
+    StatusOr<store::Object> result = Internal("no write");
+    if (Field(before, "status") != Field(after, "status")) {
+      result = PatchStatus(route, op.ns, op.name, before, after);
+      if (!result.ok()) return result;
+    }
+    if (deleting) {
+      // kube-scheduler deletes a victim after patching its DisruptionTarget condition; the
+      // pod's own grace period applies (the deletion timestamp written here is the same).
+      const int64_t revision = result.ok() ? result->revision : op.expected_revision;
+      const Json& held = result.ok() ? result->body : before;
+      return DeleteItem("pods", route, op.ns, op.name, MetaString(before, "uid"), held, revision);
+    }
+    if (result.ok()) return result;
+    Json a = before, b = after;
+    for (Json* j : {&a, &b}) {
+      if (j->contains("metadata")) (*j)["metadata"].erase("resourceVersion");
+    }
+    if (a == b) {
+      store::Object o;
+      o.resource = "pods";
+      o.ns = op.ns;
+      o.name = op.name;
+      o.revision = op.expected_revision;
+      o.body = std::move(after);
+      return o;
+    }
+    return Put("pods", route, Item(route, op.ns, op.name), std::move(after), op.expected_revision);
+  }
+
+  KubeStoreOptions options_;
+  Lane main_, events_, leases_;
+  std::shared_ptr<RateLimiter> main_limiter_;
+  bool events_v1_ = false;
+  std::mutex unserved_mu_;
+  std::set<std::string> unserved_;  // resources whose collection is 404
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<store::Store>> OpenKubeStore(const KubeStoreOptions& options) {
+  auto s = std::make_unique<KubeStore>(options);
+  ARBITER_RETURN_IF_ERROR(s->Open());
+  return std::unique_ptr<store::Store>(std::move(s));
+}
+
+}  // namespace arbiter::kubeclient
