@@ -133,7 +133,11 @@ class ServeTestCase(unittest.TestCase):
             if value:
                 return value
             time.sleep(0.1)
-        self.fail(f"timed out waiting for {what}")
+        self.fail(f"timed out waiting for {what}{self.failure_context()}")
+
+    def failure_context(self):
+        """What a timed-out wait reports beside its own message (subclasses add logs)."""
+        return ""
 
     def pod(self, name, ns="default"):
         r = self.kubectl("get", "pod", name, "-n", ns, "-o", "json", check=False)

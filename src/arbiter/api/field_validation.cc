@@ -83,9 +83,14 @@ void Walk(Json& j, const pb::Descriptor* d, const std::string& path, bool top, S
   for (const auto& key : drop) j.erase(key);
   for (const JsonField& jf : schema.JsonFields(d)) {
     const FD* f = jf.field;
-    if (!schema.Doc(f).required) continue;
+    const FieldDoc& doc = schema.Doc(f);
+    if (!doc.required) continue;
     const auto it = j.find(f->name());
-    const bool absent = it == j.end() || it->is_null() || (it->is_string() && it->get_ref<const std::string&>().empty()) ||
+    // An empty string is missing unless the field's documentation says it may be empty
+    // (metav1.Condition's message: upstream's "This may be an empty string").
+    const bool empty_allowed = doc.description.find("may be empty") != std::string::npos;
+    const bool absent = it == j.end() || it->is_null() ||
+                        (it->is_string() && it->get_ref<const std::string&>().empty() && !empty_allowed) ||
                         (it->is_array() && it->empty());
     if (absent) out.missing.push_back({"FieldValueRequired", path.empty() ? f->name() : path + "." + f->name(), "Required value"});
   }

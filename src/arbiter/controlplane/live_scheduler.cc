@@ -455,6 +455,11 @@ Status LiveScheduler::ActuatePod(const sched::CycleOutcome& out) {
 namespace {
 // A write that lost a race (the pod changed or went away) is settled by the pod's next event.
 bool Lost(const Status& st) { return st.code() == StatusCode::kConflict || st.code() == StatusCode::kNotFound; }
+// A write the API server refused (invalid, or forbidden to this scheduler): reported, and the
+// pass goes on; the object's next change is reconciled as any other.
+bool Refused(const Status& st) {
+  return st.code() == StatusCode::kInvalidArgument || st.code() == StatusCode::kFailedPrecondition;
+}
 }  // namespace
 
 void LiveScheduler::Write(const store::Object& cur, Json next, WriteBatch::Done done) {
@@ -462,8 +467,15 @@ void LiveScheduler::Write(const store::Object& cur, Json next, WriteBatch::Done 
   batch_.Update(cur, std::move(next), [this, key, done = std::move(done)](const StatusOr<store::ObjectPtr>& r) -> Status {
     if (r.ok()) written_["pods"][key] = *r;  // shared with the write's watch event
     if (done) return done(r);
+    if (!r.ok() && Refused(r.status())) return ReportRefused(r.status());
     return r.ok() || Lost(r.status()) ? Status::Ok() : r.status();
   });
+}
+
+Status LiveScheduler::ReportRefused(const Status& st) {
+  ++metrics_.errors;
+  if (options_.log) options_.log("Write refused", "err=\"" + st.message() + "\"");
+  return Status::Ok();
 }
 
 void LiveScheduler::Forget(const Key& key, int attempts) {
@@ -497,7 +509,8 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
   const std::string uid = pod.uid, node = out.node, pod_key = pod.Key();
   Write(*cur, std::move(next), [=, this](const StatusOr<store::ObjectPtr>& r) -> Status {
     if (!r.ok()) {
-      if (!Lost(r.status())) return r.status();
+      if (!Lost(r.status()) && !Refused(r.status())) return r.status();
+      if (Refused(r.status())) (void)ReportRefused(r.status());
       Forget(key, attempt);  // back to the queue, after its backoff
       return Status::Ok();
     }
@@ -573,8 +586,9 @@ void LiveScheduler::WriteGroupCondition(const std::string& group, const std::str
   Json cond = {{"type", type},
                {"status", scheduled ? "True" : "False"},
                {"reason", scheduled ? "Scheduled" : "Unschedulable"},
-               {"lastTransitionTime", FormatRfc3339(now)}};
-  if (!scheduled && !message.empty()) cond["message"] = message;
+               {"lastTransitionTime", FormatRfc3339(now)},
+               // metav1.Condition's message is always written (Go's encoding has no omitempty on it).
+               {"message", scheduled ? "" : message}};
   SetCondition(next["status"], std::move(cond));
   // A write that lost a race with another writer of the group is made again on the store's
   // version (the True condition is written once, so it must not be dropped).
@@ -585,6 +599,7 @@ void LiveScheduler::WriteGroupCondition(const std::string& group, const std::str
                     return Status::Ok();
                   }
                   if (r.status().code() != StatusCode::kConflict || retries >= kEvictionRetries) {
+                    if (Refused(r.status())) return ReportRefused(r.status());
                     return Lost(r.status()) ? Status::Ok() : r.status();
                   }
                   ARBITER_ASSIGN_OR_RETURN(stored, Refetch(resource, key));
@@ -677,6 +692,7 @@ void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_
   // eviction dropped here would leave its preemptor waiting for good.
   auto retry = [this, key, uid, grace, message, now, retries](const StatusOr<store::ObjectPtr>& r) -> Status {
     if (r.status().code() != StatusCode::kConflict || retries >= kEvictionRetries) {
+      if (!r.ok() && Refused(r.status())) return ReportRefused(r.status());
       return r.ok() || Lost(r.status()) ? Status::Ok() : r.status();
     }
     ARBITER_ASSIGN_OR_RETURN(fresh, Refetch("pods", key));

@@ -1,0 +1,328 @@
+#!/usr/bin/python3
+"""End-to-end tests of `arbiter schedule`: the scheduler run against a Kubernetes API server, here
+`arbiter serve --no-scheduler` (the API, the simulated nodes and the controllers, no scheduler),
+with the stock kubectl creating the workload.
+
+Covered: the preemption story (victims patched with DisruptionTarget then deleted, the
+preemptor nominated then bound), checked against the calls kube-scheduler makes for it
+(docs/kube-scheduler-calls.md) and against `arbiter serve`'s own decisions on the same input; a
+PodGroup gang; profiles by schedulerName; leader failover between two schedulers; an API server
+restart mid-run (watches resume or relist, no pod bound twice); health and metrics.
+
+Run: schedule_e2e_test.py ARBITER_BINARY
+"""
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_e2e_test  # noqa: E402  (the Server harness)
+from serve_e2e_test import Server, ServeTestCase, free_port  # noqa: E402
+
+# serve's test cluster (one 4-CPU node, classes low and high) and a class between them.
+CLUSTER = serve_e2e_test.CLUSTER + """
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: mid}
+value: 200
+"""
+
+
+def pod_yaml(name, cls, cpu, scheduler=None, grace=2, group=None):
+    extra = f"\n  schedulerName: {scheduler}" if scheduler else ""
+    if group:
+        extra += f"\n  schedulingGroup: {{podGroupName: {group}}}"
+    return f"""
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: default}}
+spec:
+  priorityClassName: {cls}
+  terminationGracePeriodSeconds: {grace}{extra}
+  containers: [{{name: main, image: registry.k8s.io/pause:3.10, resources: {{requests: {{cpu: "{cpu}"}}}}}}]
+"""
+
+
+class Scheduler:
+    """An `arbiter schedule` process against a server's kubeconfig."""
+
+    def __init__(self, kubeconfig, workdir, name, extra=()):
+        self.port = free_port()
+        self.request_log = os.path.join(workdir, f"{name}.requests")
+        self.log_path = os.path.join(workdir, f"{name}.log")
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(
+            [serve_e2e_test.ARBITER, "schedule", "--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1",
+             "--secure-port", str(self.port), "--cert-dir", os.path.join(workdir, f"{name}-certs"),
+             "--request-log", self.request_log, "--identity", name, "--seed", "1",
+             "--leader-elect-lease-duration", "3", "--leader-elect-renew-deadline", "2",
+             "--leader-elect-retry-period", "0.5"] + list(extra),
+            stdout=self.log, stderr=self.log)
+
+    def get(self, path):
+        ctx = ssl._create_unverified_context()
+        try:
+            with urllib.request.urlopen(f"https://127.0.0.1:{self.port}{path}", timeout=2, context=ctx) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+        except (urllib.error.URLError, ConnectionError, OSError):
+            return 0, ""
+
+    def leading(self):
+        code, text = self.get("/metrics")
+        return code == 200 and 'leader_election_master_status{name="arbiter-scheduler"} 1' in text
+
+    def requests(self):
+        with open(self.request_log) as f:
+            return [line.rstrip("\n") for line in f]
+
+    def log_tail(self, lines=30):
+        with open(self.log_path) as f:
+            return "".join(f.readlines()[-lines:])
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self):
+        try:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    raise
+        finally:
+            self.log.close()
+
+
+def writes(requests):
+    """The requests that change pods (what the scheduler decided), in order."""
+    return [r for r in requests if r.split(" ")[0] in ("POST", "PATCH", "PUT", "DELETE") and "/pods/" in r]
+
+
+class ScheduleTestCase(ServeTestCase):
+    scheduler_flags = ()
+    serve_flags = ["--no-scheduler"]
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.server = Server(self.tmp.name, extra=self.serve_flags).start()
+        self.kubeconfig = os.path.join(self.tmp.name, "kubeconfig")
+        self.schedulers = []
+
+    def start_scheduler(self, name="arbiter-1", extra=None):
+        s = Scheduler(self.kubeconfig, self.tmp.name, name, self.scheduler_flags if extra is None else extra)
+        self.schedulers.append(s)
+        self.wait_for(f"{name} to lead", s.leading, timeout=20)
+        return s
+
+    def tearDown(self):
+        for s in self.schedulers:
+            s.stop()
+        self.server.stop()
+        self.tmp.cleanup()
+
+    def failure_context(self):
+        logs = "".join(f"\n--- {s.log_path}:\n{s.log_tail()}" for s in self.schedulers)
+        return f"\n--- server:\n{self.server.log_tail()}{logs}"
+
+    def pods(self):
+        return {p["metadata"]["name"]: p for p in json.loads(self.kubectl("get", "pods", "-o", "json").stdout)["items"]}
+
+    def node_of(self, name):
+        p = self.pods().get(name)
+        return p and p["spec"].get("nodeName")
+
+    def events(self, reason):
+        items = json.loads(self.kubectl("get", "events", "-o", "json").stdout)["items"]
+        return [e for e in items if e["reason"] == reason]
+
+
+def preemption_story(case):
+    """Two pods fill the node; a third of higher priority preempts the lower of them. Returns the
+    placements and the victims."""
+    case.apply(CLUSTER)
+    case.apply(pod_yaml("low-1", "low", "2"))
+    case.wait_for("low-1 bound", lambda: case.node_of("low-1"))
+    case.apply(pod_yaml("mid-1", "mid", "2"))
+    case.wait_for("mid-1 bound", lambda: case.node_of("mid-1"))
+    case.apply(pod_yaml("high-1", "high", "2"))
+    # The victim carries DisruptionTarget while it terminates.
+    victim = case.wait_for("a victim", lambda: next(
+        (p for p in case.pods().values() if p["metadata"].get("deletionTimestamp")), None))
+    conditions = {c["type"]: c for c in victim["status"].get("conditions", [])}
+    case.assertEqual(conditions["DisruptionTarget"]["reason"], "PreemptionByScheduler")
+    case.wait_for("high-1 bound", lambda: case.node_of("high-1"), timeout=30)
+    pods = case.pods()
+    return {n: p["spec"].get("nodeName") for n, p in pods.items()}, victim["metadata"]["name"]
+
+
+class PreemptionTest(ScheduleTestCase):
+    def test_the_preemption_story_makes_kube_schedulers_calls_and_serves_decisions(self):
+        s = self.start_scheduler()
+        placed, victim = preemption_story(self)
+        self.assertEqual(victim, "low-1")
+        self.assertEqual(placed, {"mid-1": "node-1", "high-1": "node-1"})
+        # The calls kube-scheduler makes for this story (docs/kube-scheduler-calls.md).
+        base = "/api/v1/namespaces/default/pods/"
+        self.assertEqual(writes(s.requests()), [
+            f"POST {base}low-1/binding",
+            f"POST {base}mid-1/binding",
+            f"PATCH {base}low-1/status",    # the victim's DisruptionTarget condition
+            f"DELETE {base}low-1",          # then its deletion (its own grace period)
+            f"PATCH {base}high-1/status",   # the preemptor: nominatedNodeName, PodScheduled False
+            f"POST {base}high-1/binding",
+        ])
+        requests = s.requests()
+        # Reads are lists and watches (resumable, with bookmarks), never one object at a time.
+        for r in requests:
+            method, target = r.split(" ", 1)
+            if method == "GET" and "/leases/" not in target and target not in ("/version", "/apis/events.k8s.io/v1"):
+                self.assertTrue("limit=500" in target or ("watch=true" in target and "allowWatchBookmarks=true" in target),
+                                r)
+        # Events: Scheduled for each bound pod, FailedScheduling and Preempted.
+        reasons = {(e["reason"], e["involvedObject"]["name"]) for e in self.events("Scheduled") +
+                   self.events("Preempted") + self.events("FailedScheduling")}
+        self.assertTrue({("Scheduled", "low-1"), ("Scheduled", "mid-1"), ("Scheduled", "high-1"),
+                         ("Preempted", "low-1"), ("FailedScheduling", "high-1")} <= reasons, reasons)
+        # The same story on serve's own scheduler decides the same.
+        with tempfile.TemporaryDirectory() as d:
+            own = Server(d).start()
+            try:
+                other = ScheduleTestCase("setUp")
+                other.kubeconfig = os.path.join(d, "kubeconfig")
+                other.server = own
+                other.schedulers = []
+                self.assertEqual(preemption_story(other), (placed, victim))
+            finally:
+                own.stop()
+
+    def test_health_and_metrics_are_served_on_the_secure_port(self):
+        s = self.start_scheduler()
+        self.assertEqual(s.get("/healthz")[0], 200)
+        code, text = s.get("/readyz?verbose")
+        self.assertEqual(code, 200)
+        self.assertIn("[+]sched-handler-sync ok", text)
+        self.apply(CLUSTER)
+        self.apply(pod_yaml("p", "low", "1"))
+        self.wait_for("p bound", lambda: self.node_of("p"))
+        code, text = s.get("/metrics")
+        self.assertIn('scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1', text)
+        self.assertEqual(s.get("/api/v1/pods")[0], 404)  # the API is the server's, not the scheduler's
+
+
+class GangTest(ScheduleTestCase):
+    def test_a_pod_group_is_scheduled_all_or_nothing(self):
+        self.start_scheduler()
+        self.apply(CLUSTER)
+        self.apply("""
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: trainer, namespace: default}
+spec:
+  schedulingPolicy: {gang: {minCount: 3}}
+  priorityClassName: low
+""")
+        # Two of three members: the gang waits (its quorum is three).
+        for i in range(2):
+            self.apply(pod_yaml(f"trainer-{i}", "low", "1", group="trainer"))
+        time.sleep(3)
+        self.assertFalse(any(self.node_of(f"trainer-{i}") for i in range(2)))
+        self.apply(pod_yaml("trainer-2", "low", "1", group="trainer"))
+        self.wait_for("the whole gang bound", lambda: all(self.node_of(f"trainer-{i}") for i in range(3)))
+        self.wait_for("PodGroupInitiallyScheduled True", lambda: any(
+            c["type"] == "PodGroupInitiallyScheduled" and c["status"] == "True"
+            for c in json.loads(self.kubectl("get", "podgroups.scheduling.k8s.io", "trainer", "-o", "json").stdout)
+            .get("status", {}).get("conditions", [])))
+
+
+class ProfileTest(ScheduleTestCase):
+    scheduler_flags = ("--scheduler-name", "arbiter")
+
+    def test_pods_of_other_schedulers_take_room_but_are_never_scheduled(self):
+        self.start_scheduler()
+        self.apply(CLUSTER)
+        # A pod of the default scheduler (absent here) waits; one bound by hand takes room.
+        self.apply(pod_yaml("theirs", "low", "1"))
+        self.apply(pod_yaml("bound-by-hand", "low", "3", scheduler="other"))
+        status, _ = self.request(
+            "POST", "/api/v1/namespaces/default/pods/bound-by-hand/binding",
+            json.dumps({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "bound-by-hand"},
+                        "target": {"kind": "Node", "name": "node-1"}}))
+        self.assertEqual(status, 201)
+        self.apply(pod_yaml("ours", "low", "1", scheduler="arbiter"))
+        self.apply(pod_yaml("ours-too-big", "low", "2", scheduler="arbiter"))
+        self.wait_for("ours bound", lambda: self.node_of("ours"))
+        self.wait_for("ours-too-big unschedulable", lambda: any(
+            e["involvedObject"]["name"] == "ours-too-big" for e in self.events("FailedScheduling")))
+        self.assertIsNone(self.node_of("ours-too-big"))
+        self.assertIsNone(self.node_of("theirs"))
+        self.assertFalse(any(e["involvedObject"]["name"] == "theirs" for e in self.events("FailedScheduling")))
+        # Events name the profile's scheduler.
+        scheduled = [e for e in self.events("Scheduled") if e["involvedObject"]["name"] == "ours"]
+        self.assertEqual(scheduled[0]["source"]["component"], "arbiter")
+
+
+class FailoverTest(ScheduleTestCase):
+    def test_a_standby_takes_over_when_the_leader_dies_and_nothing_is_bound_twice(self):
+        first = self.start_scheduler("arbiter-1")
+        second = Scheduler(self.kubeconfig, self.tmp.name, "arbiter-2", ())
+        self.schedulers.append(second)
+        time.sleep(1.5)
+        self.assertFalse(second.leading())
+        self.assertEqual(writes(second.requests()), [])
+        self.apply(CLUSTER)
+        self.apply("".join(pod_yaml(f"a-{i}", "low", "100m") + "---" for i in range(10)))
+        self.wait_for("a-* bound", lambda: all(self.node_of(f"a-{i}") for i in range(10)))
+        first.kill()
+        self.apply("".join(pod_yaml(f"b-{i}", "low", "100m") + "---" for i in range(10)))
+        self.wait_for("the standby to lead", second.leading, timeout=20)
+        self.wait_for("b-* bound", lambda: all(self.node_of(f"b-{i}") for i in range(10)), timeout=30)
+        bindings = [r for r in writes(first.requests() + second.requests()) if r.endswith("/binding")]
+        self.assertEqual(len(bindings), 20, bindings)
+        self.assertEqual(len(set(bindings)), 20)
+        lease = json.loads(self.kubectl("get", "lease", "-n", "kube-system", "arbiter-scheduler", "-o", "json").stdout)
+        self.assertEqual(lease["spec"]["holderIdentity"], "arbiter-2")
+
+
+class ApiRestartTest(ScheduleTestCase):
+    def test_an_api_server_restart_mid_run_is_survived_and_no_pod_is_bound_twice(self):
+        s = self.start_scheduler()
+        self.apply(CLUSTER)
+        self.apply("".join(pod_yaml(f"a-{i}", "low", "100m") + "---" for i in range(15)))
+        self.wait_for("a-* bound", lambda: all(self.node_of(f"a-{i}") for i in range(15)))
+        self.server.kill()
+        time.sleep(1)
+        self.server = Server(self.tmp.name, port=self.server.port, extra=self.serve_flags).start()
+        self.apply("".join(pod_yaml(f"b-{i}", "low", "100m") + "---" for i in range(15)))
+        self.wait_for("b-* bound", lambda: all(self.node_of(f"b-{i}") for i in range(15)), timeout=60)
+        bindings = [r for r in writes(s.requests()) if r.endswith("/binding")]
+        self.assertEqual(len(bindings), len(set(bindings)), bindings)
+        self.assertEqual(len(bindings), 30)
+        # The watches resumed or relisted after the restart (the restarted store's history
+        # starts empty: 410 Gone, then a list).
+        lists = [r for r in s.requests() if r.startswith("GET /api/v1/pods?limit=500")]
+        self.assertGreaterEqual(len(lists), 2, "the pods were not listed again after the restart")
+        scheduled = {}
+        for e in self.events("Scheduled"):
+            scheduled.setdefault(e["involvedObject"]["name"], 0)
+            scheduled[e["involvedObject"]["name"]] += e.get("count", 1)
+        self.assertTrue(all(n == 1 for n in scheduled.values()), scheduled)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
+        serve_e2e_test.ARBITER = sys.argv.pop(1)
+    unittest.main(verbosity=2)
