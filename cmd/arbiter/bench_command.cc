@@ -196,9 +196,11 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
   o.initial_pods = flags.initial_pods_given ? flags.initial_pods : 0;
   o.measured_pods = flags.measured_pods;
   // One preemptor per node: each takes a whole node once its four low-priority pods are evicted.
-  if (flags.scenario == "ServePreemptionBasic" && !flags.measured_pods_given) o.measured_pods = flags.nodes;
+  const bool preemption = flags.scenario == "ServePreemptionBasic" || flags.scenario == "SchedulePreemptionBasic";
+  if (preemption && !flags.measured_pods_given) o.measured_pods = flags.nodes;
   o.connections = flags.connections_given ? flags.connections : 16;
   o.serve_flags = flags.serve_flags;
+  o.scheduler_flags = flags.scheduler_flags;
   std::vector<double> lags, rates, rss;
   for (int run = 1; run <= flags.runs; ++run) {
     err << flags.scenario << ": run " << run << "/" << flags.runs << ", " << o.nodes << " nodes, " << o.store << " store\n";
@@ -208,7 +210,7 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
       return 1;
     }
     Json j = {{"scenario", flags.scenario}, {"store", o.store}, {"nodes", o.nodes}, {"run", run}};
-    if (o.scenario == "ServePreemptionBasic") {
+    if (preemption) {
       j["initialPods"] = 4 * o.nodes;
       j["preemptors"] = r->created;
       j["preemptorsPerSecond"] = r->bound_per_second;
@@ -222,6 +224,10 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
     j["createsPerSecond"] = r->creates_per_second;
     j["lagAfterLastCreateSeconds"] = r->lag_seconds;
     j["peakRssMiB"] = r->peak_rss_mib;
+    if (flags.scenario.rfind("Schedule", 0) == 0) {
+      j["schedulerPeakRssMiB"] = r->scheduler_peak_rss_mib;
+      j["schedulerFlags"] = o.scheduler_flags;
+    }
     j["attempts"] = {{"scheduled", r->attempts_scheduled},
                      {"unschedulable", r->attempts_unschedulable},
                      {"preemptions", r->preemption_attempts}};
@@ -238,7 +244,7 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
     };
     Json j = {{"scenario", flags.scenario + "/median"}, {"store", o.store}, {"nodes", o.nodes}, {"runs", flags.runs},
               {"medianLagAfterLastCreateSeconds", median(lags)},
-              {o.scenario == "ServePreemptionBasic" ? "medianPreemptorsPerSecond" : "medianPodsPerSecond", median(rates)},
+              {preemption ? "medianPreemptorsPerSecond" : "medianPodsPerSecond", median(rates)},
               {"medianPeakRssMiB", median(rss)}};
     out << j.dump() << "\n";
   }
@@ -251,14 +257,16 @@ int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& er
       "SchedulingBasic", "PreemptionBasic",         "PreemptionBasicLegacy",  "Unschedulable",
       "GangScheduling",  "GangPreemptionBasic",     "GangPreemptionPodGroups", "PreemptionPodGroupDisruptionMode",
       "NomadPlacement", "DecisionQuality", "ApiLoad", "ServeSchedulingBasic", "ServePreemptionBasic",
-      "ModelFootprint"};
+      "ScheduleSchedulingBasic", "SchedulePreemptionBasic", "ModelFootprint"};
   if (std::find(kScenarios.begin(), kScenarios.end(), flags.scenario) == kScenarios.end()) {
     err << "arbiter bench: unknown scenario \"" << flags.scenario << "\" (available:";
     for (const auto& s : kScenarios) err << " " << s;
     err << ")\n";
     return 2;
   }
-  if (flags.scenario.rfind("Serve", 0) == 0) return RunServeBench(flags, out, err);
+  if (flags.scenario.rfind("Serve", 0) == 0 || flags.scenario.rfind("Schedule", 0) == 0) {
+    return RunServeBench(flags, out, err);
+  }
   if (flags.scenario == "ModelFootprint") {
     if (flags.dump.empty()) {
       err << "arbiter bench: ModelFootprint needs --dump FILE (scripts/make-cluster-dump.py writes one)\n";

@@ -28,6 +28,7 @@ struct BenchFlags {
   std::string token;
   size_t connections = 8;
   std::vector<std::string> serve_flags;  // Serve scenarios: flags for the server
+  std::vector<std::string> scheduler_flags;  // Schedule scenarios: flags for `arbiter schedule`
   std::string dump;  // ModelFootprint: the cluster dump to decode
   // Serve scenarios: the store of the server each run starts (sqlite or etcd), and whether
   // --initial-pods and --connections were given (their defaults are no initial pods and 16 connections).

@@ -68,6 +68,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"sqlite", "etcd"}));
   bench_cmd->add_option("--serve-flag", bench.serve_flags,
                         "Serve scenarios: a flag for the server, as it is (repeatable), e.g. --serve-flag=--fsync");
+  bench_cmd->add_option("--scheduler-flag", bench.scheduler_flags,
+                        "Schedule scenarios: a flag for `arbiter schedule`, as it is (repeatable), e.g. "
+                        "--scheduler-flag=--kube-api-qps=0");
   bench_cmd->add_option("--connections", bench.connections, "ApiLoad, Serve scenarios: client connections")->check(CLI::Range(1, 256));
   bench_cmd->add_option("--clusters", bench.clusters, "DecisionQuality: random clusters to compare")
       ->check(CLI::Range(1, 10000000));

@@ -272,7 +272,9 @@ Json PodBody(const std::string& name, const std::string& group, const std::strin
 }  // namespace
 
 StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::function<void(const std::string&)>& progress) {
-  const bool preemption = o.scenario == "ServePreemptionBasic";
+  const bool preemption = o.scenario == "ServePreemptionBasic" || o.scenario == "SchedulePreemptionBasic";
+  // Schedule*: the scheduling is done by an `arbiter schedule` process through the server's API.
+  const bool external = o.scenario.rfind("Schedule", 0) == 0;
   if (preemption && o.measured_pods > o.nodes) {
     // Each preemptor needs a whole node (its four low-priority pods evicted): the surplus could
     // never be bound, and the run would only end at the binding timeout.
@@ -299,6 +301,7 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
   std::vector<std::string> serve = {o.arbiter, "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--data-dir",
                                     dir.string()};
   serve.insert(serve.end(), o.serve_flags.begin(), o.serve_flags.end());
+  if (external) serve.push_back("--no-scheduler");
   std::unique_ptr<Child> etcd;
   if (o.store == "etcd") {
     ARBITER_ASSIGN_OR_RETURN(cport, FreePort());
@@ -336,6 +339,33 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
     auto r = api->Get("/metrics");
     return r && r->status == 200 && r->body.find("leader_election_master_status{name=\"arbiter-scheduler\"} 0") == std::string::npos;
   }));
+  std::unique_ptr<Child> scheduler;
+  std::unique_ptr<httplib::Client> scheduler_api;
+  if (external) {
+    ARBITER_ASSIGN_OR_RETURN(sport, FreePort());
+    std::vector<std::string> argv = {o.arbiter, "schedule", "--kubeconfig", (dir / "kubeconfig").string(),
+                                     "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port",
+                                     std::to_string(sport), "--cert-dir", (dir / "scheduler-certs").string()};
+    argv.insert(argv.end(), o.scheduler_flags.begin(), o.scheduler_flags.end());
+    auto s = Child::Start(argv, dir / "scheduler.log");
+    if (!s.ok()) return s.status();
+    scheduler = std::move(*s);
+    scheduler_api = std::make_unique<httplib::Client>("https://127.0.0.1:" + std::to_string(sport));
+    scheduler_api->enable_server_certificate_verification(false);
+    scheduler_api->set_connection_timeout(2);
+  }
+  // The scheduler has listed what there is (its readiness), so the measured pods find it running.
+  auto scheduler_ready = [&] {
+    if (!external) return true;
+    if (!scheduler->Running()) return true;
+    auto r = scheduler_api->Get("/readyz");
+    return r && r->status == 200;
+  };
+  ARBITER_RETURN_IF_ERROR(WaitFor("arbiter schedule to be ready", 60, scheduler_ready));
+  if (external && !scheduler->Running()) {
+    cleanup.keep = true;
+    return Unavailable("arbiter schedule exited at start; its log is " + (dir / "scheduler.log").string());
+  }
 
   progress("creating " + std::to_string(o.nodes) + " nodes");
   ARBITER_RETURN_IF_ERROR(CreateMany(server, "/api/v1/nodes", o.nodes, o.connections, [](size_t i) {
@@ -412,7 +442,8 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
   r.victims_deleted = watch.deleted("low");
   r.victims_with_condition = watch.deleted_as_disrupted("low");
   r.peak_rss_mib = child->PeakRssMib();
-  if (auto m = api->Get("/metrics"); m && m->status == 200) {
+  if (external) r.scheduler_peak_rss_mib = scheduler->PeakRssMib();
+  if (auto m = external ? scheduler_api->Get("/metrics") : api->Get("/metrics"); m && m->status == 200) {
     auto counter = [&](const std::string& series) -> uint64_t {
       const size_t at = m->body.find("\n" + series + " ");
       if (at == std::string::npos) return 0;

@@ -9,6 +9,9 @@
 //   * ServePreemptionBasic: NODES nodes full of 4 x NODES low-priority pods of 1 CPU, then
 //     MEASURED preemptors of 3970m at a higher priority, each of which must evict the four pods
 //     of one node.
+//   * ScheduleSchedulingBasic, SchedulePreemptionBasic: the same, with the server started
+//     `--no-scheduler` and the scheduling done by an `arbiter schedule` process of its own
+//     against the server's API (its client rate limits as given in scheduler_flags).
 //
 // Reported per run: creates/s, the lag from the last create's acknowledgement until the last
 // measured pod is bound, pods (or preemptors) bound per second from the first create, and the
@@ -33,6 +36,7 @@ struct ServeLoadOptions {
   size_t connections = 16;
   double timeout_seconds = 300;  // for each wait
   std::vector<std::string> serve_flags;  // given to `arbiter serve` as they are
+  std::vector<std::string> scheduler_flags;  // Schedule*: given to `arbiter schedule` as they are
 };
 
 struct ServeLoadResult {
@@ -43,6 +47,7 @@ struct ServeLoadResult {
   size_t victims_deleted = 0;    // ServePreemptionBasic: low-priority pods gone
   size_t victims_with_condition = 0;  // of those, deleted with the DisruptionTarget condition
   double peak_rss_mib = 0;       // the server's VmHWM
+  double scheduler_peak_rss_mib = 0;  // Schedule*: the scheduler's VmHWM
   // The server's scheduling attempts over the whole run (scheduler_schedule_attempts_total by
   // result) and its preemption attempts: how much work each measured pod cost.
   uint64_t attempts_scheduled = 0, attempts_unschedulable = 0, preemption_attempts = 0;

@@ -155,6 +155,9 @@ class HttpClient final : public Client {
     http_->set_read_timeout(options_.timeout.count());
     http_->set_write_timeout(options_.timeout.count());
     http_->set_keep_alive(true);
+    // A request's headers and body go out as two writes: without this, Nagle's algorithm holds
+    // the body until the server's delayed acknowledgement (40 ms a request).
+    http_->set_tcp_nodelay(true);
     http_->set_default_headers({{"User-Agent", options_.user_agent}});
     return Status::Ok();
   }
