@@ -173,6 +173,9 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     } else {
       le.identity = flags.identity;
     }
+    // Without the scheduler the replicas elect for the nodes and controllers only, under a Lease
+    // of their own: `arbiter schedule` takes kube-system/arbiter-scheduler.
+    if (flags.no_scheduler) le.name = "arbiter-controllers";
     le.log = lo.log;
     elector = std::make_unique<controlplane::LeaderElector>(*st, clock, le);
   }
@@ -185,7 +188,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     if (elector) {
       t += "# HELP leader_election_master_status Whether this replica holds the lease (1) or not (0).\n"
            "# TYPE leader_election_master_status gauge\n"
-           "leader_election_master_status{name=\"arbiter-scheduler\"} " +
+           "leader_election_master_status{name=\"" + std::string(flags.no_scheduler ? "arbiter-controllers" : "arbiter-scheduler") + "\"} " +
            std::string(elector->IsLeader() ? "1" : "0") + "\n";
     }
     return t;

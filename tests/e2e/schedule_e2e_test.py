@@ -13,6 +13,7 @@ Run: schedule_e2e_test.py ARBITER_BINARY
 """
 import json
 import os
+import re
 import signal
 import ssl
 import subprocess
@@ -320,6 +321,55 @@ class ApiRestartTest(ScheduleTestCase):
             scheduled.setdefault(e["involvedObject"]["name"], 0)
             scheduled[e["involvedObject"]["name"]] += e.get("count", 1)
         self.assertTrue(all(n == 1 for n in scheduled.values()), scheduled)
+
+
+DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "arbiter-scheduler.yaml")
+
+
+class PermissionsTest(ScheduleTestCase):
+    """The deploy manifest's service account, under RBAC, may do everything the scheduler does."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        tokens = os.path.join(self.tmp.name, "tokens.csv")
+        with open(tokens, "w") as f:
+            f.write('admin-token,admin,1,"system:masters"\n'
+                    'sa-token,system:serviceaccount:kube-system:arbiter-scheduler,2,'
+                    '"system:serviceaccounts,system:serviceaccounts:kube-system,system:authenticated"\n')
+        # kubectl sends a bearer token over HTTPS only.
+        cert, key = os.path.join(self.tmp.name, "tls.crt"), os.path.join(self.tmp.name, "tls.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                        "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
+                       check=True, capture_output=True)
+        self.serve_flags = ["--no-scheduler", "--token-auth-file", tokens, "--tls-cert-file", cert,
+                            "--tls-private-key-file", key]
+        self.server = Server(self.tmp.name, scheme="https", extra=self.serve_flags).start()
+        self.kubeconfig = os.path.join(self.tmp.name, "kubeconfig")  # the administrator's
+        self.schedulers = []
+
+    def test_the_service_account_of_the_deploy_manifest_may_do_all_the_scheduler_does(self):
+        # The manifest's permissions (its image-bound Deployment and ConfigMap are not needed).
+        with open(DEPLOY) as f:
+            docs = f.read().split("\n---\n")
+        rbac = [d for d in docs if re.search(r"(?m)^kind: (ServiceAccount|ClusterRole|ClusterRoleBinding)$", d)]
+        self.assertEqual(len(rbac), 5)
+        self.apply("\n---\n".join(rbac))
+        sa_kubeconfig = os.path.join(self.tmp.name, "sa-kubeconfig")
+        with open(self.kubeconfig) as f:
+            text = f.read()
+        with open(sa_kubeconfig, "w") as f:
+            f.write(text.replace("admin-token", "sa-token"))
+        s = Scheduler(sa_kubeconfig, self.tmp.name, "arbiter-sa", ())
+        self.schedulers.append(s)
+        self.wait_for("the service account's scheduler to lead", s.leading, timeout=20)
+        placed, victim = preemption_story(self)
+        self.assertEqual((placed, victim), ({"mid-1": "node-1", "high-1": "node-1"}, "low-1"))
+        self.assertIn("POST /api/v1/namespaces/default/pods/high-1/binding", s.requests())
+        with open(s.log_path) as f:
+            log = f.read()
+        self.assertNotIn("refused", log)
+        self.assertNotIn("HTTP 403", log)
+        self.assertNotIn('code=403', self.server.log_tail(200))
 
 
 if __name__ == "__main__":

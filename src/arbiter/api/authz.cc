@@ -307,6 +307,39 @@ std::vector<Json> DefaultRbacObjects() {
   Json discovery = Json::array({Json{{"nonResourceURLs", {"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*",
                                                           "/version", "/version/", "/healthz", "/livez", "/readyz"}},
                                      {"verbs", {"get"}}}});
+  // kube-scheduler's own roles (upstream's bootstrap policy), which a scheduler run against this
+  // server (arbiter schedule, deploy/arbiter-scheduler.yaml) is bound to.
+  auto named = [](Json rule, std::vector<std::string> names) {
+    rule["resourceNames"] = std::move(names);
+    return rule;
+  };
+  Json scheduler = Json::array(
+      {Rule({"", "events.k8s.io"}, {"events"}, {"create", "patch", "update"}),
+       Rule({"coordination.k8s.io"}, {"leases"}, {"create"}),
+       named(Rule({"coordination.k8s.io"}, {"leases"}, {"get", "update"}), {"kube-scheduler"}),
+       Rule({""}, {"nodes"}, {"get", "list", "watch"}),
+       Rule({""}, {"pods"}, {"delete", "get", "list", "watch"}),
+       Rule({""}, {"bindings", "pods/binding"}, {"create"}),
+       Rule({""}, {"pods/status"}, {"patch", "update"}),
+       Rule({""}, {"replicationcontrollers", "services"}, {"get", "list", "watch"}),
+       Rule({"apps", "extensions"}, {"replicasets"}, {"get", "list", "watch"}),
+       Rule({"apps"}, {"statefulsets"}, {"get", "list", "watch"}),
+       Rule({"policy"}, {"poddisruptionbudgets"}, {"get", "list", "watch"}),
+       Rule({""}, {"persistentvolumeclaims", "persistentvolumes"}, {"get", "list", "watch"}),
+       Rule({"authentication.k8s.io"}, {"tokenreviews"}, {"create"}),
+       Rule({"authorization.k8s.io"}, {"subjectaccessreviews"}, {"create"}),
+       Rule({"storage.k8s.io"}, {"csinodes"}, {"get", "list", "watch"}),
+       Rule({""}, {"namespaces"}, {"get", "list", "watch"}),
+       Rule({"storage.k8s.io"}, {"csidrivers", "csistoragecapacities"}, {"get", "list", "watch"})});
+  Json volume_scheduler = Json::array(
+      {Rule({""}, {"persistentvolumes"}, {"get", "list", "patch", "update", "watch"}),
+       Rule({"storage.k8s.io"}, {"storageclasses"}, {"get", "list", "watch"}),
+       Rule({""}, {"persistentvolumeclaims"}, {"get", "list", "patch", "update", "watch"})});
+  auto user_binding = [&](const std::string& name, const std::string& user) {
+    Json b = binding(name, name, "");
+    b["subjects"] = Json::array({{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", user}}});
+    return b;
+  };
   return {role("cluster-admin", everything),
           role("admin", AdminRules()),
           role("edit", EditRules()),
@@ -315,7 +348,11 @@ std::vector<Json> DefaultRbacObjects() {
           role("system:discovery", discovery),
           binding("cluster-admin", "cluster-admin", "system:masters"),
           binding("system:basic-user", "system:basic-user", "system:authenticated"),
-          binding("system:discovery", "system:discovery", "system:authenticated")};
+          binding("system:discovery", "system:discovery", "system:authenticated"),
+          role("system:kube-scheduler", scheduler),
+          role("system:volume-scheduler", volume_scheduler),
+          user_binding("system:kube-scheduler", "system:kube-scheduler"),
+          user_binding("system:volume-scheduler", "system:kube-scheduler")};
 }
 
 }  // namespace arbiter::api

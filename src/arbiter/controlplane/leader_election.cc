@@ -42,6 +42,19 @@ bool LeaderElector::IsLeader() const {
 bool LeaderElector::TryAcquireOrRenew(Timestamp now) {
   const std::string now_text = MicroTime(now);
   const int64_t seconds = options_.lease_duration / kSecond;
+  if (IsLeader() && held_) {
+    // The fast path of client-go's elector: the holder of a fresh lease renews the record it
+    // wrote last, without reading it first; a write that lost (someone else wrote the lease)
+    // falls back to reading it.
+    Json lease = held_->body;
+    lease["spec"]["renewTime"] = now_text;
+    auto renewed = store_.Update("leases", options_.ns, options_.name, lease, held_->revision);
+    if (renewed.ok()) {
+      held_ = std::make_shared<store::Object>(std::move(*renewed));
+      return true;
+    }
+  }
+  held_.reset();
   auto current = store_.Get("leases", options_.ns, options_.name);
   if (!current.ok()) {
     if (current.status().code() != StatusCode::kNotFound) return holding_ = false;
@@ -56,7 +69,10 @@ bool LeaderElector::TryAcquireOrRenew(Timestamp now) {
                     {"leaseTransitions", 0}}}};
     auto created = store_.Create("leases", options_.ns, options_.name, lease);
     holding_ = created.ok();
-    if (holding_) ++transitions_;
+    if (holding_) {
+      ++transitions_;
+      held_ = std::make_shared<store::Object>(std::move(*created));
+    }
     return holding_;
   }
   Json lease = current->body;
@@ -82,6 +98,7 @@ bool LeaderElector::TryAcquireOrRenew(Timestamp now) {
   const bool was_holding = holding_;
   holding_ = updated.ok();
   if (holding_ && !was_holding) ++transitions_;
+  if (holding_) held_ = std::make_shared<store::Object>(std::move(*updated));
   return holding_;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "arbiter/base/time.h"
@@ -46,6 +47,7 @@ class LeaderElector {
   bool tried_ = false;
   Timestamp renewed_at_ = 0;  // last successful write of the lease by us
   bool holding_ = false;
+  std::shared_ptr<store::Object> held_;  // the lease as our last write stored it
   // The other holder's record as last observed, and when we observed it change.
   std::string observed_record_;
   Timestamp observed_at_ = 0;

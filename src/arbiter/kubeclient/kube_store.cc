@@ -392,19 +392,26 @@ class KubeStore final : public store::Store {
   explicit KubeStore(KubeStoreOptions options) : options_(std::move(options)) {}
 
   Status Open() {
-    for (Lane* lane : {&main_, &events_, &leases_}) {
+    main_limiter_ = std::make_shared<RateLimiter>(options_.qps, options_.burst);
+    writers_.resize(std::max<size_t>(1, options_.parallel_writes));
+    for (auto& w : writers_) w = std::make_unique<Lane>();
+    std::vector<Lane*> lanes = {&events_, &leases_};
+    for (auto& w : writers_) lanes.push_back(w.get());
+    for (Lane* lane : lanes) {
       ClientOptions co;
-      co.limiter = std::make_shared<RateLimiter>(options_.qps, options_.burst);
+      // The scheduling connections share one limit (one client set); events and leader
+      // election have theirs.
+      const bool scheduling = lane != &events_ && lane != &leases_;
+      co.limiter = scheduling ? main_limiter_ : std::make_shared<RateLimiter>(options_.qps, options_.burst);
       co.user_agent = options_.user_agent + (lane == &events_ ? "/events" : lane == &leases_ ? "/leader-election" : "");
       co.on_request = options_.on_request;
       co.timeout = options_.request_timeout;
       co.max_response_bytes = options_.max_list_bytes;
-      if (lane == &main_) main_limiter_ = co.limiter;
       auto c = Client::Connect(options_.config, co);
       if (!c.ok()) return c.status();
       lane->client = std::move(*c);
     }
-    ARBITER_ASSIGN_OR_RETURN(version, Call(main_, "GET", "/version"));
+    ARBITER_ASSIGN_OR_RETURN(version, Call(*writers_[0], "GET", "/version"));
     if (version.status != 200) return FromHttp("GET", "/version", version);
     // client-go's event broadcaster adapter: events.k8s.io/v1 when served, else core v1.
     ARBITER_ASSIGN_OR_RETURN(group, Call(events_, "GET", "/apis/events.k8s.io/v1"));
@@ -461,10 +468,45 @@ class KubeStore final : public store::Store {
     return *o;
   }
 
+  // A batch's writes are made in order, except that a run of bindings (each of another pod) goes
+  // out over the writer connections at once, as kube-scheduler binds each pod in a goroutine of
+  // its own. Everything else keeps the batch's order: a victim's condition and deletion go before
+  // its preemptor's nomination, as kube-scheduler makes them.
   std::vector<StatusOr<store::ObjectPtr>> Apply(std::vector<store::WriteOp> ops) override {
-    std::vector<StatusOr<store::ObjectPtr>> out;
-    out.reserve(ops.size());
-    for (store::WriteOp& op : ops) out.push_back(ApplyOne(op));
+    std::vector<StatusOr<store::ObjectPtr>> out(ops.size(), Internal("not written"));
+    std::vector<size_t> run;
+    std::set<std::pair<std::string, std::string>> in_run;
+    auto flush = [&] {
+      std::atomic<size_t> next{0};
+      auto work = [&](size_t worker) {
+        writer_ = writers_[worker].get();
+        for (size_t k = next++; k < run.size(); k = next++) out[run[k]] = ApplyOne(ops[run[k]]);
+        writer_ = nullptr;
+      };
+      std::vector<std::thread> threads;
+      for (size_t w = 1; w < std::min(writers_.size(), run.size()); ++w) threads.emplace_back(work, w);
+      work(0);
+      for (auto& t : threads) t.join();
+      run.clear();
+      in_run.clear();
+    };
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const store::WriteOp& op = ops[i];
+      const bool binding = op.kind == store::WriteOp::Kind::kUpdate && op.resource == "pods" &&
+                           NodeNameOf(op.base).empty() && !NodeNameOf(op.body).empty();
+      if (binding && in_run.insert({op.ns, op.name}).second) {
+        run.push_back(i);
+        continue;
+      }
+      if (!run.empty()) flush();
+      if (binding) {
+        run.push_back(i);
+        in_run.insert({op.ns, op.name});
+        continue;
+      }
+      out[i] = ApplyOne(ops[i]);
+    }
+    if (!run.empty()) flush();
     return out;
   }
 
@@ -579,7 +621,7 @@ class KubeStore final : public store::Store {
   Lane& LaneOf(const std::string& resource) {
     if (resource == "events") return events_;
     if (resource == "leases") return leases_;
-    return main_;
+    return writer_ != nullptr ? *writer_ : *writers_[0];
   }
 
   static StatusOr<Response> Call(Lane& lane, const std::string& method, const std::string& target,
@@ -633,7 +675,7 @@ class KubeStore final : public store::Store {
                                                       Json{{"status", Field(after, "status")}});
     const std::string target = Item(route, ns, name) + "/status";
     ARBITER_ASSIGN_OR_RETURN(
-        r, Call(main_, "PATCH", target, patch.dump(), "application/strategic-merge-patch+json"));
+        r, Call(LaneOf("pods"), "PATCH", target, patch.dump(), "application/strategic-merge-patch+json"));
     if (r.status != 200) return FromHttp("PATCH", target, r);
     return Decode("pods", route, r.body, "PATCH " + target);
   }
@@ -694,7 +736,7 @@ class KubeStore final : public store::Store {
     Json e = EventsV1Event(op.body);
     Json patch = {{"series", e.contains("series") ? e["series"] : Json(nullptr)}};
     const std::string target = Item(route, op.ns, op.name);
-    ARBITER_ASSIGN_OR_RETURN(r, Call(events_, "PATCH", target, patch.dump(), "application/merge-patch+json"));
+    ARBITER_ASSIGN_OR_RETURN(r, Call(events_, "PATCH", target, patch.dump(), "application/strategic-merge-patch+json"));
     if (r.status != 200) return FromHttp("PATCH", target, r);
     return Decode(op.resource, route, r.body, "PATCH " + target);
   }
@@ -711,7 +753,7 @@ class KubeStore final : public store::Store {
                       {"metadata", {{"name", op.name}, {"namespace", op.ns}, {"uid", MetaString(before, "uid")}}},
                       {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
       const std::string target = Item(route, op.ns, op.name) + "/binding";
-      ARBITER_ASSIGN_OR_RETURN(r, Call(main_, "POST", target, binding.dump()));
+      ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf("pods"), "POST", target, binding.dump()));
       if (r.status != 201 && r.status != 200) return FromHttp("POST", target, r);
       store::Object o;
       o.resource = "pods";
@@ -753,12 +795,19 @@ class KubeStore final : public store::Store {
   }
 
   KubeStoreOptions options_;
-  Lane main_, events_, leases_;
+  // The scheduler's connections (Apply spreads a batch over them), and one each for events and
+  // leader election.
+  std::vector<std::unique_ptr<Lane>> writers_;
+  Lane events_, leases_;
+  // The writer connection of the calling Apply worker (null: the first).
+  static thread_local Lane* writer_;
   std::shared_ptr<RateLimiter> main_limiter_;
   bool events_v1_ = false;
   std::mutex unserved_mu_;
   std::set<std::string> unserved_;  // resources whose collection is 404
 };
+
+thread_local Lane* KubeStore::writer_ = nullptr;
 
 }  // namespace
 

@@ -26,9 +26,12 @@
 //   * Events go to events.k8s.io/v1 when the server serves it (a core v1 Event written by the
 //     recorder is posted as its events.k8s.io form; a repeat PATCHes its series), else to core
 //     v1, as client-go's event broadcaster adapter chooses.
-//   * Three connections with a rate limit each, as kube-scheduler's three client sets: one for
-//     the scheduler's reads and writes (its watches share its limit), one for events, one for
-//     leader election.
+//   * A batch's writes are made in its order, except that consecutive bindings go out over
+//     several connections at once (parallel_writes), as kube-scheduler binds each pod in a
+//     goroutine of its own.
+//   * Three rate limits, as kube-scheduler's three client sets: one for the scheduler's reads and
+//     writes (its watches and write connections share it), one for events, one for leader
+//     election.
 //
 // HTTP statuses map to store codes: 404 NotFound, 409 AlreadyExists (reason AlreadyExists) or
 // Conflict, 410 Gone, 400 and 422 InvalidArgument, 401 and 403 FailedPrecondition, others and
@@ -53,6 +56,8 @@ struct KubeStoreOptions {
   int burst = 100;
   std::string user_agent = "arbiter-scheduler";
   size_t page = 500;  // objects per list page
+  // Connections a run of bindings is spread over.
+  size_t parallel_writes = 8;
   // Each watch request asks the server to end it after this long; the stream then resumes.
   std::chrono::seconds watch_timeout{300};
   // How long a plain request may wait for its answer.
