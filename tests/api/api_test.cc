@@ -2235,3 +2235,85 @@ TEST(StatusBodyTest, CarriesDetailsWhenNamed) {
 
 }  // namespace
 }  // namespace arbiter::api
+
+namespace arbiter::api {
+namespace {
+
+TEST(PatchTest, TwoWayStrategicPatchCarriesOnlyWhatChangedAndAppliesBack) {
+  const Json before = {{"status",
+                        {{"phase", "Pending"},
+                         {"nominatedNodeName", "n1"},
+                         {"conditions", Json::array({{{"type", "Ready"}, {"status", "False"}},
+                                                     {{"type", "PodScheduled"}, {"status", "True"}}})}}}};
+  Json after = before;
+  after["status"].erase("nominatedNodeName");
+  after["status"]["conditions"][1] = {{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"}};
+  after["status"]["conditions"].push_back({{"type", "DisruptionTarget"}, {"status", "True"}});
+  const Json patch = TwoWayStrategicMergePatch(before, after);
+  // The unchanged condition and phase are not sent; the changed one by its key and changed fields.
+  EXPECT_EQ(patch, (Json{{"status",
+                          {{"nominatedNodeName", nullptr},
+                           {"$setElementOrder/conditions",
+                            Json::array({{{"type", "Ready"}}, {{"type", "PodScheduled"}}, {{"type", "DisruptionTarget"}}})},
+                           {"conditions", Json::array({{{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"}},
+                                                       {{"type", "DisruptionTarget"}, {"status", "True"}}})}}}}));
+  auto applied = ApplyPatch(before, patch, PatchType::kStrategic);
+  ASSERT_TRUE(applied.ok()) << applied.status().message();
+  EXPECT_EQ(*applied, after);
+  EXPECT_EQ(TwoWayStrategicMergePatch(before, before), Json::object());
+  // A removed condition is deleted by its key.
+  Json fewer = before;
+  fewer["status"]["conditions"].erase(0);
+  auto removed = ApplyPatch(before, TwoWayStrategicMergePatch(before, fewer), PatchType::kStrategic);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, fewer);
+}
+
+TEST_F(ApiServerTest, EventsOfEitherVersionAreOneEventReadInBoth) {
+  ASSERT_EQ(Post("/api/v1/namespaces", NamespaceJson("team")).code, 201);
+  const Json v1 = {{"apiVersion", "events.k8s.io/v1"},
+                   {"kind", "Event"},
+                   {"metadata", {{"name", "web.1"}, {"namespace", "team"}}},
+                   {"eventTime", "2026-12-03T10:00:00.000000Z"},
+                   {"reportingController", "default-scheduler"},
+                   {"reportingInstance", "default-scheduler-host"},
+                   {"action", "Binding"},
+                   {"reason", "Scheduled"},
+                   {"type", "Normal"},
+                   {"note", "Successfully assigned team/web to n1"},
+                   {"regarding", {{"kind", "Pod"}, {"namespace", "team"}, {"name", "web"}}}};
+  Response created = Post("/apis/events.k8s.io/v1/namespaces/team/events", v1);
+  ASSERT_EQ(created.code, 201) << created.body;
+  EXPECT_EQ(Parse(created)["note"], v1["note"]);
+  // Core v1 (kubectl describe) reads it with its own field names.
+  Json core = MustGet("/api/v1/namespaces/team/events/web.1");
+  EXPECT_EQ(core["apiVersion"], "v1");
+  EXPECT_EQ(core["message"], v1["note"]);
+  EXPECT_EQ(core["involvedObject"]["name"], "web");
+  EXPECT_EQ(core["reportingComponent"], "default-scheduler");
+  EXPECT_FALSE(core.contains("note"));
+  // A series patch through the new API; the list and the old API see it.
+  Response patched = PatchAs("/apis/events.k8s.io/v1/namespaces/team/events/web.1", "application/strategic-merge-patch+json",
+                             {{"series", {{"count", 2}, {"lastObservedTime", "2026-12-03T10:01:00.000000Z"}}}});
+  ASSERT_EQ(patched.code, 200) << patched.body;
+  EXPECT_EQ(Parse(patched)["regarding"]["name"], "web");
+  EXPECT_EQ(MustGet("/api/v1/namespaces/team/events/web.1")["series"]["count"], 2);
+  Json list = MustGet("/apis/events.k8s.io/v1/namespaces/team/events");
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["apiVersion"], "events.k8s.io/v1");
+  EXPECT_EQ(list["items"][0]["series"]["count"], 2);
+  // A core event is read in the new version with the deprecated names.
+  Json old = {{"apiVersion", "v1"}, {"kind", "Event"}, {"metadata", {{"name", "web.2"}, {"namespace", "team"}}},
+              {"involvedObject", {{"kind", "Pod"}, {"name", "web"}}}, {"reason", "Killing"}, {"message", "Stopping"},
+              {"source", {{"component", "kubelet"}}}, {"count", 3}, {"type", "Normal"}};
+  ASSERT_EQ(Post("/api/v1/namespaces/team/events", old).code, 201);
+  Json seen = MustGet("/apis/events.k8s.io/v1/namespaces/team/events/web.2");
+  EXPECT_EQ(seen["note"], "Stopping");
+  EXPECT_EQ(seen["deprecatedSource"]["component"], "kubelet");
+  EXPECT_EQ(seen["deprecatedCount"], 3);
+  EXPECT_EQ(Do("DELETE", "/apis/events.k8s.io/v1/namespaces/team/events/web.2").code, 200);
+  EXPECT_EQ(Get("/api/v1/namespaces/team/events/web.2").code, 404);
+}
+
+}  // namespace
+}  // namespace arbiter::api

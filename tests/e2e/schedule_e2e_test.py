@@ -198,6 +198,14 @@ class PreemptionTest(ScheduleTestCase):
                    self.events("Preempted") + self.events("FailedScheduling")}
         self.assertTrue({("Scheduled", "low-1"), ("Scheduled", "mid-1"), ("Scheduled", "high-1"),
                          ("Preempted", "low-1"), ("FailedScheduling", "high-1")} <= reasons, reasons)
+        # Through events.k8s.io/v1, which the server serves: read back in that version too.
+        self.assertIn("POST /apis/events.k8s.io/v1/namespaces/default/events", requests)
+        v1 = json.loads(self.kubectl("get", "events.v1.events.k8s.io", "-o", "json").stdout)["items"]
+        preempted = [e for e in v1 if e["reason"] == "Preempted"]
+        self.assertEqual(len(preempted), 1, v1)
+        self.assertEqual((preempted[0]["action"], preempted[0]["regarding"]["name"], preempted[0]["reportingController"]),
+                         ("Preempting", "low-1", "default-scheduler"))
+        self.assertTrue(preempted[0]["note"].startswith("Preempted by pod "), preempted[0])
         # The same story on serve's own scheduler decides the same.
         with tempfile.TemporaryDirectory() as d:
             own = Server(d).start()
@@ -273,7 +281,7 @@ class ProfileTest(ScheduleTestCase):
         self.assertFalse(any(e["involvedObject"]["name"] == "theirs" for e in self.events("FailedScheduling")))
         # Events name the profile's scheduler.
         scheduled = [e for e in self.events("Scheduled") if e["involvedObject"]["name"] == "ours"]
-        self.assertEqual(scheduled[0]["source"]["component"], "arbiter")
+        self.assertEqual(scheduled[0]["reportingComponent"], "arbiter")
 
 
 class FailoverTest(ScheduleTestCase):

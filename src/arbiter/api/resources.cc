@@ -40,6 +40,8 @@ std::vector<ResourceInfo> Build() {
       {"policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true, {"pdb"},
        {"status"}, true, ""},
       {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, {}, {}, false, ""},
+      // The same Events as core v1's (one store), converted (event_versions.h).
+      {"events.k8s.io", "v1", "events", "event", "Event", true, {"ev"}, {}, false, "events"},
       // Usage, as metrics-server serves it; here clients may also write it (node pressure).
       {"metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", true, {}, {}, true, "podmetrics.metrics.k8s.io"},
       // Who may do what (RBAC).

@@ -32,6 +32,9 @@ struct ResourceInfo {
   bool review = false;
 
   std::string StoreKey() const { return std::string(store_key.empty() ? resource : store_key); }
+  // Served in this version from the storage of the same plural in another group (events.k8s.io/v1
+  // Events are core v1's, converted by event_versions.h): a lister of every object skips it.
+  bool AnotherVersion() const { return !store_key.empty() && store_key == resource; }
   std::string ApiVersion() const;  // "v1" or "group/version"
   bool HasSubresource(std::string_view s) const;
 };

@@ -1,6 +1,8 @@
 // Request handling of the Kubernetes-compatible API.
 #include "arbiter/api/server.h"
 
+#include "arbiter/api/event_versions.h"
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -645,6 +647,18 @@ Response ApiServer::Scale(const Request& r, const Target& t) {
   return JsonResponse(200, ScaleOf(stored));
 }
 
+namespace {
+
+// events.k8s.io/v1 Events are stored as core v1 Events (event_versions.h): converted on the way in
+// and out.
+bool Converted(const ResourceInfo& info) { return info.AnotherVersion(); }
+
+Response WireResponse(int code, const ResourceInfo& info, const Json& stored) {
+  return Converted(info) ? JsonResponse(code, CoreEventToEventsV1(stored)) : JsonResponse(code, stored);
+}
+
+}  // namespace
+
 Response ApiServer::Get(const Request& r, const Target& t) {
   auto o = store_.Get(t.info->StoreKey(), t.ns, t.name);
   if (!o.ok()) {
@@ -652,7 +666,7 @@ Response ApiServer::Get(const Request& r, const Target& t) {
                  t.name);
   }
   if (WantsTable(r)) return JsonResponse(200, ToTable(t.info->StoreKey(), {&o->body}, clock_.Now()));
-  return JsonResponse(200, o->body);
+  return WireResponse(200, *t.info, o->body);
 }
 
 Response ApiServer::List(const Request& r, const Target& t) {
@@ -676,9 +690,10 @@ Response ApiServer::List(const Request& r, const Target& t) {
               {"apiVersion", t.info->ApiVersion()},
               {"metadata", {{"resourceVersion", rv}}},
               {"items", Json::array()}};
-  for (const Json* o : items) out["items"].push_back(*o);
+  for (const Json* o : items) out["items"].push_back(Converted(*t.info) ? CoreEventToEventsV1(*o) : *o);
   return JsonResponse(200, out);
 }
+
 
 bool ApiServer::Selected(const WatchStream& w, const Json& object) {
   return w.labels.MatchesLabels(object) && w.fields.MatchesFields(object);
@@ -688,6 +703,9 @@ std::string ApiServer::WatchLine(const WatchStream& w, const store::Event& e) co
   if (w.as_table) {
     const Json table = ToTable(w.resource, {&e.object.body}, clock_.Now());
     return Json{{"type", store::EventTypeName(e.type)}, {"object", table}}.dump() + "\n";
+  }
+  if (w.events_v1) {
+    return Json{{"type", store::EventTypeName(e.type)}, {"object", CoreEventToEventsV1(e.object.body)}}.dump() + "\n";
   }
   {
     std::lock_guard<std::mutex> lock(lines_mu_);
@@ -719,6 +737,7 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
   if (!fields.ok()) return Error(400, fields.status().message());
   auto w = std::make_shared<WatchStream>();
   w->resource = t.info->StoreKey();
+  w->events_v1 = Converted(*t.info);
   w->labels = *labels;
   w->fields = *fields;
   w->as_table = WantsTable(r);
@@ -954,6 +973,7 @@ Response ApiServer::Create(const Request& r, const Target& t) {
     }
     return WithWarnings(JsonResponse(201, object), warnings);
   }
+  if (Converted(*t.info)) object = EventsV1ToCoreEvent(object);
   auto created = store_.Create(t.info->StoreKey(), t.ns, name, object);
   if (!created.ok()) {
     if (created.status().code() == StatusCode::kAlreadyExists) {
@@ -962,7 +982,7 @@ Response ApiServer::Create(const Request& r, const Target& t) {
     }
     return Error(created.status());
   }
-  Response out = JsonResponse(201, created->body);
+  Response out = WireResponse(201, *t.info, created->body);
   out.warnings = std::move(warnings);
   return out;
 }
@@ -979,6 +999,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
     return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
                  t.name);
   }
+  if (Converted(*t.info)) current->body = CoreEventToEventsV1(current->body);
   int64_t expected = 0;
   if (object.contains("metadata") && object["metadata"].is_object() && object["metadata"].contains("resourceVersion")) {
     const Json& rv = object["metadata"]["resourceVersion"];
@@ -1008,6 +1029,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
     if (expected > 0 && expected != current->revision) return Conflict409(t, kModified);
     return WithWarnings(JsonResponse(200, object), warnings);
   }
+  if (Converted(*t.info)) object = EventsV1ToCoreEvent(object);
   auto updated = WriteOrDelete(*t.info, t.ns, t.name, object, expected);
   if (!updated.ok()) {
     if (updated.status().code() == StatusCode::kConflict) {
@@ -1015,7 +1037,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
     }
     return Error(updated.status(), std::string(t.info->resource), t.name);
   }
-  Response out = JsonResponse(200, updated->body);
+  Response out = WireResponse(200, *t.info, updated->body);
   out.warnings = std::move(warnings);
   return out;
 }
@@ -1043,6 +1065,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
       return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found",
                    std::string(t.info->resource), t.name);
     }
+    if (Converted(*t.info)) current->body = CoreEventToEventsV1(current->body);
     auto next = ApplyPatch(current->body, *patch, *type);
     if (!next.ok()) return Error(422, next.status().message(), std::string(t.info->resource), t.name);
     Json object = std::move(*next);
@@ -1077,9 +1100,10 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
       return WithWarnings(Rejected(v, *t.info, t.name), warnings);
     }
     if (*dry_run) return WithWarnings(JsonResponse(200, object), warnings);
+    if (Converted(*t.info)) object = EventsV1ToCoreEvent(object);
     auto updated = WriteOrDelete(*t.info, t.ns, t.name, object, expected);
     if (updated.ok()) {
-      Response out = JsonResponse(200, updated->body);
+      Response out = WireResponse(200, *t.info, updated->body);
       out.warnings = std::move(warnings);
       return out;
     }
@@ -1306,7 +1330,7 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
     }
     return Error(deleted.status());
   }
-  return JsonResponse(200, deleted->body);
+  return WireResponse(200, *t.info, deleted->body);
 }
 
 Response ApiServer::Bind(const Request& r, const Target& t) {

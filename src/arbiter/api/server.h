@@ -52,6 +52,7 @@ struct WatchStream {
   Selector labels;
   Selector fields;
   bool as_table = false;
+  bool events_v1 = false;  // events.k8s.io/v1: each stored core Event converted
   // Objects to send first as ADDED (a watch without a resourceVersion starts with the state).
   std::vector<store::Object> initial;
   int64_t timeout_seconds = 1800;

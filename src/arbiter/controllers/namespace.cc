@@ -21,7 +21,9 @@ Status NamespaceController::Finalize(Context& ctx, const Key& key) {
   const std::string ns = key.second;
   int64_t remaining = 0;
   for (const api::ResourceInfo& info : api::Resources()) {
-    if (!info.namespaced || info.review || info.StoreKey() == "podmetrics.metrics.k8s.io") continue;
+    if (!info.namespaced || info.review || info.AnotherVersion() || info.StoreKey() == "podmetrics.metrics.k8s.io") {
+      continue;
+    }
     ARBITER_ASSIGN_OR_RETURN(list, ctx.api().Get(CollectionPath(info, ns)));
     const Json* items = Find(list, {"items"});
     if (items == nullptr || !items->is_array()) continue;

@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "arbiter/api/event_versions.h"
 #include "arbiter/api/patch.h"
 #include "arbiter/api/resources.h"
 
@@ -121,28 +122,31 @@ std::string Hostname() {
 }  // namespace
 
 Json EventsV1Event(const Json& core) {
-  const std::string reason = core.value("reason", "");
-  // kube-scheduler's actions for its reasons.
-  const std::string action = reason == "Scheduled"          ? "Binding"
-                             : reason == "FailedScheduling" ? "Scheduling"
-                             : reason == "Preempted"        ? "Preempting"
-                                                            : reason;
-  const Json& source = Field(core, "source");
-  const std::string component = core.value("reportingComponent", source.is_object() ? source.value("component", "") : "");
-  Json meta = {{"name", MetaString(core, "name")}, {"namespace", MetaString(core, "namespace")}};
-  Json e = {{"apiVersion", "events.k8s.io/v1"},
-            {"kind", "Event"},
-            {"metadata", std::move(meta)},
-            {"eventTime", MicroTime(core.value("firstTimestamp", core.value("lastTimestamp", "")))},
-            {"reportingController", component},
-            {"reportingInstance", component + "-" + Hostname()},
-            {"action", action},
-            {"reason", reason},
-            {"type", core.value("type", "Normal")},
-            {"regarding", Field(core, "involvedObject")}};
-  if (core.contains("message")) e["note"] = core["message"];
-  if (const Json& count = Field(core, "count"); count.is_number_integer() && count.get<int64_t>() > 1) {
-    e["series"] = {{"count", count}, {"lastObservedTime", MicroTime(core.value("lastTimestamp", ""))}};
+  Json e = api::CoreEventToEventsV1(core);
+  // As client-go's events recorder writes an event: no deprecated fields, an eventTime, the
+  // reporting instance, kube-scheduler's action for the reason, and a series once it repeats.
+  const std::string first = e.value("deprecatedFirstTimestamp", e.value("deprecatedLastTimestamp", ""));
+  const std::string last = e.value("deprecatedLastTimestamp", first);
+  const Json count = e.value("deprecatedCount", Json(1));
+  const Json& source = Field(e, "deprecatedSource");
+  std::string controller = e.value("reportingController", "");
+  if (controller.empty() && source.is_object()) controller = source.value("component", "");
+  for (const char* k : {"deprecatedSource", "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedCount"}) {
+    e.erase(k);
+  }
+  e["metadata"] = {{"name", MetaString(core, "name")}, {"namespace", MetaString(core, "namespace")}};
+  if (!e.contains("eventTime")) e["eventTime"] = MicroTime(first);
+  e["reportingController"] = controller;
+  if (!e.contains("reportingInstance")) e["reportingInstance"] = controller + "-" + Hostname();
+  const std::string reason = e.value("reason", "");
+  if (!e.contains("action")) {
+    e["action"] = reason == "Scheduled"          ? "Binding"
+                  : reason == "FailedScheduling" ? "Scheduling"
+                  : reason == "Preempted"        ? "Preempting"
+                                                 : reason;
+  }
+  if (count.is_number_integer() && count.get<int64_t>() > 1) {
+    e["series"] = {{"count", count}, {"lastObservedTime", MicroTime(last)}};
   }
   return e;
 }
@@ -604,7 +608,7 @@ class KubeStore final : public store::Store {
       return Route{"/apis/events.k8s.io/v1", "events", "events.k8s.io/v1", "Event", true, false};
     }
     for (const auto& r : api::Resources()) {
-      if (r.review || r.StoreKey() != resource) continue;
+      if (r.review || r.AnotherVersion() || r.StoreKey() != resource) continue;
       Route route;
       route.prefix = r.group.empty() ? "/api/" + std::string(r.version)
                                      : "/apis/" + std::string(r.group) + "/" + std::string(r.version);
