@@ -129,7 +129,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e9));
   sched_cmd->add_option("--kube-api-burst", sched.kube_api_burst, "Requests let through at once above the QPS")
       ->check(CLI::Range(1, 1000000));
-  sched_cmd->add_option("--kube-api-content-type", sched.kube_api_content_type, "The content type of requests");
+  sched_cmd->add_option("--kube-api-content-type", sched.kube_api_content_type,
+                        "application/json, or application/vnd.kubernetes.protobuf (asked for, and sent where the "
+                        "kind has a protobuf form; fields this release does not know are not read)")
+      ->check(CLI::IsMember({"application/json", "application/vnd.kubernetes.protobuf"}));
   sched_cmd->add_option("--bind-address", sched.bind_address, "Address of /healthz, /readyz and /metrics");
   sched_cmd->add_option("--secure-port", sched.secure_port, "HTTPS port of /healthz, /readyz and /metrics (0: none)")
       ->check(CLI::Range(0, 65535));

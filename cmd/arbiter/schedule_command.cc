@@ -70,9 +70,10 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
     err << "arbiter schedule: " << message << "\n";
     return code;
   };
-  if (flags.kube_api_content_type != "application/json") {
+  if (flags.kube_api_content_type != "application/json" &&
+      flags.kube_api_content_type != "application/vnd.kubernetes.protobuf") {
     return fail("--kube-api-content-type " + flags.kube_api_content_type +
-                    ": only application/json is spoken (the server's protobuf is not read yet)",
+                    ": want application/json or application/vnd.kubernetes.protobuf",
                 2);
   }
   if (flags.tls_cert_file.empty() != flags.tls_key_file.empty()) {
@@ -100,6 +101,7 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
   ko.config = *client;
   ko.qps = flags.kube_api_qps;
   ko.burst = flags.kube_api_burst;
+  ko.protobuf = flags.kube_api_content_type == "application/vnd.kubernetes.protobuf";
   ko.log = [&err](const std::string& line) { Log(err, 'W', "API client", "detail=\"" + line + "\""); };
   if (request_log.is_open()) {
     ko.on_request = [&](const std::string& method, const std::string& target) {

@@ -2269,6 +2269,23 @@ TEST(PatchTest, TwoWayStrategicPatchCarriesOnlyWhatChangedAndAppliesBack) {
   EXPECT_EQ(*removed, fewer);
 }
 
+TEST(ProtobufTest, AWatchFrameCarriesTheTypeAndTheEnvelopedObject) {
+  auto object = EncodeProtobufObject(PodJson("web"));
+  ASSERT_TRUE(object.ok()) << object.status().message();
+  const std::string frame = EncodeWatchFrame("MODIFIED", *object);
+  const size_t len = (static_cast<unsigned char>(frame[0]) << 24) | (static_cast<unsigned char>(frame[1]) << 16) |
+                     (static_cast<unsigned char>(frame[2]) << 8) | static_cast<unsigned char>(frame[3]);
+  ASSERT_EQ(len, frame.size() - 4);
+  auto decoded = DecodeWatchFrame(std::string_view(frame).substr(4));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(decoded->type, "MODIFIED");
+  auto pod = DecodeProtobufObject(decoded->object);
+  ASSERT_TRUE(pod.ok()) << pod.status().message();
+  EXPECT_EQ((*pod)["metadata"]["name"], "web");
+  EXPECT_EQ((*pod)["kind"], "Pod");
+  EXPECT_FALSE(DecodeWatchFrame("\xff\xff").ok());
+}
+
 TEST_F(ApiServerTest, EventsOfEitherVersionAreOneEventReadInBoth) {
   ASSERT_EQ(Post("/api/v1/namespaces", NamespaceJson("team")).code, 201);
   const Json v1 = {{"apiVersion", "events.k8s.io/v1"},

@@ -232,6 +232,17 @@ class PreemptionTest(ScheduleTestCase):
         self.assertEqual(s.get("/api/v1/pods")[0], 404)  # the API is the server's, not the scheduler's
 
 
+class ProtobufTest(ScheduleTestCase):
+    """The scheduler asking for protobuf, as kube-scheduler does by default: the server answers
+    its lists, gets and watches in protobuf, and takes its bindings in protobuf."""
+    scheduler_flags = ("--kube-api-content-type", "application/vnd.kubernetes.protobuf")
+
+    def test_the_preemption_story_in_protobuf(self):
+        self.start_scheduler()
+        placed, victim = preemption_story(self)
+        self.assertEqual((placed, victim), ({"mid-1": "node-1", "high-1": "node-1"}, "low-1"))
+
+
 class GangTest(ScheduleTestCase):
     def test_a_pod_group_is_scheduled_all_or_nothing(self):
         self.start_scheduler()

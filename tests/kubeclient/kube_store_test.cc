@@ -70,12 +70,13 @@ struct Opened {
   std::mutex mu;
 };
 
-std::unique_ptr<Opened> Open(const ApiServerOverHttp& s, size_t page = 500) {
+std::unique_ptr<Opened> Open(const ApiServerOverHttp& s, size_t page = 500, bool protobuf = false) {
   auto o = std::make_unique<Opened>();
   KubeStoreOptions ko;
   ko.config.server = s.url();
   ko.qps = 0;
   ko.page = page;
+  ko.protobuf = protobuf;
   Opened* raw = o.get();
   ko.on_request = [raw](const std::string& method, const std::string& target) {
     std::lock_guard<std::mutex> lock(raw->mu);
@@ -274,6 +275,36 @@ TEST(KubeStore, EventsGoToEventsV1WithTheRecordersFields) {
                                                    "PATCH /apis/events.k8s.io/v1/namespaces/default/events/web.1"}));
   const Json stored = Json::parse(server.Call("GET", "/api/v1/namespaces/default/events/web.1").body);
   EXPECT_EQ(stored["series"]["count"], 2);
+}
+
+TEST(KubeStore, InProtobufListsWatchesAndBindingsGoAsInJson) {
+  ApiServerOverHttp server;
+  ASSERT_EQ(server.Call("POST", "/api/v1/nodes", {{"metadata", {{"name", "n1"}}}}).code, 201);
+  ASSERT_EQ(server.Call("POST", "/api/v1/namespaces/default/pods", PodJson("a")).code, 201);
+  auto o = Open(server, 500, /*protobuf=*/true);
+  auto list = o->store->List("pods", "");
+  ASSERT_TRUE(list.ok()) << list.status().message();
+  ASSERT_EQ(list->items.size(), 1u);
+  EXPECT_EQ(list->items[0].body["spec"]["containers"][0]["image"], "x");
+  EXPECT_EQ(list->items[0].body["kind"], "Pod");
+  auto w = o->store->WatchFrom("pods", "", list->revision);
+  ASSERT_TRUE(w.ok());
+  store::WriteOp bind;
+  bind.resource = "pods";
+  bind.ns = "default";
+  bind.name = "a";
+  bind.base = list->items[0].body;
+  bind.body = bind.base;
+  bind.body["spec"]["nodeName"] = "n1";
+  bind.expected_revision = list->items[0].revision;
+  auto r = o->store->Apply({bind});
+  ASSERT_TRUE(r[0].ok()) << r[0].status().message();
+  auto events = Collect(**w, 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]->type, store::EventType::kModified);
+  EXPECT_EQ(events[0]->object.body["spec"]["nodeName"], "n1");
+  EXPECT_GT(events[0]->object.revision, list->revision);
+  (*w)->Stop();
 }
 
 TEST(RateLimiter, ABurstGoesAtOnceThenTheRateHolds) {

@@ -2,6 +2,8 @@
 // health endpoints, on Boost.Beast.
 #include "arbiter/api/http.h"
 
+#include "arbiter/api/protobuf_codec.h"
+
 #include <zlib.h>
 
 #include <boost/asio.hpp>
@@ -266,7 +268,7 @@ struct HttpServer::Impl {
   template <typename Stream>
   awaitable<bool> StreamWatch(Stream& stream, std::shared_ptr<WatchStream> w, unsigned version) {
     http::response<http::empty_body> res{http::status::ok, version};
-    res.set(http::field::content_type, "application/json;stream=watch");
+    res.set(http::field::content_type, w->protobuf ? std::string(kProtobufWatchMediaType) : "application/json;stream=watch");
     res.chunked(true);
     res.keep_alive(false);  // the stream ends the connection, as kube-apiserver's do at timeout
     http::response_serializer<http::empty_body> sr{res};
@@ -298,7 +300,7 @@ struct HttpServer::Impl {
       auto events = w->watch->Next(std::chrono::milliseconds(0));  // never blocks an I/O thread
       if (!events.ok()) {
         if (events.status().code() == StatusCode::kGone) {
-          chunk = Json{{"type", "ERROR"}, {"object", StatusBody(410, "Expired", events.status().message())}}.dump() + "\n";
+          chunk = ApiServer::WatchErrorLine(*w, StatusBody(410, "Expired", events.status().message()));
           co_await send(chunk);
         }
         break;

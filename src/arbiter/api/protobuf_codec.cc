@@ -383,4 +383,31 @@ StatusOr<std::string> EncodeProtobufObject(const Json& object) {
   return std::string(kMagic) + unknown->SerializeAsString();
 }
 
+std::string EncodeWatchFrame(std::string_view type, std::string_view object) {
+  const pb::Descriptor* event_d = ApiSchema::Get().Find("k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent");
+  auto event = NewMessage(event_d);
+  const pb::Reflection* r = event->GetReflection();
+  r->SetString(event.get(), event_d->FindFieldByName("type"), std::string(type));
+  pb::Message* raw = r->MutableMessage(event.get(), event_d->FindFieldByName("object"), &Factory());
+  raw->GetReflection()->SetString(raw, raw->GetDescriptor()->FindFieldByName("raw"), std::string(object));
+  const std::string body = event->SerializeAsString();
+  std::string frame(4, '\0');
+  for (int i = 0; i < 4; ++i) frame[static_cast<size_t>(i)] = static_cast<char>((body.size() >> (8 * (3 - i))) & 0xff);
+  return frame + body;
+}
+
+StatusOr<WatchFrame> DecodeWatchFrame(std::string_view body) {
+  const pb::Descriptor* event_d = ApiSchema::Get().Find("k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent");
+  auto event = NewMessage(event_d);
+  if (!event->ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+    return InvalidArgument("a protobuf watch frame is not a WatchEvent message");
+  }
+  const pb::Reflection* r = event->GetReflection();
+  WatchFrame out;
+  out.type = r->GetString(*event, event_d->FindFieldByName("type"));
+  const pb::Message& raw = r->GetMessage(*event, event_d->FindFieldByName("object"));
+  out.object = raw.GetReflection()->GetString(raw, raw.GetDescriptor()->FindFieldByName("raw"));
+  return out;
+}
+
 }  // namespace arbiter::api

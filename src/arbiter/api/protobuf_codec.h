@@ -31,6 +31,19 @@ StatusOr<Json> DecodeProtobufObject(std::string_view body);
 // protobuf form, InvalidArgument when a field cannot be encoded.
 StatusOr<std::string> EncodeProtobufObject(const Json& object);
 
+// A protobuf watch stream (`application/vnd.kubernetes.protobuf;stream=watch`) is a sequence of
+// frames: a 4-byte big-endian length, then a meta/v1 WatchEvent message without the envelope,
+// whose object.raw is the enveloped object (EncodeProtobufObject's bytes). `object` here is
+// those bytes.
+inline constexpr std::string_view kProtobufWatchMediaType = "application/vnd.kubernetes.protobuf;stream=watch";
+std::string EncodeWatchFrame(std::string_view type, std::string_view object);
+struct WatchFrame {
+  std::string type;
+  std::string object;
+};
+// One frame's message (after its length prefix).
+StatusOr<WatchFrame> DecodeWatchFrame(std::string_view message);
+
 // The message-level conversions. Fields of `j` that the message does not have are skipped;
 // a value of the wrong JSON type is an error naming its path. `path` prefixes those names.
 Status JsonToMessage(const Json& j, google::protobuf::Message* m, const std::string& path = "");

@@ -704,6 +704,14 @@ std::string ApiServer::WatchLine(const WatchStream& w, const store::Event& e) co
     const Json table = ToTable(w.resource, {&e.object.body}, clock_.Now());
     return Json{{"type", store::EventTypeName(e.type)}, {"object", table}}.dump() + "\n";
   }
+  if (w.protobuf) {
+    Json object = w.events_v1 ? CoreEventToEventsV1(e.object.body) : e.object.body;
+    auto encoded = EncodeProtobufObject(object);
+    if (!encoded.ok()) {
+      return WatchErrorLine(w, StatusBody(500, "InternalError", "the object has no protobuf form: " + encoded.status().message()));
+    }
+    return EncodeWatchFrame(store::EventTypeName(e.type), *encoded);
+  }
   if (w.events_v1) {
     return Json{{"type", store::EventTypeName(e.type)}, {"object", CoreEventToEventsV1(e.object.body)}}.dump() + "\n";
   }
@@ -730,6 +738,16 @@ std::string ApiServer::WatchLine(const WatchStream& w, const store::Event& e) co
   return line;
 }
 
+std::string ApiServer::WatchErrorLine(const WatchStream& w, const Json& status) {
+  if (w.protobuf) {
+    Json object = status;
+    object["apiVersion"] = "v1";
+    object["kind"] = "Status";
+    if (auto encoded = EncodeProtobufObject(object); encoded.ok()) return EncodeWatchFrame("ERROR", *encoded);
+  }
+  return Json{{"type", "ERROR"}, {"object", status}}.dump() + "\n";
+}
+
 Response ApiServer::Watch(const Request& r, const Target& t) {
   auto labels = Selector::ParseLabels(QueryOr(r, "labelSelector"));
   if (!labels.ok()) return Error(400, labels.status().message());
@@ -741,6 +759,10 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
   w->labels = *labels;
   w->fields = *fields;
   w->as_table = WantsTable(r);
+  if (auto accept = r.headers.find("accept"); !w->as_table && accept != r.headers.end() &&
+                                              IsProtobufMediaType(accept->second)) {
+    w->protobuf = ApiSchema::Get().Find(ProtoMessageName(t.info->group, t.info->version, t.info->kind)) != nullptr;
+  }
   if (auto ts = QueryOr(r, "timeoutSeconds"); !ts.empty()) {
     const int64_t v = ParseRevision(ts);
     if (v < 0 && ts != "0") return Error(400, "timeoutSeconds \"" + ts + "\" is not a number of seconds");

@@ -53,6 +53,9 @@ struct WatchStream {
   Selector fields;
   bool as_table = false;
   bool events_v1 = false;  // events.k8s.io/v1: each stored core Event converted
+  // Frames of application/vnd.kubernetes.protobuf;stream=watch (the client asked for protobuf
+  // and the kind has a protobuf form) instead of JSON lines.
+  bool protobuf = false;
   // Objects to send first as ADDED (a watch without a resourceVersion starts with the state).
   std::vector<store::Object> initial;
   int64_t timeout_seconds = 1800;
@@ -87,6 +90,8 @@ class ApiServer {
 
   // One line of a watch stream for `event` (as a Table row when the watch asked for tables).
   std::string WatchLine(const WatchStream& w, const store::Event& event) const;
+  // The ERROR event that ends a watch with `status` (a Status object), in the stream's encoding.
+  static std::string WatchErrorLine(const WatchStream& w, const nlohmann::json& status);
   // Whether `event` passes the watch's selectors.
   static bool Selected(const WatchStream& w, const nlohmann::json& object);
 

@@ -14,6 +14,7 @@
 
 #include "arbiter/api/event_versions.h"
 #include "arbiter/api/patch.h"
+#include "arbiter/api/protobuf_codec.h"
 #include "arbiter/api/resources.h"
 
 namespace arbiter::kubeclient {
@@ -41,20 +42,30 @@ std::string Item(const Route& r, const std::string& ns, const std::string& name)
   return Collection(r, ns) + "/" + PercentEncode(name);
 }
 
+// A response's body as JSON, whichever of JSON and protobuf the server answered in (discarded
+// when it is neither).
+Json BodyJson(const Response& r) {
+  if (api::IsProtobufMediaType(r.content_type)) {
+    auto decoded = api::DecodeProtobufObject(r.body);
+    return decoded.ok() ? std::move(*decoded) : Json(Json::value_t::discarded);
+  }
+  return Json::parse(r.body, nullptr, false);
+}
+
 // The server's message in a Status body, or the body's start.
-std::string ServerMessage(const std::string& body) {
-  Json j = Json::parse(body, nullptr, false);
+std::string ServerMessage(const Response& r) {
+  Json j = BodyJson(r);
   if (j.is_object() && j.contains("message") && j["message"].is_string()) return j["message"].get<std::string>();
-  return body.substr(0, 200);
+  return r.body.substr(0, 200);
 }
 
 Status FromHttp(const std::string& method, const std::string& target, const Response& r) {
-  const std::string what = method + " " + target + ": HTTP " + std::to_string(r.status) + ": " + ServerMessage(r.body);
+  const std::string what = method + " " + target + ": HTTP " + std::to_string(r.status) + ": " + ServerMessage(r);
   switch (r.status) {
     case 404:
       return NotFound(what);
     case 409: {
-      Json j = Json::parse(r.body, nullptr, false);
+      Json j = BodyJson(r);
       if (j.is_object() && j.value("reason", "") == "AlreadyExists") return AlreadyExists(what);
       return Conflict(what);
     }
@@ -236,7 +247,7 @@ class KubeWatch final : public store::Watch {
     if (notify) notify();
   }
 
-  // One line of the stream: false ends the stream (an ERROR event).
+  // One JSON line of the stream: false ends the stream (an ERROR event).
   bool Line(std::string_view line) {
     if (line.empty()) return true;
     Json j = Json::parse(line, nullptr, false);
@@ -244,8 +255,25 @@ class KubeWatch final : public store::Watch {
       Log("a line that is not a watch event was skipped");
       return true;
     }
-    const std::string type = j["type"].get<std::string>();
-    Json& obj = j["object"];
+    return Handle(j["type"].get<std::string>(), std::move(j["object"]));
+  }
+
+  // One protobuf frame's message.
+  bool Frame(std::string_view message) {
+    auto frame = api::DecodeWatchFrame(message);
+    if (!frame.ok()) {
+      Log(frame.status().message() + ": skipped");
+      return true;
+    }
+    auto object = api::DecodeProtobufObject(frame->object);
+    if (!object.ok()) {
+      Log("a " + frame->type + " event's object: " + object.status().message() + ": skipped");
+      return true;
+    }
+    return Handle(frame->type, std::move(*object));
+  }
+
+  bool Handle(const std::string& type, Json obj) {
     if (type == "ERROR") {
       const int code = obj.value("code", 0);
       if (code == 410) {
@@ -310,13 +338,28 @@ class KubeWatch final : public store::Watch {
       std::string partial;
       bool too_large = false;
       bool received = false;
-      auto r = client_->Stream(target, [&](std::string_view data) {
+      auto r = client_->Stream(target, [&](std::string_view data, const std::string& content_type) {
         received = true;
         partial.append(data);
         size_t start = 0;
-        for (size_t nl = partial.find('\n'); nl != std::string::npos; nl = partial.find('\n', start)) {
-          if (!Line(std::string_view(partial).substr(start, nl - start))) return false;
-          start = nl + 1;
+        if (api::IsProtobufMediaType(content_type)) {
+          // Frames: a 4-byte big-endian length, then the message.
+          while (partial.size() - start >= 4) {
+            size_t len = 0;
+            for (size_t i = 0; i < 4; ++i) len = len << 8 | static_cast<unsigned char>(partial[start + i]);
+            if (len > max_event_bytes_) {
+              too_large = true;
+              return false;
+            }
+            if (partial.size() - start - 4 < len) break;
+            if (!Frame(std::string_view(partial).substr(start + 4, len))) return false;
+            start += 4 + len;
+          }
+        } else {
+          for (size_t nl = partial.find('\n'); nl != std::string::npos; nl = partial.find('\n', start)) {
+            if (!Line(std::string_view(partial).substr(start, nl - start))) return false;
+            start = nl + 1;
+          }
         }
         partial.erase(0, start);
         too_large = partial.size() > max_event_bytes_;
@@ -329,7 +372,7 @@ class KubeWatch final : public store::Watch {
         break;
       }
       if (r.ok() && r->status == 410) {
-        End(Gone("watch " + resource_ + " from " + std::to_string(revision_) + ": " + ServerMessage(r->body)));
+        End(Gone("watch " + resource_ + " from " + std::to_string(revision_) + ": " + ServerMessage(*r)));
         break;
       }
       if (r.ok() && r->status == 200) {
@@ -408,6 +451,7 @@ class KubeStore final : public store::Store {
       const bool scheduling = lane != &events_ && lane != &leases_;
       co.limiter = scheduling ? main_limiter_ : std::make_shared<RateLimiter>(options_.qps, options_.burst);
       co.user_agent = options_.user_agent + (lane == &events_ ? "/events" : lane == &leases_ ? "/leader-election" : "");
+      co.accept = Accept();
       co.on_request = options_.on_request;
       co.timeout = options_.request_timeout;
       co.max_response_bytes = options_.max_list_bytes;
@@ -434,9 +478,9 @@ class KubeStore final : public store::Store {
     body["metadata"].erase("resourceVersion");
     if (resource == "events" && events_v1_) body = EventsV1Event(body);
     const std::string target = Collection(route, ns);
-    ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf(resource), "POST", target, body.dump()));
+    ARBITER_ASSIGN_OR_RETURN(r, Send(LaneOf(resource), "POST", target, body));
     if (r.status != 201 && r.status != 200) return FromHttp("POST", target, r);
-    return Decode(resource, route, r.body, "POST " + target);
+    return Decode(resource, route, r, "POST " + target);
   }
 
   StatusOr<store::Object> Get(const std::string& resource, const std::string& ns, const std::string& name) override {
@@ -444,7 +488,7 @@ class KubeStore final : public store::Store {
     const std::string target = Item(route, ns, name);
     ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf(resource), "GET", target));
     if (r.status != 200) return FromHttp("GET", target, r);
-    return Decode(resource, route, r.body, "GET " + target);
+    return Decode(resource, route, r, "GET " + target);
   }
 
   StatusOr<store::Object> Update(const std::string& resource, const std::string& ns, const std::string& name, Json body,
@@ -545,7 +589,9 @@ class KubeStore final : public store::Store {
         return Unavailable("GET " + path + ": the list is larger than " + std::to_string(options_.max_list_bytes) +
                            " bytes");
       }
-      Json list = Json::parse(r.body, nullptr, false);
+      Json list = BodyJson(r);
+      // An empty list decoded from protobuf has no items at all.
+      if (list.is_object() && !list.contains("items")) list["items"] = Json::array();
       if (!list.is_object() || !list["items"].is_array()) return Unavailable("GET " + target + ": not a list");
       if (first) {
         ARBITER_ASSIGN_OR_RETURN(rv, ParseRevision(Field(Field(list, "metadata"), "resourceVersion"), "GET " + path));
@@ -573,6 +619,7 @@ class KubeStore final : public store::Store {
     ClientOptions co;
     co.limiter = main_limiter_;
     co.user_agent = options_.user_agent;
+    co.accept = Accept();
     co.on_request = options_.on_request;
     // A quiet stream is cut a while after the server should have ended it, then resumed.
     co.timeout = options_.watch_timeout + std::chrono::seconds(30);
@@ -634,6 +681,21 @@ class KubeStore final : public store::Store {
     return lane.client->Send(method, target, body, content_type);
   }
 
+  // A POST or PUT of `object`: in protobuf when asked for and the kind has a protobuf form (as
+  // kube-scheduler sends its bindings), else JSON.
+  StatusOr<Response> Send(Lane& lane, const std::string& method, const std::string& target, const Json& object) {
+    if (options_.protobuf) {
+      if (auto encoded = api::EncodeProtobufObject(object); encoded.ok()) {
+        return Call(lane, method, target, *encoded, std::string(api::kProtobufMediaType));
+      }
+    }
+    return Call(lane, method, target, object.dump());
+  }
+
+  std::string Accept() const {
+    return options_.protobuf ? std::string(api::kProtobufMediaType) + ", application/json" : "application/json";
+  }
+
   static StatusOr<store::Object> ToObject(const std::string& resource, Json body, const std::string& what) {
     ARBITER_ASSIGN_OR_RETURN(rv, ParseRevision(Field(Field(body, "metadata"), "resourceVersion"), what));
     store::Object o;
@@ -645,10 +707,10 @@ class KubeStore final : public store::Store {
     return o;
   }
 
-  static StatusOr<store::Object> Decode(const std::string& resource, const Route& route, const std::string& text,
+  static StatusOr<store::Object> Decode(const std::string& resource, const Route& route, const Response& r,
                                         const std::string& what) {
-    Json body = Json::parse(text, nullptr, false);
-    if (!body.is_object()) return Unavailable(what + ": the answer is not a JSON object");
+    Json body = BodyJson(r);
+    if (!body.is_object()) return Unavailable(what + ": the answer is not an object (" + r.content_type + ")");
     if (!body.contains("apiVersion")) body["apiVersion"] = route.api_version;
     if (!body.contains("kind")) body["kind"] = route.kind;
     return ToObject(resource, std::move(body), what);
@@ -667,9 +729,9 @@ class KubeStore final : public store::Store {
     } else if (body.contains("metadata")) {
       body["metadata"].erase("resourceVersion");
     }
-    ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf(resource), "PUT", target, body.dump()));
+    ARBITER_ASSIGN_OR_RETURN(r, Send(LaneOf(resource), "PUT", target, body));
     if (r.status != 200 && r.status != 201) return FromHttp("PUT", target, r);
-    return Decode(resource, route, r.body, "PUT " + target);
+    return Decode(resource, route, r, "PUT " + target);
   }
 
   // PATCH pods/NAME/status with the strategic merge patch from `before` to `after`.
@@ -681,7 +743,7 @@ class KubeStore final : public store::Store {
     ARBITER_ASSIGN_OR_RETURN(
         r, Call(LaneOf("pods"), "PATCH", target, patch.dump(), "application/strategic-merge-patch+json"));
     if (r.status != 200) return FromHttp("PATCH", target, r);
-    return Decode("pods", route, r.body, "PATCH " + target);
+    return Decode("pods", route, r, "PATCH " + target);
   }
 
   StatusOr<store::Object> DeleteItem(const std::string& resource, const Route& route, const std::string& ns,
@@ -692,10 +754,10 @@ class KubeStore final : public store::Store {
     const std::string target = Item(route, ns, name);
     ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf(resource), "DELETE", target, options.dump()));
     if (r.status != 200 && r.status != 202) return FromHttp("DELETE", target, r);
-    Json body = Json::parse(r.body, nullptr, false);
+    Json body = BodyJson(r);
     if (body.is_object() && body.value("kind", "") != "Status" && Meta(body) != nullptr &&
         Field(*Meta(body), "resourceVersion").is_string()) {
-      return Decode(resource, route, r.body, "DELETE " + target);
+      return Decode(resource, route, r, "DELETE " + target);
     }
     // Deleted, answered with a Status: the object as the caller last held it.
     store::Object o;
@@ -742,7 +804,7 @@ class KubeStore final : public store::Store {
     const std::string target = Item(route, op.ns, op.name);
     ARBITER_ASSIGN_OR_RETURN(r, Call(events_, "PATCH", target, patch.dump(), "application/strategic-merge-patch+json"));
     if (r.status != 200) return FromHttp("PATCH", target, r);
-    return Decode(op.resource, route, r.body, "PATCH " + target);
+    return Decode(op.resource, route, r, "PATCH " + target);
   }
 
   StatusOr<store::Object> UpdatePod(const Route& route, store::WriteOp& op) {
@@ -757,7 +819,7 @@ class KubeStore final : public store::Store {
                       {"metadata", {{"name", op.name}, {"namespace", op.ns}, {"uid", MetaString(before, "uid")}}},
                       {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
       const std::string target = Item(route, op.ns, op.name) + "/binding";
-      ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf("pods"), "POST", target, binding.dump()));
+      ARBITER_ASSIGN_OR_RETURN(r, Send(LaneOf("pods"), "POST", target, binding));
       if (r.status != 201 && r.status != 200) return FromHttp("POST", target, r);
       store::Object o;
       o.resource = "pods";

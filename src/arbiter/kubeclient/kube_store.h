@@ -23,6 +23,9 @@
 //     A binding's result is the body written at the base's revision (the server answers a
 //     binding with a Status, not the pod); the watch brings the pod as bound.
 //   * Deletes carry a uid precondition (from the body the caller held); creates POST.
+//   * With `protobuf`, reads ask for protobuf and take whichever the server sends (a watch in
+//     protobuf is a stream of length-prefixed WatchEvent frames); bodies go in protobuf where
+//     the kind has a protobuf form; patches are JSON, as kube-scheduler sends them.
 //   * Events go to events.k8s.io/v1 when the server serves it (a core v1 Event written by the
 //     recorder is posted as its events.k8s.io form; a repeat PATCHes its series), else to core
 //     v1, as client-go's event broadcaster adapter chooses.
@@ -55,6 +58,11 @@ struct KubeStoreOptions {
   double qps = 50;
   int burst = 100;
   std::string user_agent = "arbiter-scheduler";
+  // Ask for protobuf (`application/vnd.kubernetes.protobuf, application/json`: the server
+  // answers in either) and send creates, updates and bindings in it where the kind has a
+  // protobuf form, as kube-scheduler does by default. Off: JSON only, which also keeps every
+  // field of a newer server that Arbiter's schema does not know.
+  bool protobuf = false;
   size_t page = 500;  // objects per list page
   // Connections a run of bindings is spread over.
   size_t parallel_writes = 8;

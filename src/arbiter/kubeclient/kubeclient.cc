@@ -171,7 +171,7 @@ class HttpClient final : public Client {
     httplib::Request req;
     req.method = method;
     req.path = target;
-    req.headers = {{"Accept", "application/json"}};
+    req.headers = {{"Accept", options_.accept}};
     if (!body.empty()) {
       req.body = body;
       req.headers.emplace("Content-Type", content_type);
@@ -193,20 +193,21 @@ class HttpClient final : public Client {
       return Unavailable("cannot reach " + config_.server + " (" + method + " " + target + ": " +
                          httplib::to_string(r.error()) + ")");
     }
-    return Response{r->status, std::move(received)};
+    return Response{r->status, std::move(received), r->get_header_value("Content-Type")};
   }
 
-  StatusOr<Response> Stream(const std::string& target, const std::function<bool(std::string_view)>& on_data) override {
+  StatusOr<Response> Stream(const std::string& target, const OnData& on_data) override {
     if (options_.limiter) options_.limiter->Wait();
     if (options_.on_request) options_.on_request("GET", target);
     httplib::Request req;
     req.method = "GET";
     req.path = target;
-    req.headers = {{"Accept", "application/json"}};
+    req.headers = {{"Accept", options_.accept}};
     int status = 0;
-    std::string error_body;
+    std::string error_body, content_type;
     req.response_handler = [&](const httplib::Response& res) {
       status = res.status;
+      content_type = res.get_header_value("Content-Type");
       return true;
     };
     req.content_receiver = [&](const char* data, size_t len, uint64_t, uint64_t) {
@@ -215,15 +216,15 @@ class HttpClient final : public Client {
         error_body.append(data, len);
         return true;
       }
-      return on_data(std::string_view(data, len));
+      return on_data(std::string_view(data, len), content_type);
     };
     auto r = http_->send(req);
-    if (status != 0) return Response{status, std::move(error_body)};
+    if (status != 0) return Response{status, std::move(error_body), content_type};
     if (!r) {
       return Unavailable("cannot reach " + config_.server + " (GET " + target + ": " + httplib::to_string(r.error()) +
                          ")");
     }
-    return Response{r->status, std::move(error_body)};
+    return Response{r->status, std::move(error_body), content_type};
   }
 
   void Cancel() override { http_->stop(); }

@@ -57,11 +57,14 @@ class RateLimiter {
 struct Response {
   int status = 0;
   std::string body;
+  std::string content_type;
 };
 
 struct ClientOptions {
   std::shared_ptr<RateLimiter> limiter;  // null: unlimited
   std::string user_agent = "arbiter";
+  // The Accept header of reads and streams (the server picks one of the types listed).
+  std::string accept = "application/json";
   // Called before each request is sent (method, then path and query); may be empty.
   std::function<void(const std::string& method, const std::string& target)> on_request;
   // A request's answer must arrive within this (a stream's data: between chunks).
@@ -81,10 +84,12 @@ class Client {
   // time per client.
   virtual StatusOr<Response> Send(const std::string& method, const std::string& target, const std::string& body = "",
                                   const std::string& content_type = "application/json") = 0;
-  // GET `target`, handing a 200 response's body to `on_data` as it arrives until it returns
-  // false, the server ends it, or Cancel is called; a response with another status is returned
-  // whole (bounded). Unavailable when the server cannot be reached.
-  virtual StatusOr<Response> Stream(const std::string& target, const std::function<bool(std::string_view)>& on_data) = 0;
+  // GET `target`, handing a 200 response's body to `on_data` as it arrives (with the response's
+  // content type) until it returns false, the server ends it, or Cancel is called; a response
+  // with another status is returned whole (bounded). Unavailable when the server cannot be
+  // reached.
+  using OnData = std::function<bool(std::string_view data, const std::string& content_type)>;
+  virtual StatusOr<Response> Stream(const std::string& target, const OnData& on_data) = 0;
   // From another thread: ends a Stream or request in progress.
   virtual void Cancel() = 0;
   virtual const std::string& server() const = 0;
