@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <condition_variable>
 #include <csignal>
 #include <filesystem>
@@ -129,6 +130,12 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
   lo.background_events = true;
   lo.seed = flags.seed;
   lo.log = [&err](const std::string& msg, const std::string& kv) { Log(err, 'I', msg, kv); };
+  // The loop's wake-up, declared before the loop: the watches' threads call its notifier until
+  // the loop (and its informers) are gone.
+  std::atomic<bool> stop{false};
+  std::mutex wake_mu;
+  std::condition_variable wake_cv;
+  bool woken = false;
   controlplane::ControlLoop loop(**st, clock, lo);
 
   std::unique_ptr<controlplane::LeaderElector> elector;
@@ -151,7 +158,8 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
   }
 
   // /healthz, /readyz, /livez and /metrics on the secure port, as kube-scheduler serves them.
-  std::atomic<bool> synced{false}, loop_healthy{true};
+  // What the HTTP threads read: set by the control thread.
+  std::atomic<bool> synced{false}, loop_healthy{true}, leading_now{false};
   std::unique_ptr<api::HttpServer> httpd;
   if (flags.secure_port > 0) {
     api::HttpOptions http;
@@ -175,7 +183,7 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
       }
     }
     httpd = std::make_unique<api::HttpServer>(http);
-    httpd->AddReadyCheck("sched-handler-sync", [&] { return synced.load(); });
+    httpd->AddReadyCheck("sched-handler-sync", [&] { return synced.load(); }, /*healthz=*/false);
     httpd->AddReadyCheck("scheduler", [&] { return loop_healthy.load(); });
     httpd->SetMetrics([&] {
       std::string t = loop.MetricsText();
@@ -183,7 +191,7 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
         t += "# HELP leader_election_master_status Whether this replica holds the lease (1) or not (0).\n"
              "# TYPE leader_election_master_status gauge\n"
              "leader_election_master_status{name=\"" +
-             flags.lease_name + "\"} " + std::string(elector->IsLeader() ? "1" : "0") + "\n";
+             flags.lease_name + "\"} " + std::string(leading_now.load() ? "1" : "0") + "\n";
       }
       return t;
     });
@@ -195,11 +203,7 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
                                   " burst=" + std::to_string(flags.kube_api_burst) +
                                   (httpd ? " securePort=" + std::to_string(httpd->port()) : ""));
 
-  std::atomic<bool> stop{false};
   constexpr auto kMinPassInterval = std::chrono::milliseconds(20);
-  std::mutex wake_mu;
-  std::condition_variable wake_cv;
-  bool woken = false;
   loop.SetChangeNotifier([&] {
     {
       std::lock_guard<std::mutex> lk(wake_mu);
@@ -207,23 +211,42 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
     }
     wake_cv.notify_one();
   });
+  // Leader election on a thread of its own, so that the lease is renewed however long a pass
+  // takes (a pass's writes wait for their rate limit). Losing the lease ends the process, as it
+  // ends kube-scheduler: no write of a former leader goes out after another replica took over,
+  // and the restarted process comes back as a standby.
+  std::thread elect;
+  if (elector) {
+    elect = std::thread([&] {
+      bool led = false;
+      while (!stop) {
+        try {
+          elector->Tick();
+        } catch (const std::exception& e) {
+          Log(err, 'E', "Leader election failed", std::string("err=\"") + e.what() + "\"");
+        }
+        const bool now = elector->IsLeader();
+        if (led && !now) {
+          Log(err, 'E', "Leadership lost: exiting", "lease=\"" + flags.lease_namespace + "/" + flags.lease_name + "\"");
+          std::_Exit(1);
+        }
+        if (!led && now) Log(err, 'I', "Leading: scheduling", "identity=\"" + elector->identity() + "\"");
+        led = now;
+        leading_now = now;
+        wake_cv.notify_all();
+        std::unique_lock<std::mutex> lk(wake_mu);
+        wake_cv.wait_for(lk, std::chrono::milliseconds(100), [&] { return stop.load(); });
+      }
+    });
+  }
   std::thread control([&] {
     std::string last_error;
-    bool leading = !elector;
     while (!stop) {
       const auto pass_start = std::chrono::steady_clock::now();
-      if (elector) {
-        elector->Tick();
-        if (!elector->IsLeader()) {
-          if (leading) Log(err, 'I', "Leadership lost: not scheduling", "lease=\"" + flags.lease_namespace + "/" + flags.lease_name + "\"");
-          leading = false;
-          loop.Pause();
-          std::unique_lock<std::mutex> lk(wake_mu);
-          wake_cv.wait_for(lk, std::chrono::milliseconds(flags.loop_millis), [&] { return stop.load(); });
-          continue;
-        }
-        if (!leading) Log(err, 'I', "Leading: scheduling", "identity=\"" + elector->identity() + "\"");
-        leading = true;
+      if (elector && !leading_now) {
+        std::unique_lock<std::mutex> lk(wake_mu);
+        wake_cv.wait_for(lk, std::chrono::milliseconds(flags.loop_millis), [&] { return stop.load(); });
+        continue;
       }
       Status s;
       try {
@@ -257,6 +280,7 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
   stop = true;
   wake_cv.notify_all();
   control.join();
+  if (elect.joinable()) elect.join();
   if (waiter.joinable()) {
     pthread_kill(waiter.native_handle(), SIGTERM);
     waiter.join();

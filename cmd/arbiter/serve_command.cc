@@ -160,6 +160,11 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     controllers::AddDefaultControllers(controller_manager);
     lo.controllers = &controller_manager;
   }
+  // The loop's wake-up, declared before the loop: store threads may call its notifier until the
+  // loop (and its informers) are gone.
+  std::mutex wake_mu;
+  std::condition_variable wake_cv;
+  bool woken = false;
   controlplane::ControlLoop loop(*st, clock, lo);
   // With a shared store only the holder of the Lease schedules and simulates nodes; every
   // replica serves the API.
@@ -182,6 +187,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   http.log = [&err](const std::string& msg, const std::string& kv) { Log(err, 'W', msg, kv); };
   api::HttpServer httpd(server, http);
   std::atomic<bool> loop_healthy{true};
+  std::atomic<bool> leading_now{false};  // the control thread's view, for the HTTP threads
   httpd.AddReadyCheck("scheduler", [&] { return loop_healthy.load(); });
   httpd.SetMetrics([&] {
     std::string t = loop.MetricsText();
@@ -189,7 +195,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
       t += "# HELP leader_election_master_status Whether this replica holds the lease (1) or not (0).\n"
            "# TYPE leader_election_master_status gauge\n"
            "leader_election_master_status{name=\"" + std::string(flags.no_scheduler ? "arbiter-controllers" : "arbiter-scheduler") + "\"} " +
-           std::string(elector->IsLeader() ? "1" : "0") + "\n";
+           std::string(leading_now.load() ? "1" : "0") + "\n";
     }
     return t;
   });
@@ -226,9 +232,6 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   // and at least every loop_millis (leases, heartbeats, timers). Passes start at least
   // kMinPassInterval apart, so that a burst of writes is taken in one pass.
   constexpr auto kMinPassInterval = std::chrono::milliseconds(20);
-  std::mutex wake_mu;
-  std::condition_variable wake_cv;
-  bool woken = false;
   loop.SetChangeNotifier([&] {
     {
       std::lock_guard<std::mutex> lk(wake_mu);
@@ -248,7 +251,8 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
       const auto pass_start = std::chrono::steady_clock::now();
       if (elector) {
         elector->Tick();
-        if (!elector->IsLeader()) {
+        leading_now = elector->IsLeader();
+        if (!leading_now) {
           loop.Pause();
           std::this_thread::sleep_for(std::chrono::milliseconds(flags.loop_millis));
           continue;

@@ -82,5 +82,70 @@ TEST(LeaderElection, TwoCandidatesRacingForAnExpiredLeaseNeverBothWin) {
   EXPECT_FALSE(old.IsLeader());
 }
 
+// A store that stops answering (its API server restarting): every call Unavailable while down.
+using Json = nlohmann::json;
+
+class FlakyStore final : public store::Store {
+ public:
+  explicit FlakyStore(store::Store& inner) : inner_(inner) {}
+  bool down = false;
+  StatusOr<store::Object> Create(const std::string& r, const std::string& ns, const std::string& n, Json b) override {
+    if (down) return Unavailable("down");
+    return inner_.Create(r, ns, n, std::move(b));
+  }
+  StatusOr<store::Object> Get(const std::string& r, const std::string& ns, const std::string& n) override {
+    if (down) return Unavailable("down");
+    return inner_.Get(r, ns, n);
+  }
+  StatusOr<store::Object> Update(const std::string& r, const std::string& ns, const std::string& n, Json b,
+                                 int64_t rev) override {
+    if (down) return Unavailable("down");
+    return inner_.Update(r, ns, n, std::move(b), rev);
+  }
+  StatusOr<store::Object> Delete(const std::string& r, const std::string& ns, const std::string& n, int64_t rev) override {
+    if (down) return Unavailable("down");
+    return inner_.Delete(r, ns, n, rev);
+  }
+  StatusOr<store::ListResult> List(const std::string& r, const std::string& ns) override { return inner_.List(r, ns); }
+  StatusOr<std::unique_ptr<store::Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t from,
+                                                    store::WatchOptions o) override {
+    return inner_.WatchFrom(r, ns, from, o);
+  }
+  StatusOr<int64_t> Revision() override { return inner_.Revision(); }
+  Status Compact(int64_t rev) override { return inner_.Compact(rev); }
+
+ private:
+  store::Store& inner_;
+};
+
+TEST(LeaderElection, AHolderRidesOutAnUnreachableStoreUntilItsRenewDeadline) {
+  auto inner = store::NewMemoryStore();
+  FlakyStore store(*inner);
+  VirtualClock clock(kT0);
+  LeaderElector a(store, clock, Options("a"));
+  a.Tick();
+  ASSERT_TRUE(a.IsLeader());
+  // Down for 6 s (a restart): tries fail, but a stays the leader and renews once it is back.
+  store.down = true;
+  for (int i = 0; i < 3; ++i) {
+    clock.Advance(2 * kSecond);
+    a.Tick();
+    ASSERT_TRUE(a.IsLeader()) << i;
+  }
+  store.down = false;
+  clock.Advance(2 * kSecond);
+  a.Tick();
+  EXPECT_TRUE(a.IsLeader());
+  EXPECT_EQ(a.transitions(), 1u);
+  // Down past the renew deadline: a stops leading 10 s after its last renewal.
+  store.down = true;
+  const Timestamp renewed = clock.Now();
+  while (a.IsLeader()) {
+    clock.Advance(kSecond);
+    a.Tick();
+  }
+  EXPECT_EQ(clock.Now() - renewed, 10 * kSecond);
+}
+
 }  // namespace
 }  // namespace arbiter::controlplane

@@ -163,7 +163,12 @@ struct HttpServer::Impl {
   asio::thread_pool workers;
   std::unique_ptr<ssl::context> tls;
   std::unique_ptr<tcp::acceptor> acceptor;
-  std::vector<std::pair<std::string, std::function<bool()>>> ready_checks;
+  struct Check {
+    std::string name;
+    std::function<bool()> check;
+    bool healthz;  // also fails /healthz (else /readyz only)
+  };
+  std::vector<Check> ready_checks;
   std::function<std::string()> metrics;
   std::atomic<bool> stopping{false};
   std::atomic<uint64_t> requests{0};
@@ -184,7 +189,8 @@ struct HttpServer::Impl {
       bool ok = true;
       std::string verbose = "[+]ping ok\n";
       if (ready) {
-        for (const auto& [name, check] : ready_checks) {
+        for (const auto& [name, check, healthz] : ready_checks) {
+          if (path == "/healthz" && !healthz) continue;
           const bool pass = check();
           ok = ok && pass;
           verbose += (pass ? "[+]" : "[-]") + name + (pass ? " ok\n" : " failed\n");
@@ -512,8 +518,8 @@ HttpServer::~HttpServer() {
   impl_->workers.join();
 }
 
-void HttpServer::AddReadyCheck(std::string name, std::function<bool()> check) {
-  impl_->ready_checks.emplace_back(std::move(name), std::move(check));
+void HttpServer::AddReadyCheck(std::string name, std::function<bool()> check, bool healthz) {
+  impl_->ready_checks.push_back({std::move(name), std::move(check), healthz});
 }
 
 void HttpServer::SetMetrics(std::function<std::string()> metrics) { impl_->metrics = std::move(metrics); }

@@ -58,8 +58,9 @@ class HttpServer {
   // `arbiter schedule` serves them; every other path is 404.
   explicit HttpServer(HttpOptions options);
   ~HttpServer();
-  // Health checks beyond ping (e.g. "scheduler": the loop is running); false fails /readyz.
-  void AddReadyCheck(std::string name, std::function<bool()> check);
+  // Health checks beyond ping (e.g. "scheduler": the loop is running); false fails /readyz, and
+  // /healthz too unless `healthz` is false (kube-scheduler's sched-handler-sync is /readyz's).
+  void AddReadyCheck(std::string name, std::function<bool()> check, bool healthz = true);
   // Prometheus text appended to /metrics.
   void SetMetrics(std::function<std::string()> metrics);
   // Binds the port; then Serve() blocks until Stop().

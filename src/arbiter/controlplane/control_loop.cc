@@ -111,6 +111,8 @@ void ControlLoop::Pause() {
   (void)batch_.Drain();
   live_.Reset();
   if (options_.controllers != nullptr) options_.controllers->Reset();
+  // Nothing syncs the informers until leadership returns: their watches stop meanwhile.
+  for (auto& [resource, informer] : informers_) informer->Pause();
 }
 
 ControlLoop::~ControlLoop() { (void)batch_.Drain(); }

@@ -53,11 +53,15 @@ bool LeaderElector::TryAcquireOrRenew(Timestamp now) {
       held_ = std::make_shared<store::Object>(std::move(*renewed));
       return true;
     }
+    // The store did not answer: this try failed; leadership lasts until the renew deadline.
+    if (renewed.status().code() == StatusCode::kUnavailable) return false;
   }
   held_.reset();
   auto current = store_.Get("leases", options_.ns, options_.name);
   if (!current.ok()) {
-    if (current.status().code() != StatusCode::kNotFound) return holding_ = false;
+    // The store did not answer: this try failed; a holder stays one until its renew deadline
+    // passes, as client-go's elector keeps trying until then.
+    if (current.status().code() != StatusCode::kNotFound) return false;
     Json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                   {"kind", "Lease"},
                   {"metadata", {{"name", options_.name}, {"namespace", options_.ns}, {"creationTimestamp", FormatRfc3339(now / kSecond * kSecond)}}},
@@ -95,6 +99,7 @@ bool LeaderElector::TryAcquireOrRenew(Timestamp now) {
   spec["renewTime"] = now_text;
   spec["leaseDurationSeconds"] = seconds;
   auto updated = store_.Update("leases", options_.ns, options_.name, lease, current->revision);
+  if (!updated.ok() && updated.status().code() == StatusCode::kUnavailable) return false;
   const bool was_holding = holding_;
   holding_ = updated.ok();
   if (holding_ && !was_holding) ++transitions_;

@@ -474,14 +474,16 @@ void LiveScheduler::Write(const store::Object& cur, Json next, WriteBatch::Done 
 
 Status LiveScheduler::ReportRefused(const Status& st) {
   ++metrics_.errors;
-  if (options_.log) options_.log("Write refused", "err=\"" + st.message() + "\"");
+  if (options_.log) options_.log("Write failed", "err=\"" + st.message() + "\"");
   return Status::Ok();
 }
 
 void LiveScheduler::Forget(const Key& key, int attempts) {
-  // The store refused a write made on an older version: take the pod as the store has it now.
+  // The store refused a write made on an older version: take the pod as the store has it now
+  // (as the informer last saw it when the store cannot be read).
   auto now = Refetch("pods", key);
-  ReconcilePod(key, now.ok() ? *now : nullptr, attempts);
+  const store::Object* stored = now.ok() ? *now : informers_ != nullptr ? Find(*informers_, "pods", key) : nullptr;
+  ReconcilePod(key, stored, attempts);
 }
 
 Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
@@ -509,8 +511,10 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
   const std::string uid = pod.uid, node = out.node, pod_key = pod.Key();
   Write(*cur, std::move(next), [=, this](const StatusOr<store::ObjectPtr>& r) -> Status {
     if (!r.ok()) {
-      if (!Lost(r.status()) && !Refused(r.status())) return r.status();
-      if (Refused(r.status())) (void)ReportRefused(r.status());
+      // Whatever the reason (a lost race, a refusal, a server that did not answer), the pod
+      // leaves the cache and goes back to the queue, as kube-scheduler forgets an assumed pod
+      // whose binding failed; only a lost race is no error.
+      if (!Lost(r.status())) (void)ReportRefused(r.status());
       Forget(key, attempt);  // back to the queue, after its backoff
       return Status::Ok();
     }

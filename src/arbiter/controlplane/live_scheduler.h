@@ -136,7 +136,8 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   // A binding the store refused after `attempts` attempts: the pod leaves the cache and is
   // reconciled from the store's current version.
   void Forget(const Key& key, int attempts);
-  // A write the server refused as invalid or forbidden: counted and logged, not a pass error.
+  // A write the server refused (invalid, forbidden) or did not take (unreachable): counted and
+  // logged, not a pass error.
   Status ReportRefused(const Status& st);
   // The budgets from the informer's PodDisruptionBudgets (after a change to any of them).
   void LoadBudgets(const Informers& informers);

@@ -42,6 +42,18 @@ std::string Item(const Route& r, const std::string& ns, const std::string& name)
   return Collection(r, ns) + "/" + PercentEncode(name);
 }
 
+// A string or integer member of an object, or the fallback (whatever the JSON holds instead).
+std::string StringOf(const Json& j, const char* key, const std::string& fallback = "") {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+int64_t IntOf(const Json& j, const char* key, int64_t fallback = 0) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
 // A response's body as JSON, whichever of JSON and protobuf the server answered in (discarded
 // when it is neither).
 Json BodyJson(const Response& r) {
@@ -66,7 +78,7 @@ Status FromHttp(const std::string& method, const std::string& target, const Resp
       return NotFound(what);
     case 409: {
       Json j = BodyJson(r);
-      if (j.is_object() && j.value("reason", "") == "AlreadyExists") return AlreadyExists(what);
+      if (StringOf(j, "reason") == "AlreadyExists") return AlreadyExists(what);
       return Conflict(what);
     }
     case 410:
@@ -158,6 +170,15 @@ Json EventsV1Event(const Json& core) {
   }
   if (count.is_number_integer() && count.get<int64_t>() > 1) {
     e["series"] = {{"count", count}, {"lastObservedTime", MicroTime(last)}};
+  }
+  // events.k8s.io/v1 refuses a note over 1 KiB: cut, as kube-scheduler cuts its messages, at a
+  // character boundary, with " ..." at the end.
+  constexpr size_t kNoteLengthLimit = 1024;
+  if (e.contains("note") && e["note"].is_string() && e["note"].get_ref<const std::string&>().size() > kNoteLengthLimit) {
+    std::string note = e["note"].get<std::string>();
+    size_t cut = kNoteLengthLimit - 4;
+    while (cut > 0 && (static_cast<unsigned char>(note[cut]) & 0xC0) == 0x80) --cut;
+    e["note"] = note.substr(0, cut) + " ...";
   }
   return e;
 }
@@ -252,8 +273,7 @@ class KubeWatch final : public store::Watch {
     if (line.empty()) return true;
     Json j = Json::parse(line, nullptr, false);
     if (!j.is_object() || !j["type"].is_string() || !j["object"].is_object()) {
-      Log("a line that is not a watch event was skipped");
-      return true;
+      return Undecodable("a line that is not a watch event");
     }
     return Handle(j["type"].get<std::string>(), std::move(j["object"]));
   }
@@ -261,34 +281,34 @@ class KubeWatch final : public store::Watch {
   // One protobuf frame's message.
   bool Frame(std::string_view message) {
     auto frame = api::DecodeWatchFrame(message);
-    if (!frame.ok()) {
-      Log(frame.status().message() + ": skipped");
-      return true;
-    }
+    if (!frame.ok()) return Undecodable(frame.status().message());
     auto object = api::DecodeProtobufObject(frame->object);
-    if (!object.ok()) {
-      Log("a " + frame->type + " event's object: " + object.status().message() + ": skipped");
-      return true;
-    }
+    if (!object.ok()) return Undecodable("a " + frame->type + " event's object: " + object.status().message());
     return Handle(frame->type, std::move(*object));
+  }
+
+  // An event that cannot be read: the copy would miss a change, so the informer lists afresh.
+  bool Undecodable(const std::string& what) {
+    End(Gone("watch " + resource_ + ": " + what + ": relisting"));
+    gone_ = true;
+    return false;
   }
 
   bool Handle(const std::string& type, Json obj) {
     if (type == "ERROR") {
-      const int code = obj.value("code", 0);
+      const int64_t code = IntOf(obj, "code");
       if (code == 410) {
-        End(Gone("watch " + resource_ + " from " + std::to_string(revision_) + ": " + obj.value("message", "gone")));
+        End(Gone("watch " + resource_ + " from " + std::to_string(revision_) + ": " + StringOf(obj, "message", "gone")));
         gone_ = true;
       } else {
-        Log("the server ended the stream: " + obj.value("message", "error " + std::to_string(code)));
+        // Resumed after a backoff, as a failed request is.
+        errored_ = true;
+        Log("the server ended the stream: " + StringOf(obj, "message", "error " + std::to_string(code)));
       }
       return false;
     }
     auto rv = ParseRevision(Field(Field(obj, "metadata"), "resourceVersion"), "watch " + resource_);
-    if (!rv.ok()) {
-      Log(rv.status().message());
-      return true;
-    }
+    if (!rv.ok()) return Undecodable(rv.status().message());
     if (type == "BOOKMARK") {
       revision_ = *rv;
       return true;
@@ -301,8 +321,7 @@ class KubeWatch final : public store::Watch {
     } else if (type == "DELETED") {
       t = store::EventType::kDeleted;
     } else {
-      Log("an event of unknown type \"" + type + "\" was skipped");
-      return true;
+      return Undecodable("an event of unknown type \"" + type + "\"");
     }
     auto e = std::make_shared<store::Event>();
     e->type = t;
@@ -338,7 +357,10 @@ class KubeWatch final : public store::Watch {
       std::string partial;
       bool too_large = false;
       bool received = false;
+      errored_ = false;
+      const auto opened = std::chrono::steady_clock::now();
       auto r = client_->Stream(target, [&](std::string_view data, const std::string& content_type) {
+       try {
         received = true;
         partial.append(data);
         size_t start = 0;
@@ -364,6 +386,9 @@ class KubeWatch final : public store::Watch {
         partial.erase(0, start);
         too_large = partial.size() > max_event_bytes_;
         return !too_large && !Stopped();
+       } catch (const std::exception& e) {
+        return Undecodable(std::string("an event of an unexpected shape: ") + e.what());
+       }
       });
       if (Stopped() || gone_) break;
       if (too_large) {
@@ -375,7 +400,10 @@ class KubeWatch final : public store::Watch {
         End(Gone("watch " + resource_ + " from " + std::to_string(revision_) + ": " + ServerMessage(*r)));
         break;
       }
-      if (r.ok() && r->status == 200) {
+      // A stream that ended on an ERROR event, or at once with nothing in it, failed: resumed
+      // after the backoff, so that a server in trouble is not asked again and again.
+      const bool quick_and_empty = !received && std::chrono::steady_clock::now() - opened < std::chrono::seconds(1);
+      if (r.ok() && r->status == 200 && !errored_ && !quick_and_empty) {
         if (failing) Log("resumed from resourceVersion " + std::to_string(revision_));
         failing = false;
         backoff = std::chrono::milliseconds(800);
@@ -399,7 +427,8 @@ class KubeWatch final : public store::Watch {
   const std::chrono::seconds timeout_;
   const size_t max_event_bytes_;
   const std::function<void(const std::string&)> log_;
-  bool gone_ = false;  // the stream thread's
+  bool gone_ = false;     // the stream thread's
+  bool errored_ = false;  // the stream thread's: the last stream ended on an ERROR event
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -411,13 +440,15 @@ class KubeWatch final : public store::Watch {
   std::thread thread_;
 };
 
-// The watch of a resource the server does not serve: nothing ever happens.
+// The watch of a resource the server does not serve: nothing happens, and after a while it ends
+// with Gone, so that the informer asks again (the API may have been installed meanwhile).
 class IdleWatch final : public store::Watch {
  public:
   StatusOr<std::vector<store::EventPtr>> Next(std::chrono::milliseconds timeout) override {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, timeout, [&] { return stopped_; });
     if (stopped_) return FailedPrecondition("the watch was stopped");
+    if (std::chrono::steady_clock::now() > reprobe_) return Gone("not served: asking again");
     return std::vector<store::EventPtr>{};
   }
   void Stop() override {
@@ -432,6 +463,7 @@ class IdleWatch final : public store::Watch {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopped_ = false;
+  const std::chrono::steady_clock::time_point reprobe_ = std::chrono::steady_clock::now() + std::chrono::minutes(5);
 };
 
 class KubeStore final : public store::Store {
@@ -528,7 +560,7 @@ class KubeStore final : public store::Store {
       std::atomic<size_t> next{0};
       auto work = [&](size_t worker) {
         writer_ = writers_[worker].get();
-        for (size_t k = next++; k < run.size(); k = next++) out[run[k]] = ApplyOne(ops[run[k]]);
+        for (size_t k = next++; k < run.size(); k = next++) out[run[k]] = ApplyGuarded(ops[run[k]]);
         writer_ = nullptr;
       };
       std::vector<std::thread> threads;
@@ -552,7 +584,7 @@ class KubeStore final : public store::Store {
         in_run.insert({op.ns, op.name});
         continue;
       }
-      out[i] = ApplyOne(ops[i]);
+      out[i] = ApplyGuarded(ops[i]);
     }
     if (!run.empty()) flush();
     return out;
@@ -565,6 +597,7 @@ class KubeStore final : public store::Store {
     std::string cont;
     size_t bytes = 0;
     bool first = true;
+    int restarts = 0;  // a continue token that expired: listed again from the start, a few times
     do {
       std::string target = path + "?limit=" + std::to_string(options_.page);
       if (!cont.empty()) target += "&continue=" + PercentEncode(cont);
@@ -575,7 +608,7 @@ class KubeStore final : public store::Store {
         MarkUnserved(resource, path);
         return out;
       }
-      if (r.status == 410 && !first) {
+      if (r.status == 410 && !first && ++restarts <= 3) {
         // The continue token expired: list again from the start, as the reflector does.
         out.items.clear();
         cont.clear();
@@ -605,8 +638,9 @@ class KubeStore final : public store::Store {
         ARBITER_ASSIGN_OR_RETURN(o, ToObject(resource, std::move(item), "GET " + path));
         out.items.push_back(std::move(o));
       }
-      cont = Field(list, "metadata").value("continue", "");
+      cont = StringOf(Field(list, "metadata"), "continue");
     } while (!cont.empty() || first);
+    Served(resource);
     std::sort(out.items.begin(), out.items.end(),
               [](const store::Object& a, const store::Object& b) { return std::tie(a.ns, a.name) < std::tie(b.ns, b.name); });
     return out;
@@ -644,6 +678,10 @@ class KubeStore final : public store::Store {
     if (unserved_.insert(resource).second && options_.log) {
       options_.log(path + " is not served by " + options_.config.server + ": no " + resource + " are read");
     }
+  }
+  void Served(const std::string& resource) {
+    std::lock_guard<std::mutex> lock(unserved_mu_);
+    unserved_.erase(resource);
   }
   bool Unserved(const std::string& resource) {
     std::lock_guard<std::mutex> lock(unserved_mu_);
@@ -769,6 +807,15 @@ class KubeStore final : public store::Store {
     return o;
   }
 
+  // A write whose answer had an unexpected shape fails alone.
+  StatusOr<store::ObjectPtr> ApplyGuarded(store::WriteOp& op) {
+    try {
+      return ApplyOne(op);
+    } catch (const std::exception& e) {
+      return Internal(op.resource + "/" + op.name + ": an answer of an unexpected shape: " + e.what());
+    }
+  }
+
   StatusOr<store::ObjectPtr> ApplyOne(store::WriteOp& op) {
     auto route = RouteOf(op.resource);
     if (!route.ok()) return route.status();
@@ -821,11 +868,14 @@ class KubeStore final : public store::Store {
       const std::string target = Item(route, op.ns, op.name) + "/binding";
       ARBITER_ASSIGN_OR_RETURN(r, Send(LaneOf("pods"), "POST", target, binding));
       if (r.status != 201 && r.status != 200) return FromHttp("POST", target, r);
+      // The server answers a binding with a Status: the binding's revision is not known, but it
+      // is later than the base's, which is what the caller needs to prefer this body to the
+      // base until the watch brings the pod as bound.
       store::Object o;
       o.resource = "pods";
       o.ns = op.ns;
       o.name = op.name;
-      o.revision = op.expected_revision;
+      o.revision = op.expected_revision + 1;
       o.body = std::move(after);
       return o;
     }

@@ -27,6 +27,11 @@ Status Informer::Relist() {
   return Status::Ok();
 }
 
+void Informer::Pause() {
+  if (watch_) watch_->Stop();
+  watch_.reset();
+}
+
 void Informer::SetNotifier(std::function<void()> notify) {
   notify_ = std::move(notify);
   if (watch_) watch_->SetNotifier(notify_);

@@ -21,6 +21,9 @@ class Informer {
   Informer(Store& store, std::string resource);
   // Applies every event available now (lists afresh on the first call and after Gone).
   Status Sync();
+  // Stops the watch (its events would pile up unread while nobody syncs, as on a replica that
+  // lost leadership); the objects stay, and the next Sync lists afresh.
+  void Pause();
   using Key = std::pair<std::string, std::string>;  // (namespace, name)
   // An object as the last event delivered it: shared with the watch history, never copied.
   using ObjectPtr = std::shared_ptr<const Object>;
