@@ -158,7 +158,37 @@ TEST(KubeClient, WrongCredentialsUnservedCollectionsAndSizeLimitsAreErrors) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ((*ok)->ListAll("/apis/x/v1/things", "x/v1", "Thing", 3, 1 << 20).status().code(), StatusCode::kNotFound);
   EXPECT_EQ((*ok)->ListAll("/api/v1/pods", "v1", "Pod", 3, 100).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_FALSE(Client::Connect(Config{"ftp://x", "", "", "", "", false}).ok());
+  EXPECT_FALSE(Client::Connect(Config{"ftp://x", "", "", "", "", false, ""}).ok());
+}
+
+TEST(KubeClient, ATooManyRequestsAnswerIsTriedAgainAfterTheTimeItAsksFor) {
+  httplib::Server server;
+  int calls = 0;
+  server.Post("/api/v1/namespaces/default/pods/p/binding", [&](const httplib::Request& req, httplib::Response& res) {
+    EXPECT_EQ(req.get_header_value("Authorization"), "Bearer t0ken");
+    if (++calls == 1) {
+      res.status = 429;
+      res.set_header("Retry-After", "1");
+      return;
+    }
+    res.status = 201;
+    res.set_content("{}", "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  Config c;
+  c.server = "http://127.0.0.1:" + std::to_string(port);
+  c.token = "t0ken";
+  auto client = Client::Connect(c);
+  ASSERT_TRUE(client.ok());
+  auto r = (*client)->Send("POST", "/api/v1/namespaces/default/pods/p/binding", "{}");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 201);
+  EXPECT_EQ(calls, 2);
+  client->reset();
+  server.stop();
+  serving.join();
 }
 
 }  // namespace

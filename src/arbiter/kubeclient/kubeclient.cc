@@ -150,7 +150,8 @@ class HttpClient final : public Client {
     } else {
       http_ = std::make_unique<httplib::ClientImpl>(host, port);
     }
-    if (!config_.token.empty()) http_->set_bearer_token_auth(config_.token.c_str());
+    token_ = config_.token;
+    token_read_ = std::chrono::steady_clock::now();
     http_->set_connection_timeout(10);
     http_->set_read_timeout(options_.timeout.count());
     http_->set_write_timeout(options_.timeout.count());
@@ -164,14 +165,38 @@ class HttpClient final : public Client {
 
   const std::string& server() const override { return config_.server; }
 
+  // The Authorization header, from the token as last read.
+  void Authorize(httplib::Request& req) {
+    if (!config_.token_file.empty() && std::chrono::steady_clock::now() - token_read_ > std::chrono::minutes(1)) {
+      token_read_ = std::chrono::steady_clock::now();
+      if (auto read = ReadFile(config_.token_file, "the token file"); read.ok()) {
+        std::string t = *read;
+        while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+        if (!t.empty()) token_ = t;
+      }
+    }
+    if (!token_.empty()) req.headers.emplace("Authorization", "Bearer " + token_);
+  }
+
   StatusOr<Response> Send(const std::string& method, const std::string& target, const std::string& body,
                           const std::string& content_type) override {
+    for (int attempt = 0;; ++attempt) {
+      auto r = SendOnce(method, target, body, content_type);
+      if (!r.ok() || attempt >= 10 || !(r->status == 429 || (r->status >= 500 && r->retry_after >= 0))) return r;
+      // The server asked to come back later (API Priority and Fairness, or a restart).
+      std::this_thread::sleep_for(std::chrono::seconds(std::clamp(r->retry_after, 1, 10)));
+    }
+  }
+
+  StatusOr<Response> SendOnce(const std::string& method, const std::string& target, const std::string& body,
+                              const std::string& content_type) {
     if (options_.limiter) options_.limiter->Wait();
     if (options_.on_request) options_.on_request(method, target);
     httplib::Request req;
     req.method = method;
     req.path = target;
     req.headers = {{"Accept", options_.accept}};
+    Authorize(req);
     if (!body.empty()) {
       req.body = body;
       req.headers.emplace("Content-Type", content_type);
@@ -193,7 +218,9 @@ class HttpClient final : public Client {
       return Unavailable("cannot reach " + config_.server + " (" + method + " " + target + ": " +
                          httplib::to_string(r.error()) + ")");
     }
-    return Response{r->status, std::move(received), r->get_header_value("Content-Type")};
+    Response out{r->status, std::move(received), r->get_header_value("Content-Type")};
+    if (r->has_header("Retry-After")) out.retry_after = std::atoi(r->get_header_value("Retry-After").c_str());
+    return out;
   }
 
   StatusOr<Response> Stream(const std::string& target, const OnData& on_data) override {
@@ -203,6 +230,7 @@ class HttpClient final : public Client {
     req.method = "GET";
     req.path = target;
     req.headers = {{"Accept", options_.accept}};
+    Authorize(req);
     int status = 0;
     std::string error_body, content_type;
     req.response_handler = [&](const httplib::Response& res) {
@@ -243,7 +271,9 @@ class HttpClient final : public Client {
       std::string received;
       bool too_large = false, too_slow = false;
       if (options_.limiter) options_.limiter->Wait();
-      auto r = http_->Get(target.c_str(), httplib::Headers{{"Accept", "application/json"}},
+      httplib::Headers headers{{"Accept", "application/json"}};
+      if (!token_.empty()) headers.emplace("Authorization", "Bearer " + token_);
+      auto r = http_->Get(target.c_str(), headers,
                           [&](const char* data, size_t len) {
                             too_large = bytes + received.size() + len > max_bytes;
                             too_slow = std::chrono::steady_clock::now() > deadline;
@@ -284,6 +314,8 @@ class HttpClient final : public Client {
  private:
   Config config_;
   ClientOptions options_;
+  std::string token_;  // the bearer token as last read
+  std::chrono::steady_clock::time_point token_read_;
   std::unique_ptr<httplib::ClientImpl> http_;
 };
 
@@ -353,6 +385,7 @@ StatusOr<Config> InClusterConfig(const std::string& secrets_dir) {
   std::string token = read;
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
   c.token = token;
+  c.token_file = (dir / "token").string();
   ARBITER_ASSIGN_OR_RETURN(ca, ReadFile(dir / "ca.crt", "the service account CA"));
   c.ca_pem = std::move(ca);
   return c;

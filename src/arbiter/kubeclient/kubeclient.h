@@ -23,6 +23,9 @@ struct Config {
   std::string ca_pem;  // the certificate authorities to trust (PEM), or empty: the system's
   std::string client_cert_pem, client_key_pem;  // a client certificate, or empty
   bool insecure = false;                        // skip the server certificate's verification
+  // A file the token is re-read from once a minute (a pod's service account token, which the
+  // kubelet rotates), as client-go's in-cluster configuration re-reads it; empty: `token` stays.
+  std::string token_file;
 };
 
 // The cluster and user of `context` (empty: the current context) in the kubeconfig at `path`.
@@ -58,6 +61,7 @@ struct Response {
   int status = 0;
   std::string body;
   std::string content_type;
+  int retry_after = -1;  // the Retry-After header's seconds, -1 when absent
 };
 
 struct ClientOptions {
@@ -80,8 +84,9 @@ class Client {
 
   // One request on this client's connection (kept alive), after its token. `content_type`
   // names the body's type when there is one. Unavailable, naming the server, when it cannot be
-  // reached or answers too slowly or too much; any HTTP status is a Response. One request at a
-  // time per client.
+  // reached or answers too slowly or too much; any HTTP status is a Response. An answer of 429,
+  // or of 5xx with a Retry-After header, is tried again after the time it asks for (at most 10
+  // s, 10 times), as client-go does. One request at a time per client.
   virtual StatusOr<Response> Send(const std::string& method, const std::string& target, const std::string& body = "",
                                   const std::string& content_type = "application/json") = 0;
   // GET `target`, handing a 200 response's body to `on_data` as it arrives (with the response's
