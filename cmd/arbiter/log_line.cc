@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "arbiter/base/time.h"
+#include "arbiter/controlplane/control_loop.h"
 
 namespace arbiter::cmd {
 
@@ -23,6 +24,19 @@ void Log(std::ostream& err, char severity, const std::string& msg, const std::st
   std::lock_guard<std::mutex> lock(mu);
   err.write(line.data(), static_cast<std::streamsize>(line.size()));
   err.flush();
+}
+
+Status RunPassAndReport(controlplane::ControlLoop& loop, std::ostream& err, const char* failed, std::string& last_error) {
+  Status s;
+  try {
+    s = loop.RunOnce();
+  } catch (const std::exception& e) {
+    // An object of an unexpected shape in the store: report it, keep going, try again.
+    s = Internal(std::string("control loop: ") + e.what());
+  }
+  if (!s.ok() && s.message() != last_error) Log(err, 'E', failed, "err=\"" + s.message() + "\"");
+  last_error = s.ok() ? "" : s.message();
+  return s;
 }
 
 }  // namespace arbiter::cmd

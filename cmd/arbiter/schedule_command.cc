@@ -248,16 +248,9 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
         wake_cv.wait_for(lk, std::chrono::milliseconds(flags.loop_millis), [&] { return stop.load(); });
         continue;
       }
-      Status s;
-      try {
-        s = loop.RunOnce();
-      } catch (const std::exception& e) {
-        s = Internal(std::string("control loop: ") + e.what());
-      }
+      const Status s = RunPassAndReport(loop, err, "Scheduling pass failed", last_error);
       loop_healthy = s.ok();
       if (s.ok()) synced = true;
-      if (!s.ok() && s.message() != last_error) Log(err, 'E', "Scheduling pass failed", "err=\"" + s.message() + "\"");
-      last_error = s.ok() ? "" : s.message();
       std::this_thread::sleep_until(pass_start + kMinPassInterval);
       std::unique_lock<std::mutex> lk(wake_mu);
       wake_cv.wait_for(lk, std::chrono::milliseconds(flags.loop_millis), [&] { return woken || stop.load(); });

@@ -258,16 +258,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
           continue;
         }
       }
-      Status s;
-      try {
-        s = loop.RunOnce();
-      } catch (const std::exception& e) {
-        // An object of an unexpected shape in the store: report it, keep serving, try again.
-        s = Internal(std::string("control loop: ") + e.what());
-      }
-      loop_healthy = s.ok();
-      if (!s.ok() && s.message() != last_error) Log(err, 'E', "Control loop pass failed", "err=\"" + s.message() + "\"");
-      last_error = s.ok() ? "" : s.message();
+      loop_healthy = RunPassAndReport(loop, err, "Control loop pass failed", last_error).ok();
       wait_for_news(pass_start);
     }
   });

@@ -97,13 +97,7 @@ class Scheduler:
 
     def stop(self):
         try:
-            if self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGTERM)
-                try:
-                    self.proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    raise
+            serve_e2e_test.stop_process(self.proc)
         finally:
             self.log.close()
 

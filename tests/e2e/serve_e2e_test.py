@@ -36,6 +36,17 @@ def free_port():
         return s.getsockname()[1]
 
 
+def stop_process(proc, timeout=10):
+    """SIGTERM, then a wait; a process that does not stop in time is killed and the test fails."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+
+
 class Server:
     """An `arbiter serve` process on a free port with its own data directory."""
 
@@ -96,13 +107,8 @@ class Server:
         self.proc.wait()
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                raise
+        if self.proc:
+            stop_process(self.proc)
 
 
 class ServeTestCase(unittest.TestCase):
