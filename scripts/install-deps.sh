@@ -13,7 +13,14 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # end-to-end tests: the Python client, etcd, and the tools they drive
   python3 python3-kubernetes etcd-server etcd-client ca-certificates
+  # the dashboard's browser tests: Debian's Chromium (headless, driven by playwright-core from
+  # npm) and a font for its text
+  chromium fonts-dejavu-core
 )
+# Node.js and npm run the browser tests: Debian's where none is on PATH (a Node.js installed
+# another way, which brings its own npm, is used as it is; Debian's npm would conflict with it).
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 # The end-to-end tests drive the stock kubectl: Debian's kubernetes-client where none is on PATH
 # (a newer kubectl installed another way is used as it is).
 command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
@@ -23,11 +30,18 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages are installed"
-  exit 0
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The browser tests' npm packages, exactly as tests/browser/package-lock.json pins them (again
+# only when the lock file changed since the last install).
+browser="$(dirname "$0")/../tests/browser"
+if ! cmp -s "$browser/package-lock.json" "$browser/node_modules/.installed-lock.json" 2>/dev/null; then
+  echo "install-deps: npm ci in tests/browser"
+  (cd "$browser" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.installed-lock.json)
+fi

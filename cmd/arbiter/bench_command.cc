@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <ostream>
+#include <sstream>
+#include <streambuf>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +19,8 @@
 #include "arbiter/bench/preemption_scenarios.h"
 #include "arbiter/bench/scenario_file.h"
 #include "arbiter/bench/scheduling_basic.h"
+#include "arbiter/ui/dashboard.h"
+#include "html_file.h"
 
 namespace arbiter::cmd {
 
@@ -251,7 +255,65 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
   return 0;
 }
 
+namespace {
+
+// A stream buffer that writes to `out` and keeps a copy (the results --html plots).
+class TeeBuf final : public std::streambuf {
+ public:
+  explicit TeeBuf(std::streambuf* out) : out_(out) {}
+  const std::string& copy() const { return copy_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    copy_.push_back(traits_type::to_char_type(c));
+    return out_->sputc(traits_type::to_char_type(c));
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    copy_.append(s, static_cast<size_t>(n));
+    return out_->sputn(s, n);
+  }
+  int sync() override { return out_->pubsync(); }
+
+ private:
+  std::streambuf* out_;
+  std::string copy_;
+};
+
+int RunBench(const BenchFlags& flags, std::ostream& out, std::ostream& err);
+
+}  // namespace
+
 int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& err) {
+  if (flags.html.empty()) return RunBench(flags, out, err);
+  TeeBuf tee(out.rdbuf());
+  std::ostream both(&tee);
+  const int code = RunBench(flags, both, err);
+  both.flush();
+  // Every JSON line the runs printed (the medians' lines are recognised and left out).
+  std::vector<Json> runs;
+  std::istringstream lines(tee.copy());
+  for (std::string line; std::getline(lines, line);) {
+    Json j = Json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("scenario")) runs.push_back(std::move(j));
+  }
+  const Json report = ui::BenchReport(runs);
+  if (report["bench"].empty()) {
+    err << "arbiter bench: --html " << flags.html
+        << ": no result to plot (the report reads the JSON results, -o json, of runs that report pods/s)\n";
+    return code != 0 ? code : 1;
+  }
+  if (Status w = WriteHtml(flags.html, ui::Page(&report)); !w.ok()) {
+    err << "arbiter bench: --html " << flags.html << ": " << w.message() << "\n";
+    return 1;
+  }
+  err << "arbiter bench: wrote the report to " << flags.html << "\n";
+  return code;
+}
+
+namespace {
+
+int RunBench(const BenchFlags& flags, std::ostream& out, std::ostream& err) {
   if (!flags.files.empty()) return RunBenchFiles(flags, out, err);
   static const std::vector<std::string> kScenarios = {
       "SchedulingBasic", "PreemptionBasic",         "PreemptionBasicLegacy",  "Unschedulable",
@@ -353,5 +415,7 @@ int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& er
   }
   return 0;
 }
+
+}  // namespace
 
 }  // namespace arbiter::cmd

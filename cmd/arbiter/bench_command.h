@@ -36,6 +36,8 @@ struct BenchFlags {
   bool initial_pods_given = false;
   bool connections_given = false;  // their default is 16
   bool measured_pods_given = false;  // ServePreemptionBasic: one preemptor per node by default
+  // Also write the runs' results as an HTML report (their scale curves) to this file.
+  std::string html;
 };
 
 int RunBenchCommand(const BenchFlags& flags, std::ostream& out, std::ostream& err);

@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json", "yaml"}));
   plan_cmd->add_option("--seed", plan.seed, "Seed of the random source (tie-breaks, sampling)");
   plan_cmd->add_flag("--explain", plan.explain, "Show every filter verdict and score of every cycle");
+  plan_cmd->add_option("--html", plan.html,
+                       "Also write the plan as one self-contained HTML report (cluster, queue, preemptions, "
+                       "explanations) to FILE");
   plan_cmd->add_flag("--nomad", plan.nomad, "Read Nomad cluster and job files");
   plan_cmd->add_option("--priority-delta", plan.nomad_priority_delta,
                        "Nomad mode: how much lower a victim's job priority must be (Nomad: 10)")
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
   arbiter::cmd::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Run an in-process scheduling benchmark");
   bench_cmd->add_option("--scenario", bench.scenario, "Scenario name");
+  bench_cmd->add_option("--html", bench.html, "Also write the results' scale curves as an HTML report to FILE");
   bench_cmd->add_option("--dump", bench.dump, "ModelFootprint: the cluster dump (kubectl get -o json|yaml) to decode");
   bench_cmd->add_option("--nodes", bench.nodes, "Number of nodes")->check(CLI::Range(1, 1000000));
   bench_cmd->add_option("--initial-pods", bench.initial_pods, "Pods scheduled before measuring");

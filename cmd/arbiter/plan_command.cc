@@ -14,6 +14,8 @@
 #include "arbiter/nomad/render.h"
 #include "arbiter/plan/render.h"
 #include "arbiter/sim/plan_simulation.h"
+#include "arbiter/ui/dashboard.h"
+#include "html_file.h"
 
 namespace arbiter::cmd {
 
@@ -53,6 +55,10 @@ int RunNomadPlan(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
   }
   if (flags.output == "yaml") {
     err << "arbiter plan --nomad: -o must be table or json\n";
+    return kError;
+  }
+  if (!flags.html.empty()) {
+    err << "arbiter plan --nomad: --html reports Kubernetes plans only\n";
     return kError;
   }
   std::vector<manifest::InputFile> files;
@@ -143,18 +149,30 @@ int RunKubernetesPlan(const PlanFlags& flags, std::ostream& out, std::ostream& e
   if (flags.output == "yaml") format = plan::Format::kYaml;
   sim::PlanOptions options;
   options.seed = flags.seed;
-  options.explain = flags.explain;
+  options.explain = flags.explain || !flags.html.empty();
   options.fast_paths = !flags.no_fast_paths;
-  // Written as it is made: the explained cycles as they end, then the outcome.
+  // Written as it is made: the explained cycles as they end, then the outcome. The HTML report
+  // needs every cycle at the end, so with --html the cycles are kept (and written with the rest).
   std::optional<plan::PlanWriter> writer;
   auto write = [&]() -> plan::PlanWriter& { return writer ? *writer : writer.emplace(format, flags.explain, out); };
-  options.on_cycle = [&](const sched::CycleOutcome& c) { write().Cycle(c); };
+  if (flags.html.empty()) options.on_cycle = [&](const sched::CycleOutcome& c) { write().Cycle(c); };
   auto result = sim::RunPlan(loaded.objects, options);
   if (!result.ok()) {
     const bool input_problem = result.status().code() == StatusCode::kInvalidArgument;
     err << "arbiter plan: " << result.status().message() << "\n";
     if (writer) writer->Abort(result.status().message());  // cycles were written: close the document
     return input_problem ? 2 : 1;
+  }
+  if (!flags.html.empty()) {
+    if (flags.explain) {
+      for (const auto& c : result->cycles) write().Cycle(c);
+    }
+    const ui::Json report = ui::PlanReport(loaded.objects, *result);
+    if (Status w = WriteHtml(flags.html, ui::Page(&report)); !w.ok()) {
+      err << "arbiter plan: --html " << flags.html << ": " << w.message() << "\n";
+      return 1;
+    }
+    err << "arbiter plan: wrote the report to " << flags.html << "\n";
   }
   write().Finish(*result);
   return 0;

@@ -23,6 +23,8 @@ struct PlanFlags {
   // Planning against a live cluster: its API server (or a kubeconfig and context) and token.
   std::string server, token, kubeconfig, context;
   bool insecure_skip_tls_verify = false;
+  // Also write the plan as one self-contained HTML report (the dashboard's views) to this file.
+  std::string html;
 };
 
 int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err);

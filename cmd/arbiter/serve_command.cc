@@ -25,6 +25,7 @@
 #include "arbiter/controlplane/leader_election.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/store/group_commit.h"
+#include "arbiter/ui/dashboard.h"
 
 namespace arbiter::cmd {
 
@@ -156,6 +157,9 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   controllers::ApiClient controller_client(server, "system:kube-controller-manager");
   controllers::ControllerManager controller_manager(clock, controller_client, lo.log);
   lo.schedule = !flags.no_scheduler;
+  // What the dashboard (/ui/) reads of the scheduler: its queue on request, its preemptions.
+  controlplane::SchedulerActivity activity;
+  if (lo.schedule) lo.activity = &activity;
   if (!flags.no_controllers) {
     controllers::AddDefaultControllers(controller_manager);
     lo.controllers = &controller_manager;
@@ -185,7 +189,15 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     elector = std::make_unique<controlplane::LeaderElector>(*st, clock, le);
   }
   http.log = [&err](const std::string& msg, const std::string& kv) { Log(err, 'W', msg, kv); };
+  // The dashboard outlives the HTTP server, whose workers call it.
+  ui::DashboardService dashboard(*st, clock, lo.schedule ? &activity : nullptr, lo.scheduler.scheduler_name);
   api::HttpServer httpd(server, http);
+  auto dashboard_route = [&dashboard](const api::Request& r) {
+    ui::DashboardService::Answer a = dashboard.Get(r.path);
+    return api::Response{a.code, std::move(a.content_type), std::move(a.body), nullptr, {}};
+  };
+  httpd.AddRoute("/ui", dashboard_route);
+  httpd.AddRoute("/apis/arbiter.dev/", dashboard_route);
   std::atomic<bool> loop_healthy{true};
   std::atomic<bool> leading_now{false};  // the control thread's view, for the HTTP threads
   httpd.AddReadyCheck("scheduler", [&] { return loop_healthy.load(); });
@@ -232,13 +244,15 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   // and at least every loop_millis (leases, heartbeats, timers). Passes start at least
   // kMinPassInterval apart, so that a burst of writes is taken in one pass.
   constexpr auto kMinPassInterval = std::chrono::milliseconds(20);
-  loop.SetChangeNotifier([&] {
+  auto wake = [&] {
     {
       std::lock_guard<std::mutex> lk(wake_mu);
       woken = true;
     }
     wake_cv.notify_one();
-  });
+  };
+  loop.SetChangeNotifier(wake);
+  activity.SetWake(wake);
   auto wait_for_news = [&](std::chrono::steady_clock::time_point pass_start) {
     std::this_thread::sleep_until(pass_start + kMinPassInterval);
     std::unique_lock<std::mutex> lk(wake_mu);

@@ -34,6 +34,29 @@ class QueueTest : public ::testing::Test {
   SchedulingQueue queue_;
 };
 
+TEST_F(QueueTest, PendingListsEveryWaitingPodByItsPoolInPopOrder) {
+  queue_.Add(MakePod("low", 1));
+  queue_.Add(MakePod("high", 100));
+  queue_.Add(MakePod("failed", 50));
+  auto failed = queue_.Pop();  // "high"
+  ASSERT_TRUE(failed);
+  failed->unschedulable_plugins = {"NodeResourcesFit"};
+  queue_.AddUnschedulable(*failed);
+  auto errored = queue_.Pop();  // "failed": an error, no rejecting plugin -> backoffQ
+  ASSERT_TRUE(errored);
+  queue_.AddUnschedulable(*errored);
+  const auto pending = queue_.Pending();
+  ASSERT_EQ(pending.size(), 3u);
+  EXPECT_EQ(pending[0].info->pod->pod.name, "low");
+  EXPECT_EQ(pending[0].pool, SchedulingQueue::Pool::kActive);
+  EXPECT_EQ(pending[1].info->pod->pod.name, "failed");
+  EXPECT_EQ(pending[1].pool, SchedulingQueue::Pool::kBackoff);
+  EXPECT_EQ(pending[1].backoff_expiry, queue_.BackoffExpiry(*pending[1].info));
+  EXPECT_EQ(pending[2].info->pod->pod.name, "high");
+  EXPECT_EQ(pending[2].pool, SchedulingQueue::Pool::kUnschedulable);
+  EXPECT_EQ(pending[2].info->attempts, 1);
+}
+
 TEST_F(QueueTest, PopsHigherPriorityFirst) {
   queue_.Add(MakePod("low", 1));
   queue_.Add(MakePod("high", 100));

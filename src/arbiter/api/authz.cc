@@ -81,7 +81,9 @@ Json ViewRules() {
                       Rule({"scheduling.k8s.io"}, {"workloads", "podgroups", "compositepodgroups", "workloads/status",
                                                    "podgroups/status", "compositepodgroups/status"},
                            kRead),
-                      Rule({"metrics.k8s.io"}, {"pods"}, kRead)});
+                      Rule({"metrics.k8s.io"}, {"pods"}, kRead),
+                      // Arbiter's own: a pod's explanation (docs/dashboard.md).
+                      Rule({"arbiter.dev"}, {"explanations"}, {"get"})});
 }
 
 Json EditRules() {
@@ -335,6 +337,11 @@ std::vector<Json> DefaultRbacObjects() {
       {Rule({""}, {"persistentvolumes"}, {"get", "list", "patch", "update", "watch"}),
        Rule({"storage.k8s.io"}, {"storageclasses"}, {"get", "list", "watch"}),
        Rule({""}, {"persistentvolumeclaims"}, {"get", "list", "patch", "update", "watch"})});
+  // The dashboard (docs/dashboard.md): its page, its document and what the page watches.
+  Json dashboard = Json::array({Json{{"nonResourceURLs", {"/ui", "/ui/*"}}, {"verbs", {"get"}}},
+                                Rule({"arbiter.dev"}, {"dashboard"}, {"get", "list"}),
+                                Rule({"arbiter.dev"}, {"explanations"}, {"get"}),
+                                Rule({""}, {"nodes", "pods", "events"}, {"get", "list", "watch"})});
   auto user_binding = [&](const std::string& name, const std::string& user) {
     Json b = binding(name, name, "");
     b["subjects"] = Json::array({{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", user}}});
@@ -346,6 +353,7 @@ std::vector<Json> DefaultRbacObjects() {
           role("view", ViewRules()),
           role("system:basic-user", basic),
           role("system:discovery", discovery),
+          role("arbiter:dashboard-viewer", dashboard),
           binding("cluster-admin", "cluster-admin", "system:masters"),
           binding("system:basic-user", "system:basic-user", "system:authenticated"),
           binding("system:discovery", "system:discovery", "system:authenticated"),

@@ -170,6 +170,7 @@ struct HttpServer::Impl {
   };
   std::vector<Check> ready_checks;
   std::function<std::string()> metrics;
+  std::vector<std::pair<std::string, RouteHandler>> routes;
   std::atomic<bool> stopping{false};
   std::atomic<uint64_t> requests{0};
   std::atomic<uint64_t> connections{0};
@@ -437,7 +438,16 @@ struct HttpServer::Impl {
         if (!keep_alive) co_return;
         continue;
       }
-      if (api == nullptr) {
+      const RouteHandler* route = nullptr;
+      if (r.method == "GET") {
+        for (const auto& [prefix, handler] : routes) {
+          if (r.path.starts_with(prefix)) {
+            route = &handler;
+            break;
+          }
+        }
+      }
+      if (api == nullptr && route == nullptr) {
         res.result(404);
         res.set(http::field::content_type, "application/json");
         res.body() = StatusBody(404, "NotFound", "the page \"" + r.path + "\" is not served here").dump();
@@ -447,7 +457,16 @@ struct HttpServer::Impl {
       }
       // The API may wait on the store: it runs on the worker pool, never on an I/O thread.
       Response out = co_await asio::co_spawn(
-          workers, [this, &r]() -> awaitable<Response> { co_return api->Handle(r); }, use_awaitable);
+          workers,
+          [this, &r, route]() -> awaitable<Response> {
+            if (route == nullptr) co_return api->Handle(r);
+            try {
+              co_return (*route)(r);
+            } catch (const std::exception& e) {
+              co_return Response{500, "application/json", StatusBody(500, "InternalError", e.what()).dump(), nullptr, {}};
+            }
+          },
+          use_awaitable);
       if (out.code >= 400 && !(out.code == 404 && r.method == "GET")) {
         std::string message;
         try {
@@ -523,6 +542,10 @@ void HttpServer::AddReadyCheck(std::string name, std::function<bool()> check, bo
 }
 
 void HttpServer::SetMetrics(std::function<std::string()> metrics) { impl_->metrics = std::move(metrics); }
+
+void HttpServer::AddRoute(std::string prefix, RouteHandler handler) {
+  impl_->routes.emplace_back(std::move(prefix), std::move(handler));
+}
 
 int HttpServer::port() const { return impl_->bound_port; }
 

@@ -63,6 +63,11 @@ class HttpServer {
   void AddReadyCheck(std::string name, std::function<bool()> check, bool healthz = true);
   // Prometheus text appended to /metrics.
   void SetMetrics(std::function<std::string()> metrics);
+  // Serves GET requests whose path is `prefix` or starts with it (the dashboard's page
+  // and its endpoints) with `handler`, after authentication and authorisation like any API
+  // request, on the worker pool. Routes are tried in the order added, before the API.
+  using RouteHandler = std::function<Response(const Request&)>;
+  void AddRoute(std::string prefix, RouteHandler handler);
   // Binds the port; then Serve() blocks until Stop().
   Status Bind();
   int port() const;

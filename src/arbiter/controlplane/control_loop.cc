@@ -27,7 +27,7 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
                                   : NodeAgents::Shared{{{"nodes", informers_.at("nodes").get()},
                                                         {"pods", informers_.at("pods").get()}},
                                                        &decoded_}),
-      live_(store, batch_, clock, {options.scheduler, options.seed, 20000, options.log}, metrics_,
+      live_(store, batch_, clock, {options.scheduler, options.seed, 20000, options.log, options.activity}, metrics_,
             [this](const store::Object& o) -> const manifest::LoadResult& { return decoded_.Get(o); },
             [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
                    const std::string& reason, const std::string& message) {

@@ -90,6 +90,8 @@ struct LoopOptions {
   LoopJob* controllers = nullptr;
   // The simulated kubelets' eviction thresholds (node pressure, from PodMetrics usage).
   model::KubeletConfig kubelet = model::KubeletConfig::Defaults();
+  // Where the dashboard reads the scheduler's queue and preemptions; may be null.
+  SchedulerActivity* activity = nullptr;
   // Receives one structured line per decision worth logging (preemptions); may be empty.
   std::function<void(const std::string& msg, const std::string& kv)> log;
 };

@@ -59,6 +59,7 @@ LiveScheduler::LiveScheduler(store::Store& store, WriteBatch& batch, const Clock
 LiveScheduler::~LiveScheduler() = default;
 
 void LiveScheduler::Reset() {
+  if (options_.activity != nullptr && scheduler_) options_.activity->SetRunning(false);
   scheduler_.reset();
   group_specs_.clear();
   pods_.clear();
@@ -79,6 +80,7 @@ Status LiveScheduler::Build(const Informers& informers) {
   sched::SchedulerOptions so;
   so.seed = options_.seed;
   scheduler_ = std::make_unique<sched::Scheduler>(config_, &clock_, so);
+  if (options_.activity != nullptr) options_.activity->SetRunning(true);
   pdb_status_.ForgetPods();
   scheduler_->cache().SetBoundPodObserver(
       [this](const model::Pod* before, const model::Pod* after) { pdb_status_.BoundChanged(before, after); });
@@ -363,7 +365,40 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
   metrics_.pending_backoff = q.backoff;
   metrics_.pending_unschedulable = q.unschedulable;
   metrics_.pending_gated = q.gated;
+  if (options_.activity != nullptr && options_.activity->QueueWanted()) options_.activity->PublishQueue(QueueView());
   return Status::Ok();
+}
+
+std::vector<QueuedPodView> LiveScheduler::QueueView() const {
+  std::vector<QueuedPodView> out;
+  if (!scheduler_) return out;
+  static constexpr const char* kPools[] = {"active", "backoff", "unschedulable", "gated"};
+  for (const auto& e : scheduler_->queue().Pending()) {
+    const sched::QueuedPodInfo& info = *e.info;
+    // A group's entry lists its pending members; a lone pod's, the pod.
+    std::vector<state::PodInfoPtr> pods = info.members;
+    if (pods.empty() && info.pod) pods.push_back(info.pod);
+    for (const state::PodInfoPtr& p : pods) {
+      const model::Pod& pod = p->pod;
+      QueuedPodView v;
+      v.pod = pod.Key();
+      v.uid = pod.uid;
+      v.group = info.group;
+      v.pool = kPools[static_cast<int>(e.pool)];
+      v.priority = pod.priority;
+      v.attempts = info.attempts;
+      v.nominated_node = pod.nominated_node_name;
+      if (e.pool == sched::SchedulingQueue::Pool::kBackoff) v.backoff_until = e.backoff_expiry;
+      if (e.pool == sched::SchedulingQueue::Pool::kGated || info.attempts == 0) {
+        v.message = scheduler_->WaitingReason(pod);
+      }
+      if (auto it = last_failure_.find(Key{pod.ns, pod.name}); it != last_failure_.end() && v.message.empty()) {
+        v.message = it->second;
+      }
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
 }
 
 void LiveScheduler::ReconcileStorage(const std::string& resource, const store::Informer::Key& key,
@@ -649,6 +684,23 @@ void LiveScheduler::Preempt(const state::PodInfo& preemptor, const std::string& 
     }
   }
   Evict(victims, "Preempted by pod " + preemptor.uid() + " on node " + node);
+  RecordPreemption(preemptor.pod.Key(), "Pod", preemptor.uid(), node, victims);
+}
+
+void LiveScheduler::RecordPreemption(const std::string& preemptor, std::string_view kind, const std::string& uid,
+                                     const std::string& node, const std::vector<sched::preemption::Eviction>& victims) {
+  if (options_.activity == nullptr) return;
+  PreemptionView p;
+  p.time = clock_.Now();
+  p.preemptor = preemptor;
+  p.preemptor_kind = std::string(kind);
+  p.preemptor_uid = uid;
+  p.node = node;
+  for (const auto& e : victims) {
+    const model::Pod& v = e.victim->pod;
+    p.victims.push_back({v.Key(), v.uid, v.node_name, e.priority, e.violates_pdb, v.termination_grace_period_seconds});
+  }
+  options_.activity->AddPreemption(std::move(p));
 }
 
 void LiveScheduler::PreemptForGroup(const std::string& group, std::string_view kind,
@@ -656,6 +708,7 @@ void LiveScheduler::PreemptForGroup(const std::string& group, std::string_view k
   std::string lower(kind);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   Evict(victims, "Preempted by " + lower + " " + group);
+  RecordPreemption(group, kind, "", "", victims);
 }
 
 void LiveScheduler::Evict(const std::vector<sched::preemption::Eviction>& victims, const std::string& message) {

@@ -35,6 +35,7 @@
 #include <utility>
 
 #include "arbiter/base/time.h"
+#include "arbiter/controlplane/scheduler_activity.h"
 #include "arbiter/controlplane/write_batch.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/sched/cycle/scheduler.h"
@@ -64,6 +65,8 @@ struct LiveSchedulerOptions {
   // The most cycles one pass runs before it returns (the loop's other jobs run in between).
   size_t max_cycles_per_pass = 20000;
   std::function<void(const std::string& msg, const std::string& kv)> log;
+  // Where the dashboard reads the queue and the preemptions from; may be null.
+  SchedulerActivity* activity = nullptr;
 };
 
 class LiveScheduler final : public sched::preemption::PreemptionActuator {
@@ -83,6 +86,9 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
     size_t active = 0, backoff = 0, unschedulable = 0, gated = 0;
   };
   QueueSizes queue_sizes() const;
+
+  // The queue as the dashboard lists it: every waiting pod (a group's members one by one).
+  std::vector<QueuedPodView> QueueView() const;
 
   // PreemptionActuator.
   std::vector<sched::preemption::PdbView> Pdbs() const override;
@@ -119,6 +125,9 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   Status Fail(const sched::CycleOutcome& out);
   void Nominate(const state::PodInfo& pod, const std::string& node);
   void Evict(const std::vector<sched::preemption::Eviction>& victims, const std::string& message);
+  // Tells the dashboard about one preemption (a pod's, or a group's with no node).
+  void RecordPreemption(const std::string& preemptor, std::string_view kind, const std::string& uid,
+                        const std::string& node, const std::vector<sched::preemption::Eviction>& victims);
   // Writes one victim's DisruptionTarget condition and its deletion (graceful, or at once), on
   // the newest version known; a write that loses a race is made again on the store's current
   // version (up to kEvictionRetries times), so that the store agrees with the cache, which holds

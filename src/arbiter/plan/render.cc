@@ -17,6 +17,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+}  // namespace
+
 Json CycleJson(const sched::CycleOutcome& c) {
   Json j;
   j["pod"] = c.pod->pod.Key();
@@ -79,6 +81,34 @@ Json CycleJson(const sched::CycleOutcome& c) {
   return j;
 }
 
+Json PodPlanJson(const sim::PodPlan& p) {
+  Json pj;
+  pj["name"] = p.name;
+  pj["podGroup"] = p.pod_group.empty() ? Json(nullptr) : Json(p.pod_group);
+  pj["status"] = p.scheduled ? "Scheduled" : "Pending";
+  pj["node"] = p.scheduled ? Json(p.node) : Json(nullptr);
+  pj["nominatedNode"] = p.nominated_node && !p.nominated_node->empty() ? Json(*p.nominated_node) : Json(nullptr);
+  pj["message"] = p.message;
+  pj["priority"] = p.priority;
+  pj["attempts"] = p.attempts;
+  return pj;
+}
+
+Json PreemptionJson(const sim::Preemption& p) {
+  Json pj;
+  pj["preemptor"] = p.preemptor;
+  pj["preemptorKind"] = p.preemptor_kind;
+  pj["node"] = p.node ? Json(*p.node) : Json(nullptr);
+  Json victims = Json::array();
+  for (const auto& v : p.victims) {
+    victims.push_back({{"name", v.name}, {"node", v.node}, {"priority", v.priority}, {"violatesPDB", v.violates_pdb}});
+  }
+  pj["victims"] = std::move(victims);
+  return pj;
+}
+
+namespace {
+
 // The plan's top-level fields after `kind` (and `cycles`), in order: each a whole value, or a
 // list written element by element.
 struct Field {
@@ -94,32 +124,8 @@ Field List(std::string key, size_t count, std::function<Json(size_t)> element) {
 
 std::vector<Field> OutcomeFields(const sim::PlanResult& r) {
   std::vector<Field> f;
-  f.push_back(List("pods", r.pods.size(), [&r](size_t i) {
-    const auto& p = r.pods[i];
-    Json pj;
-    pj["name"] = p.name;
-    pj["podGroup"] = p.pod_group.empty() ? Json(nullptr) : Json(p.pod_group);
-    pj["status"] = p.scheduled ? "Scheduled" : "Pending";
-    pj["node"] = p.scheduled ? Json(p.node) : Json(nullptr);
-    pj["nominatedNode"] = p.nominated_node && !p.nominated_node->empty() ? Json(*p.nominated_node) : Json(nullptr);
-    pj["message"] = p.message;
-    pj["priority"] = p.priority;
-    pj["attempts"] = p.attempts;
-    return pj;
-  }));
-  f.push_back(List("preemptions", r.preemptions.size(), [&r](size_t i) {
-    const auto& p = r.preemptions[i];
-    Json pj;
-    pj["preemptor"] = p.preemptor;
-    pj["preemptorKind"] = p.preemptor_kind;
-    pj["node"] = p.node ? Json(*p.node) : Json(nullptr);
-    Json victims = Json::array();
-    for (const auto& v : p.victims) {
-      victims.push_back({{"name", v.name}, {"node", v.node}, {"priority", v.priority}, {"violatesPDB", v.violates_pdb}});
-    }
-    pj["victims"] = std::move(victims);
-    return pj;
-  }));
+  f.push_back(List("pods", r.pods.size(), [&r](size_t i) { return PodPlanJson(r.pods[i]); }));
+  f.push_back(List("preemptions", r.preemptions.size(), [&r](size_t i) { return PreemptionJson(r.preemptions[i]); }));
   if (!r.evictions.empty()) {
     f.push_back(List("evictions", r.evictions.size(), [&r](size_t i) {
       const auto& e = r.evictions[i];

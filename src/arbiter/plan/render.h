@@ -12,6 +12,8 @@
 #include <ostream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "arbiter/sim/plan_simulation.h"
 
 namespace arbiter::plan {
@@ -37,6 +39,13 @@ class PlanWriter {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The elements of the JSON and YAML renderings, which the dashboard (src/arbiter/ui) shows too:
+// one cycle of `cycles` (with its explanation when it has one), one element of `pods` and of
+// `preemptions`.
+nlohmann::ordered_json CycleJson(const sched::CycleOutcome& cycle);
+nlohmann::ordered_json PodPlanJson(const sim::PodPlan& pod);
+nlohmann::ordered_json PreemptionJson(const sim::Preemption& preemption);
 
 // The whole plan as one string (the cycles from `result.cycles`).
 std::string Render(const sim::PlanResult& result, Format format, bool explain);

@@ -56,6 +56,16 @@ Timestamp SchedulingQueue::BackoffExpiry(const QueuedPodInfo& info) const {
   return info.timestamp + d;
 }
 
+std::vector<SchedulingQueue::PendingEntry> SchedulingQueue::Pending() const {
+  std::vector<PendingEntry> out;
+  out.reserve(active_.size() + backoff_.size() + unschedulable_.size() + gated_.size());
+  for (const Entry* e : active_) out.push_back({Pool::kActive, &e->info, 0});
+  for (const Entry* e : backoff_) out.push_back({Pool::kBackoff, &e->info, e->backoff_expiry});
+  for (const Entry* e : unschedulable_) out.push_back({Pool::kUnschedulable, &e->info, 0});
+  for (const Entry* e : gated_) out.push_back({Pool::kGated, &e->info, 0});
+  return out;
+}
+
 void SchedulingQueue::PushActive(Entry* e) {
   if (e->info.group.empty() && Gated(*e->info.pod)) {
     e->where = Entry::Where::kGated;

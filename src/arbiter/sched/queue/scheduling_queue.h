@@ -107,6 +107,19 @@ class SchedulingQueue {
   bool Contains(const std::string& uid) const { return unit_of_.count(uid) != 0; }
   Timestamp BackoffExpiry(const QueuedPodInfo& info) const;
 
+  // Where a waiting entry is (upstream's PendingPods, which its debugger and /debug endpoints
+  // read): activeQ, backoffQ, the unschedulable pool or the gated pods.
+  enum class Pool { kActive, kBackoff, kUnschedulable, kGated };
+  struct PendingEntry {
+    Pool pool;
+    const QueuedPodInfo* info;  // valid until the queue next changes
+    Timestamp backoff_expiry;   // kBackoff only
+  };
+  // Every waiting entry (a group's entry once, with its members): activeQ in pop order, then
+  // backoffQ by expiry, then the pool and the gated pods in arrival order. Entries in flight (a
+  // cycle holds them) are not listed.
+  std::vector<PendingEntry> Pending() const;
+
  private:
   struct Entry {
     QueuedPodInfo info;

@@ -1,0 +1,583 @@
+// The dashboard's documents, its live service and its page.
+#include "arbiter/ui/dashboard.h"
+
+#include <algorithm>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "arbiter/admission/priority_admission.h"
+#include "arbiter/model/taints.h"
+#include "arbiter/plan/render.h"
+#include "arbiter/sim/plan_simulation.h"
+
+// The page's files (cmake/EmbedFile.cmake).
+extern const unsigned char kDashboardHtml[];
+extern const unsigned long kDashboardHtmlSize;
+extern const unsigned char kDashboardCss[];
+extern const unsigned long kDashboardCssSize;
+extern const unsigned char kDashboardJs[];
+extern const unsigned long kDashboardJsSize;
+
+namespace arbiter::ui {
+
+namespace {
+
+std::string_view Embedded(const unsigned char* data, unsigned long size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+Json OrNull(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
+Json OrNull(const std::optional<Timestamp>& t) { return t ? Json(FormatRfc3339(*t)) : Json(nullptr); }
+
+// Replaces the one `placeholder` in `page` with `with`.
+void Fill(std::string& page, std::string_view placeholder, std::string_view with) {
+  const size_t at = page.find(placeholder);
+  if (at != std::string::npos) page.replace(at, placeholder.size(), with);
+}
+
+// JSON text that is safe inside a <script> element: "</" (which could close it) and the
+// characters HTML or JavaScript read as line ends are escaped; the JSON value is unchanged.
+std::string ScriptSafeJson(const Json& data) {
+  const std::string text = data.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (static_cast<unsigned char>(c) == 0xE2 && i + 2 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(text[i + 2]) == 0xA8 || static_cast<unsigned char>(text[i + 2]) == 0xA9)) {
+      out += static_cast<unsigned char>(text[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The node's Ready condition: a node with no Ready condition yet counts as ready (the scheduler
+// does not read the condition; the node lifecycle controller taints a node that is not).
+bool NodeReady(const Json& body) {
+  const Json* conditions = nullptr;
+  if (auto s = body.find("status"); s != body.end() && s->is_object()) {
+    if (auto c = s->find("conditions"); c != s->end() && c->is_array()) conditions = &*c;
+  }
+  if (conditions == nullptr) return true;
+  for (const Json& c : *conditions) {
+    if (c.is_object() && c.value("type", "") == "Ready") return c.value("status", "") == "True";
+  }
+  return true;
+}
+
+// The PodScheduled condition's lastTransitionTime when it is True.
+std::optional<Timestamp> BoundTime(const Json& body) {
+  auto s = body.find("status");
+  if (s == body.end() || !s->is_object()) return std::nullopt;
+  auto c = s->find("conditions");
+  if (c == s->end() || !c->is_array()) return std::nullopt;
+  for (const Json& cond : *c) {
+    if (!cond.is_object() || cond.value("type", "") != "PodScheduled" || cond.value("status", "") != "True") continue;
+    auto t = ParseRfc3339(cond.value("lastTransitionTime", ""));
+    if (t.ok()) return *t;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void AddUsage(std::map<std::string, NodeUsage>& usage, const model::Pod& pod) {
+  if (pod.node_name.empty()) return;
+  NodeUsage& u = usage[pod.node_name];
+  u.requested.Add(pod.requests);
+  ++u.pods;
+  u.max_priority = std::max(u.max_priority.value_or(pod.priority), pod.priority);
+}
+
+Json NodeJson(const model::Node& node, bool ready, const NodeUsage* usage) {
+  static const NodeUsage kNone;
+  const NodeUsage& u = usage != nullptr ? *usage : kNone;
+  Json taints = Json::array();
+  for (const auto& t : node.taints) {
+    taints.push_back(t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + std::string(model::TaintEffectName(t.effect)));
+  }
+  return Json{{"name", node.name},
+              {"cpu", {{"allocatable", node.allocatable.milli_cpu}, {"requested", u.requested.milli_cpu}}},
+              {"memory", {{"allocatable", node.allocatable.memory}, {"requested", u.requested.memory}}},
+              {"pods", u.pods},
+              {"maxPriority", u.max_priority ? Json(*u.max_priority) : Json(nullptr)},
+              {"unschedulable", node.unschedulable},
+              {"ready", ready},
+              {"taints", std::move(taints)}};
+}
+
+Json QueueJson(const controlplane::QueuedPodView& q) {
+  return Json{{"pod", q.pod},
+              {"uid", q.uid},
+              {"podGroup", OrNull(q.group)},
+              {"queue", q.pool},
+              {"priority", q.priority},
+              {"attempts", q.attempts},
+              {"message", q.message},
+              {"nominatedNode", OrNull(q.nominated_node)},
+              {"backoffUntil", OrNull(q.backoff_until)}};
+}
+
+Json PreemptionJson(const controlplane::PreemptionView& p, const PodLookup& lookup) {
+  Json victims = Json::array();
+  for (const auto& v : p.victims) {
+    const PodState* now = lookup(v.pod);
+    if (now != nullptr && !v.uid.empty() && now->uid != v.uid) now = nullptr;  // a new pod of the same name
+    const char* state = now == nullptr ? "Deleted" : now->deletion ? "Terminating" : "Running";
+    // The grace period runs out at the deletion timestamp the eviction set (the record's time
+    // plus the grace period when the pod is already gone).
+    std::optional<Timestamp> deletion = now != nullptr ? now->deletion : std::nullopt;
+    if (!deletion) deletion = AddSecondsCapped(p.time / kSecond * kSecond, v.grace_seconds);
+    victims.push_back(Json{{"name", v.pod},
+                           {"node", v.node},
+                           {"priority", v.priority},
+                           {"violatesPDB", v.violates_pdb},
+                           {"gracePeriodSeconds", v.grace_seconds},
+                           {"deletionTime", OrNull(deletion)},
+                           {"state", state}});
+  }
+  const PodState* preemptor = p.preemptor_kind == "Pod" ? lookup(p.preemptor) : nullptr;
+  if (preemptor != nullptr && !p.preemptor_uid.empty() && preemptor->uid != p.preemptor_uid) preemptor = nullptr;
+  return Json{{"time", FormatRfc3339(p.time)},
+              {"preemptor", p.preemptor},
+              {"preemptorKind", p.preemptor_kind},
+              {"node", OrNull(p.node)},
+              {"victims", std::move(victims)},
+              {"preemptorNode", preemptor != nullptr ? OrNull(preemptor->node) : Json(nullptr)},
+              {"preemptorBoundTime", preemptor != nullptr ? OrNull(preemptor->bound_time) : Json(nullptr)},
+              {"preemptorNominatedNode", preemptor != nullptr ? OrNull(preemptor->nominated_node) : Json(nullptr)}};
+}
+
+namespace {
+
+// Whether a cycle concerns pod `key`: its own, or its group's (with the pod among the members).
+bool CycleOf(const sched::CycleOutcome& c, const std::string& key) {
+  if (c.pod && c.pod->pod.Key() == key) return true;
+  return std::any_of(c.members.begin(), c.members.end(),
+                     [&](const sched::CycleOutcome& m) { return m.pod && m.pod->pod.Key() == key; });
+}
+
+}  // namespace
+
+Json ExplanationJson(const std::string& key, const sim::PlanResult& plan, const std::optional<std::string>& bound_node,
+                     bool what_if, Timestamp now) {
+  Json cycles = Json::array();
+  std::string group;
+  for (const auto& c : plan.cycles) {
+    if (!CycleOf(c, key)) continue;
+    cycles.push_back(plan::CycleJson(c));
+    if (!c.group.empty()) group = c.group;
+  }
+  Json preemptions = Json::array();
+  for (const auto& p : plan.preemptions) {
+    if (p.preemptor == key || (!group.empty() && p.preemptor == group)) preemptions.push_back(plan::PreemptionJson(p));
+  }
+  Json outcome = nullptr;
+  for (const auto& p : plan.pods) {
+    if (p.name != key) continue;
+    outcome = Json{{"status", p.scheduled ? "Scheduled" : "Pending"},
+                   {"node", OrNull(p.scheduled ? p.node : std::string())},
+                   {"nominatedNode", p.nominated_node ? OrNull(*p.nominated_node) : Json(nullptr)},
+                   {"message", p.message}};
+  }
+  return Json{{"kind", "Explanation"},
+              {"apiVersion", kApiVersion},
+              {"pod", key},
+              {"boundNode", bound_node ? Json(*bound_node) : Json(nullptr)},
+              {"whatIf", what_if},
+              {"time", FormatRfc3339(now)},
+              {"cycles", std::move(cycles)},
+              {"preemptions", std::move(preemptions)},
+              {"outcome", std::move(outcome)}};
+}
+
+Json PlanReport(const manifest::ClusterObjects& objects, const sim::PlanResult& plan) {
+  // Where each pod is at the end: the input's binding, the plan's decision, or gone (a victim,
+  // or evicted under node pressure).
+  std::map<std::string, const sim::PodPlan*> planned;
+  for (const auto& p : plan.pods) planned[p.name] = &p;
+  std::set<std::string> gone;
+  for (const auto& p : plan.preemptions) {
+    for (const auto& v : p.victims) gone.insert(v.name);
+  }
+  for (const auto& e : plan.evictions) gone.insert(e.name);
+  std::map<std::string, NodeUsage> usage;
+  std::map<std::string, PodState> states;
+  for (const auto& s : objects.pods) {
+    const model::Pod& pod = s.object;
+    const std::string key = pod.Key();
+    if (gone.count(key)) continue;
+    model::Pod final_pod = pod;
+    if (auto it = planned.find(key); it != planned.end()) {
+      final_pod.node_name = it->second->scheduled ? it->second->node : "";
+      final_pod.nominated_node_name = it->second->nominated_node.value_or("");
+    }
+    AddUsage(usage, final_pod);
+    states[key] = PodState{pod.uid, final_pod.node_name, final_pod.nominated_node_name, std::nullopt, std::nullopt};
+  }
+  // A pod's first Preempted and Scheduled events give the timeline its times.
+  std::map<std::string, Timestamp> preempted_at, scheduled_at;
+  for (const auto& e : plan.events) {
+    if (!e.object.starts_with("Pod ")) continue;
+    const std::string key = e.object.substr(4);
+    if (e.reason == "Preempted") preempted_at.emplace(key, e.time);
+    if (e.reason == "Scheduled") scheduled_at.emplace(key, e.time);
+  }
+  for (auto& [key, st] : states) {
+    if (auto it = scheduled_at.find(key); it != scheduled_at.end() && !st.node.empty()) st.bound_time = it->second;
+  }
+  std::map<std::string, int64_t> grace;
+  for (const auto& s : objects.pods) grace[s.object.Key()] = s.object.termination_grace_period_seconds;
+
+  Json nodes = Json::array();
+  for (const auto& s : objects.nodes) {
+    auto it = usage.find(s.object.name);
+    nodes.push_back(NodeJson(s.object, true, it != usage.end() ? &it->second : nullptr));
+  }
+  Json queue = Json::array();
+  for (const auto& p : plan.pods) {
+    if (p.scheduled) continue;
+    controlplane::QueuedPodView q;
+    q.pod = p.name;
+    q.group = p.pod_group;
+    q.pool = "pending";
+    q.priority = p.priority;
+    q.attempts = p.attempts;
+    q.message = p.message;
+    q.nominated_node = p.nominated_node.value_or("");
+    queue.push_back(QueueJson(q));
+  }
+  const PodLookup lookup = [&states](const std::string& key) -> const PodState* {
+    auto it = states.find(key);
+    return it != states.end() ? &it->second : nullptr;
+  };
+  Json preemptions = Json::array();
+  for (const auto& p : plan.preemptions) {
+    controlplane::PreemptionView v;
+    v.preemptor = p.preemptor;
+    v.preemptor_kind = p.preemptor_kind;
+    v.node = p.node.value_or("");
+    v.time = plan.start;
+    for (const auto& victim : p.victims) {
+      if (auto it = preempted_at.find(victim.name); it != preempted_at.end()) {
+        v.time = it->second;
+        break;
+      }
+    }
+    for (const auto& victim : p.victims) {
+      v.victims.push_back({victim.name, "", victim.node, victim.priority, victim.violates_pdb, grace[victim.name]});
+    }
+    preemptions.push_back(PreemptionJson(v, lookup));
+  }
+  // Newest first, as the live document.
+  std::reverse(preemptions.begin(), preemptions.end());
+  Json explanations = Json::object();
+  for (const auto& p : plan.pods) {
+    explanations[p.name] = ExplanationJson(p.name, plan, std::nullopt, false, plan.end);
+  }
+  return Json{{"kind", "Dashboard"},
+              {"apiVersion", kApiVersion},
+              {"mode", "report"},
+              {"resourceVersion", nullptr},
+              {"time", FormatRfc3339(plan.end)},
+              {"scheduler", {{"running", false}, {"name", objects.config ? objects.config->object.scheduler_name : "default-scheduler"}}},
+              {"nodes", std::move(nodes)},
+              {"queue", std::move(queue)},
+              {"preemptions", std::move(preemptions)},
+              {"explanations", std::move(explanations)}};
+}
+
+Json BenchReport(const std::vector<Json>& runs) {
+  // Each scenario's runs, in the order first seen; the median of its pods/s.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const Json*>> by_scenario;
+  for (const Json& r : runs) {
+    if (!r.is_object() || !r.contains("scenario")) continue;
+    const std::string name = r["scenario"].is_string() ? r["scenario"].get<std::string>() : r["scenario"].dump();
+    if (!by_scenario.count(name)) order.push_back(name);
+    by_scenario[name].push_back(&r);
+  }
+  Json bench = Json::array();
+  for (const std::string& name : order) {
+    std::vector<double> rates;
+    int64_t nodes = 0;
+    for (const Json* r : by_scenario[name]) {
+      // The scenario's rate: pods bound, preemptors bound, or Nomad placements a second.
+      for (const auto& ptr : {"/podsPerSecond"_json_pointer, "/preemptorsPerSecond"_json_pointer,
+                              "/nomad/placementsPerSecond"_json_pointer}) {
+        if (r->contains(ptr) && r->at(ptr).is_number()) {
+          rates.push_back(r->at(ptr).get<double>());
+          break;
+        }
+      }
+      if (auto it = r->find("nodes"); it != r->end() && it->is_number_integer()) nodes = it->get<int64_t>();
+    }
+    if (rates.empty()) continue;
+    std::sort(rates.begin(), rates.end());
+    const double median = rates.size() % 2 == 1 ? rates[rates.size() / 2]
+                                                : (rates[rates.size() / 2 - 1] + rates[rates.size() / 2]) / 2;
+    // The family is the name before its sizes: "PreemptionBasic/5000Nodes" -> "PreemptionBasic".
+    const std::string family = name.substr(0, name.find('/'));
+    bench.push_back(Json{{"scenario", name}, {"family", family}, {"nodes", nodes}, {"podsPerSecond", median},
+                         {"runs", rates.size()}});
+  }
+  return Json{{"kind", "Dashboard"},
+              {"apiVersion", kApiVersion},
+              {"mode", "report"},
+              {"resourceVersion", nullptr},
+              {"time", nullptr},
+              {"scheduler", {{"running", false}, {"name", nullptr}}},
+              {"nodes", Json::array()},
+              {"queue", Json::array()},
+              {"preemptions", Json::array()},
+              {"bench", std::move(bench)}};
+}
+
+std::string Page(const Json* data) {
+  std::string page(Embedded(kDashboardHtml, kDashboardHtmlSize));
+  Fill(page, "<!--ARBITER-STYLE-->", "<style>\n" + std::string(Embedded(kDashboardCss, kDashboardCssSize)) + "</style>");
+  Fill(page, "<!--ARBITER-DATA-->",
+       data == nullptr ? std::string()
+                       : "<script type=\"application/json\" id=\"arbiter-data\">" + ScriptSafeJson(*data) + "</script>");
+  Fill(page, "<!--ARBITER-SCRIPT-->", "<script>\n" + std::string(Embedded(kDashboardJs, kDashboardJsSize)) + "</script>");
+  return page;
+}
+
+// The live service.
+
+DashboardService::DashboardService(store::Store& store, const Clock& clock, controlplane::SchedulerActivity* activity,
+                                   std::string scheduler_name)
+    : store_(store), clock_(clock), activity_(activity), scheduler_name_(std::move(scheduler_name)) {}
+
+DashboardService::~DashboardService() = default;
+
+Status DashboardService::SyncLocked() {
+  if (!nodes_) {
+    nodes_ = std::make_unique<store::Informer>(store_, "nodes");
+    pods_ = std::make_unique<store::Informer>(store_, "pods");
+    nodes_consumer_ = nodes_->AddConsumer();
+    pods_consumer_ = pods_->AddConsumer();
+  }
+  ARBITER_RETURN_IF_ERROR(nodes_->Sync());
+  ARBITER_RETURN_IF_ERROR(pods_->Sync());
+  // The decoded forms of objects that went.
+  for (auto [informer, consumer, resource] : {std::tuple{nodes_.get(), nodes_consumer_, "nodes"},
+                                              std::tuple{pods_.get(), pods_consumer_, "pods"}}) {
+    for (const auto& key : informer->TakeChanged(consumer)) {
+      if (informer->Find(key) == nullptr) decoded_.Forget(resource, key.first, key.second);
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<Json> DashboardService::Dashboard() {
+  // The scheduler's queue first (it may wait for the next pass), outside the lock.
+  controlplane::SchedulerActivity::View activity;
+  if (activity_ != nullptr) activity = activity_->Read(std::chrono::seconds(2));
+  std::lock_guard<std::mutex> lk(mu_);
+  auto revision = store_.Revision();
+  if (!revision.ok()) return revision.status();
+  ARBITER_RETURN_IF_ERROR(SyncLocked());
+
+  std::map<std::string, NodeUsage> usage;
+  std::map<std::string, PodState> states;
+  std::vector<const model::Pod*> pending;
+  for (const auto& [key, object] : pods_->objects()) {
+    const manifest::LoadResult& d = decoded_.Get(*object);
+    if (!d.ok() || d.objects.pods.empty()) continue;
+    const model::Pod& pod = d.objects.pods.front().object;
+    AddUsage(usage, pod);
+    states[pod.Key()] = PodState{pod.uid, pod.node_name, pod.nominated_node_name, pod.deletion_timestamp,
+                                 pod.node_name.empty() ? std::nullopt : BoundTime(object->body)};
+    if (pod.node_name.empty() && !pod.deletion_timestamp) pending.push_back(&pod);
+  }
+  Json nodes = Json::array();
+  for (const auto& [key, object] : nodes_->objects()) {
+    const manifest::LoadResult& d = decoded_.Get(*object);
+    if (!d.ok() || d.objects.nodes.empty()) continue;
+    const model::Node& node = d.objects.nodes.front().object;
+    auto it = usage.find(node.name);
+    nodes.push_back(NodeJson(node, NodeReady(object->body), it != usage.end() ? &it->second : nullptr));
+  }
+  Json queue = Json::array();
+  if (activity.running) {
+    for (const auto& q : activity.queue) {
+      Json j = QueueJson(q);
+      // The nomination as the store has it (the queue's copy may predate the write).
+      if (auto it = states.find(q.pod); it != states.end() && !it->second.nominated_node.empty()) {
+        j["nominatedNode"] = it->second.nominated_node;
+      }
+      queue.push_back(std::move(j));
+    }
+  } else {
+    // No scheduler here (another process schedules, or this replica does not lead): the pending
+    // pods as the store has them, with the PodScheduled condition's message.
+    for (const model::Pod* p : pending) {
+      controlplane::QueuedPodView q;
+      q.pod = p->Key();
+      q.uid = p->uid;
+      q.pool = "pending";
+      q.priority = p->priority;
+      q.nominated_node = p->nominated_node_name;
+      const store::Object* o = pods_->Find({p->ns, p->name});
+      if (o != nullptr) {
+        for (const Json& c : o->body.value("/status/conditions"_json_pointer, Json::array())) {
+          if (c.is_object() && c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") {
+            q.message = c.value("message", "");
+          }
+        }
+      }
+      queue.push_back(QueueJson(q));
+    }
+  }
+  const PodLookup lookup = [&states](const std::string& key) -> const PodState* {
+    auto it = states.find(key);
+    return it != states.end() ? &it->second : nullptr;
+  };
+  Json preemptions = Json::array();
+  for (auto it = activity.preemptions.rbegin(); it != activity.preemptions.rend(); ++it) {
+    preemptions.push_back(PreemptionJson(*it, lookup));
+  }
+  return Json{{"kind", "Dashboard"},
+              {"apiVersion", kApiVersion},
+              {"mode", "live"},
+              {"resourceVersion", std::to_string(*revision)},
+              {"time", FormatRfc3339(clock_.Now())},
+              {"scheduler", {{"running", activity.running}, {"name", scheduler_name_}, {"queueFresh", activity.queue_fresh}}},
+              {"nodes", std::move(nodes)},
+              {"queue", std::move(queue)},
+              {"preemptions", std::move(preemptions)}};
+}
+
+namespace {
+
+// What the explanation plans over, as `arbiter plan --server` reads a live cluster: each
+// resource as a List, its items typed.
+struct Collection {
+  const char* resource;
+  const char* api_version;
+  const char* kind;
+};
+constexpr Collection kCollections[] = {
+    {"namespaces", "v1", "Namespace"},
+    {"priorityclasses", "scheduling.k8s.io/v1", "PriorityClass"},
+    {"nodes", "v1", "Node"},
+    {"poddisruptionbudgets", "policy/v1", "PodDisruptionBudget"},
+    {"workloads", "scheduling.k8s.io/v1beta1", "Workload"},
+    {"compositepodgroups", "scheduling.k8s.io/v1alpha3", "CompositePodGroup"},
+    {"podgroups", "scheduling.k8s.io/v1beta1", "PodGroup"},
+    {"pods", "v1", "Pod"},
+};
+
+}  // namespace
+
+StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::string& name) {
+  std::lock_guard<std::mutex> one_at_a_time(explain_mu_);
+  const std::string key = ns + "/" + name;
+  auto asked = store_.Get("pods", ns, name);
+  if (!asked.ok()) return asked.status();
+  const std::string group = asked->body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
+  std::optional<std::string> bound_node;
+  if (auto n = asked->body.find("spec"); n != asked->body.end() && n->is_object()) {
+    const std::string node = n->value("nodeName", "");
+    if (!node.empty()) bound_node = node;
+  }
+  std::vector<manifest::InputFile> files;
+  for (const Collection& c : kCollections) {
+    auto list = store_.List(c.resource, "");
+    if (!list.ok()) return list.status();
+    Json items = Json::array();
+    for (auto& o : list->items) {
+      Json body = std::move(o.body);
+      body["apiVersion"] = c.api_version;
+      body["kind"] = c.kind;
+      if (std::string_view(c.resource) == "pods") {
+        const bool is_asked = o.ns == ns && o.name == name;
+        const std::string node = body.value("/spec/nodeName"_json_pointer, std::string());
+        const std::string its_group = body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
+        // The asked pod is planned as pending (taken off its node for the what-if); of the other
+        // pending pods only its group's members are planned with it.
+        if (is_asked) {
+          body["spec"].erase("nodeName");
+          if (body.contains("status") && body["status"].is_object()) {
+            body["status"].erase("nominatedNodeName");
+            body["status"]["phase"] = "Pending";
+          }
+        } else if (node.empty() && (group.empty() || o.ns != ns || its_group != group)) {
+          continue;
+        }
+      }
+      items.push_back(std::move(body));
+    }
+    files.push_back({std::string("store:") + c.resource, Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}.dump()});
+  }
+  manifest::LoadResult loaded = manifest::Load(files);
+  std::vector<std::string> errors = loaded.errors;
+  if (errors.empty()) errors = admission::AdmitPriorities(loaded.objects);
+  if (!errors.empty()) {
+    std::string message = "the cluster cannot be planned: " + errors.front();
+    if (errors.size() > 1) message += " (and " + std::to_string(errors.size() - 1) + " more problems)";
+    return FailedPrecondition(message);
+  }
+  sim::PlanOptions options;
+  options.explain = true;
+  options.start = clock_.Now();
+  auto plan = sim::RunPlan(loaded.objects, options);
+  if (!plan.ok()) return plan.status();
+  return ExplanationJson(key, *plan, bound_node, bound_node.has_value(), clock_.Now());
+}
+
+DashboardService::Answer DashboardService::Get(const std::string& path) {
+  auto status_answer = [](const Status& st) {
+    const int code = st.code() == StatusCode::kNotFound ? 404 : st.code() == StatusCode::kFailedPrecondition ? 409 : 500;
+    const char* reason = code == 404 ? "NotFound" : code == 409 ? "Conflict" : "InternalError";
+    return Answer{code, "application/json",
+                  Json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()}, {"status", "Failure"},
+                       {"message", st.message()}, {"reason", reason}, {"code", code}}
+                      .dump()};
+  };
+  if (path == "/ui" || path == "/ui/" || path == "/ui/index.html") {
+    return Answer{200, "text/html; charset=utf-8", Page(nullptr)};
+  }
+  static constexpr std::string_view kRoot = "/apis/arbiter.dev/v1alpha1/";
+  if (path.starts_with(kRoot)) {
+    const std::string_view rest = std::string_view(path).substr(kRoot.size());
+    if (rest == "dashboard") {
+      auto doc = Dashboard();
+      if (!doc.ok()) return status_answer(doc.status());
+      return Answer{200, "application/json", doc->dump(-1, ' ', false, Json::error_handler_t::replace)};
+    }
+    // namespaces/NS/explanations/NAME
+    std::vector<std::string> parts;
+    for (size_t at = 0; at <= rest.size();) {
+      const size_t slash = rest.find('/', at);
+      parts.emplace_back(rest.substr(at, slash == std::string_view::npos ? std::string_view::npos : slash - at));
+      if (slash == std::string_view::npos) break;
+      at = slash + 1;
+    }
+    if (parts.size() == 4 && parts[0] == "namespaces" && parts[2] == "explanations" && !parts[1].empty() && !parts[3].empty()) {
+      auto doc = Explain(parts[1], parts[3]);
+      if (!doc.ok()) {
+        if (doc.status().code() == StatusCode::kNotFound) {
+          return status_answer(NotFound("pods \"" + parts[3] + "\" not found in namespace \"" + parts[1] + "\""));
+        }
+        return status_answer(doc.status());
+      }
+      return Answer{200, "application/json", doc->dump(-1, ' ', false, Json::error_handler_t::replace)};
+    }
+  }
+  return status_answer(NotFound("the page \"" + path + "\" is not served here"));
+}
+
+}  // namespace arbiter::ui

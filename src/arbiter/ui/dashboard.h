@@ -1,0 +1,118 @@
+// The dashboard's documents (docs/dashboard.md): what the page at /ui/ draws, read live from
+// `arbiter serve` or written into a report by `arbiter plan --html` and `arbiter bench --html`.
+//
+// The documents are built here and nowhere else, from the engine's own types: a node's allocation
+// is the sum of its pods' effective requests (model::Pod::requests, the rule NodeInfo counts by),
+// the queue is the scheduler's (SchedulingQueue::Pending), an explanation is `arbiter plan
+// --explain`'s cycles (plan::CycleJson). The page (assets/) only draws them.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arbiter/base/status.h"
+#include "arbiter/base/time.h"
+#include "arbiter/controlplane/decode_cache.h"
+#include "arbiter/controlplane/scheduler_activity.h"
+#include "arbiter/manifest/loader.h"
+#include "arbiter/sim/cluster_simulation.h"
+#include "arbiter/store/informer.h"
+#include "arbiter/store/store.h"
+
+namespace arbiter::ui {
+
+using Json = nlohmann::ordered_json;
+
+inline constexpr const char* kApiVersion = "arbiter.dev/v1alpha1";
+
+// What the pods bound to one node take of it.
+struct NodeUsage {
+  model::Resources requested;  // the sum of the pods' effective requests (terminating ones too)
+  size_t pods = 0;
+  std::optional<int32_t> max_priority;
+};
+// Adds one bound pod to its node's usage.
+void AddUsage(std::map<std::string, NodeUsage>& usage, const model::Pod& pod);
+
+// One element of the document's `nodes`.
+Json NodeJson(const model::Node& node, bool ready, const NodeUsage* usage);
+// One element of `queue`.
+Json QueueJson(const controlplane::QueuedPodView& q);
+
+// What the timeline shows of a pod named by a preemption, as the cluster has it now.
+struct PodState {
+  std::string uid;
+  std::string node;
+  std::string nominated_node;
+  std::optional<Timestamp> deletion;    // metadata.deletionTimestamp: its grace period's end
+  std::optional<Timestamp> bound_time;  // PodScheduled True since
+};
+// The pod named namespace/name, or nullptr when it is gone.
+using PodLookup = std::function<const PodState*(const std::string& key)>;
+// One element of `preemptions`: the record, and where its victims and preemptor are now (a victim
+// whose name now belongs to another pod, by UID, is Deleted).
+Json PreemptionJson(const controlplane::PreemptionView& p, const PodLookup& lookup);
+
+// The Explanation of pod `key` ("namespace/name") from a plan run with explain: its cycles (or
+// its group's), the preemptions it made, and its outcome.
+Json ExplanationJson(const std::string& key, const sim::PlanResult& plan, const std::optional<std::string>& bound_node,
+                     bool what_if, Timestamp now);
+
+// The report of a plan (`arbiter plan --html`): the nodes as the plan leaves them, the pods it left
+// pending, its preemptions and every planned pod's explanation. REQUIRES: `plan` was run with
+// explain over `objects`.
+Json PlanReport(const manifest::ClusterObjects& objects, const sim::PlanResult& plan);
+
+// The report of benchmark runs (`arbiter bench --html`): `runs` are the JSON objects `arbiter
+// bench -o json` prints (scenario, nodes, podsPerSecond, ...), one per run; the report keeps each
+// scenario's median.
+Json BenchReport(const std::vector<Json>& runs);
+
+// The page: live (no data; it reads the endpoints) or a report with `data` inline.
+std::string Page(const Json* data);
+
+// The dashboard of a running server: GET /ui/, GET /apis/arbiter.dev/v1alpha1/dashboard and
+// GET /apis/arbiter.dev/v1alpha1/namespaces/NS/explanations/NAME. It keeps informers of nodes
+// and pods (made on the first request, then kept current by the store's watches) and their
+// decoded forms, so that a request costs what changed since the last one. Thread-safe: requests
+// are served one at a time.
+class DashboardService {
+ public:
+  // `activity`: the scheduler of this process (null: none runs here).
+  DashboardService(store::Store& store, const Clock& clock, controlplane::SchedulerActivity* activity,
+                   std::string scheduler_name);
+  ~DashboardService();
+
+  struct Answer {
+    int code = 200;
+    std::string content_type = "application/json";
+    std::string body;
+  };
+  // Any GET under /ui or /apis/arbiter.dev/; 404 for other paths.
+  Answer Get(const std::string& path);
+
+  StatusOr<Json> Dashboard();
+  StatusOr<Json> Explain(const std::string& ns, const std::string& name);
+
+ private:
+  Status SyncLocked();
+
+  store::Store& store_;
+  const Clock& clock_;
+  controlplane::SchedulerActivity* activity_;
+  const std::string scheduler_name_;
+  std::mutex mu_;
+  std::unique_ptr<store::Informer> nodes_, pods_;
+  size_t nodes_consumer_ = 0, pods_consumer_ = 0;
+  controlplane::DecodeCache decoded_;
+  std::mutex explain_mu_;  // one explanation at a time: each plans the whole cluster
+};
+
+}  // namespace arbiter::ui
