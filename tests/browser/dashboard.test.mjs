@@ -261,6 +261,7 @@ test('the live dashboard follows a preemption submitted with kubectl: timeline, 
   await page.goto(`${server.url}/ui/#explain/default/too-big`);
   await until(page, () => document.querySelectorAll('#view-explain .cycle').length >= 1);
   assert.match(await page.textContent('#view-explain'), /Insufficient cpu/);
+  await shot(page, 'explain-pending');
   assert.deepEqual(page.errors, []);
 });
 
@@ -285,11 +286,18 @@ test('the page of a 5000-node cluster renders within 2 s', async () => {
     }
   }));
   // Pods of several priorities, bound to nodes, so that the map has colours.
+  for (let k = 0; k < 5; k++) {
+    const r = await fetch(`${server.url}/apis/scheduling.k8s.io/v1/priorityclasses`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: `p${k}` }, value: k * 250 }),
+    });
+    assert.equal(r.status, 201, await r.text());
+  }
   const pods = Array.from({ length: 2000 }, (_, i) => ({
     apiVersion: 'v1', kind: 'Pod',
     metadata: { name: `p-${i}`, namespace: 'default' },
     spec: {
-      nodeName: `node-${String((i * 7) % 5000).padStart(4, '0')}`, priority: (i % 5) * 250,
+      nodeName: `node-${String((i * 7) % 5000).padStart(4, '0')}`, priorityClassName: `p${i % 5}`,
       containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: `${1 + (i % 7)}`, memory: '4Gi' } } }],
     },
   }));
@@ -307,6 +315,7 @@ test('the page of a 5000-node cluster renders within 2 s', async () => {
   const page = await openPage();
   const times = [];
   for (let i = 0; i < 3; i++) {
+    await page.goto('about:blank');  // each a whole new load, not a same-document hash change
     await page.goto(`${server.url}/ui/#cluster`);
     await until(page, () => document.body.dataset.ready === '1');
     // From the navigation's start to the end of the first render (the document fetched and drawn).
@@ -334,8 +343,16 @@ test('/ui/ and its endpoints are authenticated and authorised like the API', asy
   assert.equal((await get('/apis/arbiter.dev/v1alpha1/dashboard')).status, 401);
   assert.equal((await get('/ui/', 'alice-token')).status, 403);
   assert.equal((await get('/apis/arbiter.dev/v1alpha1/dashboard', 'alice-token')).status, 403);
-  // The dashboard-viewer role grants what the page reads.
-  server.kubectl(['create', 'clusterrolebinding', 'viewers', '--clusterrole', 'arbiter:dashboard-viewer', '--group', 'viewers']);
+  // The dashboard-viewer role grants what the page reads (bound by the administrator).
+  const binding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'viewers' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'arbiter:dashboard-viewer' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'viewers' }],
+  };
+  const created = await fetch(`${server.url}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings`, {
+    method: 'POST', headers: { Authorization: 'Bearer admin-token', 'Content-Type': 'application/json' }, body: JSON.stringify(binding),
+  });
+  assert.equal(created.status, 201, await created.text());
   assert.equal((await get('/ui/', 'bob-token')).status, 200);
   assert.equal((await get('/apis/arbiter.dev/v1alpha1/dashboard', 'bob-token')).status, 200);
   assert.equal((await get('/api/v1/secrets', 'bob-token')).status, 403);
@@ -368,30 +385,51 @@ test('the plan reports of the basic example and of a gang preemption open offlin
     const file = path.join(artifacts, `plan-${name}.html`);
     execFileSync(arbiter, ['plan', '-f', path.join(root, example), '--html', file], { stdio: ['ignore', 'ignore', 'pipe'] });
     const plan = JSON.parse(execFileSync(arbiter, ['plan', '-f', path.join(root, example), '-o', 'json'], { encoding: 'utf8' }));
-    assert.ok(plan.preemptions.length >= 1, `${example} preempts`);
 
-    const page = await openReport(file, '#preemptions');
-    const cards = page.locator('#timeline .preemption');
-    assert.equal(await cards.count(), plan.preemptions.length);
-    const last = plan.preemptions[plan.preemptions.length - 1];
-    const first = await cards.first().textContent();
-    assert.ok(first.includes(last.preemptor), `the newest preemption names ${last.preemptor}`);
-    assert.equal(await cards.first().locator('.victim').count(), last.victims.length);
-    await shot(page, `report-${name}-preemptions`);
-
-    await page.goto(`file://${file}#cluster`);
-    await until(page, () => document.body.dataset.ready === '1');
+    const page = await openReport(file, '#cluster');
     assert.match(await page.textContent('#cluster-summary'), /\d+ nodes/);
     await shot(page, `report-${name}-cluster`);
 
-    const preemptor = last.preemptorKind === 'Pod' ? last.preemptor : plan.pods.find((p) => p.podGroup === last.preemptor).name;
-    await page.goto(`file://${file}#explain/${preemptor}`);
+    // The pods the plan leaves pending, with the plan's messages.
+    await page.goto(`file://${file}#queue`);
+    await until(page, () => document.body.dataset.ready === '1');
+    const pending = plan.pods.filter((p) => p.status !== 'Scheduled');
+    assert.equal(await page.locator('#queue-body tr[data-pod]').count(), pending.length);
+    for (const p of pending) assert.ok((await page.textContent('#queue-table')).includes(p.name));
+    await shot(page, `report-${name}-queue`);
+
+    // The preemptions, newest first, with every victim.
+    await page.goto(`file://${file}#preemptions`);
+    await until(page, () => document.body.dataset.ready === '1');
+    const cards = page.locator('#timeline .preemption');
+    assert.equal(await cards.count(), plan.preemptions.length);
+    if (plan.preemptions.length > 0) {
+      const last = plan.preemptions[plan.preemptions.length - 1];
+      assert.ok((await cards.first().textContent()).includes(last.preemptor), `the newest preemption names ${last.preemptor}`);
+      assert.equal(await cards.first().locator('.victim').count(), last.victims.length);
+    }
+    await shot(page, `report-${name}-preemptions`);
+
+    // Every planned pod's explanation: a preemptor's (or a gang member's), else the pending pod's.
+    const last = plan.preemptions[plan.preemptions.length - 1];
+    const asked = last ? (last.preemptorKind === 'Pod' ? last.preemptor : plan.pods.find((p) => p.podGroup === last.preemptor).name)
+      : pending[0].name;
+    await page.goto(`file://${file}#explain/${asked}`);
     await until(page, () => document.querySelectorAll('#view-explain .cycle').length >= 1);
-    assert.ok(await page.locator('#view-explain .filter-matrix').count() >= 1);
+    if (last && last.preemptorKind !== 'Pod') {
+      // A group's cycle, each member nested, and the group preemption's account.
+      assert.ok(await page.locator('#view-explain .group-cycle').count() >= 1);
+      assert.match(await page.textContent('#view-explain'), new RegExp(last.preemptor));
+    } else {
+      assert.ok(await page.locator('#view-explain .filter-matrix').count() >= 1, 'each node\'s verdicts');
+    }
+    if (last) assert.ok(await page.locator('#view-explain .postfilter').count() >= 1, 'the preemption is explained');
     await shot(page, `report-${name}-explain`);
     assert.deepEqual(page.outside, [], 'the report asked for nothing outside its file');
     assert.deepEqual(page.errors, []);
   }
+  assert.ok(JSON.parse(execFileSync(arbiter, ['plan', '-f', path.join(root, 'examples/gang/cluster.yaml'), '-o', 'json'],
+    { encoding: 'utf8' })).preemptions.length >= 1, 'the gang example preempts');
 });
 
 test('the bench report plots the scale curves of the runs', async () => {

@@ -2,7 +2,9 @@
 // control loop, the plan and bench reports, and the page that carries them.
 #include "arbiter/ui/dashboard.h"
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <chrono>
 #include <thread>
 
@@ -193,13 +195,17 @@ TEST(DashboardService, ExplainsAPendingPodWithEachNodesFilterVerdictsAsPlanExpla
   const Json& cycle = (*e)["cycles"][0];
   EXPECT_EQ(cycle["result"], "Unschedulable");
   ASSERT_EQ(cycle["filter"].size(), 2u);
+  // A node too small for the request whatever goes is unresolvable; a full one is not.
+  std::map<std::string, std::string> codes;
   for (const Json& n : cycle["filter"]) {
     EXPECT_FALSE(n["feasible"].get<bool>());
     const Json* fit = Find(n["filters"], "plugin", "NodeResourcesFit");
     ASSERT_NE(fit, nullptr) << n.dump();
-    EXPECT_EQ((*fit)["code"], "Unschedulable");
     EXPECT_EQ((*fit)["reason"], "Insufficient cpu");
+    codes[n["node"]] = (*fit)["code"];
   }
+  EXPECT_EQ(codes["small"], "UnschedulableAndUnresolvable");
+  EXPECT_EQ(codes["big"], "Unschedulable");
   EXPECT_EQ((*e)["outcome"]["status"], "Pending");
 
   // A bound pod is explained as a what-if: taken off its node and planned again.
@@ -256,30 +262,47 @@ sim::PlanResult PlanOf(const std::string& example, manifest::LoadResult& loaded)
   return plan.ok() ? *plan : sim::PlanResult{};
 }
 
-TEST(PlanReport, TheBasicExampleShowsItsNodesPreemptionsAndAnExplanationPerPlannedPod) {
+TEST(PlanReport, TheBasicExampleShowsItsNodesThePodItLeavesPendingAndAnExplanationPerPlannedPod) {
   manifest::LoadResult loaded;
   const sim::PlanResult plan = PlanOf("basic/cluster.yaml", loaded);
   const Json report = PlanReport(loaded.objects, plan);
+  EXPECT_EQ(report["kind"], "Dashboard");
   EXPECT_EQ(report["mode"], "report");
   ASSERT_EQ(report["nodes"].size(), loaded.objects.nodes.size());
-  ASSERT_EQ(report["preemptions"].size(), plan.preemptions.size());
-  ASSERT_FALSE(plan.preemptions.empty());
-  const Json& p = report["preemptions"][0];
-  EXPECT_EQ(p["preemptor"], plan.preemptions.back().preemptor);
-  for (const Json& v : p["victims"]) EXPECT_EQ(v["state"], "Deleted");
-  // The preemptor ends on the node it preempted on, and its explanation tells the story.
-  EXPECT_EQ(p["preemptorNode"], p["node"]);
-  ASSERT_TRUE(report["explanations"].contains(p["preemptor"].get<std::string>()));
-  const Json& e = report["explanations"][p["preemptor"].get<std::string>()];
-  ASSERT_GE(e["cycles"].size(), 1u);
-  EXPECT_FALSE(e["cycles"][0]["filter"].empty());
-  EXPECT_EQ(e["preemptions"].size(), 1u);
-  EXPECT_EQ(e["outcome"]["status"], "Scheduled");
-  EXPECT_EQ(report["explanations"].size(), plan.pods.size());
-  // A node's allocation is what the pods left on it request.
+  EXPECT_EQ(report["preemptions"].size(), plan.preemptions.size());
+  // The pod the plan leaves pending is the queue, with the plan's message.
+  size_t pending = 0;
+  for (const auto& p : plan.pods) {
+    if (p.scheduled) continue;
+    ++pending;
+    const Json* q = Find(report["queue"], "pod", p.name);
+    ASSERT_NE(q, nullptr) << p.name;
+    EXPECT_EQ((*q)["queue"], "pending");
+    EXPECT_EQ((*q)["message"], p.message);
+  }
+  EXPECT_EQ(report["queue"].size(), pending);
+  ASSERT_GT(pending, 0u);
+  // Every planned pod has its explanation: its cycles with each node's verdicts.
+  ASSERT_EQ(report["explanations"].size(), plan.pods.size());
+  for (const auto& p : plan.pods) {
+    const Json& e = report["explanations"][p.name];
+    ASSERT_GE(e["cycles"].size(), 1u) << p.name;
+    EXPECT_EQ(e["cycles"][0]["filter"].size(), loaded.objects.nodes.size()) << p.name;
+    EXPECT_EQ(e["outcome"]["status"], p.scheduled ? "Scheduled" : "Pending");
+  }
+  // A node's allocation is what the pods left on it request, scheduled ones included.
   int64_t requested = 0;
   for (const Json& n : report["nodes"]) requested += n["cpu"]["requested"].get<int64_t>();
-  EXPECT_GT(requested, 0);
+  int64_t expected = 0;
+  for (const auto& s : loaded.objects.pods) {
+    const bool planned_pending = std::any_of(plan.pods.begin(), plan.pods.end(),
+                                             [&](const sim::PodPlan& p) { return p.name == s.object.Key() && !p.scheduled; });
+    const bool bound = !s.object.node_name.empty() ||
+                       std::any_of(plan.pods.begin(), plan.pods.end(),
+                                   [&](const sim::PodPlan& p) { return p.name == s.object.Key() && p.scheduled; });
+    if (bound && !planned_pending) expected += s.object.requests.milli_cpu;
+  }
+  EXPECT_EQ(requested, expected);
 }
 
 TEST(PlanReport, AGangPreemptionNamesThePodGroupAsItsPreemptor) {
@@ -290,7 +313,9 @@ TEST(PlanReport, AGangPreemptionNamesThePodGroupAsItsPreemptor) {
   const Json& p = report["preemptions"][0];
   EXPECT_EQ(p["preemptorKind"], "PodGroup");
   EXPECT_EQ(p["preemptor"], "ml/trainer");
-  EXPECT_FALSE(p["victims"].empty());
+  EXPECT_TRUE(p["node"].is_null());  // a group preempts over the whole cluster
+  ASSERT_EQ(p["victims"].size(), plan.preemptions[0].victims.size());
+  for (const Json& v : p["victims"]) EXPECT_EQ(v["state"], "Deleted");
   // Each member's explanation holds the group's cycle.
   bool member = false;
   for (const auto& [name, e] : report["explanations"].items()) {

@@ -55,6 +55,11 @@ PriorityDecision DecidePriority(const std::string& class_name, const std::option
                                 const std::function<const model::PriorityClass*(const std::string&)>& find,
                                 const model::PriorityClass* global_default);
 
+// The priority of a pod read back from a store: admission decided it once, at creation, into
+// spec.priority, and the stored spec is authoritative (0 for a pod admission never saw). The live
+// scheduler, the simulated kubelets' eviction ranking and the dashboard read it so.
+inline int32_t StoredPriority(const model::Pod& pod) { return pod.spec_priority.value_or(0); }
+
 // Validates the input's classes, adds the built-in ones, resolves the priority of every pod,
 // PodGroup and CompositePodGroup, and checks that PodGroup members agree with their group.
 // Returns one error line per problem, in the loader's format; `objects` is only changed where

@@ -38,7 +38,7 @@ constexpr const char* kStorageResources[] = {"persistentvolumeclaims", "persiste
 // Pod priorities were admitted once, at creation: the stored spec is authoritative.
 model::Pod Admitted(model::Pod pod, const model::SchedulerConfig& config) {
   model::DropDisabledFields(config, pod);
-  pod.priority = pod.spec_priority.value_or(0);
+  pod.priority = admission::StoredPriority(pod);
   pod.preemption_policy = pod.spec_preemption_policy.value_or(model::PreemptionPolicy::kPreemptLowerPriority);
   if (!pod.node_name.empty() && !pod.start_time) pod.start_time = pod.creation_timestamp;
   return pod;

@@ -1,5 +1,7 @@
 #include "arbiter/controlplane/pressure_eviction.h"
 
+#include "arbiter/admission/priority_admission.h"
+
 #include <map>
 #include <utility>
 #include <vector>
@@ -36,7 +38,7 @@ void PressureEviction::Run(const store::Informer& nodes, const store::Informer& 
     const manifest::LoadResult& r = decode_(p);
     if (!r.ok() || r.objects.pods.empty()) continue;
     model::Pod pod = r.objects.pods[0].object;
-    pod.priority = pod.spec_priority.value_or(0);
+    pod.priority = admission::StoredPriority(pod);
     by_node[pod.node_name].emplace_back(&p, std::move(pod));
   }
   const std::string now = FormatRfc3339(clock_.Now() / kSecond * kSecond);

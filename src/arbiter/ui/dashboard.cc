@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "arbiter/admission/priority_admission.h"
+#include "arbiter/controlplane/pod_json.h"
 #include "arbiter/model/taints.h"
 #include "arbiter/plan/render.h"
 #include "arbiter/sim/plan_simulation.h"
@@ -92,12 +93,12 @@ std::optional<Timestamp> BoundTime(const Json& body) {
 
 }  // namespace
 
-void AddUsage(std::map<std::string, NodeUsage>& usage, const model::Pod& pod) {
+void AddUsage(std::map<std::string, NodeUsage>& usage, const model::Pod& pod, int32_t priority) {
   if (pod.node_name.empty()) return;
   NodeUsage& u = usage[pod.node_name];
   u.requested.Add(pod.requests);
   ++u.pods;
-  u.max_priority = std::max(u.max_priority.value_or(pod.priority), pod.priority);
+  u.max_priority = std::max(u.max_priority.value_or(priority), priority);
 }
 
 Json NodeJson(const model::Node& node, bool ready, const NodeUsage* usage) {
@@ -223,7 +224,7 @@ Json PlanReport(const manifest::ClusterObjects& objects, const sim::PlanResult& 
       final_pod.node_name = it->second->scheduled ? it->second->node : "";
       final_pod.nominated_node_name = it->second->nominated_node.value_or("");
     }
-    AddUsage(usage, final_pod);
+    AddUsage(usage, final_pod, final_pod.priority);
     states[key] = PodState{pod.uid, final_pod.node_name, final_pod.nominated_node_name, std::nullopt, std::nullopt};
   }
   // A pod's first Preempted and Scheduled events give the timeline its times.
@@ -392,15 +393,18 @@ StatusOr<Json> DashboardService::Dashboard() {
 
   std::map<std::string, NodeUsage> usage;
   std::map<std::string, PodState> states;
-  std::vector<const model::Pod*> pending;
+  std::vector<std::pair<const model::Pod*, int32_t>> pending;  // with the priority as stored
   for (const auto& [key, object] : pods_->objects()) {
+    // A pod that ended takes no room (the scheduler's cache drops it too).
+    if (controlplane::Terminal(object->body)) continue;
     const manifest::LoadResult& d = decoded_.Get(*object);
     if (!d.ok() || d.objects.pods.empty()) continue;
     const model::Pod& pod = d.objects.pods.front().object;
-    AddUsage(usage, pod);
+    const int32_t priority = admission::StoredPriority(pod);
+    AddUsage(usage, pod, priority);
     states[pod.Key()] = PodState{pod.uid, pod.node_name, pod.nominated_node_name, pod.deletion_timestamp,
                                  pod.node_name.empty() ? std::nullopt : BoundTime(object->body)};
-    if (pod.node_name.empty() && !pod.deletion_timestamp) pending.push_back(&pod);
+    if (pod.node_name.empty() && !pod.deletion_timestamp) pending.emplace_back(&pod, priority);
   }
   Json nodes = Json::array();
   for (const auto& [key, object] : nodes_->objects()) {
@@ -423,12 +427,12 @@ StatusOr<Json> DashboardService::Dashboard() {
   } else {
     // No scheduler here (another process schedules, or this replica does not lead): the pending
     // pods as the store has them, with the PodScheduled condition's message.
-    for (const model::Pod* p : pending) {
+    for (const auto& [p, priority] : pending) {
       controlplane::QueuedPodView q;
       q.pod = p->Key();
       q.uid = p->uid;
       q.pool = "pending";
-      q.priority = p->priority;
+      q.priority = priority;
       q.nominated_node = p->nominated_node_name;
       const store::Object* o = pods_->Find({p->ns, p->name});
       if (o != nullptr) {

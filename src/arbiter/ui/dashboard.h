@@ -38,8 +38,8 @@ struct NodeUsage {
   size_t pods = 0;
   std::optional<int32_t> max_priority;
 };
-// Adds one bound pod to its node's usage.
-void AddUsage(std::map<std::string, NodeUsage>& usage, const model::Pod& pod);
+// Adds one bound pod (of priority `priority`) to its node's usage.
+void AddUsage(std::map<std::string, NodeUsage>& usage, const model::Pod& pod, int32_t priority);
 
 // One element of the document's `nodes`.
 Json NodeJson(const model::Node& node, bool ready, const NodeUsage* usage);
