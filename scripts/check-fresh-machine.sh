@@ -51,6 +51,17 @@ mount --rbind /sys "$root/sys" && mounted+=("$root/sys")
 mount --rbind /dev "$root/dev" && mounted+=("$root/dev")
 mount -t tmpfs tmpfs "$root/tmp" && mounted+=("$root/tmp")
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The network's own trust: where this machine reaches the package registries through a proxy
+# whose certificate authority it trusts (/usr/local/share/ca-certificates), the root trusts it
+# too, as any machine on that network must (ca-certificates adds it to the system bundle when
+# install-deps.sh installs it; Node.js reads that bundle through NODE_EXTRA_CA_CERTS). Nothing of
+# Arbiter's is copied.
+extra_ca_env=()
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  extra_ca_env=(NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
+fi
 
 # The checkout as git sees it (tracked and new files, not build trees or ignored files).
 mkdir -p "$root/src/arbiter"
@@ -63,7 +74,7 @@ first="$(printf '%s\n' "$readme_commands" | sed -n 's/^0: //p')"
 second="$(printf '%s\n' "$readme_commands" | sed -n 's/^1: //p')"
 [ -n "$first" ] && [ -n "$second" ] || { echo "check-fresh-machine: README.md has no two \`\`\`sh commands" >&2; exit 1; }
 run_in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  LANG=C.UTF-8 bash -c "cd /src/arbiter && $1"; }
+  LANG=C.UTF-8 "${extra_ca_env[@]}" bash -c "cd /src/arbiter && $1"; }
 
 echo "== README command 1 on a fresh root: $first =="
 log="$root/tmp/first-command.log"

@@ -169,7 +169,9 @@ int RunKubernetesPlan(const PlanFlags& flags, std::ostream& out, std::ostream& e
     }
     const ui::Json report = ui::PlanReport(loaded.objects, *result);
     if (Status w = WriteHtml(flags.html, ui::Page(&report)); !w.ok()) {
-      err << "arbiter plan: --html " << flags.html << ": " << w.message() << "\n";
+      const std::string message = "--html " + flags.html + ": " + w.message();
+      err << "arbiter plan: " << message << "\n";
+      if (writer) writer->Abort(message);  // cycles were written: close the document
       return 1;
     }
     err << "arbiter plan: wrote the report to " << flags.html << "\n";

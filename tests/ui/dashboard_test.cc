@@ -249,6 +249,13 @@ TEST(Page, AReportsDataCannotCloseItsScriptElementAndReadsBackUnchanged) {
   EXPECT_EQ(page.find("href=\"http"), std::string::npos);
 }
 
+// A report's explanation names its cycles by index into the report's `cycles`.
+Json CyclesOf(const Json& report, const std::string& pod) {
+  Json out = Json::array();
+  for (const Json& i : report["explanations"][pod]["cycleRefs"]) out.push_back(report["cycles"][i.get<size_t>()]);
+  return out;
+}
+
 sim::PlanResult PlanOf(const std::string& example, manifest::LoadResult& loaded) {
   auto file = manifest::ReadInputFile(arbiter::testing::SourceDir() + "/examples/" + example);
   EXPECT_TRUE(file.ok());
@@ -284,10 +291,13 @@ TEST(PlanReport, TheBasicExampleShowsItsNodesThePodItLeavesPendingAndAnExplanati
   ASSERT_GT(pending, 0u);
   // Every planned pod has its explanation: its cycles with each node's verdicts.
   ASSERT_EQ(report["explanations"].size(), plan.pods.size());
+  EXPECT_EQ(report["cycles"].size(), plan.cycles.size());
   for (const auto& p : plan.pods) {
     const Json& e = report["explanations"][p.name];
-    ASSERT_GE(e["cycles"].size(), 1u) << p.name;
-    EXPECT_EQ(e["cycles"][0]["filter"].size(), loaded.objects.nodes.size()) << p.name;
+    const Json cycles = CyclesOf(report, p.name);
+    ASSERT_GE(cycles.size(), 1u) << p.name;
+    EXPECT_EQ(cycles[0]["pod"], p.name);
+    EXPECT_EQ(cycles[0]["filter"].size(), loaded.objects.nodes.size()) << p.name;
     EXPECT_EQ(e["outcome"]["status"], p.scheduled ? "Scheduled" : "Pending");
   }
   // A node's allocation is what the pods left on it request, scheduled ones included.
@@ -316,15 +326,20 @@ TEST(PlanReport, AGangPreemptionNamesThePodGroupAsItsPreemptor) {
   EXPECT_TRUE(p["node"].is_null());  // a group preempts over the whole cluster
   ASSERT_EQ(p["victims"].size(), plan.preemptions[0].victims.size());
   for (const Json& v : p["victims"]) EXPECT_EQ(v["state"], "Deleted");
-  // Each member's explanation holds the group's cycle.
-  bool member = false;
+  // Each member's explanation names the group's cycles (kept once in the report) and the group's
+  // preemption, every member alike.
+  size_t members = 0;
   for (const auto& [name, e] : report["explanations"].items()) {
     if (!name.starts_with("ml/")) continue;
-    member = true;
-    ASSERT_FALSE(e["cycles"].empty()) << name;
-    EXPECT_EQ(e["cycles"][0]["podGroup"], "ml/trainer");
+    ++members;
+    const Json cycles = CyclesOf(report, name);
+    ASSERT_EQ(cycles.size(), 2u) << name;
+    EXPECT_EQ(cycles[0]["podGroup"], "ml/trainer");
+    EXPECT_EQ(e["cycleRefs"], report["explanations"]["ml/trainer-0"]["cycleRefs"]) << name;
+    EXPECT_EQ(e["preemptions"].size(), 1u) << name;
   }
-  EXPECT_TRUE(member);
+  EXPECT_EQ(members, 4u);
+  EXPECT_EQ(report["cycles"].size(), plan.cycles.size());
 }
 
 TEST(BenchReport, KeepsEachScenariosMedianUnderItsFamily) {
@@ -334,9 +349,11 @@ TEST(BenchReport, KeepsEachScenariosMedianUnderItsFamily) {
       {{"scenario", "PreemptionBasic/500Nodes"}, {"nodes", 500}, {"podsPerSecond", 20.0}},
       {{"scenario", "PreemptionBasic/median"}, {"medianPodsPerSecond", 20.0}},
       {{"scenario", "ServePreemptionBasic"}, {"nodes", 100}, {"preemptorsPerSecond", 7.0}},
+      {{"scenario", "NomadPlacement"}, {"nodes", 5000}, {"placementsPerSecond", 900.0}},
   };
   const Json report = BenchReport(runs);
-  ASSERT_EQ(report["bench"].size(), 2u);
+  ASSERT_EQ(report["bench"].size(), 3u);
+  EXPECT_EQ(report["bench"][2]["podsPerSecond"], 900.0);
   EXPECT_EQ(report["bench"][0]["family"], "PreemptionBasic");
   EXPECT_EQ(report["bench"][0]["nodes"], 500);
   EXPECT_EQ(report["bench"][0]["podsPerSecond"], 20.0);

@@ -81,9 +81,7 @@ Json ViewRules() {
                       Rule({"scheduling.k8s.io"}, {"workloads", "podgroups", "compositepodgroups", "workloads/status",
                                                    "podgroups/status", "compositepodgroups/status"},
                            kRead),
-                      Rule({"metrics.k8s.io"}, {"pods"}, kRead),
-                      // Arbiter's own: a pod's explanation (docs/dashboard.md).
-                      Rule({"arbiter.dev"}, {"explanations"}, {"get"})});
+                      Rule({"metrics.k8s.io"}, {"pods"}, kRead)});
 }
 
 Json EditRules() {
@@ -337,7 +335,8 @@ std::vector<Json> DefaultRbacObjects() {
       {Rule({""}, {"persistentvolumes"}, {"get", "list", "patch", "update", "watch"}),
        Rule({"storage.k8s.io"}, {"storageclasses"}, {"get", "list", "watch"}),
        Rule({""}, {"persistentvolumeclaims"}, {"get", "list", "patch", "update", "watch"})});
-  // The dashboard (docs/dashboard.md): its page, its document and what the page watches.
+  // The dashboard (docs/dashboard.md): its page, its document and what the page watches. Cluster-
+  // wide only: a pod's explanation names the nodes and the pods of other namespaces it weighed.
   Json dashboard = Json::array({Json{{"nonResourceURLs", {"/ui", "/ui/*"}}, {"verbs", {"get"}}},
                                 Rule({"arbiter.dev"}, {"dashboard"}, {"get", "list"}),
                                 Rule({"arbiter.dev"}, {"explanations"}, {"get"}),

@@ -162,24 +162,18 @@ Json PreemptionJson(const controlplane::PreemptionView& p, const PodLookup& look
 
 namespace {
 
-// Whether a cycle concerns pod `key`: its own, or its group's (with the pod among the members).
-bool CycleOf(const sched::CycleOutcome& c, const std::string& key) {
+// Whether a cycle concerns pod `key` (of group `group`, "" for a lone pod): its own, its group's,
+// or one that lists it among the members.
+bool CycleOf(const sched::CycleOutcome& c, const std::string& key, const std::string& group) {
   if (c.pod && c.pod->pod.Key() == key) return true;
+  if (!group.empty() && c.group == group) return true;
   return std::any_of(c.members.begin(), c.members.end(),
                      [&](const sched::CycleOutcome& m) { return m.pod && m.pod->pod.Key() == key; });
 }
 
-}  // namespace
-
-Json ExplanationJson(const std::string& key, const sim::PlanResult& plan, const std::optional<std::string>& bound_node,
-                     bool what_if, Timestamp now) {
-  Json cycles = Json::array();
-  std::string group;
-  for (const auto& c : plan.cycles) {
-    if (!CycleOf(c, key)) continue;
-    cycles.push_back(plan::CycleJson(c));
-    if (!c.group.empty()) group = c.group;
-  }
+// The explanation's fields after its cycles: the preemptions the pod (or its group) made, and its
+// outcome.
+void ExplanationOutcome(Json& j, const std::string& key, const std::string& group, const sim::PlanResult& plan) {
   Json preemptions = Json::array();
   for (const auto& p : plan.preemptions) {
     if (p.preemptor == key || (!group.empty() && p.preemptor == group)) preemptions.push_back(plan::PreemptionJson(p));
@@ -192,15 +186,42 @@ Json ExplanationJson(const std::string& key, const sim::PlanResult& plan, const 
                    {"nominatedNode", p.nominated_node ? OrNull(*p.nominated_node) : Json(nullptr)},
                    {"message", p.message}};
   }
+  j["preemptions"] = std::move(preemptions);
+  j["outcome"] = std::move(outcome);
+}
+
+Json ExplanationHead(const std::string& key, const std::optional<std::string>& bound_node, bool what_if, Timestamp now) {
   return Json{{"kind", "Explanation"},
               {"apiVersion", kApiVersion},
               {"pod", key},
               {"boundNode", bound_node ? Json(*bound_node) : Json(nullptr)},
               {"whatIf", what_if},
-              {"time", FormatRfc3339(now)},
-              {"cycles", std::move(cycles)},
-              {"preemptions", std::move(preemptions)},
-              {"outcome", std::move(outcome)}};
+              {"time", FormatRfc3339(now)}};
+}
+
+// The root group a planned pod's cycles name (its PodGroup's key, as PodPlan::pod_group gives it).
+std::string GroupOf(const sim::PlanResult& plan, const std::string& key) {
+  for (const auto& p : plan.pods) {
+    if (p.name == key) return p.pod_group;
+  }
+  return "";
+}
+
+}  // namespace
+
+Json ExplanationJson(const std::string& key, const sim::PlanResult& plan, const std::optional<std::string>& bound_node,
+                     bool what_if, Timestamp now) {
+  std::string group = GroupOf(plan, key);
+  Json cycles = Json::array();
+  for (const auto& c : plan.cycles) {
+    if (!CycleOf(c, key, group)) continue;
+    cycles.push_back(plan::CycleJson(c));
+    if (group.empty() && !c.group.empty()) group = c.group;
+  }
+  Json j = ExplanationHead(key, bound_node, what_if, now);
+  j["cycles"] = std::move(cycles);
+  ExplanationOutcome(j, key, group, plan);
+  return j;
 }
 
 Json PlanReport(const manifest::ClusterObjects& objects, const sim::PlanResult& plan) {
@@ -213,6 +234,11 @@ Json PlanReport(const manifest::ClusterObjects& objects, const sim::PlanResult& 
     for (const auto& v : p.victims) gone.insert(v.name);
   }
   for (const auto& e : plan.evictions) gone.insert(e.name);
+  // A pod that was terminating in the input is gone by the plan's end (the plan runs until every
+  // termination is over).
+  for (const auto& s : objects.pods) {
+    if (s.object.deletion_timestamp) gone.insert(s.object.Key());
+  }
   std::map<std::string, NodeUsage> usage;
   std::map<std::string, PodState> states;
   for (const auto& s : objects.pods) {
@@ -283,9 +309,32 @@ Json PlanReport(const manifest::ClusterObjects& objects, const sim::PlanResult& 
   }
   // Newest first, as the live document.
   std::reverse(preemptions.begin(), preemptions.end());
+  // Each cycle once; each pod's explanation names its cycles by index (one pass over the cycles,
+  // indexed by the pods and groups they concern).
+  Json cycles = Json::array();
+  std::map<std::string, std::vector<size_t>> refs;  // pod or group key -> cycle indexes
+  for (size_t i = 0; i < plan.cycles.size(); ++i) {
+    const auto& c = plan.cycles[i];
+    cycles.push_back(plan::CycleJson(c));
+    std::set<std::string> keys;
+    if (c.pod) keys.insert(c.pod->pod.Key());
+    if (!c.group.empty()) keys.insert("group:" + c.group);
+    for (const auto& m : c.members) {
+      if (m.pod) keys.insert(m.pod->pod.Key());
+    }
+    for (const auto& k : keys) refs[k].push_back(i);
+  }
   Json explanations = Json::object();
   for (const auto& p : plan.pods) {
-    explanations[p.name] = ExplanationJson(p.name, plan, std::nullopt, false, plan.end);
+    std::set<size_t> mine;
+    if (auto it = refs.find(p.name); it != refs.end()) mine.insert(it->second.begin(), it->second.end());
+    if (!p.pod_group.empty()) {
+      if (auto it = refs.find("group:" + p.pod_group); it != refs.end()) mine.insert(it->second.begin(), it->second.end());
+    }
+    Json j = ExplanationHead(p.name, std::nullopt, false, plan.end);
+    j["cycleRefs"] = Json(std::vector<size_t>(mine.begin(), mine.end()));
+    ExplanationOutcome(j, p.name, p.pod_group, plan);
+    explanations[p.name] = std::move(j);
   }
   return Json{{"kind", "Dashboard"},
               {"apiVersion", kApiVersion},
@@ -296,6 +345,7 @@ Json PlanReport(const manifest::ClusterObjects& objects, const sim::PlanResult& 
               {"nodes", std::move(nodes)},
               {"queue", std::move(queue)},
               {"preemptions", std::move(preemptions)},
+              {"cycles", std::move(cycles)},
               {"explanations", std::move(explanations)}};
 }
 
@@ -316,7 +366,7 @@ Json BenchReport(const std::vector<Json>& runs) {
     for (const Json* r : by_scenario[name]) {
       // The scenario's rate: pods bound, preemptors bound, or Nomad placements a second.
       for (const auto& ptr : {"/podsPerSecond"_json_pointer, "/preemptorsPerSecond"_json_pointer,
-                              "/nomad/placementsPerSecond"_json_pointer}) {
+                              "/placementsPerSecond"_json_pointer, "/nomad/placementsPerSecond"_json_pointer}) {
         if (r->contains(ptr) && r->at(ptr).is_number()) {
           rates.push_back(r->at(ptr).get<double>());
           break;
@@ -359,23 +409,37 @@ std::string Page(const Json* data) {
 
 DashboardService::DashboardService(store::Store& store, const Clock& clock, controlplane::SchedulerActivity* activity,
                                    std::string scheduler_name)
-    : store_(store), clock_(clock), activity_(activity), scheduler_name_(std::move(scheduler_name)) {}
+    : store_(store), clock_(clock), activity_(activity), scheduler_name_(std::move(scheduler_name)) {
+  idle_ = std::thread([this] {
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!stopping_) {
+      idle_cv_.wait_for(lk, kIdle / 4, [this] { return stopping_; });
+      if (stopping_ || !nodes_ || std::chrono::steady_clock::now() - last_request_ < kIdle) continue;
+      nodes_->Pause();
+      pods_->Pause();
+    }
+  });
+}
 
-DashboardService::~DashboardService() = default;
+DashboardService::~DashboardService() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stopping_ = true;
+  }
+  idle_cv_.notify_all();
+  idle_.join();
+}
 
 Status DashboardService::SyncLocked() {
   if (!nodes_) {
     nodes_ = std::make_unique<store::Informer>(store_, "nodes");
     pods_ = std::make_unique<store::Informer>(store_, "pods");
-    nodes_consumer_ = nodes_->AddConsumer();
-    pods_consumer_ = pods_->AddConsumer();
   }
   ARBITER_RETURN_IF_ERROR(nodes_->Sync());
   ARBITER_RETURN_IF_ERROR(pods_->Sync());
   // The decoded forms of objects that went.
-  for (auto [informer, consumer, resource] : {std::tuple{nodes_.get(), nodes_consumer_, "nodes"},
-                                              std::tuple{pods_.get(), pods_consumer_, "pods"}}) {
-    for (const auto& key : informer->TakeChanged(consumer)) {
+  for (auto [informer, resource] : {std::pair{nodes_.get(), "nodes"}, std::pair{pods_.get(), "pods"}}) {
+    for (const auto& key : informer->TakeChanged()) {
       if (informer->Find(key) == nullptr) decoded_.Forget(resource, key.first, key.second);
     }
   }
@@ -383,10 +447,23 @@ Status DashboardService::SyncLocked() {
 }
 
 StatusOr<Json> DashboardService::Dashboard() {
-  // The scheduler's queue first (it may wait for the next pass), outside the lock.
+  // Many pages open at once cost one document at a time: a read that comes within kReuse of the
+  // last one, with the store unchanged, gets that document (built after it asked) again.
+  constexpr auto kReuse = std::chrono::milliseconds(250);
+  const auto asked = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto revision = store_.Revision();
+    if (!revision.ok()) return revision.status();
+    if (last_ && last_revision_ == *revision && asked - last_built_ < kReuse) return *last_;
+  }
+  // The scheduler's queue (it may wait for the next pass), outside the lock.
   controlplane::SchedulerActivity::View activity;
-  if (activity_ != nullptr) activity = activity_->Read(std::chrono::seconds(2));
+  if (activity_ != nullptr) activity = activity_->Read(std::chrono::seconds(1));
   std::lock_guard<std::mutex> lk(mu_);
+  last_request_ = std::chrono::steady_clock::now();
+  // Reads that waited together share one document: one built after this read asked will do.
+  if (last_ && last_built_ > asked) return *last_;
   auto revision = store_.Revision();
   if (!revision.ok()) return revision.status();
   ARBITER_RETURN_IF_ERROR(SyncLocked());
@@ -453,15 +530,19 @@ StatusOr<Json> DashboardService::Dashboard() {
   for (auto it = activity.preemptions.rbegin(); it != activity.preemptions.rend(); ++it) {
     preemptions.push_back(PreemptionJson(*it, lookup));
   }
-  return Json{{"kind", "Dashboard"},
-              {"apiVersion", kApiVersion},
-              {"mode", "live"},
-              {"resourceVersion", std::to_string(*revision)},
-              {"time", FormatRfc3339(clock_.Now())},
-              {"scheduler", {{"running", activity.running}, {"name", scheduler_name_}, {"queueFresh", activity.queue_fresh}}},
-              {"nodes", std::move(nodes)},
-              {"queue", std::move(queue)},
-              {"preemptions", std::move(preemptions)}};
+  Json doc{{"kind", "Dashboard"},
+           {"apiVersion", kApiVersion},
+           {"mode", "live"},
+           {"resourceVersion", std::to_string(*revision)},
+           {"time", FormatRfc3339(clock_.Now())},
+           {"scheduler", {{"running", activity.running}, {"name", scheduler_name_}, {"queueFresh", activity.queue_fresh}}},
+           {"nodes", std::move(nodes)},
+           {"queue", std::move(queue)},
+           {"preemptions", std::move(preemptions)}};
+  last_ = std::make_shared<const Json>(doc);
+  last_revision_ = *revision;
+  last_built_ = std::chrono::steady_clock::now();
+  return doc;
 }
 
 namespace {
@@ -487,8 +568,17 @@ constexpr Collection kCollections[] = {
 }  // namespace
 
 StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::string& name) {
-  std::lock_guard<std::mutex> one_at_a_time(explain_mu_);
+  // One at a time: a request that finds one running is told to come back (503) rather than hold
+  // an API worker while it waits, so that explanations cannot crowd out other clients.
+  std::unique_lock<std::mutex> one_at_a_time(explain_mu_, std::try_to_lock);
+  if (!one_at_a_time.owns_lock()) {
+    return Unavailable("another explanation is being computed; try again in a second");
+  }
   const std::string key = ns + "/" + name;
+  // The same pod at the same store revision is explained as before.
+  const auto revision = store_.Revision();
+  if (!revision.ok()) return revision.status();
+  if (explained_ && explained_pod_ == key && explained_revision_ == *revision) return *explained_;
   auto asked = store_.Get("pods", ns, name);
   if (!asked.ok()) return asked.status();
   const std::string group = asked->body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
@@ -520,6 +610,8 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
           }
         } else if (node.empty() && (group.empty() || o.ns != ns || its_group != group)) {
           continue;
+        } else if (controlplane::Terminal(body)) {
+          continue;  // an ended pod takes no room (the scheduler's cache drops it)
         }
       }
       items.push_back(std::move(body));
@@ -539,13 +631,23 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
   options.start = clock_.Now();
   auto plan = sim::RunPlan(loaded.objects, options);
   if (!plan.ok()) return plan.status();
-  return ExplanationJson(key, *plan, bound_node, bound_node.has_value(), clock_.Now());
+  Json doc = ExplanationJson(key, *plan, bound_node, bound_node.has_value(), clock_.Now());
+  explained_ = std::make_shared<const Json>(doc);
+  explained_pod_ = key;
+  explained_revision_ = *revision;
+  return doc;
 }
 
 DashboardService::Answer DashboardService::Get(const std::string& path) {
   auto status_answer = [](const Status& st) {
-    const int code = st.code() == StatusCode::kNotFound ? 404 : st.code() == StatusCode::kFailedPrecondition ? 409 : 500;
-    const char* reason = code == 404 ? "NotFound" : code == 409 ? "Conflict" : "InternalError";
+    const int code = st.code() == StatusCode::kNotFound             ? 404
+                     : st.code() == StatusCode::kFailedPrecondition ? 409
+                     : st.code() == StatusCode::kUnavailable        ? 503
+                                                                    : 500;
+    const char* reason = code == 404   ? "NotFound"
+                         : code == 409 ? "Conflict"
+                         : code == 503 ? "ServiceUnavailable"
+                                       : "InternalError";
     return Answer{code, "application/json",
                   Json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()}, {"status", "Failure"},
                        {"message", st.message()}, {"reason", reason}, {"code", code}}

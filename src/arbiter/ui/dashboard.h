@@ -7,12 +7,15 @@
 // --explain`'s cycles (plan::CycleJson). The page (assets/) only draws them.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -66,8 +69,9 @@ Json ExplanationJson(const std::string& key, const sim::PlanResult& plan, const 
                      bool what_if, Timestamp now);
 
 // The report of a plan (`arbiter plan --html`): the nodes as the plan leaves them, the pods it left
-// pending, its preemptions and every planned pod's explanation. REQUIRES: `plan` was run with
-// explain over `objects`.
+// pending, its preemptions and every planned pod's explanation. Each cycle is kept once, in
+// `cycles`; an explanation names its own by index (`cycleRefs`), so that a gang's cycle is not
+// copied for every member. REQUIRES: `plan` was run with explain over `objects`.
 Json PlanReport(const manifest::ClusterObjects& objects, const sim::PlanResult& plan);
 
 // The report of benchmark runs (`arbiter bench --html`): `runs` are the JSON objects `arbiter
@@ -110,8 +114,22 @@ class DashboardService {
   const std::string scheduler_name_;
   std::mutex mu_;
   std::unique_ptr<store::Informer> nodes_, pods_;
-  size_t nodes_consumer_ = 0, pods_consumer_ = 0;
   controlplane::DecodeCache decoded_;
+  // The last document, the store revision it was read at and when it was built.
+  std::shared_ptr<const Json> last_;
+  int64_t last_revision_ = -1;
+  std::chrono::steady_clock::time_point last_built_;
+  // The informers' watches stop (Pause) once no read has come for kIdle, so that an idle service
+  // holds no stream (an etcd watch buffers what nobody reads); the next read lists afresh.
+  static constexpr auto kIdle = std::chrono::seconds(60);
+  std::chrono::steady_clock::time_point last_request_;
+  std::condition_variable idle_cv_;
+  bool stopping_ = false;
+  std::thread idle_;
+  // The last explanation, for the same pod at the same store revision.
+  std::string explained_pod_;
+  int64_t explained_revision_ = -1;
+  std::shared_ptr<const Json> explained_;
   std::mutex explain_mu_;  // one explanation at a time: each plans the whole cluster
 };
 

@@ -20,6 +20,7 @@
   const SCORE_ROW_CAP = 200;       // score table rows shown per cycle
   const REFRESH_INTERVAL_MS = 500; // at most one document read per interval
   const RECONNECT_DELAY_MS = 1000;
+  const MAX_QUEUE_ROWS = 500;
   const MAX_RECONNECT_DELAY_MS = 15000;
   const GIB = 1024 * 1024 * 1024;
   const NOT_READY_COLOR = '#8b9198';
@@ -558,7 +559,12 @@
       fill(body, h('tr', { class: 'empty-row' }, h('td', { colspan: 7 }, msg)));
       return;
     }
-    fill(body, ...rows.map(queueRow));
+    // A backlog of thousands is summarised past the first MAX_QUEUE_ROWS rows (the chips count all).
+    const shown = rows.slice(0, MAX_QUEUE_ROWS);
+    const more = rows.length - shown.length;
+    fill(body, shown.map(queueRow), more > 0
+      ? h('tr', { class: 'more-row', data: { more } }, h('td', { colspan: 7 }, `${fmtInt(more)} more pods not shown (pick a queue above to narrow)`))
+      : null);
   }
 
   function queueRow(q) {
@@ -658,8 +664,15 @@
     Object.assign(ex, { pod, data: null, error: null, status: 'loading' });
     if (state.mode === 'report') {
       const all = (state.doc && state.doc.explanations) || {};
-      if (Object.prototype.hasOwnProperty.call(all, pod)) Object.assign(ex, { status: 'ok', data: all[pod] });
-      else ex.status = 'missing';
+      if (Object.prototype.hasOwnProperty.call(all, pod)) {
+        // A report keeps each cycle once (a gang's cycle is every member's): an explanation names
+        // its cycles by their index in the document's `cycles`.
+        const x = all[pod];
+        const cycles = x.cycles || (x.cycleRefs || []).map((i) => (state.doc.cycles || [])[i]).filter(Boolean);
+        Object.assign(ex, { status: 'ok', data: { ...x, cycles } });
+      } else {
+        ex.status = 'missing';
+      }
       return;
     }
     const [ns, name] = splitPod(pod);
@@ -1135,6 +1148,7 @@
   function startWatches(rv) {
     const ctrl = new AbortController();
     live.controller = ctrl;
+    live.watchStarted = performance.now();
     let open = 0;
     for (const resource of WATCHED) {
       watch(resource, rv, ctrl.signal, () => { if (++open === WATCHED.length && !ctrl.signal.aborted) setStatus('live'); })
@@ -1142,14 +1156,24 @@
     }
   }
 
-  // Drops the watches, then after a second reads the document and watches again.
+  // Drops the watches, then reads the document and watches again: after a second, doubling (to
+  // MAX_RECONNECT_DELAY_MS) while watches keep failing at once, back to a second once one has
+  // stayed open. A watch refused for want of credentials or permission (401, 403) is not retried:
+  // the page says so and keeps the last document.
   function restart(reason) {
     if (live.connecting) return;
     if (live.controller) live.controller.abort();
     live.controller = null;
-    setStatus('reconnecting', reason);
     clearTimeout(live.restartTimer);
-    live.restartTimer = setTimeout(connect, RECONNECT_DELAY_MS);
+    if (/: 40[13]\b/.test(reason)) {
+      setStatus('error', reason, `Live updates stopped: ${reason}`);
+      return;
+    }
+    const lasted = performance.now() - (live.watchStarted || 0);
+    live.failures = lasted > 10000 ? 0 : (live.failures || 0) + 1;
+    const delay = Math.min(RECONNECT_DELAY_MS * 2 ** Math.max(0, live.failures - 1), MAX_RECONNECT_DELAY_MS);
+    setStatus('reconnecting', reason);
+    live.restartTimer = setTimeout(connect, delay);
   }
 
   // One watch: newline-delimited JSON events. Resolves never: it throws when the stream ends,
