@@ -2,7 +2,8 @@
 //
 //   * the live page of `arbiter serve` follows a preemption submitted with kubectl: the timeline,
 //     the victims, the preemptor's binding, the preemptor's explanation;
-//   * the page of a 5000-node cluster renders within 2 s;
+//   * the page of a 5000-node cluster renders within 2 s (ARBITER_RENDER_LIMIT_MS; the median of
+//     three loads, from navigation to the end of the first render);
 //   * /ui/ and its endpoints are authenticated and authorised like the API;
 //   * the reports of `arbiter plan --html` (the basic example, a gang preemption) and
 //     `arbiter bench --html` open from a file with the network cut off.
@@ -326,7 +327,8 @@ test('the page of a 5000-node cluster renders within 2 s', async () => {
   fs.writeFileSync(path.join(artifacts, 'render-5000-nodes.json'), JSON.stringify({ times, median }) + '\n');
   assert.match(await page.textContent('#cluster-summary'), /5000 nodes/);
   await shot(page, 'cluster-5000-nodes');
-  assert.ok(median < 2000, `the 5000-node page took ${median.toFixed(0)} ms (median of ${times.map((t) => t.toFixed(0)).join(', ')})`);
+  const limit = Number(process.env.ARBITER_RENDER_LIMIT_MS || 2000);
+  assert.ok(median < limit, `the 5000-node page took ${median.toFixed(0)} ms, over ${limit} ms (median of ${times.map((t) => t.toFixed(0)).join(', ')})`);
   // The render alone, as the page measured it.
   const renderMs = await page.evaluate(() => window.arbiterDashboard.lastRenderMillis);
   assert.ok(renderMs < 1000, `drawing 5000 nodes took ${renderMs} ms`);
