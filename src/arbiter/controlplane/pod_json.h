@@ -32,18 +32,21 @@ inline std::string NodeOf(const nlohmann::json& pod) { return std::string(String
 
 inline bool Terminating(const nlohmann::json& o) { return At(o, "metadata", "deletionTimestamp") != nullptr; }
 
+// The condition of `type` in the object's status.conditions, or null.
+inline const nlohmann::json* FindCondition(const nlohmann::json& o, std::string_view type) {
+  const nlohmann::json* conds = At(o, "status", "conditions");
+  if (conds == nullptr || !conds->is_array()) return nullptr;
+  for (const nlohmann::json& c : *conds) {
+    if (c.is_object() && c.value("type", "") == type) return &c;
+  }
+  return nullptr;
+}
+
 // The scheduler has marked the pod as its preemption's victim (a DisruptionTarget condition,
 // reason PreemptionByScheduler).
 inline bool HasDisruptionTarget(const nlohmann::json& pod) {
-  const nlohmann::json* conds = At(pod, "status", "conditions");
-  if (conds == nullptr || !conds->is_array()) return false;
-  for (const nlohmann::json& c : *conds) {
-    if (c.is_object() && c.value("type", "") == "DisruptionTarget" && c.value("status", "") == "True" &&
-        c.value("reason", "") == "PreemptionByScheduler") {
-      return true;
-    }
-  }
-  return false;
+  const nlohmann::json* c = FindCondition(pod, "DisruptionTarget");
+  return c != nullptr && c->value("status", "") == "True" && c->value("reason", "") == "PreemptionByScheduler";
 }
 
 // Sets a condition of `status` by type; an unchanged status and message keep the old one (and

@@ -65,30 +65,17 @@ std::string ScriptSafeJson(const Json& data) {
 
 // The node's Ready condition: a node with no Ready condition yet counts as ready (the scheduler
 // does not read the condition; the node lifecycle controller taints a node that is not).
-bool NodeReady(const Json& body) {
-  const Json* conditions = nullptr;
-  if (auto s = body.find("status"); s != body.end() && s->is_object()) {
-    if (auto c = s->find("conditions"); c != s->end() && c->is_array()) conditions = &*c;
-  }
-  if (conditions == nullptr) return true;
-  for (const Json& c : *conditions) {
-    if (c.is_object() && c.value("type", "") == "Ready") return c.value("status", "") == "True";
-  }
-  return true;
+bool NodeReady(const nlohmann::json& body) {
+  const nlohmann::json* ready = controlplane::FindCondition(body, "Ready");
+  return ready == nullptr || ready->value("status", "") == "True";
 }
 
 // The PodScheduled condition's lastTransitionTime when it is True.
-std::optional<Timestamp> BoundTime(const Json& body) {
-  auto s = body.find("status");
-  if (s == body.end() || !s->is_object()) return std::nullopt;
-  auto c = s->find("conditions");
-  if (c == s->end() || !c->is_array()) return std::nullopt;
-  for (const Json& cond : *c) {
-    if (!cond.is_object() || cond.value("type", "") != "PodScheduled" || cond.value("status", "") != "True") continue;
-    auto t = ParseRfc3339(cond.value("lastTransitionTime", ""));
-    if (t.ok()) return *t;
-  }
-  return std::nullopt;
+std::optional<Timestamp> BoundTime(const nlohmann::json& body) {
+  const nlohmann::json* c = controlplane::FindCondition(body, "PodScheduled");
+  if (c == nullptr || c->value("status", "") != "True") return std::nullopt;
+  auto t = ParseRfc3339(c->value("lastTransitionTime", ""));
+  return t.ok() ? std::optional<Timestamp>(*t) : std::nullopt;
 }
 
 }  // namespace
@@ -511,13 +498,9 @@ StatusOr<Json> DashboardService::Dashboard() {
       q.pool = "pending";
       q.priority = priority;
       q.nominated_node = p->nominated_node_name;
-      const store::Object* o = pods_->Find({p->ns, p->name});
-      if (o != nullptr) {
-        for (const Json& c : o->body.value("/status/conditions"_json_pointer, Json::array())) {
-          if (c.is_object() && c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") {
-            q.message = c.value("message", "");
-          }
-        }
+      if (const store::Object* o = pods_->Find({p->ns, p->name}); o != nullptr) {
+        const nlohmann::json* c = controlplane::FindCondition(o->body, "PodScheduled");
+        if (c != nullptr && c->value("status", "") == "False") q.message = c->value("message", "");
       }
       queue.push_back(QueueJson(q));
     }
@@ -583,10 +566,7 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
   if (!asked.ok()) return asked.status();
   const std::string group = asked->body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
   std::optional<std::string> bound_node;
-  if (auto n = asked->body.find("spec"); n != asked->body.end() && n->is_object()) {
-    const std::string node = n->value("nodeName", "");
-    if (!node.empty()) bound_node = node;
-  }
+  if (std::string node = controlplane::NodeOf(asked->body); !node.empty()) bound_node = std::move(node);
   std::vector<manifest::InputFile> files;
   for (const Collection& c : kCollections) {
     auto list = store_.List(c.resource, "");
@@ -598,7 +578,7 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
       body["kind"] = c.kind;
       if (std::string_view(c.resource) == "pods") {
         const bool is_asked = o.ns == ns && o.name == name;
-        const std::string node = body.value("/spec/nodeName"_json_pointer, std::string());
+        const std::string node = controlplane::NodeOf(body);
         const std::string its_group = body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
         // The asked pod is planned as pending (taken off its node for the what-if); of the other
         // pending pods only its group's members are planned with it.
