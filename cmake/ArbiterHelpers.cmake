@@ -11,26 +11,81 @@ if(ARBITER_WERROR)
   list(APPEND ARBITER_WARNINGS -Werror)
 endif()
 
-# arbiter_library(NAME SRCS ... DEPS ...): a static library `arbiter_<NAME>` with alias
+# The linker: mold, else gold, else the toolchain's default (ld.bfd). Linking is most of an
+# incremental build (every test binary relinks when a library changes): mold links the largest
+# test binary in a third of ld.bfd's time (docs/ci.md).
+set(ARBITER_LINKER "auto" CACHE STRING "Linker: auto (mold, gold, default), mold, gold, bfd or default")
+set_property(CACHE ARBITER_LINKER PROPERTY STRINGS auto mold gold bfd default)
+if(ARBITER_LINKER STREQUAL "auto")
+  set(_arbiter_linker default)
+  foreach(candidate mold gold)
+    include(CheckCXXSourceCompiles)
+    set(CMAKE_REQUIRED_LINK_OPTIONS -fuse-ld=${candidate})
+    check_cxx_source_compiles("int main() { return 0; }" ARBITER_LINKER_${candidate}_WORKS)
+    unset(CMAKE_REQUIRED_LINK_OPTIONS)
+    if(ARBITER_LINKER_${candidate}_WORKS)
+      set(_arbiter_linker ${candidate})
+      break()
+    endif()
+  endforeach()
+else()
+  set(_arbiter_linker ${ARBITER_LINKER})
+endif()
+if(NOT _arbiter_linker STREQUAL "default")
+  add_link_options(-fuse-ld=${_arbiter_linker})
+endif()
+message(STATUS "linker: ${_arbiter_linker}")
+
+# Unity builds: a target's sources are compiled in batches of up to 8, each batch one
+# translation unit, so the headers they share (nlohmann-json, GoogleTest, the model) are parsed
+# and their inline functions compiled and described in debug information once per batch instead
+# of once per file: half the build's time (docs/ci.md). Names private to a source file must then
+# be unique within its target (an anonymous namespace is shared by the batch). A target whose
+# files are edited one at a time (the scheduler plugins) opts out with NO_UNITY, so that touching
+# one recompiles one. ARBITER_UNITY=OFF compiles every file alone.
+option(ARBITER_UNITY "Compile each target's sources in unity batches" ON)
+function(arbiter_unity TARGET)
+  set_target_properties(${TARGET} PROPERTIES UNITY_BUILD ${ARBITER_UNITY} UNITY_BUILD_BATCH_SIZE 8)
+endfunction()
+
+# arbiter_library(NAME [NO_UNITY] SRCS ... DEPS ...): a static library `arbiter_<NAME>` with alias
 # `arbiter::<NAME>`, whose include root is src/ ("arbiter/model/quantity.h").
 function(arbiter_library NAME)
-  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_UNITY" "" "SRCS;DEPS" ${ARGN})
   add_library(arbiter_${NAME} STATIC ${ARG_SRCS})
+  if(NOT ARG_NO_UNITY)
+    arbiter_unity(arbiter_${NAME})
+  endif()
   add_library(arbiter::${NAME} ALIAS arbiter_${NAME})
   target_include_directories(arbiter_${NAME} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(arbiter_${NAME} PRIVATE ${ARBITER_WARNINGS})
   target_link_libraries(arbiter_${NAME} PUBLIC ${ARG_DEPS})
 endfunction()
 
+# Test sources carry line tables only (-g1): enough for a failure's backtrace, a sanitizer's
+# report and stepping by line in gdb, and 40% cheaper to compile than full debug information
+# (docs/ci.md). The libraries and the arbiter executable they test keep the build type's flags
+# (RelWithDebInfo: -O2 -g). ARBITER_TEST_DEBUG_INFO=full gives the tests -g as well.
+set(ARBITER_TEST_DEBUG_INFO "lines" CACHE STRING "Debug information of test sources: lines (-g1) or full (the build type's)")
+set_property(CACHE ARBITER_TEST_DEBUG_INFO PROPERTY STRINGS lines full)
+set(ARBITER_TEST_OPTIONS ${ARBITER_WARNINGS})
+if(ARBITER_TEST_DEBUG_INFO STREQUAL "lines")
+  list(APPEND ARBITER_TEST_OPTIONS -g1)
+elseif(NOT ARBITER_TEST_DEBUG_INFO STREQUAL "full")
+  message(FATAL_ERROR "ARBITER_TEST_DEBUG_INFO must be lines or full, not '${ARBITER_TEST_DEBUG_INFO}'")
+endif()
+
 # arbiter_test(NAME SRCS ... DEPS ...): a GoogleTest binary registered with CTest.
 function(arbiter_test NAME)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
   add_executable(${NAME} ${ARG_SRCS})
-  target_compile_options(${NAME} PRIVATE ${ARBITER_WARNINGS})
+  arbiter_unity(${NAME})
+  target_compile_options(${NAME} PRIVATE ${ARBITER_TEST_OPTIONS})
   target_link_libraries(${NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   set_target_properties(${NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_compile_definitions(${NAME} PRIVATE
     ARBITER_SOURCE_DIR_DEFAULT="${PROJECT_SOURCE_DIR}"
     ARBITER_BINARY_DEFAULT="${CMAKE_BINARY_DIR}/bin/arbiter")
-  gtest_discover_tests(${NAME} TEST_PREFIX "${NAME}." DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(${NAME} TEST_PREFIX "${NAME}." DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS unit)
 endfunction()

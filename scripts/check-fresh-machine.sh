@@ -10,6 +10,9 @@
 # Needs root and debootstrap (`apt-get install debootstrap`); the pristine debootstrap root is
 # cached as a tarball under ARBITER_FRESH_CACHE (default /var/cache/arbiter-fresh) and unpacked
 # anew for every run. Port 8080 must be free (the first command serves on it).
+# With ARBITER_FRESH_EXPORT=DIR, the fresh root's build/bin (the arbiter binary the README's
+# commands built) is copied to DIR/bin before the root is removed.
+# Each phase prints its wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
@@ -22,6 +25,9 @@ if (exec 3<>/dev/tcp/127.0.0.1/8080) 2>/dev/null; then
   exit 2
 fi
 
+phase_start=$SECONDS
+phase_done() { echo "== check-fresh-machine: $1 took $((SECONDS - phase_start)) s =="; phase_start=$SECONDS; }
+
 mkdir -p "$cache"
 base="$cache/bookworm-minbase.tar"
 if [ ! -s "$base" ]; then
@@ -31,6 +37,7 @@ if [ ! -s "$base" ]; then
   tar -C "$staging" -cf "$base.tmp" .
   mv "$base.tmp" "$base"
   rm -rf "$staging"
+  phase_done "debootstrap"
 fi
 
 root="$(mktemp -d /var/tmp/arbiter-fresh.XXXXXX)"
@@ -88,6 +95,7 @@ until grep -q '"Serving"' "$log" 2>/dev/null; do
   [ $SECONDS -lt $deadline ] || { tail -40 "$log"; echo "check-fresh-machine: no server after the timeout" >&2; exit 1; }
   sleep 5
 done
+phase_done "README command 1 until the server serves (install, build, start)"
 echo "the server is up; kubectl inside the root, with the kubeconfig the server wrote:"
 run_in_root 'KUBECONFIG=arbiter-data/kubeconfig kubectl get priorityclasses && KUBECONFIG=arbiter-data/kubeconfig kubectl get namespaces' ||
   { tail -40 "$log"; echo "check-fresh-machine: kubectl could not use the server" >&2; exit 1; }
@@ -99,6 +107,15 @@ done
 wait "$serve_pid" 2>/dev/null || true
 serve_pid=""
 
+phase_done "kubectl against the server, and its stop"
+
 echo "== README command 2 on the same root: $second =="
 run_in_root "$second"
+phase_done "README command 2 (install, build, every test)"
+if [ -n "${ARBITER_FRESH_EXPORT:-}" ]; then
+  mkdir -p "$ARBITER_FRESH_EXPORT"
+  rm -rf "$ARBITER_FRESH_EXPORT/bin"
+  cp -a "$root/src/arbiter/build/bin" "$ARBITER_FRESH_EXPORT/bin"
+  echo "check-fresh-machine: the fresh root's build/bin is in $ARBITER_FRESH_EXPORT/bin"
+fi
 echo "check-fresh-machine: both README commands pass on a fresh Debian 12 root"

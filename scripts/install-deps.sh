@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   # build
   cmake make g++ pkg-config
+  mold  # the linker (cmake/ArbiterHelpers.cmake): incremental builds are mostly links
   libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev libcpp-httplib-dev libsqlite3-dev
   libprotobuf-dev protobuf-compiler libboost1.81-dev libssl-dev zlib1g-dev
   libgoogle-perftools-dev  # tcmalloc, the arbiter executable's allocator

@@ -8,7 +8,7 @@
 #include <streambuf>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/bench/api_load.h"
 #include "arbiter/bench/serve_load.h"

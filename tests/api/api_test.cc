@@ -10,7 +10,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>

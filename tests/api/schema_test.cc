@@ -12,7 +12,7 @@
 
 #include <google/protobuf/dynamic_message.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/api/endpoint.h"
 #include "arbiter/api/field_validation.h"

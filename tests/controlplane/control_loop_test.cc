@@ -13,11 +13,11 @@ namespace arbiter::controlplane {
 namespace {
 
 using Json = nlohmann::json;
-constexpr Timestamp kT0 = 1'800'000'000LL * kSecond;
+constexpr Timestamp kT0ControlLoop = 1'800'000'000LL * kSecond;
 
 TEST(ControlLoop, ARepeatedFailureCountsUpOnOneEventAsTheEventRecorderDoes) {
   auto store = store::NewMemoryStore();
-  VirtualClock clock(kT0);
+  VirtualClock clock(kT0ControlLoop);
   LoopOptions o;
   o.simulate_nodes = false;
   ControlLoop loop(*store, clock, o);
@@ -50,8 +50,8 @@ TEST(ControlLoop, ARepeatedFailureCountsUpOnOneEventAsTheEventRecorderDoes) {
   const auto after = failures();
   ASSERT_EQ(after.size(), 1u);
   EXPECT_GE(after[0]["count"].get<int>(), 2);
-  EXPECT_EQ(after[0]["lastTimestamp"], FormatRfc3339(kT0 + 6 * kMinute));
-  EXPECT_EQ(after[0]["firstTimestamp"], FormatRfc3339(kT0));
+  EXPECT_EQ(after[0]["lastTimestamp"], FormatRfc3339(kT0ControlLoop + 6 * kMinute));
+  EXPECT_EQ(after[0]["firstTimestamp"], FormatRfc3339(kT0ControlLoop));
 }
 
 }  // namespace
@@ -142,7 +142,7 @@ TEST(ControlLoop, InlineNodeAgentsShareTheLoopsWatchesOfPodsAndNodes) {
   for (bool node_thread : {false, true}) {
     SCOPED_TRACE(node_thread ? "node agents on their own thread" : "node agents inline");
     WatchCountingStore store;
-    VirtualClock clock(kT0);
+    VirtualClock clock(kT0ControlLoop);
     LoopOptions o;
     o.node_thread = node_thread;
     {

@@ -8,11 +8,11 @@ namespace arbiter::controlplane {
 namespace {
 
 using Json = nlohmann::json;
-constexpr Timestamp kT0 = 1'800'000'000LL * kSecond;
+constexpr Timestamp kT0EventRecorder = 1'800'000'000LL * kSecond;
 
 struct Recorder {
   std::unique_ptr<store::Store> store = store::NewMemoryStore();
-  VirtualClock clock{kT0};
+  VirtualClock clock{kT0EventRecorder};
   EventRecorder events{*store, clock};
 
   void Flush() {
@@ -46,8 +46,8 @@ TEST(EventRecorder, AnEventIsWrittenAsClientGoWritesIt) {
   EXPECT_EQ(e["source"], (Json{{"component", "kubelet"}, {"host", "n1"}}));
   EXPECT_EQ(e["reportingComponent"], "kubelet");
   EXPECT_EQ(e["count"], 1);
-  EXPECT_EQ(e["firstTimestamp"], FormatRfc3339(kT0));
-  EXPECT_EQ(e["lastTimestamp"], FormatRfc3339(kT0));
+  EXPECT_EQ(e["firstTimestamp"], FormatRfc3339(kT0EventRecorder));
+  EXPECT_EQ(e["lastTimestamp"], FormatRfc3339(kT0EventRecorder));
   EXPECT_EQ(e["metadata"]["name"].get<std::string>().rfind("p.", 0), 0u);
 }
 
@@ -65,8 +65,8 @@ TEST(EventRecorder, ARepeatCountsUpOnOneEventWhetherItsCreationIsQueuedOrWritten
   const auto events = r.List();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0]["count"], 3);
-  EXPECT_EQ(events[0]["firstTimestamp"], FormatRfc3339(kT0));
-  EXPECT_EQ(events[0]["lastTimestamp"], FormatRfc3339(kT0 + 2 * kSecond));
+  EXPECT_EQ(events[0]["firstTimestamp"], FormatRfc3339(kT0EventRecorder));
+  EXPECT_EQ(events[0]["lastTimestamp"], FormatRfc3339(kT0EventRecorder + 2 * kSecond));
 }
 
 TEST(EventRecorder, AnyDifferenceMakesAnotherEvent) {
@@ -111,7 +111,7 @@ TEST(EventRecorder, RemembersTheMostRecentEventsOnly) {
 // Written on the recorder's thread: Flush waits for them; a write's time is when it was recorded.
 TEST(EventRecorder, InTheBackgroundEventsAreWrittenOnTheRecordersThreadAndFlushWaitsForThem) {
   auto store = store::NewMemoryStore();
-  VirtualClock clock(kT0);
+  VirtualClock clock(kT0EventRecorder);
   EventRecorder events(*store, clock, 60 * kMinute, /*background=*/true);
   for (int i = 0; i < 500; ++i) {
     events.Record(Failed("p" + std::to_string(i % 50), "m"));
@@ -126,7 +126,7 @@ TEST(EventRecorder, InTheBackgroundEventsAreWrittenOnTheRecordersThreadAndFlushW
   EXPECT_EQ(total, 500);
   for (const auto& e : list->items) {
     if (e.body["involvedObject"]["name"] == "p0") {
-      EXPECT_EQ(e.body["firstTimestamp"], FormatRfc3339(kT0));
+      EXPECT_EQ(e.body["firstTimestamp"], FormatRfc3339(kT0EventRecorder));
     }
   }
   EXPECT_EQ(events.dropped(), 0u);
@@ -136,12 +136,12 @@ TEST(EventRecorder, EventsExpireAnHourAfterTheyLastHappened) {
   Recorder r;
   auto event = [&](const std::string& name, Timestamp last) {
     Json e = {{"apiVersion", "v1"}, {"kind", "Event"}, {"metadata", {{"name", name}, {"namespace", "default"},
-              {"creationTimestamp", FormatRfc3339(kT0 - 2 * 60 * kMinute)}}},
+              {"creationTimestamp", FormatRfc3339(kT0EventRecorder - 2 * 60 * kMinute)}}},
               {"lastTimestamp", FormatRfc3339(last)}, {"eventTime", nullptr}};
     ASSERT_TRUE(r.store->Create("events", "default", name, e).ok());
   };
-  event("old", kT0 - 61 * kMinute);
-  event("recent", kT0 - 10 * kMinute);
+  event("old", kT0EventRecorder - 61 * kMinute);
+  event("recent", kT0EventRecorder - 10 * kMinute);
   ASSERT_TRUE(r.events.ExpireOld().ok());
   EXPECT_FALSE(r.store->Get("events", "default", "old").ok());
   EXPECT_TRUE(r.store->Get("events", "default", "recent").ok());

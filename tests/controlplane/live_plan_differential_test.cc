@@ -23,7 +23,7 @@ namespace arbiter::controlplane {
 namespace {
 
 using Json = nlohmann::json;
-constexpr Timestamp kStart = Timestamp{1'800'000'000} * kSecond;
+constexpr Timestamp kDifferentialStart = Timestamp{1'800'000'000} * kSecond;
 
 struct Cluster {
   std::vector<Json> objects;         // nodes, then running pods, then pending pods
@@ -38,7 +38,7 @@ Cluster RandomCluster(std::mt19937_64& rng) {
   const std::vector<int> cpus = {2, 4, 8};
   const std::vector<std::string> zones = {"a", "b", "c"};
   const int nodes = std::uniform_int_distribution<int>(3, 12)(rng);
-  int64_t created = kStart / kSecond - 1000;
+  int64_t created = kDifferentialStart / kSecond - 1000;
   auto meta = [&](const std::string& name) {
     return Json{{"name", name},
                 {"namespace", "default"},
@@ -111,7 +111,7 @@ std::map<std::string, std::string> Planned(const std::vector<Json>& dump, uint64
   for (const auto& e : errors) ADD_FAILURE() << e;
   sim::PlanOptions o;
   o.seed = seed;
-  o.start = kStart;
+  o.start = kDifferentialStart;
   auto r = sim::RunPlan(loaded.objects, o);
   EXPECT_TRUE(r.ok()) << r.status().message();
   std::map<std::string, std::string> out;
@@ -125,7 +125,7 @@ std::map<std::string, std::string> Planned(const std::vector<Json>& dump, uint64
 // state before the first pass, as `kubectl get nodes,pods -o yaml` would list it (by name).
 std::map<std::string, std::string> Live(const Cluster& c, uint64_t seed, bool async_writes, std::vector<Json>& dump) {
   auto store = store::NewMemoryStore();
-  VirtualClock clock(kStart);
+  VirtualClock clock(kDifferentialStart);
   WriteBatch batch(*store, 512, async_writes);
   LoopMetrics metrics;
   std::map<std::tuple<std::string, std::string, std::string, int64_t>, manifest::LoadResult> decoded;

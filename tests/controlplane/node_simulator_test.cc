@@ -10,11 +10,11 @@ namespace arbiter::controlplane {
 namespace {
 
 using Json = nlohmann::json;
-constexpr Timestamp kT0 = 1'800'000'000LL * kSecond;
+constexpr Timestamp kT0NodeSimulator = 1'800'000'000LL * kSecond;
 
 struct Sim {
   std::unique_ptr<store::Store> store = store::NewMemoryStore();
-  VirtualClock clock{kT0};
+  VirtualClock clock{kT0NodeSimulator};
   std::vector<std::string> events;  // "reason pod message"
   WriteBatch batch{*store};
   NodeSimulator sim{batch, clock, NodeSimOptions{},
@@ -64,7 +64,7 @@ TEST(NodeSimulator, NodesGetDistinctPodCidrsAddressesAndReadiness) {
     }
     bool ready = false;
     for (const Json& c : node["status"]["conditions"]) {
-      EXPECT_EQ(c["lastHeartbeatTime"], FormatRfc3339(kT0));
+      EXPECT_EQ(c["lastHeartbeatTime"], FormatRfc3339(kT0NodeSimulator));
       ready = ready || (c["type"] == "Ready" && c["status"] == "True");
     }
     EXPECT_TRUE(ready);
@@ -157,7 +157,7 @@ TEST(NodeSimulator, LeasesAreCreatedAndRenewedOnTheClock) {
   const Json node = s.Get("nodes", "", "a");  // a range-for over a temporary's member would dangle
   for (const Json& c : node["status"]["conditions"]) {
     EXPECT_EQ(c["lastHeartbeatTime"], FormatRfc3339(s.clock.Now() / kSecond * kSecond));
-    EXPECT_EQ(c["lastTransitionTime"], FormatRfc3339(kT0));
+    EXPECT_EQ(c["lastTransitionTime"], FormatRfc3339(kT0NodeSimulator));
   }
   ASSERT_TRUE(s.store->Delete("nodes", "", "a", 0).ok());
   s.Pass();
@@ -171,7 +171,7 @@ TEST(NodeSimulator, ATerminatingPodGetsOneKillingEventPerContainer) {
   s.Pod("p", "a");
   s.Pass();
   Json p = s.Get("pods", "default", "p");
-  p["metadata"]["deletionTimestamp"] = FormatRfc3339(kT0 + 30 * kSecond);
+  p["metadata"]["deletionTimestamp"] = FormatRfc3339(kT0NodeSimulator + 30 * kSecond);
   ASSERT_TRUE(s.store->Update("pods", "default", "p", p, 0).ok());
   s.Pass();
   s.Pass();

@@ -10,11 +10,11 @@ namespace arbiter::controlplane {
 namespace {
 
 using Json = nlohmann::json;
-constexpr Timestamp kT0 = 1'800'000'000LL * kSecond;
+constexpr Timestamp kT0PressureEviction = 1'800'000'000LL * kSecond;
 
 struct Kubelets {
   std::unique_ptr<store::Store> store = store::NewMemoryStore();
-  VirtualClock clock{kT0};
+  VirtualClock clock{kT0PressureEviction};
   WriteBatch batch{*store};
   EventRecorder events{*store, clock};
   std::map<std::pair<std::string, int64_t>, manifest::LoadResult> decoded;

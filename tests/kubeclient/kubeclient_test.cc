@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 namespace arbiter::kubeclient {
 namespace {

@@ -15,7 +15,7 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/manifest/loader.h"
 #include "testing/paths.h"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 #include <yaml-cpp/yaml.h>
 
 #include "arbiter/admission/priority_admission.h"
@@ -31,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-std::string ReadAll(const fs::path& path) {
+std::string ReadWholeFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -80,7 +80,7 @@ std::vector<std::pair<std::string, std::string>> YamlManifests() {
     }
   }
   std::sort(files.begin(), files.end());
-  for (const auto& f : files) out.emplace_back(fs::relative(f, src).string(), ReadAll(f));
+  for (const auto& f : files) out.emplace_back(fs::relative(f, src).string(), ReadWholeFile(f));
   return out;
 }
 
@@ -97,7 +97,7 @@ std::vector<std::pair<std::string, std::string>> JsonManifests() {
   }
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    const std::string text = ReadAll(f);
+    const std::string text = ReadWholeFile(f);
     const std::string name = fs::relative(f, src).string();
     if (f.extension() == ".json") {
       out.emplace_back(name, text);

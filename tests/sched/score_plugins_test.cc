@@ -48,7 +48,7 @@ std::string FitStrategy(const std::string& strategy) {
   return ProfileConfig("  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n" + strategy);
 }
 
-std::string Nodes(int n) {
+std::string ScoredNodes(int n) {
   std::string s;
   for (int i = 0; i < n; ++i) {
     char name[16];
@@ -564,30 +564,30 @@ size_t ScoredNodeCount(const std::string& yaml) {
 }
 
 TEST(ScoreNodeSampling, EveryNodeIsScoredInClustersBelowOneHundredNodes) {
-  EXPECT_EQ(ScoredNodeCount(Nodes(99)), 99u);
+  EXPECT_EQ(ScoredNodeCount(ScoredNodes(99)), 99u);
 }
 
 TEST(ScoreNodeSampling, AdaptivePercentageNeverScoresFewerThanOneHundredNodes) {
   // 200 nodes: 50 - 200/125 = 49%, i.e. 98 nodes, raised to the floor of 100.
-  EXPECT_EQ(ScoredNodeCount(Nodes(200)), 100u);
+  EXPECT_EQ(ScoredNodeCount(ScoredNodes(200)), 100u);
 }
 
 TEST(ScoreNodeSampling, AdaptivePercentageShrinksAsTheClusterGrows) {
   // 500 nodes: 50 - 500/125 = 46%, i.e. 230 nodes.
-  EXPECT_EQ(ScoredNodeCount(Nodes(500)), 230u);
+  EXPECT_EQ(ScoredNodeCount(ScoredNodes(500)), 230u);
 }
 
 TEST(ScoreNodeSampling, ConfiguredPercentageOfNodesToScore) {
-  EXPECT_EQ(ScoredNodeCount(Config("percentageOfNodesToScore: 70\n") + Nodes(200)), 140u);
+  EXPECT_EQ(ScoredNodeCount(Config("percentageOfNodesToScore: 70\n") + ScoredNodes(200)), 140u);
   // A percentage that gives fewer than 100 nodes is raised to 100.
-  EXPECT_EQ(ScoredNodeCount(Config("percentageOfNodesToScore: 10\n") + Nodes(200)), 100u);
+  EXPECT_EQ(ScoredNodeCount(Config("percentageOfNodesToScore: 10\n") + ScoredNodes(200)), 100u);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reproducibility and ties
 
 TEST(ScoreTieBreak, SameInputAndSeedGiveTheSamePlan) {
-  std::string yaml = Nodes(4);
+  std::string yaml = ScoredNodes(4);
   for (int i = 0; i < 8; ++i) yaml += PodY("p" + std::to_string(i)).Y();
   for (uint64_t seed : {0u, 1u, 42u}) {
     auto a = Plan(yaml, seed);

@@ -66,7 +66,7 @@ std::string PriorityClass(const std::string& name, int value) {
          "}\nvalue: " + std::to_string(value) + "\n";
 }
 
-bool Contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+bool TextContains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
 
 // ---------------------------------------------------------------------------------------------
 // VolumeBinding
@@ -75,13 +75,13 @@ TEST(VolumeBinding, AMissingClaimKeepsThePodPendingWithTheListersError) {
   auto r = Plan(NodeY("n1").Y() + PodY("p").Spec(Mount("data")).Y());
   const sim::PodPlan p = PodOf(r, "default/p");
   EXPECT_FALSE(p.scheduled);
-  EXPECT_TRUE(Contains(p.message, "0/1 nodes are available: persistentvolumeclaim \"data\" not found.")) << p.message;
+  EXPECT_TRUE(TextContains(p.message, "0/1 nodes are available: persistentvolumeclaim \"data\" not found.")) << p.message;
 }
 
 TEST(VolumeBinding, AnEphemeralVolumesClaimNotYetMadeIsWaitedFor) {
   const std::string eph = "  volumes:\n  - name: scratch\n    ephemeral: {volumeClaimTemplate: {spec: {}}}\n";
   auto r = Plan(NodeY("n1").Y() + PodY("p").Spec(eph).Y());
-  EXPECT_TRUE(Contains(PodOf(r, "default/p").message,
+  EXPECT_TRUE(TextContains(PodOf(r, "default/p").message,
                        "waiting for ephemeral volume controller to create the persistentvolumeclaim \"p-scratch\""))
       << PodOf(r, "default/p").message;
 }
@@ -89,7 +89,7 @@ TEST(VolumeBinding, AnEphemeralVolumesClaimNotYetMadeIsWaitedFor) {
 TEST(VolumeBinding, AnUnboundImmediateClaimKeepsThePodPending) {
   auto r = Plan(Class("fast", "csi.example.com", "Immediate") + Claim("data", "fast", "1Gi") + NodeY("n1").Y() +
                 PodY("p").Spec(Mount("data")).Y());
-  EXPECT_TRUE(Contains(PodOf(r, "default/p").message, "pod has unbound immediate PersistentVolumeClaims"))
+  EXPECT_TRUE(TextContains(PodOf(r, "default/p").message, "pod has unbound immediate PersistentVolumeClaims"))
       << PodOf(r, "default/p").message;
 }
 
@@ -109,12 +109,12 @@ TEST(VolumeBinding, AClaimBoundToAMissingVolumeIsRefusedEverywhere) {
   const std::string cluster = Class("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer") +
                               Claim("data", "local", "5Gi", "gone") + NodeY("n1").Y() + PodY("p").Spec(Mount("data")).Y();
   auto r = Plan(cluster);
-  EXPECT_TRUE(Contains(PodOf(r, "default/p").message, "0/1 nodes are available: persistentvolume \"gone\" not found."))
+  EXPECT_TRUE(TextContains(PodOf(r, "default/p").message, "0/1 nodes are available: persistentvolume \"gone\" not found."))
       << PodOf(r, "default/p").message;
   // Without VolumeZone, VolumeBinding's filter gives its own reason.
   auto without_zone = Plan(arbiter::testing::ProfileConfig("  plugins:\n    filter:\n      disabled:\n      - name: VolumeZone\n") +
                            cluster);
-  EXPECT_TRUE(Contains(PodOf(without_zone, "default/p").message,
+  EXPECT_TRUE(TextContains(PodOf(without_zone, "default/p").message,
                        "1 node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"))
       << PodOf(without_zone, "default/p").message;
 }
@@ -131,7 +131,7 @@ TEST(VolumeBinding, AWaitForFirstConsumerClaimTakesTheSmallestMatchingVolumeAndO
   EXPECT_EQ(PodOf(r, "default/pb").node, "n1");
   const sim::PodPlan c = PodOf(r, "default/pc");
   EXPECT_FALSE(c.scheduled);
-  EXPECT_TRUE(Contains(c.message, "2 node(s) didn't find available persistent volumes to bind")) << c.message;
+  EXPECT_TRUE(TextContains(c.message, "2 node(s) didn't find available persistent volumes to bind")) << c.message;
 }
 
 TEST(VolumeBinding, AProvisionableClaimGoesWhereTheClassAllowsIt) {
@@ -160,7 +160,7 @@ TEST(VolumeZone, AMismatchedZoneIsUnresolvableAndANodeWithoutZonesPasses) {
                               Volume("pv-b", "disk", "10Gi", "", "{topology.kubernetes.io/zone: b__c}", "data") +
                               Claim("data", "disk", "5Gi", "pv-b");
   auto wrong = Plan(storage + NodeY("in-a").Labels(Host("in-a", "a")).Y() + PodY("p").Spec(Mount("data")).Y());
-  EXPECT_TRUE(Contains(PodOf(wrong, "default/p").message, "1 node(s) had no available volume zone"))
+  EXPECT_TRUE(TextContains(PodOf(wrong, "default/p").message, "1 node(s) had no available volume zone"))
       << PodOf(wrong, "default/p").message;
   // "b__c" allows either zone; a node with no zone labels at all is a single-zone cluster.
   auto c = Plan(storage + NodeY("in-c").Labels(Host("in-c", "c")).Y() + PodY("p").Spec(Mount("data")).Y());
@@ -182,7 +182,7 @@ TEST(VolumeRestrictions, AReadWriteOncePodClaimInUseRefusesEveryNode) {
   auto r = Plan(ReadWriteOncePodCluster() + PodY("p").Spec(Mount("solo")).Y());
   const sim::PodPlan p = PodOf(r, "default/p");
   EXPECT_FALSE(p.scheduled);
-  EXPECT_TRUE(Contains(p.message,
+  EXPECT_TRUE(TextContains(p.message,
                        "2 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
                        "access mode"))
       << p.message;
@@ -213,7 +213,7 @@ TEST(NodeVolumeLimits, TheNodesCsiAttachLimitCountsTheVolumesItsPodsHold) {
                               Claim("two", "disk", "1Gi", "pv-2") + csi_n1 +
                               PodY("holder").On("n1").Spec(Mount("one")).Y();
   auto only_n1 = Plan(storage + NodeY("n1").Y() + PodY("p").Spec(Mount("two")).Y());
-  EXPECT_TRUE(Contains(PodOf(only_n1, "default/p").message, "1 node(s) exceed max volume count"))
+  EXPECT_TRUE(TextContains(PodOf(only_n1, "default/p").message, "1 node(s) exceed max volume count"))
       << PodOf(only_n1, "default/p").message;
   // The same volume as the holder's is attached already and counts once.
   auto same = Plan(storage + NodeY("n1").Y() + PodY("p").Spec(Mount("one")).Y());
@@ -230,9 +230,9 @@ TEST(StorageInput, BadClaimsAndClassesAreReportedByField) {
                            "spec:\n  accessModes: [ReadWriteSometimes]\n" +
                            Class("odd", "csi.example.com", "Eventually"));
   ASSERT_EQ(errors.size(), 2u);
-  EXPECT_TRUE(Contains(errors[0], "PersistentVolumeClaim default/c: spec.accessModes[0]: unsupported value "
+  EXPECT_TRUE(TextContains(errors[0], "PersistentVolumeClaim default/c: spec.accessModes[0]: unsupported value "
                                   "\"ReadWriteSometimes\"")) << errors[0];
-  EXPECT_TRUE(Contains(errors[1], "StorageClass odd: volumeBindingMode: unsupported value \"Eventually\"")) << errors[1];
+  EXPECT_TRUE(TextContains(errors[1], "StorageClass odd: volumeBindingMode: unsupported value \"Eventually\"")) << errors[1];
 }
 
 }  // namespace

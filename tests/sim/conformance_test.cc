@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/nomad/input.h"
 #include "arbiter/nomad/planner.h"

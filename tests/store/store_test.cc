@@ -33,7 +33,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/store/group_commit.h"
 #include "arbiter/store/read_cache.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/store/informer.h"
 #include "arbiter/store/store.h"

@@ -6,7 +6,7 @@
 // and keeps every other field as it is, so that each form round-trips through the other.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 namespace arbiter::api {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include <google/protobuf/descriptor.h>
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/base/status.h"
 

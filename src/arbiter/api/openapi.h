@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 namespace arbiter::api {
 

@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/base/status.h"
 

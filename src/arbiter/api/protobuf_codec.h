@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include <google/protobuf/message.h>
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/base/status.h"
 

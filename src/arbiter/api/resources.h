@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 namespace arbiter::api {
 

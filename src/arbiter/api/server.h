@@ -20,7 +20,7 @@
 #include <tuple>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/api/authz.h"
 #include "arbiter/api/resources.h"

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/base/time.h"
 

@@ -13,7 +13,7 @@ namespace arbiter::bench {
 
 namespace {
 
-constexpr Timestamp kStart = 1704067200LL * kSecond;
+constexpr Timestamp kQualityStart = 1704067200LL * kSecond;
 constexpr int32_t kPreemptorPriority = 1000;
 
 struct RandomCluster {
@@ -47,7 +47,7 @@ RandomCluster Generate(Rng& rng, size_t index) {
       pod.requests.milli_cpu = cpu;
       pod.requests.memory = int64_t{256} << 20;
       pod.priority = kPriorities[rng.Uniform(std::size(kPriorities))];
-      pod.start_time = kStart - static_cast<Timestamp>(1 + rng.Uniform(3600)) * kSecond;
+      pod.start_time = kQualityStart - static_cast<Timestamp>(1 + rng.Uniform(3600)) * kSecond;
       pod.termination_grace_period_seconds = 0;
       if (rng.Uniform(3) == 0) pod.labels.Set("app", rng.Uniform(2) == 0 ? "a" : "b");
       c.running.push_back(std::move(pod));
@@ -126,12 +126,12 @@ StatusOr<std::optional<std::vector<const model::Pod*>>> FirstDecision(const Rand
                                                                       const model::SchedulerConfig& config) {
   sim::SimulationOptions o;
   o.max_cycles = 1000;
-  sim::ClusterSimulation s(config, kStart, o);
+  sim::ClusterSimulation s(config, kQualityStart, o);
   ARBITER_RETURN_IF_ERROR(s.Init());
   for (const auto& pdb : c.pdbs) s.AddPdb(pdb);
   for (const auto& n : c.nodes) ARBITER_RETURN_IF_ERROR(s.AddNode(n));
   for (const auto& p : c.running) ARBITER_RETURN_IF_ERROR(s.AddRunningPod(p));
-  s.AddPendingPod(c.preemptor, kStart);
+  s.AddPendingPod(c.preemptor, kQualityStart);
   bool idle = false;
   while (!idle && s.result().preemptions.empty()) {
     auto out = s.Step(&idle);

@@ -7,7 +7,7 @@ namespace arbiter::bench {
 
 namespace {
 
-constexpr Timestamp kStart = 1704067200LL * kSecond;
+constexpr Timestamp kGangStart = 1704067200LL * kSecond;
 
 model::PodGroup Gang(const std::string& name, size_t min_count, int32_t priority,
                      model::DisruptionMode mode = model::DisruptionMode::kSingle) {
@@ -29,7 +29,7 @@ model::Pod Member(const std::string& name, const std::string& group, int64_t mil
 // A running pod on node `node`, started `age` seconds before the run.
 model::Pod Running(model::Pod p, size_t node, size_t age) {
   p.node_name = "node-" + std::to_string(node);
-  p.start_time = kStart - static_cast<Timestamp>(age + 1) * kSecond;
+  p.start_time = kGangStart - static_cast<Timestamp>(age + 1) * kSecond;
   return p;
 }
 
@@ -48,7 +48,7 @@ struct Setup {
   PreemptionBenchResult result;
   sim::ClusterSimulation sim;
   Setup(std::string name, size_t nodes, uint64_t seed)
-      : sim(model::SchedulerConfig{}, kStart, QuietSimulation(seed)) {
+      : sim(model::SchedulerConfig{}, kGangStart, QuietSimulation(seed)) {
     result.calibration_ms = CalibrationMillis();
     result.name = std::move(name);
     result.nodes = nodes;

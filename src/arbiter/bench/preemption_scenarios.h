@@ -13,7 +13,7 @@
 #include <functional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/base/status.h"
 #include "arbiter/sim/cluster_simulation.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/api/server.h"
 #include "arbiter/base/status.h"

@@ -10,8 +10,8 @@ namespace arbiter::controllers {
 
 namespace {
 
-constexpr std::string_view kApiVersion = "batch/v1";
-constexpr std::string_view kKind = "CronJob";
+constexpr std::string_view kCronJobApiVersion = "batch/v1";
+constexpr std::string_view kCronJobKind = "CronJob";
 
 bool Finished(const Json& job, std::string* how) {
   const Json* status = Find(job, {"status"});
@@ -33,7 +33,7 @@ Status CronJobController::Sync(Context& ctx, const Changes& changed) {
   for (const Key& key : changed.at("jobs")) {
     const store::Object* job = ctx.informer("jobs").Find(key);
     const Json* ref = job != nullptr ? ControllerRef(job->body) : nullptr;
-    if (ref != nullptr && ref->value("kind", "") == kKind) queue_.Add({key.first, ref->value("name", "")}, now);
+    if (ref != nullptr && ref->value("kind", "") == kCronJobKind) queue_.Add({key.first, ref->value("name", "")}, now);
   }
   return queue_.ProcessDue(
       now, [&](const Key& key) { return SyncCronJob(ctx, key); },
@@ -74,7 +74,7 @@ Status CronJobController::SyncCronJob(Context& ctx, const Key& key) {
     bool was_active = false;
     for (const Json& a : status.value("active", Json::array())) was_active = was_active || a.value("uid", "") == Uid(*job);
     if (was_active) {
-      ctx.Event(cj, kKind, kApiVersion, "Normal", "SawCompletedJob",
+      ctx.Event(cj, kCronJobKind, kCronJobApiVersion, "Normal", "SawCompletedJob",
                 "Saw completed job: " + NameOf(*job) + ", condition: " + how, component);
     }
     if (how == "Complete") {
@@ -96,7 +96,7 @@ Status CronJobController::SyncCronJob(Context& ctx, const Key& key) {
       const Json& job = *done[static_cast<size_t>(i)];
       auto r = api.Delete(ObjectPath(job_info, ns, NameOf(job)), {{"propagationPolicy", "Background"}});
       if (!r.ok() && r.status().code() != StatusCode::kNotFound) return r.status();
-      ctx.Event(cj, kKind, kApiVersion, "Normal", "SuccessfulDelete", "Deleted job " + NameOf(job), component);
+      ctx.Event(cj, kCronJobKind, kCronJobApiVersion, "Normal", "SuccessfulDelete", "Deleted job " + NameOf(job), component);
     }
     return Status::Ok();
   };
@@ -115,13 +115,13 @@ Status CronJobController::SyncCronJob(Context& ctx, const Key& key) {
   // The schedule.
   const std::string zone = StringAt(cj, {"spec", "timeZone"});
   if (!zone.empty() && zone != "UTC" && zone != "Etc/UTC") {
-    ctx.Event(cj, kKind, kApiVersion, "Warning", "UnknownTimeZone",
+    ctx.Event(cj, kCronJobKind, kCronJobApiVersion, "Warning", "UnknownTimeZone",
               "invalid timeZone: \"" + zone + "\": Arbiter runs CronJobs in UTC only", component);
     return write_status();
   }
   auto schedule = CronSchedule::Parse(StringAt(cj, {"spec", "schedule"}));
   if (!schedule.ok()) {
-    ctx.Event(cj, kKind, kApiVersion, "Warning", "InvalidSchedule",
+    ctx.Event(cj, kCronJobKind, kCronJobApiVersion, "Warning", "InvalidSchedule",
               "invalid schedule: " + StringAt(cj, {"spec", "schedule"}) + " : " + schedule.status().message(), component);
     return write_status();
   }
@@ -134,7 +134,7 @@ Status CronJobController::SyncCronJob(Context& ctx, const Key& key) {
     ++missed;
   }
   if (missed > 100) {
-    ctx.Event(cj, kKind, kApiVersion, "Warning", "TooManyMissedTimes",
+    ctx.Event(cj, kCronJobKind, kCronJobApiVersion, "Warning", "TooManyMissedTimes",
               "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew", component);
   }
   if (auto next = schedule->Next(due.value_or(now))) queue_.AddAfter(key, *next);
@@ -145,7 +145,7 @@ Status CronJobController::SyncCronJob(Context& ctx, const Key& key) {
   }
   const std::string policy = StringAt(cj, {"spec", "concurrencyPolicy"});
   if (policy == "Forbid" && !running.empty()) {
-    ctx.Event(cj, kKind, kApiVersion, "Normal", "JobAlreadyActive",
+    ctx.Event(cj, kCronJobKind, kCronJobApiVersion, "Normal", "JobAlreadyActive",
               "Not starting job because prior execution is running and concurrency policy is Forbid", component);
     return write_status();
   }
@@ -153,7 +153,7 @@ Status CronJobController::SyncCronJob(Context& ctx, const Key& key) {
     for (const Json* job : running) {
       auto r = api.Delete(ObjectPath(job_info, ns, NameOf(*job)), {{"propagationPolicy", "Background"}});
       if (!r.ok() && r.status().code() != StatusCode::kNotFound) return r.status();
-      ctx.Event(cj, kKind, kApiVersion, "Normal", "SuccessfulDelete", "Deleted job " + NameOf(*job), component);
+      ctx.Event(cj, kCronJobKind, kCronJobApiVersion, "Normal", "SuccessfulDelete", "Deleted job " + NameOf(*job), component);
     }
     status.erase("active");
   }
@@ -168,14 +168,14 @@ Status CronJobController::SyncCronJob(Context& ctx, const Key& key) {
   }
   job["metadata"]["name"] = job_name;
   job["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"] = FormatRfc3339(*due);
-  job["metadata"]["ownerReferences"] = Json::array({NewControllerRef(cj, kApiVersion, kKind)});
+  job["metadata"]["ownerReferences"] = Json::array({NewControllerRef(cj, kCronJobApiVersion, kCronJobKind)});
   auto created = api.Create(CollectionPath(job_info, ns), job);
   if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
-    ctx.Event(cj, kKind, kApiVersion, "Warning", "FailedCreate", "Error creating job: " + created.status().message(), component);
+    ctx.Event(cj, kCronJobKind, kCronJobApiVersion, "Warning", "FailedCreate", "Error creating job: " + created.status().message(), component);
     return created.status();
   }
   if (created.ok()) {
-    ctx.Event(cj, kKind, kApiVersion, "Normal", "SuccessfulCreate", "Created job " + job_name, component);
+    ctx.Event(cj, kCronJobKind, kCronJobApiVersion, "Normal", "SuccessfulCreate", "Created job " + job_name, component);
     status["active"].push_back({{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", job_name}, {"namespace", ns},
                                 {"uid", Uid(*created)}, {"resourceVersion", StringAt(*created, {"metadata", "resourceVersion"})}});
   }

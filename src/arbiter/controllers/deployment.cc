@@ -11,8 +11,8 @@ namespace arbiter::controllers {
 
 namespace {
 
-constexpr std::string_view kApiVersion = "apps/v1";
-constexpr std::string_view kKind = "Deployment";
+constexpr std::string_view kDeploymentApiVersion = "apps/v1";
+constexpr std::string_view kDeploymentKind = "Deployment";
 constexpr const char* kRevision = "deployment.kubernetes.io/revision";
 constexpr const char* kRevisionHistory = "deployment.kubernetes.io/revision-history";
 constexpr const char* kDesiredReplicas = "deployment.kubernetes.io/desired-replicas";
@@ -188,7 +188,7 @@ struct DeploymentController::Run {
     next["spec"]["replicas"] = to;
     ARBITER_RETURN_IF_ERROR(UpdateRs(rs, std::move(next)));
     if (from != to) {
-      ctx.Event(d, kKind, kApiVersion, "Normal", "ScalingReplicaSet",
+      ctx.Event(d, kDeploymentKind, kDeploymentApiVersion, "Normal", "ScalingReplicaSet",
                 std::string("Scaled ") + (to > from ? "up" : "down") + " replica set " + NameOf(rs) + " from " +
                     std::to_string(from) + " to " + std::to_string(to),
                 std::string(self.Name()));
@@ -209,7 +209,7 @@ struct DeploymentController::Run {
   // --- Reading the ReplicaSets ---
 
   Status Claim(const std::optional<model::LabelSelector>& selector) {
-    return ClaimObjects(ctx.api(), rs_info, ctx.informer("replicasets"), ns, d, kApiVersion, kKind, selector,
+    return ClaimObjects(ctx.api(), rs_info, ctx.informer("replicasets"), ns, d, kDeploymentApiVersion, kDeploymentKind, selector,
                         [](const Json&) { return true; }, [this](const Json& rs) { owned.push_back(rs); });
   }
 
@@ -322,7 +322,7 @@ struct DeploymentController::Run {
                 {{"name", rs_name},
                  {"namespace", ns},
                  {"labels", rs_template["metadata"]["labels"]},
-                 {"ownerReferences", Json::array({NewControllerRef(d, kApiVersion, kKind)})}}},
+                 {"ownerReferences", Json::array({NewControllerRef(d, kDeploymentApiVersion, kDeploymentKind)})}}},
                {"spec",
                 {{"replicas", 0},
                  {"minReadySeconds", IntAt(d, {"spec", "minReadySeconds"}, 0)},
@@ -359,7 +359,7 @@ struct DeploymentController::Run {
       return Conflict("found a hash collision for the ReplicaSet of deployment " + name + ": will retry");
     }
     if (replicas > 0) {
-      ctx.Event(d, kKind, kApiVersion, "Normal", "ScalingReplicaSet",
+      ctx.Event(d, kDeploymentKind, kDeploymentApiVersion, "Normal", "ScalingReplicaSet",
                 "Scaled up replica set " + rs_name + " from 0 to " + std::to_string(replicas), std::string(self.Name()));
     }
     owned.push_back(std::move(*created));
@@ -724,7 +724,7 @@ struct DeploymentController::Run {
     }
     if (*selector && (*selector)->empty()) {
       // A selector that selects everything would take every pod of the namespace.
-      ctx.Event(d, kKind, kApiVersion, "Warning", "SelectingAll",
+      ctx.Event(d, kDeploymentKind, kDeploymentApiVersion, "Warning", "SelectingAll",
                 "This deployment is selecting all pods. A non-empty selector is required.", std::string(self.Name()));
       Json status = StatusOf(d);
       status["observedGeneration"] = IntAt(d, {"metadata", "generation"}, 0);
@@ -755,7 +755,7 @@ Status DeploymentController::Sync(Context& ctx, const Changes& changed) {
   // A ReplicaSet's change goes to its Deployment; an orphan's to every Deployment that selects it.
   auto owner_of = [&](const Key& key, const Json& o) {
     if (const Json* ref = ControllerRef(o); ref != nullptr) {
-      if (ref->value("kind", "") == kKind) queue_.Add({key.first, ref->value("name", "")}, now);
+      if (ref->value("kind", "") == kDeploymentKind) queue_.Add({key.first, ref->value("name", "")}, now);
       return;
     }
     const model::LabelMap labels = LabelsOf(o);
@@ -790,7 +790,7 @@ Status DeploymentController::Sync(Context& ctx, const Changes& changed) {
     if (ref == nullptr || ref->value("kind", "") != "ReplicaSet") continue;
     const store::Object* rs = sets.Find({key.first, ref->value("name", "")});
     const Json* owner = rs != nullptr ? ControllerRef(rs->body) : nullptr;
-    if (owner == nullptr || owner->value("kind", "") != kKind) continue;
+    if (owner == nullptr || owner->value("kind", "") != kDeploymentKind) continue;
     const store::Object* d = deployments.Find({key.first, owner->value("name", "")});
     if (d != nullptr && StringAt(d->body, {"spec", "strategy", "type"}) == "Recreate") {
       const Key deployment{key.first, owner->value("name", "")};

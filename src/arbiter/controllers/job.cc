@@ -11,8 +11,8 @@ namespace arbiter::controllers {
 
 namespace {
 
-constexpr std::string_view kApiVersion = "batch/v1";
-constexpr std::string_view kKind = "Job";
+constexpr std::string_view kJobApiVersion = "batch/v1";
+constexpr std::string_view kJobKind = "Job";
 constexpr const char* kTracking = "batch.kubernetes.io/job-tracking";
 constexpr const char* kIndex = "batch.kubernetes.io/job-completion-index";
 
@@ -123,7 +123,7 @@ void JobController::Reset() {
 Status JobController::Sync(Context& ctx, const Changes& changed) {
   const Timestamp now = ctx.now();
   for (const Key& key : changed.at("jobs")) queue_.Add(key, now);
-  (void)FollowOwnedPods(changed.at("pods"), ctx.informer("pods"), kKind, owner_of_, expectations_, queue_, now);
+  (void)FollowOwnedPods(changed.at("pods"), ctx.informer("pods"), kJobKind, owner_of_, expectations_, queue_, now);
   return queue_.ProcessDue(
       now, [&](const Key& key) { return SyncJob(ctx, key); },
       [](const Key& key) { return "job " + key.first + "/" + key.second; });
@@ -149,7 +149,7 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
   std::vector<const Json*> mine;
   std::deque<Json> adopted;
   const store::Informer& pod_informer = ctx.informer("pods");
-  Status claim = ClaimObjects(api, pod_info, pod_informer, ns, job, kApiVersion, kKind, *selector,
+  Status claim = ClaimObjects(api, pod_info, pod_informer, ns, job, kJobApiVersion, kJobKind, *selector,
                               [](const Json&) { return true; }, [&](const Json& pod) {
                                 const store::Object* seen = pod_informer.Find({ns, NameOf(pod)});
                                 mine.push_back(seen != nullptr && &seen->body == &pod ? &pod : &adopted.emplace_back(pod));
@@ -267,7 +267,7 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
     for (const Json* p : active) {
       auto r = api.Delete(ObjectPath(pod_info, ns, NameOf(*p)));
       if (r.ok()) {
-        ctx.Event(job, kKind, kApiVersion, "Normal", "SuccessfulDelete", "Deleted pod: " + NameOf(*p), component);
+        ctx.Event(job, kJobKind, kJobApiVersion, "Normal", "SuccessfulDelete", "Deleted pod: " + NameOf(*p), component);
         ++terminating;
       }
     }
@@ -276,7 +276,7 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
         SetCondition(status, Condition("FailureTarget", failure->first, failure->second, now));
         if (terminating == 0) {
           SetCondition(status, Condition("Failed", failure->first, failure->second, now));
-          ctx.Event(job, kKind, kApiVersion, "Warning", failure->first, failure->second, component);
+          ctx.Event(job, kJobKind, kJobApiVersion, "Warning", failure->first, failure->second, component);
         }
       } else {
         SetCondition(status, Condition("SuccessCriteriaMet", "CompletionsReached",
@@ -284,7 +284,7 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
         if (terminating == 0) {
           SetCondition(status, Condition("Complete", "CompletionsReached", "Reached expected number of succeeded pods", now));
           status["completionTime"] = FormatRfc3339(now / kSecond * kSecond);
-          ctx.Event(job, kKind, kApiVersion, "Normal", "Completed", "Job completed", component);
+          ctx.Event(job, kJobKind, kJobApiVersion, "Normal", "Completed", "Job completed", component);
         }
       }
     }
@@ -342,7 +342,7 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
       expectations_.Expect(key, count, {}, now);
       const Json* tmpl = Find(job, {"spec", "template"});
       auto [created, err] = SlowStartBatch(count, [&](int64_t k) -> Status {
-        Json pod = PodFromTemplate(tmpl != nullptr ? *tmpl : Json::object(), job, kApiVersion, kKind, key.second + "-");
+        Json pod = PodFromTemplate(tmpl != nullptr ? *tmpl : Json::object(), job, kJobApiVersion, kJobKind, key.second + "-");
         pod["metadata"]["finalizers"].push_back(kTracking);
         if (indexed) {
           const std::string i = std::to_string(indexes[static_cast<size_t>(k)]);
@@ -356,10 +356,10 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
         }
         auto r = api.Create(CollectionPath(pod_info, ns), pod);
         if (r.ok()) {
-          ctx.Event(job, kKind, kApiVersion, "Normal", "SuccessfulCreate", "Created pod: " + NameOf(*r), component);
+          ctx.Event(job, kJobKind, kJobApiVersion, "Normal", "SuccessfulCreate", "Created pod: " + NameOf(*r), component);
           return Status::Ok();
         }
-        ctx.Event(job, kKind, kApiVersion, "Warning", "FailedCreate", "Error creating: " + r.status().message(), component);
+        ctx.Event(job, kJobKind, kJobApiVersion, "Warning", "FailedCreate", "Error creating: " + r.status().message(), component);
         return r.status();
       });
       for (int64_t i = created; i < count; ++i) expectations_.CreationObserved(key);

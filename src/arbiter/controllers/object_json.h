@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/base/status.h"
 #include "arbiter/base/time.h"

@@ -10,8 +10,8 @@ namespace arbiter::controllers {
 
 namespace {
 
-constexpr std::string_view kApiVersion = "apps/v1";
-constexpr std::string_view kKind = "ReplicaSet";
+constexpr std::string_view kReplicaSetApiVersion = "apps/v1";
+constexpr std::string_view kReplicaSetKind = "ReplicaSet";
 
 // The objects of an informer in one namespace, in name order.
 template <typename Fn>
@@ -34,7 +34,7 @@ Status ReplicaSetController::Sync(Context& ctx, const Changes& changed) {
   const store::Informer& sets = ctx.informer("replicasets");
   for (const Key& key : changed.at("replicasets")) queue_.Add(key, now);
   for (const Key& pod_key :
-       FollowOwnedPods(changed.at("pods"), pods, kKind, owner_of_, expectations_, queue_, now)) {
+       FollowOwnedPods(changed.at("pods"), pods, kReplicaSetKind, owner_of_, expectations_, queue_, now)) {
     const store::Object* o = pods.Find(pod_key);
     // An orphan: the ReplicaSets of its namespace that select it may adopt it.
     const model::LabelMap labels = LabelsOf(o->body);
@@ -74,7 +74,7 @@ Status ReplicaSetController::SyncReplicaSet(Context& ctx, const Key& key) {
   std::deque<Json> adopted;
   const store::Informer& pod_informer = ctx.informer("pods");
   Status claim_error = ClaimObjects(
-      api, pod_info, pod_informer, ns, rs, kApiVersion, kKind, *selector, [](const Json& pod) { return PodActive(pod); },
+      api, pod_info, pod_informer, ns, rs, kReplicaSetApiVersion, kReplicaSetKind, *selector, [](const Json& pod) { return PodActive(pod); },
       [&](const Json& pod) {
         const store::Object* seen = pod_informer.Find({ns, NameOf(pod)});
         owned.push_back(seen != nullptr && &seen->body == &pod ? &pod : &adopted.emplace_back(pod));
@@ -89,15 +89,15 @@ Status ReplicaSetController::SyncReplicaSet(Context& ctx, const Key& key) {
       const int64_t n = std::min(-diff, kBurstReplicas);
       expectations_.Expect(key, n, {}, now);
       const Json* tmpl = Find(rs, {"spec", "template"});
-      const Json pod = PodFromTemplate(tmpl != nullptr ? *tmpl : Json::object(), rs, kApiVersion, kKind, key.second + "-");
+      const Json pod = PodFromTemplate(tmpl != nullptr ? *tmpl : Json::object(), rs, kReplicaSetApiVersion, kReplicaSetKind, key.second + "-");
       const std::string collection = CollectionPath(pod_info, ns);
       auto [created, err] = SlowStartBatch(n, [&](int64_t) -> Status {
         auto r = api.Create(collection, pod);
         if (r.ok()) {
-          ctx.Event(rs, kKind, kApiVersion, "Normal", "SuccessfulCreate", "Created pod: " + NameOf(*r), std::string(Name()));
+          ctx.Event(rs, kReplicaSetKind, kReplicaSetApiVersion, "Normal", "SuccessfulCreate", "Created pod: " + NameOf(*r), std::string(Name()));
           return Status::Ok();
         }
-        ctx.Event(rs, kKind, kApiVersion, "Warning", "FailedCreate", "Error creating: " + r.status().message(),
+        ctx.Event(rs, kReplicaSetKind, kReplicaSetApiVersion, "Warning", "FailedCreate", "Error creating: " + r.status().message(),
                   std::string(Name()));
         return r.status();
       });
@@ -134,12 +134,12 @@ Status ReplicaSetController::SyncReplicaSet(Context& ctx, const Key& key) {
         const std::string name = NameOf(*p);
         auto r = api.Delete(ObjectPath(pod_info, ns, name));
         if (r.ok()) {
-          ctx.Event(rs, kKind, kApiVersion, "Normal", "SuccessfulDelete", "Deleted pod: " + name, std::string(Name()));
+          ctx.Event(rs, kReplicaSetKind, kReplicaSetApiVersion, "Normal", "SuccessfulDelete", "Deleted pod: " + name, std::string(Name()));
           continue;
         }
         expectations_.DeletionObserved(key, {ns, name});
         if (r.status().code() == StatusCode::kNotFound) continue;
-        ctx.Event(rs, kKind, kApiVersion, "Warning", "FailedDelete", "Error deleting: " + r.status().message(),
+        ctx.Event(rs, kReplicaSetKind, kReplicaSetApiVersion, "Warning", "FailedDelete", "Error deleting: " + r.status().message(),
                   std::string(Name()));
         if (manage_error.ok()) manage_error = r.status();
       }

@@ -10,8 +10,8 @@ namespace arbiter::controllers {
 
 namespace {
 
-constexpr std::string_view kApiVersion = "apps/v1";
-constexpr std::string_view kKind = "StatefulSet";
+constexpr std::string_view kStatefulSetApiVersion = "apps/v1";
+constexpr std::string_view kStatefulSetKind = "StatefulSet";
 constexpr const char* kRevisionLabel = "controller-revision-hash";
 
 bool RunningAndReady(const Json& pod) {
@@ -29,7 +29,7 @@ Status StatefulSetController::Sync(Context& ctx, const Changes& changed) {
     auto prev = owner_of_.find(key);
     if (prev != owner_of_.end()) queue_.Add(prev->second, now);
     const Json* ref = o != nullptr ? ControllerRef(o->body) : nullptr;
-    if (ref != nullptr && ref->value("kind", "") == kKind) {
+    if (ref != nullptr && ref->value("kind", "") == kStatefulSetKind) {
       owner_of_[key] = {key.first, ref->value("name", "")};
       queue_.Add(owner_of_[key], now);
     } else if (prev != owner_of_.end()) {
@@ -76,7 +76,7 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
                         {{"apiVersion", "apps/v1"},
                          {"kind", "ControllerRevision"},
                          {"metadata", {{"name", update_revision}, {"labels", labels},
-                                       {"ownerReferences", Json::array({NewControllerRef(set, kApiVersion, kKind)})}}},
+                                       {"ownerReferences", Json::array({NewControllerRef(set, kStatefulSetApiVersion, kStatefulSetKind)})}}},
                          {"data", {{"spec", {{"template", template_json}, {"$patch", "replace"}}}}},
                          {"revision", newest + 1}});
     if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) return r.status();
@@ -87,7 +87,7 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
   const int64_t replicas = IntAt(set, {"spec", "replicas"}, 1);
   std::map<int64_t, Json> by_ordinal;
   std::vector<Json> condemned;  // beyond the replicas, or not named as the set names pods
-  ARBITER_RETURN_IF_ERROR(ClaimObjects(api, pod_info, ctx.informer("pods"), ns, set, kApiVersion, kKind, *selector,
+  ARBITER_RETURN_IF_ERROR(ClaimObjects(api, pod_info, ctx.informer("pods"), ns, set, kStatefulSetApiVersion, kStatefulSetKind, *selector,
                                        [](const Json&) { return true; }, [&](const Json& pod) {
                                          const std::string pod_name = NameOf(pod);
                                          const std::string prefix = name + "-";
@@ -105,7 +105,7 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
 
   auto new_pod = [&](int64_t ordinal) {
     const std::string pod_name = name + "-" + std::to_string(ordinal);
-    Json pod = PodFromTemplate(template_json, set, kApiVersion, kKind, "");
+    Json pod = PodFromTemplate(template_json, set, kStatefulSetApiVersion, kStatefulSetKind, "");
     pod["metadata"].erase("generateName");
     pod["metadata"]["name"] = pod_name;
     pod["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"] = pod_name;
@@ -131,7 +131,7 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
         auto r = api.Create(CollectionPath(pvc_info, ns), pvc);
         if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) return r.status();
         if (r.ok()) {
-          ctx.Event(set, kKind, kApiVersion, "Normal", "SuccessfulCreate",
+          ctx.Event(set, kStatefulSetKind, kStatefulSetApiVersion, "Normal", "SuccessfulCreate",
                     "create Claim " + claim_name + " Pod " + pod_name + " in StatefulSet " + name + " success", component);
         }
       }
@@ -139,7 +139,7 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
     auto r = api.Create(CollectionPath(pod_info, ns), pod);
     if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) return r.status();
     if (r.ok()) {
-      ctx.Event(set, kKind, kApiVersion, "Normal", "SuccessfulCreate",
+      ctx.Event(set, kStatefulSetKind, kStatefulSetApiVersion, "Normal", "SuccessfulCreate",
                 "create Pod " + pod_name + " in StatefulSet " + name + " successful", component);
     }
     return Status::Ok();
@@ -148,7 +148,7 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
     auto r = api.Delete(ObjectPath(pod_info, ns, NameOf(pod)), {{"preconditions", {{"uid", Uid(pod)}}}});
     if (!r.ok() && r.status().code() != StatusCode::kNotFound && r.status().code() != StatusCode::kConflict) return r.status();
     if (r.ok()) {
-      ctx.Event(set, kKind, kApiVersion, "Normal", "SuccessfulDelete",
+      ctx.Event(set, kStatefulSetKind, kStatefulSetApiVersion, "Normal", "SuccessfulDelete",
                 "delete Pod " + NameOf(pod) + " in StatefulSet " + name + " successful", component);
     }
     return Status::Ok();

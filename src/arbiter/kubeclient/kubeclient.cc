@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include <httplib.h>
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 #include <yaml-cpp/yaml.h>
 
 #include "arbiter/model/quantity.h"

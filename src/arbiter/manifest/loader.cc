@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/manifest/decoder.h"
 #include "arbiter/manifest/object_decoder.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/base/status.h"
 #include "arbiter/model/objects.h"

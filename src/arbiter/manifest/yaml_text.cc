@@ -14,13 +14,13 @@ namespace arbiter::manifest {
 namespace {
 
 // As the JSON reader: the reference reader takes over well before any nesting bound.
-constexpr size_t kMaxDepth = 63;
+constexpr size_t kMaxYamlDepth = 63;
 
-struct StepAside {
+struct YamlStepAside {
   std::string why;
 };
 
-[[noreturn]] void Fail(std::string why) { throw StepAside{std::move(why)}; }
+[[noreturn]] void YamlFail(std::string why) { throw YamlStepAside{std::move(why)}; }
 
 // Builds the trees from the parser's events. yaml-cpp tags a quoted or block scalar "!" and a
 // plain one "?", and reports plain null scalars (empty, "~", "null", "Null", "NULL") as nulls.
@@ -32,11 +32,11 @@ class Builder final : public YAML::EventHandler {
 
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { Fail("an alias"); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { YamlFail("an alias"); }
 
   void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override {
     CheckAnchor(anchor);
-    if (ExpectingKey()) Fail("a null key");
+    if (ExpectingKey()) YamlFail("a null key");
     auto [tree, at] = Place();
     tree->values()[at].type = ValueTree::Type::kNull;
     Completed();
@@ -44,7 +44,7 @@ class Builder final : public YAML::EventHandler {
 
   void OnScalar(const YAML::Mark&, const std::string& tag, YAML::anchor_t anchor, const std::string& value) override {
     CheckAnchor(anchor);
-    if (tag != "?" && tag != "!") Fail("a tag");
+    if (tag != "?" && tag != "!") YamlFail("a tag");
     const bool quoted = tag == "!";
     if (ExpectingKey()) {
       Frame& f = stack_.back();
@@ -84,14 +84,14 @@ class Builder final : public YAML::EventHandler {
   };
 
   static void CheckAnchor(YAML::anchor_t anchor) {
-    if (anchor != YAML::NullAnchor) Fail("an anchor");
+    if (anchor != YAML::NullAnchor) YamlFail("an anchor");
   }
   bool ExpectingKey() const { return !stack_.empty() && stack_.back().map && stack_.back().expect_key; }
 
   // Where the next value goes: the root, a new child of the open container, or a new item.
   std::pair<ValueTree*, uint32_t> Place() {
     if (stack_.empty()) {
-      if (!doc_.empty()) Fail("a second root");
+      if (!doc_.empty()) YamlFail("a second root");
       doc_.values().emplace_back();
       return {&doc_, 0};
     }
@@ -112,9 +112,9 @@ class Builder final : public YAML::EventHandler {
 
   void Open(const std::string& tag, YAML::anchor_t anchor, ValueTree::Type type) {
     CheckAnchor(anchor);
-    if (tag != "?" && !tag.empty()) Fail("a tag");
-    if (ExpectingKey()) Fail("a key that is not a scalar");
-    if (stack_.size() >= kMaxDepth) Fail("nesting is too deep");
+    if (tag != "?" && !tag.empty()) YamlFail("a tag");
+    if (ExpectingKey()) YamlFail("a key that is not a scalar");
+    if (stack_.size() >= kMaxYamlDepth) YamlFail("nesting is too deep");
     // The top-level `items` sequence: streamed.
     if (type == ValueTree::Type::kArray && stack_.size() == 1 && stack_[0].map && stack_[0].key == "items") {
       auto [tree, at] = Place();
@@ -137,10 +137,10 @@ class Builder final : public YAML::EventHandler {
   }
 
   void Close() {
-    if (stack_.empty()) Fail("an unbalanced end");
+    if (stack_.empty()) YamlFail("an unbalanced end");
     const Frame f = stack_.back();
     stack_.pop_back();
-    if (f.map && f.tree->HasDuplicateKey(f.index)) Fail("a key given twice");  // the reference reader says so
+    if (f.map && f.tree->HasDuplicateKey(f.index)) YamlFail("a key given twice");  // the reference reader says so
     if (!f.items) Completed();
   }
 
@@ -176,11 +176,11 @@ YamlTextReader::Result YamlTextReader::Read(std::string_view text, ValueTree& tr
     TextBuf buf(text);
     std::istream in(&buf);
     YAML::Parser parser(in);
-    if (!parser.HandleNextDocument(builder)) Fail("no document");
+    if (!parser.HandleNextDocument(builder)) YamlFail("no document");
     items_streamed_ = builder.items_streamed();
-    if (tree.empty() || tree.at(0).type == ValueTree::Type::kNull) Fail("a null document");
+    if (tree.empty() || tree.at(0).type == ValueTree::Type::kNull) YamlFail("a null document");
     return Result::kDocument;
-  } catch (const StepAside& s) {
+  } catch (const YamlStepAside& s) {
     why_ = s.why;
   } catch (const std::exception& e) {
     why_ = e.what();  // the reference reader reports it

@@ -1,7 +1,7 @@
 // Nomad JSON into the model, with field-level errors.
 #include "arbiter/nomad/input.h"
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 
 #include "arbiter/base/text_table.h"
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include <set>
 #include <sstream>
@@ -12,7 +12,7 @@ namespace arbiter::nomad {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 // `nomad job plan` separates columns by two spaces.
 std::string Table(const std::vector<std::vector<std::string>>& rows) { return TextTable(rows, 2); }
@@ -20,8 +20,8 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) { return Te
 }  // namespace
 
 std::string RenderJson(const Job& job, const NomadPlan& plan) {
-  Json j;
-  Json updates = Json::object();
+  OrderedJson j;
+  OrderedJson updates = OrderedJson::object();
   for (const auto& tg : job.groups) {
     auto it = plan.desired_updates.find(tg.name);
     const GroupUpdate u = it == plan.desired_updates.end() ? GroupUpdate{} : it->second;
@@ -29,7 +29,7 @@ std::string RenderJson(const Job& job, const NomadPlan& plan) {
                         {"Stop", 0},          {"InPlaceUpdate", 0},       {"DestructiveUpdate", 0},
                         {"Canary", 0},        {"Preemptions", u.preemptions}};
   }
-  Json preempted = Json::array();
+  OrderedJson preempted = OrderedJson::array();
   for (const auto& p : plan.preempted) {
     const Alloc& a = *p.alloc;
     preempted.push_back({{"ID", a.id},
@@ -46,7 +46,7 @@ std::string RenderJson(const Job& job, const NomadPlan& plan) {
                          {"PreemptedByAllocation", p.by}});
   }
   j["Annotations"] = {{"DesiredTGUpdates", updates}, {"PreemptedAllocs", preempted}};
-  Json failed = Json::object();
+  OrderedJson failed = OrderedJson::object();
   for (const auto& [tg, f] : plan.failed) {
     failed[tg] = {{"NodesEvaluated", f.nodes_evaluated},
                   {"NodesFiltered", f.nodes_filtered},
@@ -55,9 +55,9 @@ std::string RenderJson(const Job& job, const NomadPlan& plan) {
                   {"CoalescedFailures", f.coalesced_failures}};
   }
   j["FailedTGAllocs"] = failed;
-  Json placements = Json::array();
+  OrderedJson placements = OrderedJson::array();
   for (const auto& p : plan.placements) {
-    Json entry = {{"TaskGroup", p.task_group},
+    OrderedJson entry = {{"TaskGroup", p.task_group},
                   {"Index", p.index},
                   {"NodeID", p.node_id},
                   {"NodeName", p.node_name},

@@ -8,7 +8,7 @@
 #include <optional>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 #include <yaml-cpp/yaml.h>
 
 namespace arbiter::plan {

@@ -12,7 +12,7 @@
 #include <ostream>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/sim/plan_simulation.h"
 

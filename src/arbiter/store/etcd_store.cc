@@ -206,7 +206,7 @@ std::string Shorten(std::string s) {
   return s;
 }
 
-std::string DescribeWatch(const std::string& resource, const std::string& ns) {
+std::string DescribeEtcdWatch(const std::string& resource, const std::string& ns) {
   std::string d = "the watch of " + resource;
   if (!ns.empty()) d += " in namespace \"" + ns + "\"";
   return d;
@@ -467,9 +467,9 @@ class EtcdWatch : public Watch {
     const auto deadline = Clock::now() + timeout;
     std::unique_lock<std::mutex> lk(shared_->mu);
     for (;;) {
-      if (shared_->stopped) return FailedPrecondition(DescribeWatch(spec_.resource, spec_.ns) + " was stopped");
+      if (shared_->stopped) return FailedPrecondition(DescribeEtcdWatch(spec_.resource, spec_.ns) + " was stopped");
       if (shared_->closed) {
-        return Unavailable(DescribeWatch(spec_.resource, spec_.ns) + " ended: the store was closed");
+        return Unavailable(DescribeEtcdWatch(spec_.resource, spec_.ns) + " ended: the store was closed");
       }
       if (!shared_->queue.empty()) {
         std::vector<EventPtr> out;
@@ -552,7 +552,7 @@ class EtcdWatch : public Watch {
       }
       ++failed;
       errors[endpoint] = error;
-      const std::string describe = DescribeWatch(spec_.resource, spec_.ns);
+      const std::string describe = DescribeEtcdWatch(spec_.resource, spec_.ns);
       if (failed >= 2 * n && Clock::now() - failing_since >= give_up) {
         std::string all;
         for (size_t i = 0; i < n; ++i) all += (i == 0 ? "" : "; ") + conn_->url(i) + ": " + errors[i];
@@ -653,7 +653,7 @@ class EtcdWatch : public Watch {
     std::lock_guard<std::mutex> lk(shared_->mu);
     if (compact_revision > 0) shared_->compact_revision = compact_revision;
     if (!shared_->terminal) {
-      std::string m = DescribeWatch(spec_.resource, spec_.ns) + " fell behind: it needs the events after revision " +
+      std::string m = DescribeEtcdWatch(spec_.resource, spec_.ns) + " fell behind: it needs the events after revision " +
                       std::to_string(cursor_) + " but etcd has compacted its history";
       if (compact_revision > 0) {
         m += " up to revision " + std::to_string(compact_revision) + " (the oldest revision still kept is " +
@@ -689,7 +689,7 @@ class EtcdWatch : public Watch {
     }
     if (Bool(Field(result, "canceled"))) {
       const std::string reason = Text(Field(result, "cancel_reason"));
-      SetTerminal(Unavailable(DescribeWatch(spec_.resource, spec_.ns) + " was canceled by etcd" +
+      SetTerminal(Unavailable(DescribeEtcdWatch(spec_.resource, spec_.ns) + " was canceled by etcd" +
                               (reason.empty() ? "" : ": " + reason)));
       return false;
     }
@@ -750,7 +750,7 @@ class EtcdWatch : public Watch {
       auto value = Base64Decode(Text(Field(value_kv, "value")));
       Json body = value ? Json::parse(*value, nullptr, false) : Json();
       if (!value || body.is_discarded() || !ValidateBody(e.object.resource, e.object.ns, e.object.name, body).ok()) {
-        return Internal(DescribeWatch(spec_.resource, spec_.ns) + ": the etcd value of " +
+        return Internal(DescribeEtcdWatch(spec_.resource, spec_.ns) + ": the etcd value of " +
                         DescribeKey(e.object.resource, e.object.ns, e.object.name) + " at revision " +
                         std::to_string(revision) + " is not a JSON object");
       }

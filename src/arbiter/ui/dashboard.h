@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "arbiter/base/json.h"
 
 #include "arbiter/base/status.h"
 #include "arbiter/base/time.h"
