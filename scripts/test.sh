@@ -8,7 +8,7 @@
 #   scripts/test.sh --tree both         both, one after the other (ARBITER_SANITIZE=1 means this)
 #   scripts/test.sh -- -L unit          anything after `--` goes to ctest (here: the quick unit tests)
 #
-# Every step prints its wall time (docs/ci.md keeps the figures).
+# Every step prints its wall time (scripts/timed.sh; docs/ci.md keeps the figures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tree=plain
@@ -23,12 +23,7 @@ while [ $# -gt 0 ]; do
 done
 case "$tree" in plain|sanitize|both) ;; *) echo "test.sh: --tree must be plain, sanitize or both, not '$tree'" >&2; exit 2 ;; esac
 
-timed() {  # timed NAME COMMAND...: runs COMMAND and prints how long it took
-  local name="$1" start=$SECONDS
-  shift
-  "$@"
-  echo "== test.sh: $name took $((SECONDS - start)) s =="
-}
+source scripts/timed.sh
 
 timed "install-deps" ./scripts/install-deps.sh
 
