@@ -58,7 +58,13 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   }
   // The data directory holds the SQLite store and the kubeconfig; one server per directory.
   std::error_code dir_ec;
-  std::filesystem::create_directories(flags.data_dir, dir_ec);
+  // The data directory holds the store (Secrets among it): the owner's alone (0700), as etcd's
+  // is. One serve creates is made so; one that exists is left as it is (it may be shared), and
+  // its store files are 0600 either way (OpenSqliteStore).
+  const bool existed = std::filesystem::exists(flags.data_dir, dir_ec);
+  if (!existed && std::filesystem::create_directories(flags.data_dir, dir_ec) && !dir_ec) {
+    std::filesystem::permissions(flags.data_dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace, dir_ec);
+  }
   if (dir_ec) {
     err << "arbiter serve: --data-dir " << flags.data_dir << ": " << dir_ec.message() << "\n";
     return 2;
@@ -67,6 +73,12 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   if (!dir_lock.ok()) {
     err << "arbiter serve: --data-dir " << dir_lock.status().message() << "\n";
     return 1;
+  }
+  std::error_code perm_ec;
+  if (existed && (std::filesystem::status(flags.data_dir, perm_ec).permissions() &
+                  (std::filesystem::perms::group_all | std::filesystem::perms::others_all)) != std::filesystem::perms::none) {
+    Log(err, 'W', "data directory is open to others",
+        "dir=\"" + flags.data_dir + "\" detail=\"the store's files are 0600; 0700 is recommended for the directory\"");
   }
 
   std::unique_ptr<store::Store> st;

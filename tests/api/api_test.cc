@@ -17,6 +17,7 @@
 #include <filesystem>
 
 #include "arbiter/api/admission.h"
+#include "arbiter/api/authn.h"
 #include "arbiter/api/authz.h"
 #include "arbiter/api/patch.h"
 #include "arbiter/api/protobuf_codec.h"
@@ -1564,6 +1565,44 @@ TEST_F(ApiServerTest, QuotaScopedToAPriorityClassLimitsOnlyThatClass) {
   EXPECT_EQ(List(kPods), (Names{"high-1", "low-1", "none"}));
 }
 
+TEST_F(ApiServerTest, APodGroupsPriorityIsDecidedByItsClassAndItsMembersMustShareIt) {
+  const std::string groups = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups";
+  const std::string classes = "/apis/scheduling.k8s.io/v1/priorityclasses";
+  auto group = [](const std::string& name) {
+    return Json{{"apiVersion", "scheduling.k8s.io/v1beta1"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", name}}},
+                {"spec", {{"workloadRef", {{"workloadName", "w"}, {"templateName", "t"}}},
+                          {"schedulingPolicy", {{"basic", Json::object()}}}}}};
+  };
+  // A priority with no class that gives it is refused, as a pod's is.
+  Json forged = group("forged");
+  forged["spec"]["priority"] = 2000001000;
+  Response refused = Post(groups, forged);
+  ASSERT_TRUE(IsStatus(refused, 403, "Forbidden")) << refused.body;
+  EXPECT_NE(MessageOf(refused).find("must not be provided in PodGroup spec"), std::string::npos) << refused.body;
+  // The class decides, and an update cannot change it afterwards.
+  MustCreate(classes, ClassJson("high", 1000));
+  Json high = group("g");
+  high["spec"]["priorityClassName"] = "high";
+  MustCreate(groups, high);
+  Json stored = MustGet(groups + "/g");
+  EXPECT_EQ(stored["spec"]["priority"], 1000);
+  EXPECT_EQ(stored["spec"]["preemptionPolicy"], "PreemptLowerPriority");
+  stored["spec"]["priority"] = 2000001000;
+  stored["spec"].erase("priorityClassName");
+  ASSERT_EQ(Put(groups + "/g", stored).code, 200);
+  EXPECT_EQ(MustGet(groups + "/g")["spec"]["priority"], 1000);
+  // A member without the group's class is refused; with it, admitted.
+  Json member = PodJson("m1");
+  member["spec"]["schedulingGroup"] = {{"podGroupName", "g"}};
+  Response orphan = Post(kPods, member);
+  ASSERT_TRUE(IsStatus(orphan, 403, "Forbidden")) << orphan.body;
+  EXPECT_NE(MessageOf(orphan).find("differs from its PodGroup \"g\""), std::string::npos) << orphan.body;
+  member["spec"]["priorityClassName"] = "high";
+  EXPECT_EQ(Post(kPods, member).code, 201);
+}
+
 TEST_F(ApiServerTest, GroupHierarchyAdmissionRejectsCyclesAndDepthButNotAParentYetToCome) {
   const std::string composites = "/apis/scheduling.k8s.io/v1alpha3/namespaces/default/compositepodgroups";
   const std::string groups = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups";
@@ -2221,6 +2260,116 @@ TEST_F(RbacTest, NoOneGrantsWhatTheyDoNotHold) {
   view["subjects"][0]["name"] = "bob";
   EXPECT_EQ(As(alice_, "POST", bindings, view).code, 201);
   EXPECT_TRUE(authorizer_.Allowed(bob_, Attrs("get", "", "pods", "team-a")));
+}
+
+TEST_F(RbacTest, ABindingToARoleThatDoesNotExistIsNotFoundUnlessTheGrantorMayBindIt) {
+  MustCreate(kNamespaces, NamespaceJson("team-a"));
+  const Json future = {{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "RoleBinding"},
+                       {"metadata", {{"name", "pre"}}},
+                       {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", "future-admin"}}},
+                       {"subjects", Json::array({{{"kind", "User"}, {"name", "alice"}}})}};
+  const std::string bindings = "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings";
+  // An empty role would be "covered" by anything: it must not be taken as one.
+  EXPECT_TRUE(IsStatus(As(alice_, "POST", bindings, future), 404, "NotFound"));
+  EXPECT_FALSE(store_->Get("rolebindings", "team-a", "pre").ok());
+  // A superuser may bind a role before it exists, as upstream.
+  EXPECT_EQ(As(admin_, "POST", bindings, future).code, 201);
+}
+
+TEST_F(RbacTest, NamesEachKindRefusesAreInvalidWithUpstreamsMessage) {
+  MustCreate(kNamespaces, NamespaceJson("team-a"));
+  auto post = [&](const std::string& path, const std::string& kind, const std::string& api_version, const std::string& name) {
+    return As(admin_, "POST", path, {{"apiVersion", api_version}, {"kind", kind}, {"metadata", {{"name", name}}}});
+  };
+  const std::string configmaps = "/api/v1/namespaces/team-a/configmaps";
+  Response bad = post(configmaps, "ConfigMap", "v1", "Bad/../Name");
+  ASSERT_TRUE(IsStatus(bad, 422, "Invalid")) << bad.body;
+  EXPECT_NE(Parse(bad)["message"].get<std::string>().find("ConfigMap \"Bad/../Name\" is invalid: metadata.name: Invalid value: "
+                                                          "\"Bad/../Name\": a lowercase RFC 1123 subdomain"),
+            std::string::npos)
+      << bad.body;
+  EXPECT_EQ(Parse(bad)["details"]["causes"][0]["field"], "metadata.name");
+  EXPECT_TRUE(IsStatus(post(configmaps, "ConfigMap", "v1", std::string(10000, 'a')), 422, "Invalid"));
+  EXPECT_TRUE(IsStatus(post(configmaps, "ConfigMap", "v1", "a..b"), 422, "Invalid"));
+  EXPECT_EQ(post(configmaps, "ConfigMap", "v1", "a.b-c").code, 201);
+  // Services are RFC 1035 labels; RBAC objects path segments.
+  EXPECT_TRUE(IsStatus(post("/api/v1/namespaces/team-a/services", "Service", "v1", "1abc"), 422, "Invalid"));
+  const std::string bindings = "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings";
+  Json rb = {{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "RoleBinding"}, {"metadata", {{"name", "../../x"}}},
+             {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", "view"}}},
+             {"subjects", Json::array({{{"kind", "User"}, {"name", "bob"}}})}};
+  EXPECT_TRUE(IsStatus(As(admin_, "POST", bindings, rb), 422, "Invalid"));
+  rb["metadata"]["name"] = "Mixed:Case";  // a path segment may hold capitals and colons
+  EXPECT_EQ(As(admin_, "POST", bindings, rb).code, 201);
+}
+
+TEST_F(RbacTest, LabelsAndAnnotationsBeyondUpstreamsLimitsAreInvalid) {
+  MustCreate(kNamespaces, NamespaceJson("team-a"));
+  const std::string configmaps = "/api/v1/namespaces/team-a/configmaps";
+  auto with_labels = [&](const Json& labels) {
+    return As(admin_, "POST", configmaps,
+              {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "c"}, {"labels", labels}}}});
+  };
+  EXPECT_TRUE(IsStatus(with_labels({{"app", std::string(2 << 20, 'v')}}), 422, "Invalid"));
+  EXPECT_TRUE(IsStatus(with_labels({{std::string(100000, 'k'), "v"}}), 422, "Invalid"));
+  EXPECT_TRUE(IsStatus(with_labels({{"app", "-bad"}}), 422, "Invalid"));
+  EXPECT_EQ(with_labels({{"example.com/App_1", "My.Value-2"}}).code, 201);
+}
+
+TEST_F(RbacTest, AnEventAboutAnotherNamespacesObjectIsInvalid) {
+  MustCreate(kNamespaces, NamespaceJson("team-a"));
+  const Json event = {{"apiVersion", "v1"}, {"kind", "Event"}, {"metadata", {{"name", "e1"}}},
+                      {"involvedObject", {{"kind", "Pod"}, {"namespace", "team-b"}, {"name", "victim"}}},
+                      {"reason", "Killing"}, {"message", "x"}};
+  Response r = As(admin_, "POST", "/api/v1/namespaces/team-a/events", event);
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid")) << r.body;
+  EXPECT_NE(r.body.find("involvedObject.namespace: Invalid value: \\\"team-b\\\": does not match event.namespace"),
+            std::string::npos)
+      << r.body;
+  Json own = event;
+  own["involvedObject"]["namespace"] = "team-a";
+  EXPECT_EQ(As(admin_, "POST", "/api/v1/namespaces/team-a/events", own).code, 201);
+}
+
+TEST_F(RbacTest, ImpersonationRunsAsTheImpersonatedUserOnlyWhenAllowed) {
+  MustCreate(kNamespaces, NamespaceJson("team-a"));
+  const std::map<std::string, TokenUser> tokens = {{"root-token", admin_}, {"alice-token", alice_}};
+  RequestAttributes list_pods = Attrs("list", "", "pods", "team-b");
+  // The admin as alice: alice's rights, not the admin's (kubectl --as=alice).
+  AuthnOutcome as_alice = AuthenticateRequest({{"authorization", "Bearer root-token"}, {"impersonate-user", "alice"}},
+                                              tokens, &authorizer_, list_pods);
+  EXPECT_EQ(as_alice.code, 403);
+  EXPECT_EQ(as_alice.message,
+            "pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" in the namespace \"team-b\"");
+  AuthnOutcome allowed = AuthenticateRequest({{"authorization", "Bearer root-token"}, {"impersonate-user", "alice"},
+                                              {"impersonate-group", "namespace:team-b"}},
+                                             tokens, &authorizer_, list_pods);
+  EXPECT_EQ(allowed.code, 0) << allowed.message;
+  EXPECT_EQ(allowed.user.name, "alice");
+  EXPECT_TRUE(allowed.user.groups.contains("system:authenticated"));
+  EXPECT_FALSE(allowed.user.groups.contains("system:masters"));
+  // Alice may not impersonate anyone.
+  AuthnOutcome refused = AuthenticateRequest({{"authorization", "Bearer alice-token"}, {"impersonate-user", "root"}},
+                                             tokens, &authorizer_, Attrs("list", "", "pods", "team-a"));
+  EXPECT_EQ(refused.code, 403);
+  EXPECT_EQ(refused.message, "users \"root\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API "
+                             "group \"\" at the cluster scope");
+  // Groups without a user are a bad request.
+  EXPECT_EQ(AuthenticateRequest({{"authorization", "Bearer root-token"}, {"impersonate-group", "system:masters"}}, tokens,
+                                &authorizer_, list_pods)
+                .code,
+            400);
+}
+
+TEST_F(RbacTest, OneBearerTokenInAnyCaseAndNeverTwoAuthorizationHeaders) {
+  const std::map<std::string, TokenUser> tokens = {{"root-token", admin_}, {"alice-token", alice_}};
+  const RequestAttributes nodes = Attrs("list", "", "nodes", "");
+  EXPECT_EQ(AuthenticateRequest({{"authorization", "bearer root-token"}}, tokens, &authorizer_, nodes).code, 0);
+  EXPECT_EQ(AuthenticateRequest({{"authorization", "Basic cm9vdA=="}}, tokens, &authorizer_, nodes).code, 401);
+  AuthnOutcome two = AuthenticateRequest({{"authorization", "Bearer alice-token"}, {"authorization", "Bearer root-token"}},
+                                         tokens, &authorizer_, nodes);
+  EXPECT_EQ(two.code, 400);
+  EXPECT_EQ(two.user.name, "");
 }
 
 TEST(StatusBodyTest, CarriesDetailsWhenNamed) {

@@ -847,8 +847,10 @@ TEST(LoaderErrorTest, ReportsEveryProblemOfADocumentInOrder) {
                            "status:\n  allocatable: {cpu: -1}\n";
   EXPECT_EQ(Errors({{"n.yaml", yaml}}),
             (std::vector<std::string>{
-                "n.yaml: document 1: Node N1: metadata.name: invalid name \"N1\": must consist of lower "
-                "case alphanumeric characters, '-' or '.' (RFC 1123 subdomain)",
+                "n.yaml: document 1: Node N1: metadata.name: invalid name \"N1\": a lowercase RFC 1123 "
+                "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and "
+                "end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
                 "n.yaml: document 1: Node N1: spec.unschedulable: must be true or false",
                 "n.yaml: document 1: Node N1: status.allocatable.cpu: must be greater than or equal to 0, not -1",
             }));

@@ -2,6 +2,7 @@
 #include "arbiter/api/admission.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "arbiter/admission/priority_admission.h"
 #include "arbiter/api/authz.h"
@@ -74,8 +75,11 @@ model::PriorityClass ClassFromJson(const store::Object& o) {
 
 // The Priority admission plugin on a pod being created (admission::DecidePriority), with
 // kube-apiserver's wording: the classes are the built-in ones and those stored.
-StatusOr<admission::PriorityDecision> ResolvePriority(const Json& pod, store::Store& store) {
-  const Json& spec = pod["spec"];
+// `spec` holds priorityClassName, priority and preemptionPolicy (a pod's or a group's spec, or a
+// Workload's template); `what` names the object in messages ("pods \"x\""), `where` the place
+// the values came from ("pod spec").
+StatusOr<admission::PriorityDecision> ResolvePriorityOf(const Json& spec, const std::string& what, const std::string& where,
+                                                        store::Store& store) {
   const std::string class_name = spec.value("priorityClassName", "");
   std::optional<int64_t> spec_priority;
   if (spec.contains("priority") && spec["priority"].is_number_integer()) spec_priority = spec["priority"].get<int64_t>();
@@ -119,17 +123,15 @@ StatusOr<admission::PriorityDecision> ResolvePriority(const Json& pod, store::St
   switch (d.problem) {
     case Problem::kNone: return d;
     case Problem::kUnknownClass:
-      return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: no PriorityClass with name " + class_name +
-                                " was found");
+      return FailedPrecondition(what + " is forbidden: no PriorityClass with name " + class_name + " was found");
     case Problem::kPriorityDisagrees:
-      return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: the integer value of priority (" +
-                                spec["priority"].dump() +
-                                ") must not be provided in pod spec; priority admission controller computed " +
+      return FailedPrecondition(what + " is forbidden: the integer value of priority (" + spec["priority"].dump() +
+                                ") must not be provided in " + where + "; priority admission controller computed " +
                                 std::to_string(d.priority) + " from the given PriorityClass name");
     case Problem::kPolicyDisagrees:
-      return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: the string value of PreemptionPolicy (" +
-                                spec["preemptionPolicy"].dump() +
-                                ") must not be provided in pod spec; priority admission controller computed " +
+      return FailedPrecondition(what + " is forbidden: the string value of PreemptionPolicy (" +
+                                spec["preemptionPolicy"].dump() + ") must not be provided in " + where +
+                                "; priority admission controller computed " +
                                 std::string(model::PreemptionPolicyName(d.policy)) + " from the given PriorityClass name");
   }
   return d;
@@ -342,10 +344,33 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
                                          {"reason", model::kPodReasonSchedulingGated},
                                          {"message", model::kSchedulingGatedMessage}}});
   }
-  ARBITER_ASSIGN_OR_RETURN(p, ResolvePriority(pod, store));
+  ARBITER_ASSIGN_OR_RETURN(p, ResolvePriorityOf(spec, "pods \"" + NameOf(pod) + "\"", "pod spec", store));
   if (!p.class_name.empty()) spec["priorityClassName"] = p.class_name;
   spec["priority"] = p.priority;
   spec["preemptionPolicy"] = std::string(model::PreemptionPolicyName(p.policy));
+  // A member of a PodGroup has its group's priority (admission::DecidePriority, rule 5): a pod
+  // cannot borrow a group's priority without naming a class that gives it (and that the quota
+  // counts), nor a group take a class its pods were not admitted with.
+  if (const Json* group = spec.contains("schedulingGroup") && spec["schedulingGroup"].is_object() &&
+                                  spec["schedulingGroup"].contains("podGroupName") &&
+                                  spec["schedulingGroup"]["podGroupName"].is_string()
+                              ? &spec["schedulingGroup"]["podGroupName"]
+                              : nullptr) {
+    auto stored = store.Get("podgroups", pod["metadata"].value("namespace", ""), group->get<std::string>());
+    if (stored.ok()) {
+      const Json gspec = stored->body.value("spec", Json::object());
+      const int64_t gp = gspec.value("priority", int64_t{0});
+      const std::string gpolicy = gspec.value("preemptionPolicy", "PreemptLowerPriority");
+      if (gp != p.priority || gpolicy != model::PreemptionPolicyName(p.policy)) {
+        return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: its priority (" + std::to_string(p.priority) + ", " +
+                                  std::string(model::PreemptionPolicyName(p.policy)) + ") differs from its PodGroup \"" +
+                                  group->get<std::string>() + "\" (" + std::to_string(gp) + ", " + gpolicy +
+                                  "): give the pod the group's priorityClassName");
+      }
+    } else if (stored.status().code() != StatusCode::kNotFound) {
+      return stored.status();
+    }
+  }
   if (!spec.contains("schedulerName")) spec["schedulerName"] = "default-scheduler";
   if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
   // DefaultTolerationSeconds: a pod stays 300 s on a node that went not-ready or unreachable,
@@ -483,12 +508,83 @@ std::string QuotaAmount(const std::string& key, int64_t amount) {
   return std::to_string(amount);
 }
 
+// ValidateEventCreate: an event is about an object of its own namespace (a core Event's
+// involvedObject, an events.k8s.io Event's regarding), so that no one writes events into, or
+// about, a namespace they cannot write to.
+namespace {
+Status ValidateEventNamespace(const ResourceInfo& info, const Json& event) {
+  const bool v1 = info.group == "events.k8s.io";
+  const char* field = v1 ? "regarding" : "involvedObject";
+  const auto about = event.find(field);
+  if (about == event.end() || !about->is_object()) return Status::Ok();
+  const auto ns = about->find("namespace");
+  if (ns == about->end() || !ns->is_string() || ns->get_ref<const std::string&>().empty()) return Status::Ok();
+  const std::string event_ns = event["metadata"].value("namespace", "");
+  if (ns->get_ref<const std::string&>() == event_ns) return Status::Ok();
+  return InvalidArgument(std::string(info.kind) + (v1 ? ".events.k8s.io" : "") + " " + Json(NameOf(event)).dump() +
+                         " is invalid: " + field + ".namespace: Invalid value: " + ns->dump() +
+                         ": does not match event.namespace");
+}
+}  // namespace
+
+// The Priority admission plugin for the scheduling groups, by the rule pods follow
+// (admission::DecidePriority): a PodGroup's and a CompositePodGroup's spec, and every template of
+// a Workload, get the priority and preemption policy their class (or the global default)
+// decides; a priority or policy that disagrees is refused. Decided once, at creation: an update
+// keeps them, as a pod's.
+Status AdmitGroupPriorities(const ResourceInfo& info, Json& object, const Json* old, store::Store& store) {
+  if (!object.contains("spec") || !object["spec"].is_object()) object["spec"] = Json::object();
+  const std::string what = std::string(info.kind) + " \"" + NameOf(object) + "\"";
+  auto decide = [&](Json& holder, const std::string& where) -> Status {
+    ARBITER_ASSIGN_OR_RETURN(d, ResolvePriorityOf(holder, what, where, store));
+    if (!d.class_name.empty()) holder["priorityClassName"] = d.class_name;
+    holder["priority"] = d.priority;
+    holder["preemptionPolicy"] = std::string(model::PreemptionPolicyName(d.policy));
+    return Status::Ok();
+  };
+  Json& spec = object["spec"];
+  if (info.StoreKey() != "workloads") {
+    if (old != nullptr) {
+      const Json before = old->value("spec", Json::object());
+      for (const char* k : {"priority", "priorityClassName", "preemptionPolicy"}) {
+        if (before.contains(k)) {
+          spec[k] = before[k];
+        } else {
+          spec.erase(k);
+        }
+      }
+      return Status::Ok();
+    }
+    return decide(spec, std::string(info.kind) + " spec");
+  }
+  // A Workload's templates, nested (bounded by the decoder's depth limit, checked before this).
+  std::function<Status(Json&, const std::string&, int)> walk = [&](Json& parent, const std::string& path, int depth) -> Status {
+    if (depth > 8) return Status::Ok();
+    for (const char* list : {"podGroupTemplates", "compositePodGroupTemplates"}) {
+      if (!parent.contains(list) || !parent[list].is_array()) continue;
+      size_t i = 0;
+      for (Json& t : parent[list]) {
+        const std::string at = path + list + "[" + std::to_string(i++) + "]";
+        if (!t.is_object()) continue;
+        ARBITER_RETURN_IF_ERROR(decide(t, "Workload " + at));
+        ARBITER_RETURN_IF_ERROR(walk(t, at + ".", depth + 1));
+      }
+    }
+    return Status::Ok();
+  };
+  return walk(spec, "spec.", 0);
+}
+
 void InstallAdmission(ApiServer& server) {
   server.AddAdmission([](const ResourceInfo& info, Json& object, const Json* old, store::Store& store) -> Status {
     if (info.StoreKey() == "priorityclasses") return ValidatePriorityClass(object, old, store);
     if (info.StoreKey() == "pods") return AdmitPod(object, old, store);
     if (info.StoreKey() == "resourcequotas") return ValidateQuota(object);
+    if (info.StoreKey() == "events") return ValidateEventNamespace(info, object);
     ARBITER_RETURN_IF_ERROR(AdmitWorkload(info, object, old));
+    if (info.StoreKey() == "podgroups" || info.StoreKey() == "compositepodgroups" || info.StoreKey() == "workloads") {
+      ARBITER_RETURN_IF_ERROR(AdmitGroupPriorities(info, object, old, store));
+    }
     if (info.StoreKey() == "podgroups" || info.StoreKey() == "compositepodgroups") {
       return ValidateGroupHierarchy(info, object, store);
     }

@@ -186,9 +186,15 @@ Json Authorizer::ClusterRoleRules(const std::string& name) {
   return rules;
 }
 
-Json Authorizer::RulesOf(const Json& role_ref, const std::string& ns) {
+std::optional<Json> Authorizer::RulesOf(const Json& role_ref, const std::string& ns) {
   std::lock_guard<std::mutex> lock(mu_);
   Sync();
+  if (!role_ref.is_object()) return std::nullopt;
+  const std::string kind = role_ref.value("kind", ""), name = role_ref.value("name", "");
+  const bool exists = kind == "ClusterRole" ? cluster_roles_.Find({"", name}) != nullptr
+                      : kind == "Role"      ? roles_.Find({ns, name}) != nullptr
+                                            : false;
+  if (!exists) return std::nullopt;
   return RulesOfLocked(role_ref, ns);
 }
 

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -54,8 +55,9 @@ class Authorizer {
   // Whether `user` already holds every permission of `rules` in `ns` ("" for cluster-wide): no one
   // grants what they do not have (upstream's escalation check).
   bool Covers(const TokenUser& user, const nlohmann::json& rules, const std::string& ns);
-  // The rules a Role or ClusterRole named by a binding's roleRef grants (in `ns` for a Role).
-  nlohmann::json RulesOf(const nlohmann::json& role_ref, const std::string& ns);
+  // The rules a Role or ClusterRole named by a binding's roleRef grants (in `ns` for a Role);
+  // nullopt when that role does not exist.
+  std::optional<nlohmann::json> RulesOf(const nlohmann::json& role_ref, const std::string& ns);
 
  private:
   bool AllowedLocked(const TokenUser& user, const RequestAttributes& attrs);

@@ -2,6 +2,8 @@
 // health endpoints, on Boost.Beast.
 #include "arbiter/api/http.h"
 
+#include "arbiter/api/authn.h"
+
 #include "arbiter/api/protobuf_codec.h"
 
 #include <zlib.h>
@@ -11,6 +13,7 @@
 #include <boost/beast.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <optional>
@@ -85,6 +88,111 @@ namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using asio::awaitable;
 using asio::use_awaitable;
+
+// A completion handler of any type, as one type: what the transports below are compiled for.
+// It keeps the handler's executor, so the handler still runs where its operation asked. (Asio's
+// any_completion_handler would do, but Boost 1.81's cannot be posted by Beast's streams.)
+class ErasedHandler {
+ public:
+  using executor_type = asio::any_io_executor;
+  template <typename Handler>
+  explicit ErasedHandler(Handler&& h)
+      : executor_(asio::get_associated_executor(h)),
+        impl_(std::make_unique<Impl<std::decay_t<Handler>>>(std::forward<Handler>(h))) {}
+  executor_type get_executor() const noexcept { return executor_; }
+  void operator()(beast::error_code ec, std::size_t n) {
+    auto impl = std::move(impl_);  // released before the handler runs, as Asio's own handlers are
+    impl->Call(ec, n);
+  }
+
+ private:
+  struct Base {
+    virtual ~Base() = default;
+    virtual void Call(beast::error_code ec, std::size_t n) = 0;
+  };
+  template <typename Handler>
+  struct Impl final : Base {
+    explicit Impl(Handler&& h) : handler(std::move(h)) {}
+    void Call(beast::error_code ec, std::size_t n) override { std::move(handler)(ec, n); }
+    Handler handler;
+  };
+  executor_type executor_;
+  std::unique_ptr<Base> impl_;
+};
+
+// The connection's stream, whatever its transport (TCP, or TLS over TCP). The session's
+// coroutines and Beast's HTTP reads and writes are compiled once, for this type, instead of once
+// per transport: half of this file's compile time. The cost is a virtual call and a handler
+// allocation per read or write, small beside the system call under it.
+class AnyStream {
+ public:
+  using executor_type = asio::any_io_executor;
+  using next_layer_type = beast::tcp_stream;  // so that beast::get_lowest_layer finds the socket
+  // A buffer sequence of up to kMaxBuffers buffers: a read or write may use fewer than offered.
+  static constexpr size_t kMaxBuffers = 16;
+  template <typename Buffer>
+  struct Buffers {
+    using value_type = Buffer;
+    using const_iterator = const Buffer*;
+    std::array<Buffer, kMaxBuffers> items;
+    size_t count = 0;
+    const Buffer* begin() const { return items.data(); }
+    const Buffer* end() const { return items.data() + count; }
+  };
+
+  struct Transport {
+    virtual ~Transport() = default;
+    virtual beast::tcp_stream& Socket() = 0;
+    virtual void ReadSome(const Buffers<asio::mutable_buffer>& buffers, ErasedHandler handler) = 0;
+    virtual void WriteSome(const Buffers<asio::const_buffer>& buffers, ErasedHandler handler) = 0;
+  };
+  template <typename Stream>
+  struct TransportOf final : Transport {
+    explicit TransportOf(Stream& s) : stream(s) {}
+    beast::tcp_stream& Socket() override { return beast::get_lowest_layer(stream); }
+    void ReadSome(const Buffers<asio::mutable_buffer>& buffers, ErasedHandler handler) override {
+      stream.async_read_some(buffers, std::move(handler));
+    }
+    void WriteSome(const Buffers<asio::const_buffer>& buffers, ErasedHandler handler) override {
+      stream.async_write_some(buffers, std::move(handler));
+    }
+    Stream& stream;
+  };
+
+  explicit AnyStream(Transport& transport) : transport_(transport) {}
+  executor_type get_executor() { return transport_.Socket().get_executor(); }
+  next_layer_type& next_layer() { return transport_.Socket(); }
+
+  template <typename MutableBufferSequence, typename Token>
+  auto async_read_some(const MutableBufferSequence& buffers, Token&& token) {
+    return asio::async_initiate<Token, void(beast::error_code, std::size_t)>(
+        [this](auto handler, const Buffers<asio::mutable_buffer>& b) {
+          transport_.ReadSome(b, ErasedHandler(std::move(handler)));
+        },
+        token, Collect<asio::mutable_buffer>(buffers));
+  }
+  template <typename ConstBufferSequence, typename Token>
+  auto async_write_some(const ConstBufferSequence& buffers, Token&& token) {
+    return asio::async_initiate<Token, void(beast::error_code, std::size_t)>(
+        [this](auto handler, const Buffers<asio::const_buffer>& b) {
+          transport_.WriteSome(b, ErasedHandler(std::move(handler)));
+        },
+        token, Collect<asio::const_buffer>(buffers));
+  }
+
+ private:
+  template <typename Buffer, typename Sequence>
+  static Buffers<Buffer> Collect(const Sequence& sequence) {
+    Buffers<Buffer> out;
+    for (auto it = asio::buffer_sequence_begin(sequence); it != asio::buffer_sequence_end(sequence) && out.count < kMaxBuffers; ++it) {
+      const Buffer b(*it);
+      if (b.size() > 0) out.items[out.count++] = b;
+    }
+    return out;
+  }
+
+  Transport& transport_;
+};
 
 // "%41b+c" -> "Ab c" (query strings also turn '+' into a space).
 std::string PercentDecode(std::string_view in, bool plus_is_space) {
@@ -224,45 +332,26 @@ struct HttpServer::Impl {
     return false;
   }
 
-  // Authenticates and authorises `r`; a Status body response when it may not proceed.
-  std::optional<std::pair<int, std::string>> Admit(Request& r, const std::string& target, const std::string& remote) {
+  // Authenticates and authorises `r` from its headers (authn.h); a Status body response when it
+  // may not proceed. Runs before the body is read: an unauthenticated client sends nothing more.
+  std::optional<std::pair<int, std::string>> Admit(Request& r, const HeaderFields& fields, const std::string& target,
+                                                   const std::string& remote) {
     if (options.tokens.empty()) return std::nullopt;
-    auto auth = r.headers.find("authorization");
-    const TokenUser* user = nullptr;
-    if (auth != r.headers.end() && auth->second.starts_with("Bearer ")) {
-      auto it = options.tokens.find(auth->second.substr(7));
-      if (it != options.tokens.end()) user = &it->second;
-    }
-    if (user == nullptr) {
-      Log(r.method, target, 401, "", remote, "no valid bearer token");
-      return std::pair{401, StatusBody(401, "Unauthorized", "Unauthorized").dump()};
-    }
-    r.user = user->name;
-    r.uid = user->uid;
-    r.groups = user->groups;
-    r.groups.insert("system:authenticated");
-    r.authenticated = true;
     const bool watch = r.query.count("watch") > 0 && QueryBool(r.query["watch"]);
     const RequestAttributes attrs = AttributesOf(r.method, r.path, watch);
-    const TokenUser who{user->name, user->uid, r.groups};  // with system:authenticated
-    if (options.authorizer == nullptr || !options.authorizer->Allowed(who, attrs)) {
-      const std::string what = attrs.resource_request
-                                   ? attrs.resource + (attrs.subresource.empty() ? "" : "/" + attrs.subresource)
-                                   : attrs.path;
-      const std::string message =
-          (attrs.resource_request ? what + (attrs.api_group.empty() ? "" : "." + attrs.api_group) + " is forbidden: User \"" +
-                                        user->name + "\" cannot " + attrs.verb + " resource \"" + attrs.resource + "\"" +
-                                        (attrs.api_group.empty() ? "" : " in API group \"" + attrs.api_group + "\"") +
-                                        (attrs.ns.empty() ? " at the cluster scope" : " in the namespace \"" + attrs.ns + "\"")
-                                  : "forbidden: User \"" + user->name + "\" cannot " + attrs.verb + " path \"" + attrs.path + "\"");
-      Log(r.method, target, 403, user->name, remote, message);
-      return std::pair{403, StatusBody(403, "Forbidden", message).dump()};
+    AuthnOutcome who = AuthenticateRequest(fields, options.tokens, options.authorizer, attrs);
+    if (who.code != 0) {
+      Log(r.method, target, who.code, who.code == 403 ? who.user.name : "", remote, who.message);
+      return std::pair{who.code, StatusBody(who.code, who.reason, who.message).dump()};
     }
+    r.user = who.user.name;
+    r.uid = who.user.uid;
+    r.groups = who.user.groups;
+    r.authenticated = true;
     return std::nullopt;
   }
 
-  template <typename Stream>
-  awaitable<void> Write(Stream& stream, http::response<http::string_body>& res, bool keep_alive) {
+  awaitable<void> Write(AnyStream& stream, http::response<http::string_body>& res, bool keep_alive) {
     res.keep_alive(keep_alive);
     res.prepare_payload();
     beast::get_lowest_layer(stream).expires_after(options.body_timeout);
@@ -272,8 +361,7 @@ struct HttpServer::Impl {
     if (ec && ec != http::error::end_of_stream) throw beast::system_error(ec);
   }
 
-  template <typename Stream>
-  awaitable<bool> StreamWatch(Stream& stream, std::shared_ptr<WatchStream> w, unsigned version) {
+  awaitable<bool> StreamWatch(AnyStream& stream, std::shared_ptr<WatchStream> w, unsigned version) {
     http::response<http::empty_body> res{http::status::ok, version};
     res.set(http::field::content_type, w->protobuf ? std::string(kProtobufWatchMediaType) : "application/json;stream=watch");
     res.chunked(true);
@@ -332,8 +420,7 @@ struct HttpServer::Impl {
 
   // After an early answer (413), reads and drops what the client is still sending, for a
   // bounded time and amount, so that it sees the answer instead of a reset connection.
-  template <typename Stream>
-  awaitable<void> Drain(Stream& stream) {
+  awaitable<void> Drain(AnyStream& stream) {
     auto& lowest = beast::get_lowest_layer(stream);
     lowest.expires_after(std::chrono::seconds(5));
     std::vector<char> scratch(64 * 1024);
@@ -345,8 +432,7 @@ struct HttpServer::Impl {
   }
 
   // One connection: requests in order (pipelined ones too) until the client or a deadline ends it.
-  template <typename Stream>
-  awaitable<void> Session(Stream& stream, std::string remote) {
+  awaitable<void> Session(AnyStream& stream, std::string remote) {
     auto& lowest = beast::get_lowest_layer(stream);
     beast::flat_buffer buffer;
     for (;;) {
@@ -368,6 +454,33 @@ struct HttpServer::Impl {
         res.set(http::field::content_type, "application/json");
         res.body() = StatusBody(code, reason, message).dump();
       };
+      Request r;
+      std::string target;
+      HeaderFields fields;
+      if (!ec) {
+        // Who is asking is decided from the headers, before the body is read.
+        const auto& head = parser.get();
+        r.method = std::string(head.method_string());
+        target = std::string(head.target());
+        ParseTarget(target, &r.path, &r.query);
+        for (const auto& h : head) {
+          std::string key(h.name_string());
+          for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          fields.emplace_back(key, std::string(h.value()));
+        }
+        // Health is open to all (system:public-info-viewer); /metrics and the API are authorised.
+        const bool health = r.method == "GET" && (r.path == "/healthz" || r.path == "/livez" || r.path == "/readyz");
+        if (!health) {
+          if (auto denied = Admit(r, fields, target, remote)) {
+            res.version(head.version());
+            res.result(denied->first);
+            res.set(http::field::content_type, "application/json");
+            res.body() = denied->second;
+            co_await Write(stream, res, false);  // the body (if any) is not read: the connection ends
+            co_return;
+          }
+        }
+      }
       if (!ec) {
         lowest.expires_after(options.body_timeout);
         co_await http::async_read(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
@@ -396,15 +509,7 @@ struct HttpServer::Impl {
       auto req = parser.release();
       res.version(req.version());
       const bool keep_alive = req.keep_alive();
-      Request r;
-      r.method = std::string(req.method_string());
-      const std::string target(req.target());
-      ParseTarget(target, &r.path, &r.query);
-      for (const auto& h : req) {
-        std::string key(h.name_string());
-        for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        r.headers[key] = std::string(h.value());
-      }
+      for (auto& [key, value] : fields) r.headers.emplace(std::move(key), std::move(value));  // the first of each
       r.body = std::move(req.body());
       if (auto enc = r.headers.find("content-encoding"); enc != r.headers.end() && !enc->second.empty() && enc->second != "identity") {
         if (enc->second != "gzip" && enc->second != "deflate") {
@@ -424,16 +529,7 @@ struct HttpServer::Impl {
         r.body = std::move(*inflated);
         r.headers.erase("content-encoding");
       }
-      // Health is open to all (system:public-info-viewer); /metrics and the API are authorised.
-      const bool health = r.method == "GET" && (r.path == "/healthz" || r.path == "/livez" || r.path == "/readyz");
-      std::optional<std::pair<int, std::string>> denied;
-      if (!health) denied = Admit(r, target, remote);
-      if (denied) {
-        res.result(denied->first);
-        res.set(http::field::content_type, "application/json");
-        res.body() = denied->second;
-      }
-      if (denied || (r.method == "GET" && Operations(r.path, r.query, res))) {
+      if (r.method == "GET" && Operations(r.path, r.query, res)) {
         co_await Write(stream, res, keep_alive);
         if (!keep_alive) co_return;
         continue;
@@ -500,14 +596,31 @@ struct HttpServer::Impl {
     try {
       if (tls) {
         ssl::stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *tls);
-        beast::get_lowest_layer(stream).expires_after(options.header_timeout);
-        co_await stream.async_handshake(ssl::stream_base::server, use_awaitable);
-        co_await Session(stream, remote);
+        auto& tcp_layer = beast::get_lowest_layer(stream);
+        tcp_layer.expires_after(options.header_timeout);
+        // A TLS connection opens with a handshake record (0x16). One that opens with a request
+        // line is a client speaking plain HTTP to the HTTPS port: told so, as Go's servers do.
+        std::array<char, 5> first{};
+        const size_t got = co_await tcp_layer.async_read_some(asio::buffer(first), use_awaitable);
+        const std::string_view opening(first.data(), got);
+        if (got > 0 && first[0] != 0x16 && std::isupper(static_cast<unsigned char>(first[0]))) {
+          static constexpr std::string_view kPlainHttp =
+              "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+          co_await asio::async_write(tcp_layer, asio::buffer(kPlainHttp), use_awaitable);
+          tcp_layer.socket().shutdown(tcp::socket::shutdown_send, ignored);
+          co_return;
+        }
+        co_await stream.async_handshake(ssl::stream_base::server, asio::buffer(opening), use_awaitable);
+        AnyStream::TransportOf<decltype(stream)> transport(stream);
+        AnyStream any(transport);
+        co_await Session(any, remote);
         beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(1));
         co_await stream.async_shutdown(asio::redirect_error(use_awaitable, ignored));
       } else {
         beast::tcp_stream stream(std::move(socket));
-        co_await Session(stream, remote);
+        AnyStream::TransportOf<beast::tcp_stream> transport(stream);
+        AnyStream any(transport);
+        co_await Session(any, remote);
         stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
       }
     } catch (const std::exception&) {

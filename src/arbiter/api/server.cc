@@ -20,6 +20,7 @@
 #include "arbiter/api/patch.h"
 #include "arbiter/api/tables.h"
 #include "arbiter/manifest/loader.h"
+#include "arbiter/manifest/names.h"
 
 namespace arbiter::api {
 
@@ -805,9 +806,41 @@ std::optional<Response> ApiServer::CheckEscalation(const Request& r, const Resou
                                                    const std::string& ns) {
   if (!r.authenticated || authorizer_ == nullptr || info.group != "rbac.authorization.k8s.io") return std::nullopt;
   const TokenUser user{r.user, r.uid, r.groups};
+  // rbac's EscalationAllowed: a superuser may grant anything.
+  if (user.groups.contains("system:masters")) return std::nullopt;
   const bool binding = info.kind == "RoleBinding" || info.kind == "ClusterRoleBinding";
-  const Json rules = binding ? authorizer_->RulesOf(object.value("roleRef", Json::object()), ns)
-                             : object.value("rules", Json::array());
+  Json rules;
+  if (binding) {
+    // BindingAuthorized: the `bind` verb on the referenced role grants it whatever it holds.
+    const Json role_ref = object.value("roleRef", Json::object());
+    const std::string ref_kind = role_ref.is_object() ? role_ref.value("kind", "") : "";
+    const std::string ref_name = role_ref.is_object() ? role_ref.value("name", "") : "";
+    RequestAttributes bind;
+    bind.verb = "bind";
+    bind.api_group = "rbac.authorization.k8s.io";
+    bind.resource = ref_kind == "ClusterRole" ? "clusterroles" : "roles";
+    bind.name = ref_name;
+    bind.ns = ns;
+    if (authorizer_->Allowed(user, bind)) return std::nullopt;
+    // Else the grantor must hold the role's rules, and a role that does not exist has none to
+    // compare: NotFound, never a binding that would grant what the role holds later.
+    auto held = authorizer_->RulesOf(role_ref, ns);
+    if (!held) {
+      const std::string resource = bind.resource + ".rbac.authorization.k8s.io";
+      return Error(404, resource + " \"" + ref_name + "\" not found", bind.resource, ref_name);
+    }
+    rules = std::move(*held);
+  } else {
+    // The `escalate` verb on a role lets its holder write any rules into it.
+    RequestAttributes escalate;
+    escalate.verb = "escalate";
+    escalate.api_group = "rbac.authorization.k8s.io";
+    escalate.resource = std::string(info.resource);
+    escalate.name = ObjectName(object);
+    escalate.ns = ns;
+    if (authorizer_->Allowed(user, escalate)) return std::nullopt;
+    rules = object.value("rules", Json::array());
+  }
   if (authorizer_->Covers(user, rules, ns)) return std::nullopt;
   return Error(403, std::string(info.resource) + "." + std::string(info.group) + " \"" + ObjectName(object) +
                         "\" is forbidden: user \"" + r.user +
@@ -885,6 +918,16 @@ Status ApiServer::Validate(const ResourceInfo& info, Json& object, const Json* o
   if (!name.empty() && ObjectName(object) != name) {
     return Status(StatusCode::kOutOfRange, "the name of the object (" + ObjectName(object) +
                                                ") does not match the name on the URL (" + name + ")");
+  }
+  // ValidateObjectMeta, for every kind served: the name by the kind's rule (on create: a stored
+  // name is never refused again, so an object stored before a rule existed can still be
+  // updated and deleted), labels and annotations.
+  if (auto problems = manifest::ObjectMetaProblems(info.kind, md, /*check_name=*/old == nullptr); !problems.empty()) {
+    std::string message;
+    for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p.message;
+    const std::string what = std::string(info.kind) + (info.group.empty() ? "" : "." + std::string(info.group));
+    return InvalidArgument(what + " " + Json(ObjectName(object)).dump() + " is invalid: " +
+                           (problems.size() > 1 ? "[" + message + "]" : message));
   }
   if (old != nullptr && old->contains("metadata") && (*old)["metadata"].contains("deletionTimestamp")) {
     // ValidateObjectMetaUpdate: an object being deleted takes no new finalizer.

@@ -11,7 +11,7 @@ namespace arbiter {
 
 StatusOr<DirLock> DirLock::Acquire(const std::string& dir) {
   const std::string path = dir + "/lock";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Unavailable(path + ": cannot be opened: " + std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int why = errno;

@@ -388,8 +388,15 @@ std::string ValidateDnsSubdomain(std::string_view s) {
       return "must consist of lower case alphanumeric characters, '-' or '.' (RFC 1123 subdomain)";
     }
   }
-  if (!IsAlnumLower(s.front()) || !IsAlnumLower(s.back())) {
-    return "must start and end with an alphanumeric character (RFC 1123 subdomain)";
+  // Every dot-separated label starts and ends alphanumeric ("a..b" and "a.-b" are not names).
+  for (size_t at = 0;;) {
+    const size_t dot = s.find('.', at);
+    const std::string_view label = s.substr(at, dot == std::string_view::npos ? std::string_view::npos : dot - at);
+    if (label.empty() || !IsAlnumLower(label.front()) || !IsAlnumLower(label.back())) {
+      return "must start and end with an alphanumeric character (RFC 1123 subdomain)";
+    }
+    if (dot == std::string_view::npos) break;
+    at = dot + 1;
   }
   return "";
 }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "arbiter/manifest/names.h"
+
 namespace arbiter::manifest::internal {
 
 using model::Quantity;
@@ -27,8 +29,14 @@ ObjectDecoder::Meta ObjectDecoder::DecodeMeta(const Node& root, bool namespaced)
   if (!d_.ExpectMap(md, "metadata")) return m;
   if (auto name = d_.String(D::Child(md, "name"), "metadata.name")) {
     m.name = *name;
-    std::string err = ValidateDnsSubdomain(m.name);
-    if (!err.empty()) d_.Error("metadata.name", "invalid name \"" + m.name + "\": " + err);
+    // The kind's rule, as the API applies it (manifest/names.h).
+    const Node kind = D::Child(root, "kind");
+    const std::string kind_name = kind.IsScalar() ? kind.Scalar() : "";
+    std::vector<std::string> problems = NameProblems(NameRuleOf(kind_name), m.name);
+    if (problems.empty() && m.name.size() > MaxNameLength(kind_name)) {
+      problems.push_back("must be no more than " + std::to_string(MaxNameLength(kind_name)) + " characters");
+    }
+    for (const std::string& p : problems) d_.Error("metadata.name", "invalid name \"" + m.name + "\": " + p);
   } else if (!D::Present(D::Child(md, "name"))) {
     d_.Error("metadata.name", "is required");
   }

@@ -84,10 +84,7 @@ void ObjectDecoder::DecodePdb(const Node& root, Origin origin) {
 }
 
 void ObjectDecoder::DecodeNamespace(const Node& root, Origin origin) {
-  Meta m = DecodeMeta(root, /*namespaced=*/false);
-  if (std::string err = ValidateDnsLabel(m.name); !m.name.empty() && !err.empty()) {
-    d_.Error("metadata.name", "invalid namespace name \"" + m.name + "\": " + err);
-  }
+  Meta m = DecodeMeta(root, /*namespaced=*/false);  // an RFC 1123 label (manifest/names.h)
   out_.namespaces.push_back({model::Namespace{m.name, m.labels}, std::move(origin)});
 }
 

@@ -1,6 +1,8 @@
 // The SQLite state store: objects and the store revision in one database file (WAL journal), one
 // transaction per write, with the shared in-memory watch history on top.
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <array>
 #include <condition_variable>
@@ -658,6 +660,14 @@ StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path, bool f
   if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
     return Unavailable("cannot open the state store " + path + ": the directory " + dir.string() +
                        " does not exist (create it first)");
+  }
+  // The store holds Secrets: its files are the owner's alone (0600). SQLite creates the -wal and
+  // -shm files with the database file's mode, so the database is created 0600 first, and files
+  // an older version left readable are narrowed.
+  if (const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0) ::close(fd);
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::filesystem::permissions(path + suffix, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                                 std::filesystem::perm_options::replace, ec);
   }
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,

@@ -1,0 +1,150 @@
+#include "arbiter/api/authn.h"
+
+#include <cctype>
+#include <optional>
+
+namespace arbiter::api {
+
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+AuthnOutcome Refuse(int code, std::string reason, std::string message) {
+  AuthnOutcome out;
+  out.code = code;
+  out.reason = std::move(reason);
+  out.message = std::move(message);
+  return out;
+}
+
+// Percent-decodes an Impersonate-Extra-* key (upstream unescapes it: keys may hold '/').
+std::string UnescapeKey(const std::string& in) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%' && i + 2 < in.size() && std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(in[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(in.substr(i + 1, 2), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(in[i]);
+    }
+  }
+  return Lower(out);
+}
+
+constexpr std::string_view kServiceAccountPrefix = "system:serviceaccount:";
+
+}  // namespace
+
+std::string ForbiddenMessage(const std::string& user, const RequestAttributes& a) {
+  if (!a.resource_request) return "forbidden: User \"" + user + "\" cannot " + a.verb + " path \"" + a.path + "\"";
+  const std::string resource = a.subresource.empty() ? a.resource : a.resource + "/" + a.subresource;
+  const std::string scope = a.ns.empty() ? " at the cluster scope" : " in the namespace \"" + a.ns + "\"";
+  return a.resource + (a.api_group.empty() ? "" : "." + a.api_group) + (a.name.empty() ? "" : " \"" + a.name + "\"") +
+         " is forbidden: User \"" + user + "\" cannot " + a.verb + " resource \"" + resource + "\" in API group \"" +
+         a.api_group + "\"" + scope;
+}
+
+AuthnOutcome AuthenticateRequest(const HeaderFields& headers, const std::map<std::string, TokenUser>& tokens,
+                                 Authorizer* authorizer, const RequestAttributes& attrs) {
+  // 1. The bearer token.
+  const std::string* authorization = nullptr;
+  for (const auto& [name, value] : headers) {
+    if (name != "authorization") continue;
+    if (authorization != nullptr) {
+      return Refuse(400, "BadRequest", "more than one Authorization header: send one");
+    }
+    authorization = &value;
+  }
+  const TokenUser* found = nullptr;
+  if (authorization != nullptr && authorization->size() > 7 && Lower(authorization->substr(0, 7)) == "bearer ") {
+    std::string token = authorization->substr(7);
+    while (!token.empty() && token.front() == ' ') token.erase(0, 1);
+    if (auto it = tokens.find(token); it != tokens.end()) found = &it->second;
+  }
+  if (found == nullptr) return Refuse(401, "Unauthorized", "Unauthorized");
+  AuthnOutcome out;
+  out.user = *found;
+  out.user.groups.insert("system:authenticated");
+
+  // 2. Impersonation.
+  const std::string* as_user = nullptr;
+  const std::string* as_uid = nullptr;
+  std::vector<std::string> as_groups;
+  std::map<std::string, std::vector<std::string>> as_extra;
+  for (const auto& [name, value] : headers) {
+    if (name == "impersonate-user") {
+      if (as_user != nullptr) return Refuse(400, "BadRequest", "more than one Impersonate-User header");
+      as_user = &value;
+    } else if (name == "impersonate-uid") {
+      if (as_uid != nullptr) return Refuse(400, "BadRequest", "more than one Impersonate-Uid header");
+      as_uid = &value;
+    } else if (name == "impersonate-group") {
+      as_groups.push_back(value);
+    } else if (name.starts_with("impersonate-extra-")) {
+      as_extra[UnescapeKey(name.substr(18))].push_back(value);
+    }
+  }
+  const bool impersonating = as_user != nullptr || as_uid != nullptr || !as_groups.empty() || !as_extra.empty();
+  if (impersonating) {
+    if (as_user == nullptr || as_user->empty()) {
+      return Refuse(400, "BadRequest",
+                    "requested impersonation of groups, a uid or extra fields without impersonating a user");
+    }
+    auto allowed = [&](RequestAttributes a) { return authorizer != nullptr && authorizer->Allowed(out.user, a); };
+    auto check = [&](const std::string& group, const std::string& resource, const std::string& sub,
+                     const std::string& ns, const std::string& name) -> std::optional<AuthnOutcome> {
+      RequestAttributes a;
+      a.verb = "impersonate";
+      a.api_group = group;
+      a.resource = resource;
+      a.subresource = sub;
+      a.ns = ns;
+      a.name = name;
+      if (allowed(a)) return std::nullopt;
+      return Refuse(403, "Forbidden", ForbiddenMessage(out.user.name, a));
+    };
+    TokenUser as;
+    as.name = *as_user;
+    if (as.name.starts_with(kServiceAccountPrefix)) {
+      const std::string rest = as.name.substr(kServiceAccountPrefix.size());
+      const size_t colon = rest.find(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) {
+        return Refuse(400, "BadRequest", "Impersonate-User \"" + as.name + "\": want system:serviceaccount:NAMESPACE:NAME");
+      }
+      const std::string ns = rest.substr(0, colon);
+      if (auto refused = check("", "serviceaccounts", "", ns, rest.substr(colon + 1))) return *refused;
+      as.groups.insert("system:serviceaccounts");
+      as.groups.insert("system:serviceaccounts:" + ns);
+    } else if (auto refused = check("", "users", "", "", as.name)) {
+      return *refused;
+    }
+    for (const std::string& g : as_groups) {
+      if (auto refused = check("", "groups", "", "", g)) return *refused;
+      as.groups.insert(g);
+    }
+    if (as_uid != nullptr) {
+      if (auto refused = check("authentication.k8s.io", "uids", "", "", *as_uid)) return *refused;
+      as.uid = *as_uid;
+    }
+    for (const auto& [key, values] : as_extra) {
+      for (const std::string& v : values) {
+        if (auto refused = check("authentication.k8s.io", "userextras", key, "", v)) return *refused;
+      }
+    }
+    if (as.name != "system:anonymous") as.groups.insert("system:authenticated");
+    out.user = std::move(as);
+    out.extra = std::move(as_extra);
+  }
+
+  // 3. The request itself.
+  if (authorizer == nullptr || !authorizer->Allowed(out.user, attrs)) {
+    return Refuse(403, "Forbidden", ForbiddenMessage(out.user.name, attrs));
+  }
+  return out;
+}
+
+}  // namespace arbiter::api
