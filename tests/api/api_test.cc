@@ -1603,6 +1603,17 @@ TEST_F(ApiServerTest, APodGroupsPriorityIsDecidedByItsClassAndItsMembersMustShar
   EXPECT_EQ(Post(kPods, member).code, 201);
 }
 
+TEST_F(ApiServerTest, MalformedListOptionsAreBadRequestsAndAFutureRevisionTimesOut) {
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"limit", "abc"}}), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"limit", "-1"}}), 400, "BadRequest"));
+  EXPECT_EQ(Get(kPods, {{"limit", "500"}}).code, 200);
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"continue", "garbage"}}), 400, "BadRequest"));
+  Response future = Get(kPods, {{"resourceVersion", "999999999"}});
+  ASSERT_TRUE(IsStatus(future, 504, "Timeout")) << future.body;
+  EXPECT_EQ(Parse(future)["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
+  EXPECT_EQ(Get(kPods, {{"resourceVersion", "0"}}).code, 200);
+}
+
 TEST_F(ApiServerTest, GroupHierarchyAdmissionRejectsCyclesAndDepthButNotAParentYetToCome) {
   const std::string composites = "/apis/scheduling.k8s.io/v1alpha3/namespaces/default/compositepodgroups";
   const std::string groups = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups";

@@ -675,8 +675,32 @@ Response ApiServer::List(const Request& r, const Target& t) {
   if (!labels.ok()) return Error(400, labels.status().message());
   auto fields = Selector::ParseFields(QueryOr(r, "fieldSelector"), std::string(t.info->resource));
   if (!fields.ok()) return Error(400, fields.status().message());
+  // ListOptions, strictly: a malformed limit is a bad request, and so is any continue token (this
+  // server answers every list whole, which the API allows for any limit, so it never issues one).
+  if (const std::string limit = QueryOr(r, "limit"); !limit.empty()) {
+    int64_t n = 0;
+    const auto [end, ec] = std::from_chars(limit.data(), limit.data() + limit.size(), n);
+    if (ec != std::errc() || end != limit.data() + limit.size() || n < 0) {
+      return Error(400, "limit: Invalid value: \"" + limit + "\": must be a non-negative integer");
+    }
+  }
+  if (const std::string token = QueryOr(r, "continue"); !token.empty()) {
+    return Error(400, "continue key is not valid: this server did not issue \"" + token.substr(0, 64) + "\"");
+  }
   auto list = store_.List(t.info->StoreKey(), t.ns);
   if (!list.ok()) return Error(list.status());
+  // A list at a revision the store has not reached: kube-apiserver waits briefly, then answers 504
+  // (ResourceVersionTooLarge) for the client to retry; the store here is never behind itself.
+  if (const std::string at = QueryOr(r, "resourceVersion"); !at.empty() && at != "0") {
+    const int64_t want = ParseRevision(at);
+    if (want < 0) return Error(400, "resourceVersion \"" + at + "\" is not a revision");
+    if (want > list->revision) {
+      Json body = StatusBody(504, "Timeout", "Too large resource version: " + at + ", current: " + std::to_string(list->revision));
+      body["details"] = {{"causes", Json::array({{{"reason", "ResourceVersionTooLarge"}, {"message", "Too large resource version"}}})},
+                         {"retryAfterSeconds", 1}};
+      return JsonResponse(504, body);
+    }
+  }
   std::vector<const Json*> items;
   for (const auto& o : list->items) {
     if (labels->MatchesLabels(o.body) && fields->MatchesFields(o.body)) items.push_back(&o.body);
