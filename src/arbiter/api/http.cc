@@ -91,7 +91,10 @@ using asio::use_awaitable;
 
 // A completion handler of any type, as one type: what the transports below are compiled for.
 // It keeps the handler's executor, so the handler still runs where its operation asked. (Asio's
-// any_completion_handler would do, but Boost 1.81's cannot be posted by Beast's streams.)
+// any_completion_handler would do, but Boost 1.81's cannot be posted by Beast's streams.) Every
+// handler here has an executor; the handler's cancellation slot is not carried, and nothing in
+// this file cancels a stream operation (deadlines are the tcp_stream's, which close the socket).
+// executor_ is declared before impl_ so that it is read from the handler before the move.
 class ErasedHandler {
  public:
   using executor_type = asio::any_io_executor;
@@ -101,7 +104,7 @@ class ErasedHandler {
         impl_(std::make_unique<Impl<std::decay_t<Handler>>>(std::forward<Handler>(h))) {}
   executor_type get_executor() const noexcept { return executor_; }
   void operator()(beast::error_code ec, std::size_t n) {
-    auto impl = std::move(impl_);  // released before the handler runs, as Asio's own handlers are
+    auto impl = std::move(impl_);  // freed once the handler returns (it has moved its coroutine out by then)
     impl->Call(ec, n);
   }
 
@@ -127,7 +130,7 @@ class ErasedHandler {
 class AnyStream {
  public:
   using executor_type = asio::any_io_executor;
-  using next_layer_type = beast::tcp_stream;  // so that beast::get_lowest_layer finds the socket
+  using next_layer_type = beast::tcp_stream;  // next_layer() below is what beast::get_lowest_layer follows
   // A buffer sequence of up to kMaxBuffers buffers: a read or write may use fewer than offered.
   static constexpr size_t kMaxBuffers = 16;
   template <typename Buffer>
