@@ -2325,6 +2325,11 @@ TEST_F(RbacTest, LabelsAndAnnotationsBeyondUpstreamsLimitsAreInvalid) {
   EXPECT_TRUE(IsStatus(with_labels({{std::string(100000, 'k'), "v"}}), 422, "Invalid"));
   EXPECT_TRUE(IsStatus(with_labels({{"app", "-bad"}}), 422, "Invalid"));
   EXPECT_EQ(with_labels({{"example.com/App_1", "My.Value-2"}}).code, 201);
+  Response notes = As(admin_, "POST", configmaps,
+                      {{"apiVersion", "v1"}, {"kind", "ConfigMap"},
+                       {"metadata", {{"name", "d"}, {"annotations", {{"a", std::string(200 << 10, 'x')}, {"b", std::string(100 << 10, 'y')}}}}}});
+  ASSERT_TRUE(IsStatus(notes, 422, "Invalid")) << notes.body.substr(0, 300);
+  EXPECT_EQ(Parse(notes)["details"]["causes"][0]["field"], "metadata.annotations");
 }
 
 TEST_F(RbacTest, AnEventAboutAnotherNamespacesObjectIsInvalid) {

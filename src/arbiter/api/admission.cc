@@ -351,12 +351,8 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
   // A member of a PodGroup has its group's priority (admission::DecidePriority, rule 5): a pod
   // cannot borrow a group's priority without naming a class that gives it (and that the quota
   // counts), nor a group take a class its pods were not admitted with.
-  if (const Json* group = spec.contains("schedulingGroup") && spec["schedulingGroup"].is_object() &&
-                                  spec["schedulingGroup"].contains("podGroupName") &&
-                                  spec["schedulingGroup"]["podGroupName"].is_string()
-                              ? &spec["schedulingGroup"]["podGroupName"]
-                              : nullptr) {
-    auto stored = store.Get("podgroups", pod["metadata"].value("namespace", ""), group->get<std::string>());
+  if (const std::string group = spec.value("/schedulingGroup/podGroupName"_json_pointer, std::string()); !group.empty()) {
+    auto stored = store.Get("podgroups", pod["metadata"].value("namespace", ""), group);
     if (stored.ok()) {
       const Json gspec = stored->body.value("spec", Json::object());
       const int64_t gp = gspec.value("priority", int64_t{0});
@@ -364,7 +360,7 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
       if (gp != p.priority || gpolicy != model::PreemptionPolicyName(p.policy)) {
         return FailedPrecondition("pods \"" + NameOf(pod) + "\" is forbidden: its priority (" + std::to_string(p.priority) + ", " +
                                   std::string(model::PreemptionPolicyName(p.policy)) + ") differs from its PodGroup \"" +
-                                  group->get<std::string>() + "\" (" + std::to_string(gp) + ", " + gpolicy +
+                                  group + "\" (" + std::to_string(gp) + ", " + gpolicy +
                                   "): give the pod the group's priorityClassName");
       }
     } else if (stored.status().code() != StatusCode::kNotFound) {

@@ -137,7 +137,6 @@ AuthnOutcome AuthenticateRequest(const HeaderFields& headers, const std::map<std
     }
     if (as.name != "system:anonymous") as.groups.insert("system:authenticated");
     out.user = std::move(as);
-    out.extra = std::move(as_extra);
   }
 
   // 3. The request itself.

@@ -30,7 +30,6 @@ struct AuthnOutcome {
   std::string reason;
   std::string message;
   TokenUser user;  // with system:authenticated
-  std::map<std::string, std::vector<std::string>> extra;  // Impersonate-Extra-*
 };
 
 // Authenticates by bearer token against `tokens`, applies impersonation authorised by

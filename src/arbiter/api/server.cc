@@ -211,7 +211,6 @@ std::string QueryOr(const Request& r, const std::string& k, const std::string& f
 }
 
 // TotalAnnotationSizeLimitB of apimachinery's ValidateAnnotations.
-constexpr size_t kMaxAnnotationBytes = 256 * 1024;
 
 // The dryRun parameter: "" (a real write) or "All" (everything but the write), as upstream.
 StatusOr<bool> DryRunOf(const std::string& v) {
@@ -894,17 +893,6 @@ std::optional<Response> ApiServer::CheckFields(const Request& r, const ResourceI
       return Error(400, msg);
     }
     for (const auto& f : check.unknown) warnings.push_back("unknown field \"" + f + "\"");
-  }
-  // Object metadata as upstream validates it: annotations total at most 256 KiB.
-  if (const auto md = object.find("metadata"); md != object.end() && md->is_object()) {
-    if (const auto an = md->find("annotations"); an != md->end() && an->is_object()) {
-      size_t total = 0;
-      for (const auto& [k, v] : an->items()) total += k.size() + (v.is_string() ? v.get_ref<const std::string&>().size() : 0);
-      if (total > kMaxAnnotationBytes) {
-        check.missing.push_back({"FieldValueTooLong", "metadata.annotations",
-                                 "Too long: must have at most " + std::to_string(kMaxAnnotationBytes) + " bytes"});
-      }
-    }
   }
   if (!check.missing.empty()) {
     std::string msg = std::string(info.kind) + " \"" + ObjectName(object) + "\" is invalid: ";
