@@ -145,6 +145,13 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     err << "arbiter serve: " << b.message() << "\n";
     return 1;
   }
+  // Data written before today's rules: groups' priorities decided again, refused names reported.
+  auto audit = api::AuditStoredObjects(*st);
+  if (!audit.ok()) {
+    err << "arbiter serve: auditing the stored objects: " << audit.status().message() << "\n";
+    return 1;
+  }
+  for (const std::string& line : *audit) Log(err, 'W', "stored object", "detail=" + nlohmann::json(line).dump());
   controlplane::LoopOptions lo;
   if (!flags.kubelet_config.empty()) {
     auto file = manifest::ReadInputFile(flags.kubelet_config);

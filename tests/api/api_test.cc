@@ -4,7 +4,10 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <iostream>
 #include <map>
+#include <random>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -1614,6 +1617,33 @@ TEST_F(ApiServerTest, MalformedListOptionsAreBadRequestsAndAFutureRevisionTimesO
   EXPECT_EQ(Get(kPods, {{"resourceVersion", "0"}}).code, 200);
 }
 
+TEST_F(ApiServerTest, AtStartUpStoredGroupsAreAdmittedAgainAndRefusedNamesReported) {
+  // Written before the rules held, straight into the store.
+  const Json forged = {{"apiVersion", "scheduling.k8s.io/v1beta1"}, {"kind", "PodGroup"},
+                       {"metadata", {{"name", "forged"}, {"namespace", "default"}}},
+                       {"spec", {{"priority", 2000001000},
+                                 {"workloadRef", {{"workloadName", "w"}, {"templateName", "t"}}},
+                                 {"schedulingPolicy", {{"basic", Json::object()}}}}}};
+  ASSERT_TRUE(store_->Create("podgroups", "default", "forged", forged).ok());
+  ASSERT_TRUE(store_->Create("configmaps", "default", "Bad/../Name",
+                             {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "Bad/../Name"}, {"namespace", "default"}}}})
+                  .ok());
+  auto report = AuditStoredObjects(*store_);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  std::string all;
+  for (const std::string& line : *report) all += line + "\n";
+  EXPECT_NE(all.find("PodGroup default/forged: priority decided again by its class (was 2000001000, now 0)"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("ConfigMap default/Bad/../Name: stored before the rule held: metadata.name: Invalid value"), std::string::npos)
+      << all;
+  EXPECT_EQ(store_->Get("podgroups", "default", "forged")->body["spec"]["priority"], 0);
+  EXPECT_TRUE(store_->Get("configmaps", "default", "Bad/../Name").ok());  // left as it is
+  // ... and deletable under its stored name, escaped as clients escape a path segment.
+  EXPECT_EQ(Do("GET", "/api/v1/namespaces/default/configmaps/Bad%2F..%2FName").code, 200);
+  EXPECT_EQ(Do("DELETE", "/api/v1/namespaces/default/configmaps/Bad%2F..%2FName").code, 200);
+  EXPECT_FALSE(store_->Get("configmaps", "default", "Bad/../Name").ok());
+}
+
 TEST_F(ApiServerTest, GroupHierarchyAdmissionRejectsCyclesAndDepthButNotAParentYetToCome) {
   const std::string composites = "/apis/scheduling.k8s.io/v1alpha3/namespaces/default/compositepodgroups";
   const std::string groups = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups";
@@ -2386,6 +2416,153 @@ TEST_F(RbacTest, OneBearerTokenInAnyCaseAndNeverTwoAuthorizationHeaders) {
                                          tokens, &authorizer_, nodes);
   EXPECT_EQ(two.code, 400);
   EXPECT_EQ(two.user.name, "");
+}
+
+TEST_F(RbacTest, TheDefaultRolesAreUpstreamsAggregatedRoles) {
+  MustCreate(kNamespaces, NamespaceJson("team-a"));
+  const TokenUser carol{"carol", "3", {"system:authenticated"}};
+  auto bind = [&](const std::string& name, const std::string& role) {
+    MustCreate("/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings",
+               {{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "RoleBinding"}, {"metadata", {{"name", name}}},
+                {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", role}}},
+                {"subjects", Json::array({{{"kind", "User"}, {"name", "carol"}, {"apiGroup", "rbac.authorization.k8s.io"}}})}});
+  };
+  bind("carol-views", "view");
+  EXPECT_TRUE(authorizer_.Allowed(carol, Attrs("list", "apps", "deployments", "team-a")));
+  EXPECT_TRUE(authorizer_.Allowed(carol, Attrs("get", "", "configmaps", "team-a")));
+  EXPECT_FALSE(authorizer_.Allowed(carol, Attrs("get", "", "secrets", "team-a")));  // view never reads secrets
+  EXPECT_FALSE(authorizer_.Allowed(carol, Attrs("create", "", "configmaps", "team-a")));
+  bind("carol-edits", "edit");
+  for (const auto& [group, resource] : std::vector<std::pair<std::string, std::string>>{
+           {"", "secrets"}, {"", "configmaps"}, {"", "services"}, {"apps", "deployments"}, {"batch", "jobs"},
+           {"scheduling.k8s.io", "podgroups"}}) {
+    EXPECT_TRUE(authorizer_.Allowed(carol, Attrs("create", group, resource, "team-a"))) << group << "/" << resource;
+  }
+  EXPECT_TRUE(authorizer_.Allowed(carol, Attrs("get", "", "pods", "team-a")));  // view's rules, through edit
+  EXPECT_FALSE(authorizer_.Allowed(carol, Attrs("create", "rbac.authorization.k8s.io", "rolebindings", "team-a")));
+  EXPECT_FALSE(authorizer_.Allowed(carol, Attrs("update", "", "resourcequotas", "team-a")));
+  bind("carol-admins", "admin");
+  EXPECT_TRUE(authorizer_.Allowed(carol, Attrs("create", "rbac.authorization.k8s.io", "rolebindings", "team-a")));
+  EXPECT_TRUE(authorizer_.Allowed(carol, Attrs("get", "", "secrets", "team-a")));  // edit's, through admin
+  EXPECT_FALSE(authorizer_.Allowed(carol, Attrs("update", "", "resourcequotas", "team-a")));
+  EXPECT_FALSE(authorizer_.Allowed(carol, Attrs("list", "", "pods", "team-b")));
+  // The stored roles are upstream's: admin, edit and view hold an aggregation rule, not rules.
+  Json edit = MustGet("/apis/rbac.authorization.k8s.io/v1/clusterroles/edit");
+  EXPECT_EQ(edit["aggregationRule"]["clusterRoleSelectors"][0]["matchLabels"]["rbac.authorization.k8s.io/aggregate-to-edit"],
+            "true");
+  EXPECT_EQ(edit["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-admin"], "true");
+}
+
+TEST_F(RbacTest, ASelfSubjectRulesReviewListsWhatTheCallerMayDoInANamespace) {
+  MustCreate(kNamespaces, NamespaceJson("team-a"));
+  const Json review = {{"apiVersion", "authorization.k8s.io/v1"}, {"kind", "SelfSubjectRulesReview"},
+                       {"spec", {{"namespace", "team-a"}}}};
+  Response own = As(alice_, "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", review);
+  ASSERT_EQ(own.code, 201) << own.body;
+  const Json status = Parse(own)["status"];
+  EXPECT_EQ(status["incomplete"], false);
+  bool pods_create = false;
+  for (const Json& rule : status["resourceRules"]) {
+    const auto has = [&](const char* key, const std::string& v) {
+      for (const Json& x : rule[key]) {
+        if (x == v || x == "*") return true;
+      }
+      return false;
+    };
+    pods_create = pods_create || (has("apiGroups", "") && has("resources", "pods") && has("verbs", "create"));
+  }
+  EXPECT_TRUE(pods_create) << own.body;
+  EXPECT_FALSE(status["nonResourceRules"].empty());
+  Json other = review;
+  other["spec"]["namespace"] = "team-b";
+  Response elsewhere = As(alice_, "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", other);
+  ASSERT_EQ(elsewhere.code, 201);
+  EXPECT_EQ(elsewhere.body.find("\"pods\""), std::string::npos) << elsewhere.body;
+}
+
+// The property of issue 35: a user who may edit one namespace sends random requests (every
+// verb, resource and subresource served, in its namespace and others, with and without
+// impersonation headers); nothing outside what RBAC grants it changes, and no answer reveals
+// an object of another namespace. Bounded: a fixed seed and count.
+TEST_F(RbacTest, ANamespaceEditorsRandomRequestsChangeAndRevealNothingBeyondItsGrant) {
+  for (const char* ns : {"team-a", "team-b"}) MustCreate(kNamespaces, NamespaceJson(ns));
+  const std::string marker = "zq-secret-of-team-b";
+  MustCreate("/api/v1/namespaces/team-b/secrets",
+             {{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", "secret-b"}}}, {"stringData", {{"k", marker}}}});
+  MustCreate("/api/v1/namespaces/team-b/configmaps",
+             {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "cm-b"}, {"labels", {{"tag", marker}}}}}});
+  MustCreate("/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings",
+             {{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "RoleBinding"}, {"metadata", {{"name", "dave-edits"}}},
+              {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", "edit"}}},
+              {"subjects", Json::array({{{"kind", "User"}, {"name", "dave"}, {"apiGroup", "rbac.authorization.k8s.io"}}})}});
+  const std::map<std::string, TokenUser> tokens = {{"dave-token", {"dave", "4", {}}}, {"root-token", admin_}};
+
+  // Everything outside team-a, by resource, key and revision.
+  auto outside = [&] {
+    std::map<std::string, int64_t> out;
+    std::set<std::string> seen;
+    for (const ResourceInfo& info : Resources()) {
+      if (info.review || info.AnotherVersion() || !seen.insert(info.StoreKey()).second) continue;
+      auto list = store_->List(info.StoreKey(), "");
+      if (!list.ok()) continue;
+      for (const auto& o : list->items) {
+        if (o.ns != "team-a") out[info.StoreKey() + "/" + o.ns + "/" + o.name] = o.revision;
+      }
+    }
+    return out;
+  };
+  const auto before = outside();
+
+  std::mt19937 rng(35);
+  auto pick = [&](const auto& v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]; };
+  std::vector<const ResourceInfo*> infos;
+  for (const ResourceInfo& info : Resources()) {
+    if (!info.review) infos.push_back(&info);
+  }
+  const std::vector<std::string> methods = {"GET", "POST", "PUT", "PATCH", "DELETE"};
+  const std::vector<std::string> namespaces = {"team-a", "team-b", "kube-system", "default"};
+  std::set<std::string> covered;
+  int allowed = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const ResourceInfo& info = *pick(infos);
+    const std::string ns = pick(namespaces);
+    const std::string method = pick(methods);
+    std::vector<std::string> subs = {""};
+    for (auto sub : info.subresources) subs.emplace_back(sub);
+    const std::string sub = pick(subs);
+    const bool named = method != "POST" || !sub.empty() ? std::uniform_int_distribution<int>(0, 3)(rng) != 0 : false;
+    const std::string name = pick(std::vector<std::string>{"secret-b", "cm-b", "x" + std::to_string(i % 7), "default"});
+    std::string path = info.group.empty() ? "/api/v1" : "/apis/" + std::string(info.group) + "/" + std::string(info.version);
+    if (info.namespaced) path += "/namespaces/" + ns;
+    path += "/" + std::string(info.resource);
+    if (named) path += "/" + name + (sub.empty() ? "" : "/" + sub);
+    const bool impersonate = std::uniform_int_distribution<int>(0, 4)(rng) == 0;
+    HeaderFields fields = {{"authorization", "Bearer dave-token"}};
+    if (impersonate) fields.emplace_back("impersonate-user", pick(std::vector<std::string>{"root", "alice", "system:admin"}));
+    if (impersonate && std::uniform_int_distribution<int>(0, 1)(rng)) fields.emplace_back("impersonate-group", "system:masters");
+    covered.insert(method + " " + std::string(info.resource) + (sub.empty() ? "" : "/" + sub) + " " +
+                   (info.namespaced ? (ns == "team-a" ? "own" : "other") : "cluster") + (impersonate ? " as" : ""));
+    const RequestAttributes attrs = AttributesOf(method, path, false);
+    AuthnOutcome who = AuthenticateRequest(fields, tokens, &authorizer_, attrs);
+    if (who.code != 0) continue;
+    ++allowed;
+    Json body = {{"apiVersion", info.ApiVersion()}, {"kind", std::string(info.kind)}, {"metadata", {{"name", name}}}};
+    Request r;
+    r.method = method;
+    r.path = path;
+    r.body = body.dump();
+    if (method == "PATCH") r.headers["content-type"] = "application/merge-patch+json";
+    r.user = who.user.name;
+    r.groups = who.user.groups;
+    r.authenticated = true;
+    Response out = Call(server_, r);
+    EXPECT_EQ(out.body.find(marker), std::string::npos) << method << " " << path << " revealed: " << out.body.substr(0, 300);
+  }
+  EXPECT_EQ(outside(), before) << "a request changed an object outside team-a";
+  EXPECT_GT(allowed, 100);
+  EXPECT_GT(covered.size(), 500u);
+  std::cout << "[ property ] " << covered.size() << " verb x resource x subresource x namespace x impersonation cases, "
+            << allowed << " of 4000 requests allowed\n";
 }
 
 TEST(StatusBodyTest, CarriesDetailsWhenNamed) {

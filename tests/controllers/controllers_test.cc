@@ -358,6 +358,28 @@ TEST(GarbageCollector, OrphanDeletionLeavesThePodsWithoutTheirOwner) {
   for (const Json& p : pods) EXPECT_EQ(Find(p, {"metadata", "ownerReferences"}), nullptr) << p.dump();
 }
 
+TEST(GarbageCollector, AnOwnerReferenceIntoAnotherNamespaceNeitherBlocksNorKeepsTheOwner) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", kRs, ReplicaSet("web", 1, "web"));
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 1; }));
+  const std::string uid = c.Must("GET", kRs + "/web")["metadata"]["uid"];
+  // In another namespace, a pod that claims the ReplicaSet as an owner that blocks its deletion,
+  // and holds a finalizer so that it cannot go.
+  c.Must("POST", "/api/v1/namespaces", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team-q"}}}});
+  c.Must("POST", "/api/v1/namespaces/team-q/pods",
+         {{"apiVersion", "v1"}, {"kind", "Pod"},
+          {"metadata", {{"name", "claimant"}, {"finalizers", {"example.com/hold"}},
+                        {"ownerReferences", Json::array({{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web"},
+                                                          {"uid", uid}, {"blockOwnerDeletion", true}}})}}},
+          {"spec", {{"containers", Json::array({{{"name", "c"}, {"image", "x"}}})}}}});
+  c.Must("DELETE", kRs + "/web", {{"propagationPolicy", "Foreground"}});
+  // The ReplicaSet goes once its own pod has; the other namespace's claimant does not hold it.
+  ASSERT_TRUE(c.RunUntil([&] { return c.Call("GET", kRs + "/web").code == 404; }, 120));
+  // And the claimant's owner counts as absent: it is collected (marked, its finalizer holding it).
+  ASSERT_TRUE(c.RunUntil([&] { return BeingDeleted(c.Must("GET", "/api/v1/namespaces/team-q/pods/claimant")); }, 60));
+}
+
 TEST(NamespaceController, DeletingANamespaceEmptiesItRefusesNewContentAndThenRemovesIt) {
   Cluster c;
   c.Node("n1");

@@ -818,6 +818,20 @@ class AuthTest(unittest.TestCase):
                 self.assertEqual(call("GET", "/metrics", token="admin-token"), 200)
                 self.assertEqual(call("GET", "/livez"), 200)
 
+                def raw(request, wait=5):
+                    with socket.create_connection(("127.0.0.1", server.port), timeout=wait) as s:
+                        s.sendall(request)
+                        return s.recv(65536).decode(errors="replace")
+
+                # Who is asking is decided from the headers: a client announcing a large body and
+                # sending none is answered at once, its body never read.
+                answer = raw(b"POST /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")
+                self.assertTrue(answer.startswith("HTTP/1.1 401"), answer)
+                # Two Authorization headers are a bad request, never the second one's user.
+                answer = raw(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer alice-token\r\n"
+                             b"Authorization: Bearer admin-token\r\n\r\n")
+                self.assertTrue(answer.startswith("HTTP/1.1 400"), answer)
+
             finally:
                 server.stop()
 
@@ -854,6 +868,20 @@ class RbacKubectlTest(unittest.TestCase):
                 r = kubectl("create", "quota", "q", "--hard=pods=3", "-n", "team", token="alice-token")
                 self.assertNotEqual(r.returncode, 0)
                 self.assertIn("forbidden", r.stderr)
+                # The admin as alice has alice's rights (impersonation), and can-i --list works.
+                self.assertEqual(kubectl("auth", "can-i", "delete", "resourcequotas", "-n", "team", "--as=alice",
+                                         "--as-group=namespace:team").stdout.strip(), "no")
+                self.assertEqual(kubectl("auth", "can-i", "create", "pods", "-n", "team", "--as=alice",
+                                         "--as-group=namespace:team").stdout.strip(), "yes")
+                listed = kubectl("auth", "can-i", "--list", "-n", "team", token="alice-token")
+                self.assertEqual(listed.returncode, 0, listed.stderr)
+                self.assertIn("pods", listed.stdout)
+                # Plain HTTP on the TLS port is told so, as Go's servers tell it.
+                with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+                    s.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
+                    answer = s.recv(4096).decode(errors="replace")
+                self.assertTrue(answer.startswith("HTTP/1.0 400 Bad Request"), answer)
+                self.assertIn("Client sent an HTTP request to an HTTPS server.", answer)
             finally:
                 server.stop()
 

@@ -175,6 +175,28 @@ TEST(DashboardService, WithoutASchedulerHereListsThePendingPodsAsTheStoreHasThem
   EXPECT_EQ((*doc)["resourceVersion"], std::to_string(*store->Revision()));
 }
 
+TEST(DashboardService, OneBadStoredObjectIsLeftOutOfAnotherPodsExplanation) {
+  auto store = store::NewMemoryStore();
+  VirtualClock clock(kT0);
+  ASSERT_TRUE(store->Create("nodes", "", "big", Node("big", "4")).ok());
+  ASSERT_TRUE(store->Create("pods", "default", "asked", Pod("asked", "2", 0)).ok());
+  // Stored before the rules held: a bound pod in another namespace naming a class that does
+  // not exist (the store is written directly, as an older server wrote it).
+  StoreJson bad = Pod("stale", "1", 0, "big");
+  bad["spec"]["priorityClassName"] = "gone-class";
+  ASSERT_TRUE(store->Create("pods", "team-b", "stale", bad).ok());
+  DashboardService dashboard(*store, clock, nullptr, "default-scheduler");
+  auto e = dashboard.Explain("default", "asked");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  ASSERT_TRUE((*e).contains("ignoredObjects")) << e->dump();
+  EXPECT_NE((*e)["ignoredObjects"][0].get<std::string>().find("store:pods/team-b/stale"), std::string::npos);
+  // The bad pod's own explanation says what is wrong with it.
+  auto own = dashboard.Explain("team-b", "stale");
+  ASSERT_FALSE(own.ok());
+  EXPECT_EQ(own.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(own.status().message().find("gone-class"), std::string::npos) << own.status().message();
+}
+
 TEST(DashboardService, ExplainsAPendingPodWithEachNodesFilterVerdictsAsPlanExplainDoes) {
   auto store = store::NewMemoryStore();
   VirtualClock clock(kT0);

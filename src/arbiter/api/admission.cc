@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 
 #include "arbiter/admission/priority_admission.h"
 #include "arbiter/api/authz.h"
+#include "arbiter/manifest/names.h"
 #include "arbiter/model/group_hierarchy.h"
 #include "arbiter/model/objects.h"
 #include "arbiter/model/quantity.h"
@@ -569,6 +571,50 @@ Status AdmitGroupPriorities(const ResourceInfo& info, Json& object, const Json* 
     return Status::Ok();
   };
   return walk(spec, "spec.", 0);
+}
+
+StatusOr<std::vector<std::string>> AuditStoredObjects(store::Store& store) {
+  std::vector<std::string> report;
+  std::set<std::string> seen;  // a resource served in several versions is audited once
+  for (const ResourceInfo& info : Resources()) {
+    if (info.review || info.AnotherVersion()) continue;
+    const std::string resource = info.StoreKey();
+    if (!seen.insert(resource).second) continue;
+    ARBITER_ASSIGN_OR_RETURN(list, store.List(resource, ""));
+    for (const store::Object& o : list.items) {
+      const std::string where = std::string(info.kind) + " " + (o.ns.empty() ? "" : o.ns + "/") + o.name;
+      const Json md = o.body.value("metadata", Json::object());
+      for (const manifest::FieldProblem& p : manifest::ObjectMetaProblems(info.kind, md, /*check_name=*/true)) {
+        report.push_back(where + ": stored before the rule held: " + p.message);
+      }
+      if (resource != "podgroups" && resource != "compositepodgroups" && resource != "workloads") continue;
+      // Decided again as on creation: the stored priority and policy are what is checked.
+      Json decided = o.body;
+      std::function<void(Json&, int)> strip = [&](Json& holder, int depth) {
+        if (!holder.is_object() || depth > 8) return;
+        holder.erase("priority");
+        holder.erase("preemptionPolicy");
+        for (const char* list_name : {"podGroupTemplates", "compositePodGroupTemplates"}) {
+          if (holder.contains(list_name) && holder[list_name].is_array()) {
+            for (Json& t : holder[list_name]) strip(t, depth + 1);
+          }
+        }
+      };
+      if (!decided.contains("spec") || !decided["spec"].is_object()) continue;
+      strip(decided["spec"], 0);
+      if (Status st = AdmitGroupPriorities(info, decided, nullptr, store); !st.ok()) {
+        report.push_back(where + ": its priority cannot be decided (" + st.message() + "); left as stored");
+        continue;
+      }
+      if (decided == o.body) continue;
+      auto updated = store.Update(resource, o.ns, o.name, decided, o.revision);
+      if (!updated.ok() && updated.status().code() != StatusCode::kConflict) return updated.status();
+      report.push_back(where + ": priority decided again by its class (was " +
+                       o.body["spec"].value("priority", Json(nullptr)).dump() + ", now " +
+                       decided["spec"].value("priority", Json(nullptr)).dump() + ")");
+    }
+  }
+  return report;
 }
 
 void InstallAdmission(ApiServer& server) {

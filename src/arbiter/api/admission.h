@@ -35,6 +35,15 @@ Status AdmitWorkload(const ResourceInfo& info, nlohmann::json& object, const nlo
 // client's objects (uid, validation, admission); existing ones are left as they are.
 Status EnsureBootstrapObjects(ApiServer& server);
 
+// What a server started on data written before today's rules finds in it, once at start-up:
+//   * every stored PodGroup, CompositePodGroup and Workload has its priority decided again by
+//     admission (the class decides; a stored priority no class gives is replaced by the one that
+//     is decided, and a group whose class no longer exists is reported and left as it is);
+//   * every stored object whose name or labels the rules (manifest/names.h) refuse is reported,
+//     and left as it is: it is still read, updated and deleted under its stored name.
+// Returns one line per finding, for the log. A store error ends the audit with that error.
+StatusOr<std::vector<std::string>> AuditStoredObjects(store::Store& store);
+
 // The usage a ResourceQuota tracks, by hard key (pods, count/pods, requests.cpu in thousandths,
 // requests.memory in bytes), over its namespace's `pods`: the pods not yet finished that its
 // PriorityClass scope selects. The one rule quota admission enforces and the quota controller

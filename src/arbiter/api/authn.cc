@@ -1,5 +1,7 @@
 #include "arbiter/api/authn.h"
 
+#include "arbiter/api/resources.h"
+
 #include <cctype>
 #include <optional>
 
@@ -20,20 +22,8 @@ AuthnOutcome Refuse(int code, std::string reason, std::string message) {
   return out;
 }
 
-// Percent-decodes an Impersonate-Extra-* key (upstream unescapes it: keys may hold '/').
-std::string UnescapeKey(const std::string& in) {
-  std::string out;
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '%' && i + 2 < in.size() && std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(in[i + 2]))) {
-      out.push_back(static_cast<char>(std::stoi(in.substr(i + 1, 2), nullptr, 16)));
-      i += 2;
-    } else {
-      out.push_back(in[i]);
-    }
-  }
-  return Lower(out);
-}
+// An Impersonate-Extra-* key, as upstream reads it: percent-decoded (keys may hold '/'), lower case.
+std::string ExtraKey(const std::string& in) { return Lower(PercentDecode(in, false)); }
 
 constexpr std::string_view kServiceAccountPrefix = "system:serviceaccount:";
 
@@ -85,7 +75,7 @@ AuthnOutcome AuthenticateRequest(const HeaderFields& headers, const std::map<std
     } else if (name == "impersonate-group") {
       as_groups.push_back(value);
     } else if (name.starts_with("impersonate-extra-")) {
-      as_extra[UnescapeKey(name.substr(18))].push_back(value);
+      as_extra[ExtraKey(name.substr(18))].push_back(value);
     }
   }
   const bool impersonating = as_user != nullptr || as_uid != nullptr || !as_groups.empty() || !as_extra.empty();

@@ -1,7 +1,8 @@
 #include "arbiter/api/authz.h"
 
+#include "arbiter/api/resources.h"
+
 #include <algorithm>
-#include <sstream>
 
 namespace arbiter::api {
 
@@ -72,43 +73,84 @@ std::vector<std::string> All(std::vector<std::string> a, const std::vector<std::
   return a;
 }
 
-// What view, edit and admin allow in a namespace, on the resources Arbiter serves.
-Json ViewRules() {
-  return Json::array({Rule({""}, {"pods", "pods/status", "events", "resourcequotas", "resourcequotas/status", "namespaces",
-                                  "namespaces/status", "persistentvolumeclaims", "persistentvolumeclaims/status"},
-                           kRead),
-                      Rule({"policy"}, {"poddisruptionbudgets", "poddisruptionbudgets/status"}, kRead),
-                      Rule({"scheduling.k8s.io"}, {"workloads", "podgroups", "compositepodgroups", "workloads/status",
+// Upstream's bootstrap policy (plugin/pkg/auth/authorizer/rbac/bootstrappolicy): admin, edit and
+// view hold no rules of their own; each aggregates the ClusterRoles labelled
+// rbac.authorization.k8s.io/aggregate-to-<role>, view is labelled into edit and edit into admin,
+// and the system:aggregate-to-* roles hold the rules. Arbiter adds its own kinds the same way
+// (arbiter:aggregate-to-*), as any extension does.
+const std::vector<std::string> kReadWrite = All(kRead, kWrite);
+
+Json AggregateToViewRules() {
+  return Json::array(
+      {Rule({""}, {"configmaps", "endpoints", "persistentvolumeclaims", "persistentvolumeclaims/status", "pods",
+                   "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts", "services", "services/status"},
+            kRead),
+       Rule({""}, {"bindings", "events", "limitranges", "namespaces/status", "pods/log", "pods/status",
+                   "replicationcontrollers/status", "resourcequotas", "resourcequotas/status"},
+            kRead),
+       Rule({""}, {"namespaces"}, kRead),
+       Rule({"discovery.k8s.io"}, {"endpointslices"}, kRead),
+       Rule({"apps"}, {"controllerrevisions", "daemonsets", "daemonsets/status", "deployments", "deployments/scale",
+                       "deployments/status", "replicasets", "replicasets/scale", "replicasets/status", "statefulsets",
+                       "statefulsets/scale", "statefulsets/status"},
+            kRead),
+       Rule({"autoscaling"}, {"horizontalpodautoscalers", "horizontalpodautoscalers/status"}, kRead),
+       Rule({"batch"}, {"cronjobs", "cronjobs/status", "jobs", "jobs/status"}, kRead),
+       Rule({"extensions"}, {"daemonsets", "daemonsets/status", "deployments", "deployments/scale", "deployments/status",
+                             "ingresses", "ingresses/status", "networkpolicies", "replicasets", "replicasets/scale",
+                             "replicasets/status", "replicationcontrollers/scale"},
+            kRead),
+       Rule({"policy"}, {"poddisruptionbudgets", "poddisruptionbudgets/status"}, kRead),
+       Rule({"networking.k8s.io"}, {"ingresses", "ingresses/status", "networkpolicies"}, kRead)});
+}
+
+Json AggregateToEditRules() {
+  return Json::array(
+      {Rule({""}, {"pods/attach", "pods/exec", "pods/portforward", "pods/proxy", "secrets", "services/proxy"}, kRead),
+       Rule({""}, {"serviceaccounts"}, {"impersonate"}),
+       Rule({""}, {"pods", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy"}, kWrite),
+       Rule({""}, {"pods/eviction"}, {"create"}),
+       Rule({""}, {"configmaps", "events", "persistentvolumeclaims", "replicationcontrollers", "replicationcontrollers/scale",
+                   "secrets", "serviceaccounts", "services", "services/proxy"},
+            kWrite),
+       Rule({""}, {"serviceaccounts/token"}, {"create"}),
+       Rule({"apps"}, {"daemonsets", "deployments", "deployments/rollback", "deployments/scale", "replicasets",
+                       "replicasets/scale", "statefulsets", "statefulsets/scale"},
+            kWrite),
+       Rule({"autoscaling"}, {"horizontalpodautoscalers"}, kWrite),
+       Rule({"batch"}, {"cronjobs", "jobs"}, kWrite),
+       Rule({"extensions"}, {"daemonsets", "deployments", "deployments/rollback", "deployments/scale", "ingresses",
+                             "networkpolicies", "replicasets", "replicasets/scale", "replicationcontrollers/scale"},
+            kWrite),
+       Rule({"policy"}, {"poddisruptionbudgets"}, kWrite),
+       Rule({"networking.k8s.io"}, {"ingresses", "networkpolicies"}, kWrite),
+       Rule({"coordination.k8s.io"}, {"leases"}, kReadWrite)});
+}
+
+Json AggregateToAdminRules() {
+  return Json::array({Rule({"authorization.k8s.io"}, {"localsubjectaccessreviews"}, {"create"}),
+                      Rule({"rbac.authorization.k8s.io"}, {"rolebindings", "roles"}, kReadWrite)});
+}
+
+// Arbiter's kinds: the scheduling groups, events.k8s.io events and pod metrics.
+Json ArbiterAggregateToViewRules() {
+  return Json::array({Rule({"scheduling.k8s.io"}, {"workloads", "podgroups", "compositepodgroups", "workloads/status",
                                                    "podgroups/status", "compositepodgroups/status"},
                            kRead),
+                      Rule({"events.k8s.io"}, {"events"}, kRead),
                       Rule({"metrics.k8s.io"}, {"pods"}, kRead)});
 }
 
-Json EditRules() {
-  Json rules = ViewRules();
-  rules.push_back(Rule({""}, {"pods", "pods/eviction", "events", "persistentvolumeclaims"}, All(kRead, kWrite)));
-  rules.push_back(Rule({"policy"}, {"poddisruptionbudgets"}, All(kRead, kWrite)));
-  rules.push_back(Rule({"scheduling.k8s.io"}, {"workloads", "podgroups", "compositepodgroups"}, All(kRead, kWrite)));
-  rules.push_back(Rule({"coordination.k8s.io"}, {"leases"}, All(kRead, kWrite)));
-  rules.push_back(Rule({"metrics.k8s.io"}, {"pods"}, All(kRead, kWrite)));
-  return rules;
-}
-
-Json AdminRules() {
-  Json rules = EditRules();
-  rules.push_back(Rule({"rbac.authorization.k8s.io"}, {"roles", "rolebindings"}, All(kRead, kWrite)));
-  return rules;
+Json ArbiterAggregateToEditRules() {
+  return Json::array({Rule({"scheduling.k8s.io"}, {"workloads", "podgroups", "compositepodgroups"}, kWrite),
+                      Rule({"events.k8s.io"}, {"events"}, kWrite)});
 }
 
 }  // namespace
 
 RequestAttributes AttributesOf(const std::string& method, const std::string& path, bool watch_query) {
   RequestAttributes a;
-  std::vector<std::string> s;
-  std::stringstream in(path);
-  for (std::string part; std::getline(in, part, '/');) {
-    if (!part.empty()) s.push_back(part);
-  }
+  const std::vector<std::string> s = PathSegments(path);
   size_t at = 0;
   if (s.size() >= 2 && s[0] == "api") {
     at = 2;
@@ -164,11 +206,19 @@ void Authorizer::Sync() {
 }
 
 Json Authorizer::ClusterRoleRules(const std::string& name) {
+  std::set<std::string> visiting;
+  return ClusterRoleRules(name, visiting);
+}
+
+Json Authorizer::ClusterRoleRules(const std::string& name, std::set<std::string>& visiting) {
   const store::Object* found = cluster_roles_.Find({"", name});
-  if (found == nullptr) return Json::array();
+  if (found == nullptr || !visiting.insert(name).second) return Json::array();  // absent, or a cycle
   const Json& role = found->body;
   Json rules = role.value("rules", Json::array());
-  // An aggregated ClusterRole takes the rules of every ClusterRole its selectors' labels match.
+  if (!rules.is_array()) rules = Json::array();
+  // An aggregated ClusterRole takes the rules of every ClusterRole its selectors' labels match,
+  // in name order, each rule once (the clusterrole-aggregation controller's result), those of an
+  // aggregated role included (view is labelled into edit, edit into admin).
   const Json agg = role.value("aggregationRule", Json::object());
   for (const Json& sel : agg.value("clusterRoleSelectors", Json::array())) {
     const Json want = sel.value("matchLabels", Json::object());
@@ -180,9 +230,12 @@ Json Authorizer::ClusterRoleRules(const std::string& name) {
       bool match = labels.is_object();
       for (const auto& [k, v] : want.items()) match = match && labels.contains(k) && labels[k] == v;
       if (!match) continue;
-      for (const Json& r : other.body.value("rules", Json::array())) rules.push_back(r);
+      for (const Json& r : ClusterRoleRules(key.second, visiting)) {
+        if (std::find(rules.begin(), rules.end(), r) == rules.end()) rules.push_back(r);
+      }
     }
   }
+  visiting.erase(name);
   return rules;
 }
 
@@ -231,7 +284,7 @@ std::vector<Json> Authorizer::RulesFor(const TokenUser& user, const std::string&
     }
   }
   if (!ns.empty() && user.groups.contains("namespace:" + ns)) {
-    for (const Json& r : AdminRules()) out.push_back(r);
+    for (const Json& r : ClusterRoleRules("admin")) out.push_back(r);
   }
   return out;
 }
@@ -241,6 +294,12 @@ bool Authorizer::AllowedLocked(const TokenUser& user, const RequestAttributes& a
     if (RuleAllows(r, attrs)) return true;
   }
   return false;
+}
+
+std::vector<Json> Authorizer::RulesOfUser(const TokenUser& user, const std::string& ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Sync();
+  return RulesFor(user, ns);
 }
 
 bool Authorizer::Allowed(const TokenUser& user, const RequestAttributes& attrs) {
@@ -300,6 +359,20 @@ std::vector<Json> DefaultRbacObjects() {
                 {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/bootstrapping", "rbac-defaults"}}}}},
                 {"rules", std::move(rules)}};
   };
+  const std::string aggregate = "rbac.authorization.k8s.io/aggregate-to-";
+  // A role whose rules are those of the roles labelled aggregate-to-NAME (and which is itself
+  // labelled into `into`, if any).
+  auto aggregated = [&](const std::string& name, const std::string& into) {
+    Json r = role(name, Json::array());
+    r["aggregationRule"] = {{"clusterRoleSelectors", Json::array({{{"matchLabels", {{aggregate + name, "true"}}}}})}};
+    if (!into.empty()) r["metadata"]["labels"][aggregate + into] = "true";
+    return r;
+  };
+  auto part_of = [&](const std::string& name, const std::string& into, Json rules) {
+    Json r = role(name, std::move(rules));
+    r["metadata"]["labels"][aggregate + into] = "true";
+    return r;
+  };
   auto binding = [](const std::string& name, const std::string& role_name, const std::string& group) {
     return Json{{"apiVersion", "rbac.authorization.k8s.io/v1"},
                 {"kind", "ClusterRoleBinding"},
@@ -353,9 +426,14 @@ std::vector<Json> DefaultRbacObjects() {
     return b;
   };
   return {role("cluster-admin", everything),
-          role("admin", AdminRules()),
-          role("edit", EditRules()),
-          role("view", ViewRules()),
+          aggregated("admin", ""),
+          aggregated("edit", "admin"),
+          aggregated("view", "edit"),
+          part_of("system:aggregate-to-admin", "admin", AggregateToAdminRules()),
+          part_of("system:aggregate-to-edit", "edit", AggregateToEditRules()),
+          part_of("system:aggregate-to-view", "view", AggregateToViewRules()),
+          part_of("arbiter:aggregate-to-edit", "edit", ArbiterAggregateToEditRules()),
+          part_of("arbiter:aggregate-to-view", "view", ArbiterAggregateToViewRules()),
           role("system:basic-user", basic),
           role("system:discovery", discovery),
           role("arbiter:dashboard-viewer", dashboard),

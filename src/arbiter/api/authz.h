@@ -52,6 +52,9 @@ class Authorizer {
   explicit Authorizer(store::Store& store);
   // Whether `user` may do `attrs`. Thread-safe.
   bool Allowed(const TokenUser& user, const RequestAttributes& attrs);
+  // Every rule that grants `user` something in `ns` ("" for cluster-wide rules only), as
+  // SelfSubjectRulesReview lists them. Thread-safe.
+  std::vector<nlohmann::json> RulesOfUser(const TokenUser& user, const std::string& ns);
   // Whether `user` already holds every permission of `rules` in `ns` ("" for cluster-wide): no one
   // grants what they do not have (upstream's escalation check).
   bool Covers(const TokenUser& user, const nlohmann::json& rules, const std::string& ns);
@@ -64,6 +67,7 @@ class Authorizer {
   nlohmann::json RulesOfLocked(const nlohmann::json& role_ref, const std::string& ns);
   std::vector<nlohmann::json> RulesFor(const TokenUser& user, const std::string& ns);
   nlohmann::json ClusterRoleRules(const std::string& name);
+  nlohmann::json ClusterRoleRules(const std::string& name, std::set<std::string>& visiting);
   void Sync();
 
   std::mutex mu_;

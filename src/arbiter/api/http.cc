@@ -197,30 +197,11 @@ class AnyStream {
   Transport& transport_;
 };
 
-// "%41b+c" -> "Ab c" (query strings also turn '+' into a space).
-std::string PercentDecode(std::string_view in, bool plus_is_space) {
-  std::string out;
-  out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    const char c = in[i];
-    if (c == '%' && i + 2 < in.size() && std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(in[i + 2]))) {
-      out.push_back(static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16)));
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out.push_back(' ');
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
 // Splits a request target into its decoded path and query parameters (the last value of a
 // repeated key wins, as before).
 void ParseTarget(std::string_view target, std::string* path, std::map<std::string, std::string>* query) {
   const size_t q = target.find('?');
-  *path = PercentDecode(target.substr(0, q), false);
+  *path = PercentDecode(target.substr(0, q), false, /*keep_separators=*/true);  // PathSegments decodes the rest
   if (q == std::string_view::npos) return;
   std::string_view rest = target.substr(q + 1);
   while (!rest.empty()) {

@@ -2,6 +2,7 @@
 #include "arbiter/api/resources.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace arbiter::api {
 
@@ -54,6 +55,9 @@ std::vector<ResourceInfo> Build() {
       {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "", "SelfSubjectAccessReview", false, {}, {}, false,
        "", true},
       {"authentication.k8s.io", "v1", "selfsubjectreviews", "", "SelfSubjectReview", false, {}, {}, false, "", true},
+      // Everything the caller may do in a namespace (`kubectl auth can-i --list`).
+      {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "", "SelfSubjectRulesReview", false, {}, {}, false, "",
+       true},
   };
 }
 
@@ -189,6 +193,42 @@ Json ResourceList(std::string_view group, std::string_view version) {
   }
   if (!any) return nullptr;
   return list;
+}
+
+std::string PercentDecode(std::string_view in, bool plus_is_space, bool keep_separators) {
+  std::string out;
+  out.reserve(in.size());
+  auto hex = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+  for (size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '%' && i + 2 < in.size() && std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(in[i + 2]))) {
+      const char decoded = static_cast<char>(hex(in[i + 1]) * 16 + hex(in[i + 2]));
+      if (keep_separators && (decoded == '/' || decoded == '%')) {
+        out.append(in.substr(i, 3));
+      } else {
+        out.push_back(decoded);
+      }
+      i += 2;
+    } else if (c == '+' && plus_is_space) {
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> PathSegments(std::string_view path) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < path.size();) {
+    const size_t j = path.find('/', i);
+    const std::string_view part = path.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i);
+    if (!part.empty()) out.push_back(part.find('%') == std::string_view::npos ? std::string(part) : PercentDecode(part, false));
+    if (j == std::string_view::npos) break;
+    i = j + 1;
+  }
+  return out;
 }
 
 }  // namespace arbiter::api

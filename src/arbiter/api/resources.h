@@ -39,6 +39,15 @@ struct ResourceInfo {
   bool HasSubresource(std::string_view s) const;
 };
 
+// Percent-decodes `in` ("%41b+c" -> "Ab c" when `plus_is_space`, as query strings are). With
+// `keep_separators`, "%2F" and "%25" stay encoded: a request path is split into segments first
+// (PathSegments), so that a name holding '/' or '%' (stored before names were validated) can
+// still be read and deleted.
+std::string PercentDecode(std::string_view in, bool plus_is_space, bool keep_separators = false);
+// A request path's non-empty segments, each with its "%2F" and "%25" decoded: the one way the
+// API and the authorizer read a path.
+std::vector<std::string> PathSegments(std::string_view path);
+
 // Every served resource, in a fixed order.
 const std::vector<ResourceInfo>& Resources();
 // The resource served under group/version with that plural name, or null.

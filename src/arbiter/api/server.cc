@@ -28,18 +28,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-std::vector<std::string> Split(const std::string& path) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < path.size()) {
-    const size_t j = path.find('/', i);
-    const std::string part = path.substr(i, j == std::string::npos ? std::string::npos : j - i);
-    if (!part.empty()) out.push_back(part);
-    if (j == std::string::npos) break;
-    i = j + 1;
-  }
-  return out;
-}
 
 Response JsonResponse(int code, const Json& body) {
   Response r;
@@ -368,7 +356,7 @@ std::string ApiServer::Now() const { return FormatRfc3339(clock_.Now() / kSecond
 
 Response ApiServer::Discovery(const Request& r, bool* handled) {
   *handled = true;
-  const std::vector<std::string> s = Split(r.path);
+  const std::vector<std::string> s = PathSegments(r.path);
   if (r.method == "GET") {
     if (s.size() == 1 && s[0] == "api") return JsonResponse(200, CoreVersions());
     if (s.size() == 2 && s[0] == "api" && s[1] == "v1") return JsonResponse(200, ResourceList("", "v1"));
@@ -462,6 +450,34 @@ Response ApiServer::Review(const Request& r, const Target& t) {
     return JsonResponse(201, review);
   }
   const Json spec = review.value("spec", Json::object());
+  if (t.info->kind == "SelfSubjectRulesReview") {
+    // The rules that grant the caller something in spec.namespace, as RBAC holds them: a
+    // resource rule each (apiGroups, resources, resourceNames, verbs), a non-resource rule each.
+    const std::string ns = spec.is_object() ? spec.value("namespace", "") : "";
+    std::vector<Json> rules;
+    if (!r.authenticated || authorizer_ == nullptr) {
+      rules.push_back(Json{{"apiGroups", Json::array({"*"})}, {"resources", Json::array({"*"})}, {"verbs", Json::array({"*"})}});
+      rules.push_back(Json{{"nonResourceURLs", Json::array({"*"})}, {"verbs", Json::array({"*"})}});
+    } else {
+      rules = authorizer_->RulesOfUser(user, ns);
+    }
+    Json resource_rules = Json::array(), non_resource_rules = Json::array();
+    for (const Json& rule : rules) {
+      if (!rule.is_object()) continue;
+      if (rule.contains("nonResourceURLs")) {
+        non_resource_rules.push_back({{"verbs", rule.value("verbs", Json::array())}, {"nonResourceURLs", rule["nonResourceURLs"]}});
+        continue;
+      }
+      Json out = {{"verbs", rule.value("verbs", Json::array())},
+                  {"apiGroups", rule.value("apiGroups", Json::array())},
+                  {"resources", rule.value("resources", Json::array())}};
+      if (rule.contains("resourceNames")) out["resourceNames"] = rule["resourceNames"];
+      resource_rules.push_back(std::move(out));
+    }
+    review["status"] = {{"resourceRules", std::move(resource_rules)}, {"nonResourceRules", std::move(non_resource_rules)},
+                        {"incomplete", false}};
+    return JsonResponse(201, review);
+  }
   if (spec.contains("nonResourceAttributes") && spec["nonResourceAttributes"].is_object()) {
     RequestAttributes a;
     a.resource_request = false;
@@ -501,7 +517,7 @@ Response ApiServer::HandleUnchecked(const Request& r) {
   Response d = Discovery(r, &handled);
   if (handled) return d;
 
-  const std::vector<std::string> s = Split(r.path);
+  const std::vector<std::string> s = PathSegments(r.path);
   std::string group, version;
   size_t at = 0;
   if (s.size() >= 2 && s[0] == "api" && s[1] == "v1") {

@@ -88,13 +88,22 @@ void GarbageCollector::Observe(const std::string& resource, const Key& key, cons
   nodes_.emplace(ref, std::move(node));
 }
 
+bool GarbageCollector::OwnerMayOwn(const Ref& owner, const std::string& dependent_ns) {
+  return owner.second.first.empty() || owner.second.first == dependent_ns;
+}
+
 const store::Object* GarbageCollector::Lookup(Context& ctx, const Ref& ref) const {
   return ctx.informer(ref.first).Find(ref.second);
 }
 
 StatusOr<bool> GarbageCollector::OwnerGone(Context& ctx, const Json& owner_ref, const std::string& ns) const {
   const std::string uid = owner_ref.value("uid", "");
-  if (by_uid_.contains(uid)) return false;
+  if (auto found = by_uid_.find(uid); found != by_uid_.end()) {
+    // A namespaced dependent's owner is in its namespace or cluster-scoped: a uid that names an
+    // object of another namespace is an absent owner (upstream's OwnerRefInvalidNamespace), so
+    // that no one reaches across namespaces through an owner reference.
+    return !OwnerMayOwn(found->second, ns);
+  }
   // Not in the graph: ask the API (an owner of a resource the graph does not hold, or one the
   // informers have not seen yet).
   const api::ResourceInfo* info = api::FindKind(owner_ref.value("apiVersion", ""), owner_ref.value("kind", ""));
@@ -122,6 +131,7 @@ Status GarbageCollector::Process(Context& ctx, const Ref& ref) {
     auto deps = dependents_.find(uid);
     if (deps != dependents_.end()) {
       for (const Ref& dep : std::set<Ref>(deps->second)) {
+        if (!OwnerMayOwn(ref, dep.second.first)) continue;  // not its dependent (see OwnerGone)
         const store::Object* d = Lookup(ctx, dep);
         if (d == nullptr) continue;
         Json refs = Json::array();
@@ -148,6 +158,7 @@ Status GarbageCollector::Process(Context& ctx, const Ref& ref) {
     auto deps = dependents_.find(uid);
     if (deps != dependents_.end()) {
       for (const Ref& dep : std::set<Ref>(deps->second)) {
+        if (!OwnerMayOwn(ref, dep.second.first)) continue;  // neither blocks nor follows it
         const store::Object* d = Lookup(ctx, dep);
         if (d == nullptr) continue;
         bool blocks = false;

@@ -40,6 +40,9 @@ class GarbageCollector final : public Controller {
     std::vector<std::string> owners;  // owner uids
   };
   using Ref = std::pair<std::string, Key>;  // (resource, key)
+  // Whether `owner` may own an object of `dependent_ns` ("" for a cluster-scoped dependent): a
+  // cluster-scoped owner may own anything, a namespaced one only its own namespace's objects.
+  static bool OwnerMayOwn(const Ref& owner, const std::string& dependent_ns);
 
   void Observe(const std::string& resource, const Key& key, const store::Object* o, Timestamp now);
   Status Process(Context& ctx, const Ref& ref);

@@ -567,11 +567,12 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
   const std::string group = asked->body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
   std::optional<std::string> bound_node;
   if (std::string node = controlplane::NodeOf(asked->body); !node.empty()) bound_node = std::move(node);
-  std::vector<manifest::InputFile> files;
+  // Every stored object the plan weighs, each its own input: a problem in one (an object stored
+  // before a rule existed) names it, and it is left out rather than failing every explanation.
+  std::vector<manifest::InputFile> inputs;
   for (const Collection& c : kCollections) {
     auto list = store_.List(c.resource, "");
     if (!list.ok()) return list.status();
-    Json items = Json::array();
     for (auto& o : list->items) {
       Json body = std::move(o.body);
       body["apiVersion"] = c.api_version;
@@ -594,17 +595,33 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
           continue;  // an ended pod takes no room (the scheduler's cache drops it)
         }
       }
-      items.push_back(std::move(body));
+      inputs.push_back({std::string("store:") + c.resource + "/" + o.ns + "/" + o.name, body.dump()});
     }
-    files.push_back({std::string("store:") + c.resource, Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}.dump()});
   }
-  manifest::LoadResult loaded = manifest::Load(files);
-  std::vector<std::string> errors = loaded.errors;
-  if (errors.empty()) errors = admission::AdmitPriorities(loaded.objects);
-  if (!errors.empty()) {
-    std::string message = "the cluster cannot be planned: " + errors.front();
-    if (errors.size() > 1) message += " (and " + std::to_string(errors.size() - 1) + " more problems)";
-    return FailedPrecondition(message);
+  const std::string asked_input = "store:pods/" + ns + "/" + name;
+  manifest::LoadResult loaded;
+  std::vector<std::string> ignored;
+  for (;;) {
+    loaded = manifest::Load(inputs);
+    std::vector<std::string> errors = loaded.errors;
+    if (errors.empty()) errors = admission::AdmitPriorities(loaded.objects);
+    if (errors.empty()) break;
+    // Leave out each object a problem names; the asked pod's own problem is the answer.
+    std::set<std::string> named;
+    for (const std::string& e : errors) {
+      for (const manifest::InputFile& in : inputs) {
+        if (e.starts_with(in.name + ":")) named.insert(in.name);
+      }
+    }
+    if (named.empty() || named.contains(asked_input)) {
+      std::string message = "the cluster cannot be planned: " + errors.front();
+      if (errors.size() > 1) message += " (and " + std::to_string(errors.size() - 1) + " more problems)";
+      return FailedPrecondition(message);
+    }
+    for (const std::string& e : errors) {
+      if (ignored.size() < 20) ignored.push_back(e);
+    }
+    std::erase_if(inputs, [&](const manifest::InputFile& in) { return named.contains(in.name); });
   }
   sim::PlanOptions options;
   options.explain = true;
@@ -612,6 +629,7 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
   auto plan = sim::RunPlan(loaded.objects, options);
   if (!plan.ok()) return plan.status();
   Json doc = ExplanationJson(key, *plan, bound_node, bound_node.has_value(), clock_.Now());
+  if (!ignored.empty()) doc["ignoredObjects"] = ignored;  // what was left out, and why
   explained_ = std::make_shared<const Json>(doc);
   explained_pod_ = key;
   explained_revision_ = *revision;
