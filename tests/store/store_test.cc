@@ -1059,6 +1059,25 @@ class SqliteStoreTest : public testing::Test {
   fs::path path_;
 };
 
+TEST_F(SqliteStoreTest, TheStoresFilesAreTheOwnersAloneEvenWhenFoundReadable) {
+  const auto owner_only = fs::perms::owner_read | fs::perms::owner_write;
+  {
+    auto s = MustOpen();
+    ASSERT_NE(s, nullptr);
+    ASSERT_TRUE(s->Create("secrets", "ns", "s", {{"data", {{"k", "djE="}}}}).ok());
+    for (const char* suffix : {"", "-wal"}) {
+      const fs::path f = path_.string() + suffix;
+      ASSERT_TRUE(fs::exists(f)) << f;
+      EXPECT_EQ(fs::status(f).permissions() & fs::perms::all, owner_only) << f;
+    }
+  }
+  // A file an older version left readable by others is narrowed when it is opened again.
+  fs::permissions(path_, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+  auto again = MustOpen();
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(fs::status(path_).permissions() & fs::perms::all, owner_only);
+}
+
 TEST_F(SqliteStoreTest, ReopenKeepsObjectsAndContinuesRevisions) {
   {
     auto s = MustOpen();
