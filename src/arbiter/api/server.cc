@@ -696,11 +696,14 @@ Response ApiServer::List(const Request& r, const Target& t) {
     int64_t n = 0;
     const auto [end, ec] = std::from_chars(limit.data(), limit.data() + limit.size(), n);
     if (ec != std::errc() || end != limit.data() + limit.size() || n < 0) {
-      return Error(400, "limit: Invalid value: \"" + limit + "\": must be a non-negative integer");
+      // kube-apiserver's conversion error for an integer query parameter; a negative limit
+      // is a bad request here too (upstream reads it as no limit).
+      return Error(400, "strconv.ParseInt: parsing " + Json(limit).dump() + ": invalid syntax");
     }
   }
   if (const std::string token = QueryOr(r, "continue"); !token.empty()) {
-    return Error(400, "continue key is not valid: this server did not issue \"" + token.substr(0, 64) + "\"");
+    return Error(400, "invalid continue token: continue key is not valid: this server did not issue " +
+                          Json(token.substr(0, 64)).dump());
   }
   auto list = store_.List(t.info->StoreKey(), t.ns);
   if (!list.ok()) return Error(list.status());
@@ -710,7 +713,8 @@ Response ApiServer::List(const Request& r, const Target& t) {
     const int64_t want = ParseRevision(at);
     if (want < 0) return Error(400, "resourceVersion \"" + at + "\" is not a revision");
     if (want > list->revision) {
-      Json body = StatusBody(504, "Timeout", "Too large resource version: " + at + ", current: " + std::to_string(list->revision));
+      Json body = StatusBody(504, "Timeout",
+                             "Timeout: Too large resource version: " + at + ", current: " + std::to_string(list->revision));
       body["details"] = {{"causes", Json::array({{{"reason", "ResourceVersionTooLarge"}, {"message", "Too large resource version"}}})},
                          {"retryAfterSeconds", 1}};
       return JsonResponse(504, body);
