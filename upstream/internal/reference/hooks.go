@@ -1,0 +1,306 @@
+package reference
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	policy "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	configscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/util"
+
+	"arbiter.dev/upstream/internal/input"
+)
+
+// The gates a case sets, from Arbiter's configuration (its defaults where the case is silent).
+// OpportunisticBatching (on by default upstream) reuses one pod's sorted scores for the next pod
+// of the same signature; Arbiter scores every pod, so the reference switches it off and says so
+// in docs/upstream-rules.md.
+func caseGates(objs *input.Objects) map[string]bool {
+	generic := objs.Gate("GenericWorkload", true)
+	composite := generic && objs.Gate("CompositePodGroup", true)
+	return map[string]bool{
+		"GenericWorkload":                 generic,
+		"CompositePodGroup":               composite,
+		"TopologyAwareWorkloadScheduling": composite,
+		"PodLevelResources":               objs.Gate("PodLevelResources", true),
+		"OpportunisticBatching":           false,
+	}
+}
+
+func gatesReport(objs *input.Objects) map[string]bool { return caseGates(objs) }
+
+// setFeatureGates sets the case's gates on the process's gate (upstream reads gates per process)
+// and returns what puts the previous values back.
+func setFeatureGates(objs *input.Objects) (func(), error) {
+	want := caseGates(objs)
+	previous := map[string]bool{}
+	for name := range want {
+		previous[name] = utilfeature.DefaultFeatureGate.Enabled(featureName(name))
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(want); err != nil {
+		return nil, fmt.Errorf("feature gates %v: %v", want, err)
+	}
+	return func() { _ = utilfeature.DefaultMutableFeatureGate.SetFromMap(previous) }, nil
+}
+
+// The names of the reference's own plugins.
+const (
+	tiePreemptionName = "DefaultPreemptionWithTies"
+	scoreObserverName = "FeasibleNodesObserver"
+)
+
+// buildProfiles decodes the case's configuration with upstream's own (strict) decoder, or takes
+// upstream's defaults, and swaps DefaultPreemption for the same plugin with its random tie made
+// explicit; an observer that scores every node 0 records the feasible nodes of each cycle.
+func buildProfiles(objs *input.Objects, r *run) ([]config.KubeSchedulerProfile, []scheduler.Option, error) {
+	var cfg *config.KubeSchedulerConfiguration
+	if objs.Config != nil {
+		obj, _, err := configscheme.Codecs.UniversalDecoder().Decode(objs.Config, nil, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("KubeSchedulerConfiguration: %v", err)
+		}
+		c, ok := obj.(*config.KubeSchedulerConfiguration)
+		if !ok {
+			return nil, nil, fmt.Errorf("KubeSchedulerConfiguration: decoded as %T", obj)
+		}
+		cfg = c
+	} else {
+		c, err := latest.Default()
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg = c
+	}
+	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
+		return nil, nil, fmt.Errorf("KubeSchedulerConfiguration: %v", err)
+	}
+	profiles := make([]config.KubeSchedulerProfile, 0, len(cfg.Profiles))
+	for _, p := range cfg.Profiles {
+		p := *p.DeepCopy()
+		swap := func(set *config.PluginSet) {
+			for i := range set.Enabled {
+				if set.Enabled[i].Name == defaultpreemption.Name {
+					set.Enabled[i].Name = tiePreemptionName
+				}
+			}
+			for i := range set.Disabled {
+				if set.Disabled[i].Name == defaultpreemption.Name {
+					set.Disabled[i].Name = tiePreemptionName
+				}
+			}
+		}
+		swap(&p.Plugins.MultiPoint)
+		swap(&p.Plugins.PostFilter)
+		swap(&p.Plugins.PreEnqueue)
+		p.Plugins.MultiPoint.Enabled = append(p.Plugins.MultiPoint.Enabled, config.Plugin{Name: scoreObserverName, Weight: 1})
+		for _, pc := range p.PluginConfig {
+			if pc.Name == defaultpreemption.Name {
+				p.PluginConfig = append(p.PluginConfig, config.PluginConfig{Name: tiePreemptionName, Args: pc.Args})
+				break
+			}
+		}
+		profiles = append(profiles, p)
+	}
+	fts := feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate)
+	registry := frameworkruntime.Registry{
+		tiePreemptionName: func(ctx context.Context, args runtime.Object, fh fwk.Handle) (fwk.Plugin, error) {
+			dp, err := defaultpreemption.New(ctx, args, fh, fts)
+			if err != nil {
+				return nil, err
+			}
+			pl := &tiePreemption{DefaultPreemption: dp, r: r}
+			dp.Evaluator = preemption.NewEvaluator(tiePreemptionName, fh, pl, dp.Executor)
+			return pl, nil
+		},
+		scoreObserverName: func(_ context.Context, _ runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
+			return &scoreObserver{r: r}, nil
+		},
+	}
+	opts := []scheduler.Option{
+		scheduler.WithFrameworkOutOfTreeRegistry(registry),
+		scheduler.WithParallelism(cfg.Parallelism),
+		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
+		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
+	}
+	return profiles, opts, nil
+}
+
+// scoreObserver records the nodes scored in a cycle (the feasible nodes) and adds 0 to each.
+type scoreObserver struct{ r *run }
+
+func (s *scoreObserver) Name() string { return scoreObserverName }
+
+func (s *scoreObserver) Score(_ context.Context, _ fwk.CycleState, _ *corev1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
+	s.r.mu.Lock()
+	s.r.observed = append(s.r.observed, nodeInfo)
+	s.r.mu.Unlock()
+	return 0, nil
+}
+
+func (s *scoreObserver) ScoreExtensions() fwk.ScoreExtensions { return nil }
+
+// wrapSchedulePod records the queue's pop order, and where the top score is shared settles
+// upstream's random pick (the Randomizer of each node's score) toward Arbiter's node.
+func (r *run) wrapSchedulePod(orig func(context.Context, framework.Framework, fwk.CycleState, *framework.QueuedPodInfo) (scheduler.ScheduleResult, error)) func(context.Context, framework.Framework, fwk.CycleState, *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
+	return func(ctx context.Context, f framework.Framework, state fwk.CycleState, podInfo *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
+		key := podKey(podInfo.Pod)
+		r.mu.Lock()
+		if !r.popped[key] {
+			r.popped[key] = true
+			r.popOrder = append(r.popOrder, key)
+		}
+		r.current = key
+		r.observed = nil
+		delete(r.pdbViolations, key)
+		r.mu.Unlock()
+
+		result, err := orig(ctx, f, state, podInfo)
+		r.mu.Lock()
+		observed := r.observed
+		r.observed = nil
+		r.mu.Unlock()
+		if err != nil || len(observed) < 2 {
+			return result, err
+		}
+		scores, status := f.RunScorePlugins(ctx, state, podInfo.Pod, observed)
+		if !status.IsSuccess() {
+			return result, err
+		}
+		best := int64(math.MinInt64)
+		var tied []string
+		for _, s := range scores {
+			switch {
+			case s.TotalScore > best:
+				best, tied = s.TotalScore, []string{s.Name}
+			case s.TotalScore == best:
+				tied = append(tied, s.Name)
+			}
+		}
+		if len(tied) < 2 {
+			return result, err
+		}
+		sort.Strings(tied)
+		choice := tied[0]
+		r.mu.Lock()
+		r.ties++
+		if hint, ok := r.hintBindings[key]; ok && contains(tied, hint) {
+			choice = hint
+			r.taken++
+		}
+		r.mu.Unlock()
+		result.SuggestedHost = choice
+		return result, err
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// tiePreemption is upstream's DefaultPreemption with its two random choices made explicit: the
+// candidate offset is 0 (every node is a candidate in the clusters compared, so the offset only
+// reorders them), and pickOneNodeForPreemption's last tie ("the first such node", map order)
+// goes to Arbiter's node when it is tied, else to the first by name.
+type tiePreemption struct {
+	*defaultpreemption.DefaultPreemption
+	r *run
+}
+
+func (p *tiePreemption) Name() string { return tiePreemptionName }
+
+func (p *tiePreemption) GetOffsetAndNumCandidates(numNodes int32) (int32, int32) {
+	_, n := p.DefaultPreemption.GetOffsetAndNumCandidates(numNodes)
+	return 0, n
+}
+
+// SelectVictimsOnNode is upstream's; the number of PDB violations of each node's candidate is
+// kept for the report.
+func (p *tiePreemption) SelectVictimsOnNode(ctx context.Context, state fwk.CycleState, preemptor *corev1.Pod, nodeInfo fwk.NodeInfo, all []*preemption.DomainVictim, pdbs []*policy.PodDisruptionBudget) ([]*corev1.Pod, int, *fwk.Status) {
+	victims, violations, status := p.DefaultPreemption.SelectVictimsOnNode(ctx, state, preemptor, nodeInfo, all, pdbs)
+	if status.IsSuccess() {
+		key := podKey(preemptor)
+		p.r.mu.Lock()
+		if p.r.pdbViolations[key] == nil {
+			p.r.pdbViolations[key] = map[string]int{}
+		}
+		p.r.pdbViolations[key][nodeInfo.Node().Name] = violations
+		p.r.mu.Unlock()
+	}
+	return victims, violations, status
+}
+
+// OrderedScoreFuncs are pickOneNodeForPreemption's five criteria, in its order, then the tie.
+func (p *tiePreemption) OrderedScoreFuncs(_ context.Context, nodesToVictims map[string]*extenderv1.Victims) []func(node string) int64 {
+	r := p.r
+	r.mu.Lock()
+	key := r.current
+	hint := ""
+	if hints := r.hintPreemptions[key]; r.usedPreemptions[key] < len(hints) {
+		hint = hints[r.usedPreemptions[key]]
+	}
+	r.mu.Unlock()
+	var names []string
+	for n := range nodesToVictims {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	rank := map[string]int64{}
+	for i, n := range names {
+		rank[n] = int64(len(names) - i)
+	}
+	return []func(string) int64{
+		func(node string) int64 { return -nodesToVictims[node].NumPDBViolations },
+		func(node string) int64 {
+			return -int64(corev1helpers.PodPriority(nodesToVictims[node].Pods[0]))
+		},
+		func(node string) int64 {
+			var sum int64
+			for _, pod := range nodesToVictims[node].Pods {
+				sum += int64(corev1helpers.PodPriority(pod)) + int64(math.MaxInt32+1)
+			}
+			return -sum
+		},
+		func(node string) int64 { return -int64(len(nodesToVictims[node].Pods)) },
+		func(node string) int64 {
+			earliest := util.GetEarliestPodStartTime(nodesToVictims[node])
+			if earliest == nil {
+				return math.MinInt64
+			}
+			return earliest.UnixNano()
+		},
+		// Upstream: "the first such node" of a map's order. Here: counted as a tie, settled
+		// toward Arbiter's node.
+		func(node string) int64 {
+			if node == hint {
+				return math.MaxInt64
+			}
+			return rank[node]
+		},
+	}
+}
+
+func featureName(name string) featuregate.Feature { return featuregate.Feature(name) }

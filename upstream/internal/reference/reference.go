@@ -1,0 +1,507 @@
+// Package reference runs the real kube-scheduler (k8s.io/kubernetes/pkg/scheduler, its default
+// profile or the case's configuration) on one case, the way `arbiter plan` plans it: over a fake
+// clientset and real informers, with its real queue, cycles, DefaultPreemption and workload-aware
+// preemption, on a virtual clock.
+//
+// The virtual clock is a testing/synctest bubble: Run must be called inside one (see package
+// bubble). Within it every goroutine of the scheduler, its informers and the fake API runs on
+// the bubble's clock, and synctest.Wait tells when all of them are idle, so each scheduling
+// cycle's binding, events and requeues have settled before the next cycle starts. Victims of
+// preemption terminate after their grace period in virtual time, as a kubelet would stop them.
+//
+// Where upstream chooses at random among equals (the top score's ties; the last tie of
+// pickOneNodeForPreemption), Run computes every choice upstream could make and takes the one
+// Arbiter took (Options.Hints) when it is among them; otherwise the first by name. Both planners
+// then continue from the same state.
+package reference
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing/synctest"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+
+	"arbiter.dev/upstream/internal/input"
+	"arbiter.dev/upstream/internal/plan"
+)
+
+// Options for one run.
+type Options struct {
+	// Hints is Arbiter's plan of the same case: where upstream picks at random among equals,
+	// Arbiter's pick is taken when it is one of upstream's.
+	Hints *plan.Plan
+	// MaxVirtualTime bounds the run (default one virtual hour after the last pod joined).
+	MaxVirtualTime time.Duration
+}
+
+// Result is the reference's plan with what the run saw.
+type Result struct {
+	Plan *plan.Plan
+	// Ties counts decisions where upstream had several equal choices; HintsTaken those where
+	// Arbiter's choice was one of them.
+	Ties, HintsTaken int
+}
+
+var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// run is one case's state, shared by the reactors, the recorder and the hooks.
+type run struct {
+	mu        sync.Mutex
+	opts      Options
+	tracker   clienttesting.ObjectTracker
+	popOrder  []string
+	popped    map[string]bool
+	nominated map[string]string
+	lastFail  map[string]string
+	groupOf   map[string]string
+	// preemptions in the order they were carried out
+	preemptions   []*plan.Preemption
+	lastEvent     map[string]time.Time      // preemptor key -> time of its last Preempted event
+	pdbViolations map[string]map[string]int // preemptor -> node -> numPDBViolations of its candidate there
+	deleting      int
+	ties          int
+	taken         int
+	// per preemptor, how many preemptions of Arbiter's plan have been matched, and per pod how
+	// many bindings (for the hints)
+	hintPreemptions map[string][]string
+	hintBindings    map[string]string
+	usedPreemptions map[string]int
+	// the pod of the cycle under way, the nodes its Score phase saw, and every binding made
+	current  string
+	observed []fwk.NodeInfo
+	bound    map[string]string
+}
+
+func podKey(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+
+// Run plans one case with the real scheduler. It must run inside a synctest bubble.
+func Run(objs *input.Objects, opts Options) (*Result, error) {
+	if opts.MaxVirtualTime == 0 {
+		opts.MaxVirtualTime = time.Hour
+	}
+	restore, err := setFeatureGates(objs)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
+
+	r := &run{
+		opts:            opts,
+		popped:          map[string]bool{},
+		nominated:       map[string]string{},
+		lastFail:        map[string]string{},
+		groupOf:         map[string]string{},
+		lastEvent:       map[string]time.Time{},
+		pdbViolations:   map[string]map[string]int{},
+		hintPreemptions: map[string][]string{},
+		hintBindings:    map[string]string{},
+		usedPreemptions: map[string]int{},
+		bound:           map[string]string{},
+	}
+	if opts.Hints != nil {
+		for _, p := range opts.Hints.Pods {
+			if p.Node != nil {
+				r.hintBindings[p.Name] = *p.Node
+			}
+		}
+		for _, pr := range opts.Hints.Preemptions {
+			node := ""
+			if pr.Node != nil {
+				node = *pr.Node
+			}
+			r.hintPreemptions[pr.Preemptor] = append(r.hintPreemptions[pr.Preemptor], node)
+		}
+	}
+
+	// The clock: the latest time in the input is when the plan runs.
+	start := objs.LatestTime()
+	if now := time.Now(); start.After(now) {
+		time.Sleep(start.Sub(now))
+	}
+	start = time.Now()
+
+	pods, err := admit(objs)
+	if err != nil {
+		return nil, err
+	}
+	var initial []runtime.Object
+	for _, n := range objs.Nodes {
+		initial = append(initial, n.DeepCopy())
+	}
+	for _, ns := range objs.Namespaces {
+		initial = append(initial, ns.DeepCopy())
+	}
+	for _, pc := range objs.PriorityClasses {
+		initial = append(initial, pc.DeepCopy())
+	}
+	for _, pdb := range pdbsWithStatus(objs.PDBs, pods) {
+		initial = append(initial, pdb)
+	}
+	for _, w := range objs.Workloads {
+		initial = append(initial, w.DeepCopy())
+	}
+	for _, g := range objs.PodGroups {
+		initial = append(initial, admitGroup(g, objs))
+	}
+	for _, g := range objs.CompositePodGroups {
+		initial = append(initial, g.DeepCopy())
+	}
+	for _, o := range objs.PVCs {
+		initial = append(initial, o.DeepCopy())
+	}
+	for _, o := range objs.PVs {
+		initial = append(initial, o.DeepCopy())
+	}
+	for _, o := range objs.StorageClasses {
+		initial = append(initial, o.DeepCopy())
+	}
+	for _, o := range objs.CSINodes {
+		initial = append(initial, o.DeepCopy())
+	}
+	// Running pods start in input order before the plan, unless their startTime says when.
+	running := 0
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			running++
+		}
+	}
+	i := 0
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		i++
+		if p.Status.StartTime == nil {
+			t := metav1.NewTime(start.Add(-time.Duration(running-i+1) * time.Second))
+			p.Status.StartTime = &t
+		}
+		if p.Status.Phase == "" {
+			p.Status.Phase = corev1.PodRunning
+		}
+		initial = append(initial, p)
+	}
+
+	client := fake.NewSimpleClientset(initial...)
+	r.tracker = client.Tracker()
+	client.PrependReactor("create", "pods", r.bindReactor)
+	client.PrependReactor("delete", "pods", r.deleteReactor)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = klog.NewContext(ctx, klog.Background())
+
+	profiles, schedOpts, err := buildProfiles(objs, r)
+	if err != nil {
+		return nil, err
+	}
+	informerFactory := informers.NewSharedInformerFactory(client, 0)
+	recorderFactory := profile.RecorderFactory(func(string) events.EventRecorderLogger { return &recorder{r: r} })
+	schedOpts = append(schedOpts, scheduler.WithProfiles(profiles...))
+	sched, err := scheduler.New(ctx, client, informerFactory, nil, recorderFactory, schedOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("kube-scheduler: %v", err)
+	}
+	original := sched.SchedulePod
+	sched.SchedulePod = r.wrapSchedulePod(original)
+	if _, err := informerFactory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: r.podUpdated,
+	}); err != nil {
+		return nil, err
+	}
+
+	informerFactory.Start(ctx.Done())
+	informerFactory.WaitForCacheSync(ctx.Done())
+	logger := klog.FromContext(ctx)
+	sched.SchedulingQueue.Run(logger)
+	if sched.APIDispatcher != nil {
+		sched.APIDispatcher.Run(logger)
+	}
+	synctest.Wait()
+
+	// Pending pods join the queue in the order they were created.
+	for _, p := range objs.PendingInQueueOrder(start) {
+		admitted := pods[podKey(p)]
+		if at := p.CreationTimestamp.Time; at.After(time.Now()) {
+			time.Sleep(at.Sub(time.Now()))
+		}
+		if admitted.Spec.SchedulingGroup != nil && admitted.Spec.SchedulingGroup.PodGroupName != nil {
+			r.groupOf[podKey(p)] = p.Namespace + "/" + *admitted.Spec.SchedulingGroup.PodGroupName
+		}
+		if _, err := client.CoreV1().Pods(p.Namespace).Create(ctx, admitted, metav1.CreateOptions{}); err != nil {
+			return nil, fmt.Errorf("pod %s: %v", podKey(p), err)
+		}
+		synctest.Wait()
+	}
+	pendingOrder := objs.PendingInQueueOrder(start)
+
+	deadline := time.Now().Add(opts.MaxVirtualTime)
+	for time.Now().Before(deadline) {
+		synctest.Wait()
+		active, backoff := queueLengths(sched)
+		if active > 0 {
+			sched.ScheduleOne(ctx)
+			continue
+		}
+		r.mu.Lock()
+		deleting := r.deleting
+		r.mu.Unlock()
+		if backoff == 0 && deleting == 0 {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	synctest.Wait()
+
+	result := r.collect(client, pendingOrder, pods)
+	cancel()
+	sched.SchedulingQueue.Close()
+	if sched.APIDispatcher != nil {
+		sched.APIDispatcher.Close()
+	}
+	informerFactory.Shutdown()
+	_ = sched.Profiles.Close()
+	result.Plan.FeatureGates = gatesReport(objs)
+	return result, nil
+}
+
+// queueLengths reads the queue's active and backoff lengths from its summary line.
+func queueLengths(sched *scheduler.Scheduler) (active, backoff int) {
+	_, summary := sched.SchedulingQueue.PendingPods()
+	for _, part := range strings.Split(summary, ";") {
+		kv := strings.SplitN(strings.TrimSpace(part), ":", 2)
+		if len(kv) != 2 {
+			continue
+		}
+		var n int
+		fmt.Sscanf(kv[1], "%d", &n)
+		switch kv[0] {
+		case "activeQ":
+			active = n
+		case "backoffQ":
+			backoff = n
+		}
+	}
+	return
+}
+
+// bindReactor does what kube-apiserver does with a pods/binding: sets spec.nodeName.
+func (r *run) bindReactor(action clienttesting.Action) (bool, runtime.Object, error) {
+	create, ok := action.(clienttesting.CreateAction)
+	if !ok || action.GetSubresource() != "binding" {
+		return false, nil, nil
+	}
+	binding := create.GetObject().(*corev1.Binding)
+	obj, err := r.tracker.Get(podsGVR, binding.Namespace, binding.Name)
+	if err != nil {
+		return true, nil, err
+	}
+	pod := obj.(*corev1.Pod).DeepCopy()
+	if pod.Spec.NodeName != "" {
+		return true, nil, fmt.Errorf("pod %s/%s is already assigned to node %q", pod.Namespace, pod.Name, pod.Spec.NodeName)
+	}
+	pod.Spec.NodeName = binding.Target.Name
+	now := metav1.Now()
+	pod.Status.StartTime = &now
+	pod.Status.Phase = corev1.PodRunning
+	if err := r.tracker.Update(podsGVR, pod, pod.Namespace); err != nil {
+		return true, nil, err
+	}
+	r.mu.Lock()
+	r.bound[podKey(pod)] = pod.Spec.NodeName
+	r.mu.Unlock()
+	return true, binding, nil
+}
+
+// deleteReactor does what kube-apiserver and the kubelet do with a pod deleted on a node: the
+// pod is marked terminating (deletionTimestamp) and goes away after its grace period.
+func (r *run) deleteReactor(action clienttesting.Action) (bool, runtime.Object, error) {
+	del, ok := action.(clienttesting.DeleteAction)
+	if !ok || action.GetSubresource() != "" {
+		return false, nil, nil
+	}
+	obj, err := r.tracker.Get(podsGVR, del.GetNamespace(), del.GetName())
+	if err != nil {
+		return true, nil, err
+	}
+	pod := obj.(*corev1.Pod).DeepCopy()
+	if pod.DeletionTimestamp != nil {
+		return true, pod, nil
+	}
+	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if opts := del.GetDeleteOptions(); opts.GracePeriodSeconds != nil {
+		grace = *opts.GracePeriodSeconds
+	}
+	if pod.Spec.NodeName == "" || grace <= 0 {
+		return false, nil, nil
+	}
+	now := metav1.NewTime(time.Now().Add(time.Duration(grace) * time.Second))
+	pod.DeletionTimestamp = &now
+	pod.DeletionGracePeriodSeconds = &grace
+	if err := r.tracker.Update(podsGVR, pod, pod.Namespace); err != nil {
+		return true, nil, err
+	}
+	r.mu.Lock()
+	r.deleting++
+	r.mu.Unlock()
+	ns, name := pod.Namespace, pod.Name
+	time.AfterFunc(time.Duration(grace)*time.Second, func() {
+		_ = r.tracker.Delete(podsGVR, ns, name)
+		r.mu.Lock()
+		r.deleting--
+		r.mu.Unlock()
+	})
+	return true, pod, nil
+}
+
+// podUpdated records every nominatedNodeName the scheduler sets.
+func (r *run) podUpdated(oldObj, newObj interface{}) {
+	oldPod, ok1 := oldObj.(*corev1.Pod)
+	newPod, ok2 := newObj.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return
+	}
+	if nnn := newPod.Status.NominatedNodeName; nnn != "" && nnn != oldPod.Status.NominatedNodeName {
+		r.mu.Lock()
+		r.nominated[podKey(newPod)] = nnn
+		r.mu.Unlock()
+	}
+}
+
+// recorder keeps the events the scheduler records: FailedScheduling's message per pod and each
+// Preempted victim with its preemptor.
+type recorder struct{ r *run }
+
+func (rc *recorder) WithLogger(klog.Logger) events.EventRecorderLogger { return rc }
+
+func (rc *recorder) Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...interface{}) {
+	r := rc.r
+	message := fmt.Sprintf(note, args...)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch reason {
+	case "FailedScheduling":
+		if pod, ok := regarding.(*corev1.Pod); ok {
+			r.lastFail[podKey(pod)] = message
+		}
+	case "Preempted":
+		victim, ok := regarding.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		kind, name := preemptorOf(related)
+		now := time.Now()
+		var current *plan.Preemption
+		if last, ok := r.lastEvent[kind+" "+name]; ok && last.Equal(now) {
+			for i := len(r.preemptions) - 1; i >= 0; i-- {
+				if r.preemptions[i].Preemptor == name && r.preemptions[i].PreemptorKind == kind {
+					current = r.preemptions[i]
+					break
+				}
+			}
+		}
+		if current == nil {
+			current = &plan.Preemption{Preemptor: name, PreemptorKind: kind}
+			if kind == "Pod" {
+				current.Node = plan.Ptr(victim.Spec.NodeName)
+				if n, ok := r.pdbViolations[name][victim.Spec.NodeName]; ok {
+					current.PDBViolations = &n
+				}
+			}
+			r.preemptions = append(r.preemptions, current)
+			r.usedPreemptions[name]++
+		}
+		r.lastEvent[kind+" "+name] = now
+		var priority int32
+		if victim.Spec.Priority != nil {
+			priority = *victim.Spec.Priority
+		}
+		current.Victims = append(current.Victims, plan.Victim{Name: podKey(victim), Node: victim.Spec.NodeName, Priority: priority})
+	}
+}
+
+// preemptorOf names the preemptor of a Preempted event: the related object, which upstream's
+// executor passes as its preemptor wrapper (a pod, a PodGroup or a CompositePodGroup).
+func preemptorOf(related runtime.Object) (kind, name string) {
+	typeName := strings.ToLower(fmt.Sprintf("%T", related))
+	switch {
+	case strings.Contains(typeName, "compositepodgroup"):
+		kind = "CompositePodGroup"
+	case strings.Contains(typeName, "podgroup"):
+		kind = "PodGroup"
+	default:
+		kind = "Pod"
+	}
+	if o, ok := related.(metav1.Object); ok {
+		name = o.GetNamespace() + "/" + o.GetName()
+	}
+	return kind, name
+}
+
+func (r *run) collect(client *fake.Clientset, pendingOrder []*corev1.Pod, admitted map[string]*corev1.Pod) *Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := &plan.Plan{Kind: "Plan", Pods: []plan.Pod{}, Preemptions: []plan.Preemption{}}
+	order := append([]string{}, r.popOrder...)
+	for _, p := range pendingOrder {
+		if !r.popped[podKey(p)] {
+			order = append(order, podKey(p))
+		}
+	}
+	for _, key := range order {
+		ns, name, _ := strings.Cut(key, "/")
+		entry := plan.Pod{Name: key, Status: "Pending"}
+		if g, ok := r.groupOf[key]; ok {
+			entry.PodGroup = plan.Ptr(g)
+		}
+		if obj, err := r.tracker.Get(podsGVR, ns, name); err == nil {
+			pod := obj.(*corev1.Pod)
+			if pod.Spec.NodeName != "" {
+				entry.Status = "Scheduled"
+				entry.Node = plan.Ptr(pod.Spec.NodeName)
+			} else {
+				entry.Message = r.lastFail[key]
+				if entry.Message == "" {
+					for _, c := range pod.Status.Conditions {
+						if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+							entry.Message = c.Message
+						}
+					}
+				}
+			}
+		} else if node, ok := r.bound[key]; ok {
+			// Bound, then preempted itself: it was scheduled.
+			entry.Status = "Scheduled"
+			entry.Node = plan.Ptr(node)
+		}
+		if n, ok := r.nominated[key]; ok {
+			entry.NominatedNode = plan.Ptr(n)
+		}
+		out.Pods = append(out.Pods, entry)
+	}
+	for _, p := range r.preemptions {
+		sort.SliceStable(p.Victims, func(i, j int) bool { return p.Victims[i].Name < p.Victims[j].Name })
+		out.Preemptions = append(out.Preemptions, *p)
+	}
+	_ = admitted
+	return &Result{Plan: out, Ties: r.ties, HintsTaken: r.taken}
+}
