@@ -276,16 +276,33 @@ TEST(RequestedToCapacityRatioScore, LeavesZeroScoringResourcesOutOfTheMean) {
 // ---------------------------------------------------------------------------------------------
 // NodeResourcesBalancedAllocation
 
-TEST(BalancedAllocationScore, ScoresOneMinusTheSpreadOfTheFractions) {
+TEST(BalancedAllocationScore, ScoresTheChangeThePodMakesToTheSpreadOfTheFractions) {
+  // kube-scheduler >= 1.37: 50 + (50 + balance with the pod - balance without) / 2, balance
+  // being 100 * (1 - std-dev of the fractions). Both nodes are empty (balance 100 without).
   auto r = Plan(NodeY("lopsided").Memory("8Gi").Y() + NodeY("even").Memory("16Gi").Y() +
                     PodY("p").Cpu("1").Memory("4Gi").Y(),
                 0, true);
   EXPECT_EQ(ChosenNode(r, "default/p"), "even");
   const Explanation* e = FirstExplain(r, "default/p");
   ASSERT_NE(Table(e), nullptr);
-  // lopsided: cpu 1/4 = 0.25, memory 4/8 = 0.5, std |0.25-0.5|/2 = 0.125 -> 87. even: 0.25 and 0.25 -> 100.
-  EXPECT_EQ(ScoreOf(*e, kBalanced, "lopsided"), 87);
-  EXPECT_EQ(ScoreOf(*e, kBalanced, "even"), 100);
+  // lopsided: cpu 1/4 = 0.25, memory 4/8 = 0.5, std 0.125 -> 87; 50 + (50 + 87 - 100) / 2 = 68.
+  // even: 0.25 and 0.25 -> 100; 50 + (50 + 100 - 100) / 2 = 75.
+  EXPECT_EQ(ScoreOf(*e, kBalanced, "lopsided"), 68);
+  EXPECT_EQ(ScoreOf(*e, kBalanced, "even"), 75);
+}
+
+TEST(BalancedAllocationScore, PrefersTheNodeThePodRebalances) {
+  // "busy" runs a CPU-only pod (cpu 0.5, memory 0: balance 75). A memory-only pod brings it
+  // to 0.5 / 0.5 (balance 100): 50 + (50 + 25) / 2 = 87. On "idle" it unbalances an empty
+  // node (100 -> 75): 50 + (50 - 25) / 2 = 62. Found by scripts/upstream-diff.sh (the score
+  // before 1.37 was the balance with the pod alone, which favoured neither).
+  auto r = Plan(NodeY("busy").Cpu("4").Memory("8Gi").Y() + NodeY("idle").Cpu("4").Memory("8Gi").Y() +
+                    PodY("hog").On("busy").Cpu("2").Y() + PodY("p").Memory("4Gi").Y(),
+                0, true);
+  const Explanation* e = FirstExplain(r, "default/p");
+  ASSERT_NE(Table(e), nullptr);
+  EXPECT_EQ(ScoreOf(*e, kBalanced, "busy"), 87);
+  EXPECT_EQ(ScoreOf(*e, kBalanced, "idle"), 62);
 }
 
 TEST(BalancedAllocationScore, CountsActualRequestsWithoutTheDefaults) {
@@ -296,8 +313,8 @@ TEST(BalancedAllocationScore, CountsActualRequestsWithoutTheDefaults) {
                 0, true);
   const Explanation* e = FirstExplain(r, "default/p");
   ASSERT_NE(Table(e), nullptr);
-  EXPECT_EQ(ScoreOf(*e, kBalanced, "idle"), 100);
-  EXPECT_EQ(ScoreOf(*e, kBalanced, "empty"), 100);
+  EXPECT_EQ(ScoreOf(*e, kBalanced, "idle"), 75);
+  EXPECT_EQ(ScoreOf(*e, kBalanced, "empty"), 75);
   EXPECT_LT(ScoreOf(*e, kFit, "idle"), ScoreOf(*e, kFit, "empty"));
 }
 

@@ -25,6 +25,8 @@ type Pod struct {
 	Node          *string `json:"node"`
 	NominatedNode *string `json:"nominatedNode"`
 	Message       string  `json:"message"`
+	// Attempts is how many times the scheduler tried the pod (0: never popped from the queue).
+	Attempts *int `json:"attempts,omitempty"`
 }
 
 type Preemption struct {
@@ -111,7 +113,14 @@ func Compare(arbiter, kube *Plan, opts Options) []Difference {
 		if str(a.NominatedNode) != str(k.NominatedNode) {
 			diffs = append(diffs, Difference{subject, "nominatedNode", str(a.NominatedNode), str(k.NominatedNode)})
 		}
-		if opts.Messages && a.Status == "Pending" && k.Status == "Pending" && a.Message != k.Message {
+		neverTried := func(p Pod) bool { return p.Attempts != nil && *p.Attempts == 0 }
+		if a.Attempts != nil && k.Attempts != nil && neverTried(a) != neverTried(k) {
+			diffs = append(diffs, Difference{subject, "tried", fmt.Sprint(!neverTried(a)), fmt.Sprint(!neverTried(k))})
+		}
+		// A pod neither tried has no FailedScheduling message upstream; Arbiter says why it
+		// waits (gated, or its gang incomplete), which is its own addition.
+		bothUntried := neverTried(a) && neverTried(k)
+		if opts.Messages && !bothUntried && a.Status == "Pending" && k.Status == "Pending" && a.Message != k.Message {
 			diffs = append(diffs, Difference{subject, "message", fmt.Sprintf("%q", a.Message), fmt.Sprintf("%q", k.Message)})
 		}
 	}

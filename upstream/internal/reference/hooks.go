@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/util"
 
 	"arbiter.dev/upstream/internal/input"
+	"arbiter.dev/upstream/internal/plan"
 )
 
 // The gates a case sets, from Arbiter's configuration (its defaults where the case is silent).
@@ -170,7 +172,7 @@ func (r *run) wrapSchedulePod(orig func(context.Context, framework.Framework, fw
 		}
 		r.current = key
 		r.observed = nil
-		delete(r.pdbViolations, key)
+		r.attempts[key]++
 		r.mu.Unlock()
 
 		result, err := orig(ctx, f, state, podInfo)
@@ -187,6 +189,11 @@ func (r *run) wrapSchedulePod(orig func(context.Context, framework.Framework, fw
 		}
 		best := int64(math.MinInt64)
 		var tied []string
+		if debug {
+			for _, s := range scores {
+				fmt.Fprintf(os.Stderr, "kube-reference: %s on %s: total %d %v\n", key, s.Name, s.TotalScore, s.Scores)
+			}
+		}
 		for _, s := range scores {
 			switch {
 			case s.TotalScore > best:
@@ -242,15 +249,46 @@ func (p *tiePreemption) GetOffsetAndNumCandidates(numNodes int32) (int32, int32)
 func (p *tiePreemption) SelectVictimsOnNode(ctx context.Context, state fwk.CycleState, preemptor *corev1.Pod, nodeInfo fwk.NodeInfo, all []*preemption.DomainVictim, pdbs []*policy.PodDisruptionBudget) ([]*corev1.Pod, int, *fwk.Status) {
 	victims, violations, status := p.DefaultPreemption.SelectVictimsOnNode(ctx, state, preemptor, nodeInfo, all, pdbs)
 	if status.IsSuccess() {
-		key := podKey(preemptor)
 		p.r.mu.Lock()
-		if p.r.pdbViolations[key] == nil {
-			p.r.pdbViolations[key] = map[string]int{}
-		}
-		p.r.pdbViolations[key][nodeInfo.Node().Name] = violations
+		p.r.candidates[nodeInfo.Node().Name] = candidate{victims: victims, pdbViolations: violations}
 		p.r.mu.Unlock()
 	}
 	return victims, violations, status
+}
+
+// candidate is what SelectVictimsOnNode found on one node in the current cycle.
+type candidate struct {
+	victims       []*corev1.Pod
+	pdbViolations int
+}
+
+// PostFilter is upstream's; a preemption it carries out (a nominated node, Success) is recorded
+// with the victims of the chosen node's candidate, whether or not they were already terminating
+// (upstream then sends no second delete and records no second event).
+func (p *tiePreemption) PostFilter(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	p.r.mu.Lock()
+	p.r.candidates = map[string]candidate{}
+	p.r.mu.Unlock()
+	result, status := p.DefaultPreemption.PostFilter(ctx, state, pod, m)
+	if !status.IsSuccess() || result == nil || result.NominatingInfo == nil || result.NominatedNodeName == "" {
+		return result, status
+	}
+	node := result.NominatedNodeName
+	p.r.mu.Lock()
+	defer p.r.mu.Unlock()
+	chosen := p.r.candidates[node]
+	violations := chosen.pdbViolations
+	pr := &plan.Preemption{Preemptor: podKey(pod), PreemptorKind: "Pod", Node: plan.Ptr(node), PDBViolations: &violations}
+	for _, v := range chosen.victims {
+		var priority int32
+		if v.Spec.Priority != nil {
+			priority = *v.Spec.Priority
+		}
+		pr.Victims = append(pr.Victims, plan.Victim{Name: podKey(v), Node: node, Priority: priority})
+	}
+	p.r.preemptions = append(p.r.preemptions, pr)
+	p.r.usedPreemptions[podKey(pod)]++
+	return result, status
 }
 
 // OrderedScoreFuncs are pickOneNodeForPreemption's five criteria, in its order, then the tie.
@@ -304,3 +342,6 @@ func (p *tiePreemption) OrderedScoreFuncs(_ context.Context, nodesToVictims map[
 }
 
 func featureName(name string) featuregate.Feature { return featuregate.Feature(name) }
+
+// debug prints each cycle's scores on standard error (KUBE_REFERENCE_DEBUG=1).
+var debug = os.Getenv("KUBE_REFERENCE_DEBUG") != ""

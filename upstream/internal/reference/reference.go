@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -57,6 +58,8 @@ type Result struct {
 	// Ties counts decisions where upstream had several equal choices; HintsTaken those where
 	// Arbiter's choice was one of them.
 	Ties, HintsTaken int
+	// Errors upstream reported on the way (it would have logged them).
+	Errors []string
 }
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -72,17 +75,20 @@ type run struct {
 	lastFail  map[string]string
 	groupOf   map[string]string
 	// preemptions in the order they were carried out
-	preemptions   []*plan.Preemption
-	lastEvent     map[string]time.Time      // preemptor key -> time of its last Preempted event
-	pdbViolations map[string]map[string]int // preemptor -> node -> numPDBViolations of its candidate there
-	deleting      int
-	ties          int
-	taken         int
+	preemptions []*plan.Preemption
+	lastEvent   map[string]time.Time // preemptor key -> time of its last Preempted event
+	candidates  map[string]candidate // node -> the current pod preemptor's candidate there
+	attempts    map[string]int
+	deleting    int
+	ties        int
+	taken       int
 	// per preemptor, how many preemptions of Arbiter's plan have been matched, and per pod how
 	// many bindings (for the hints)
 	hintPreemptions map[string][]string
 	hintBindings    map[string]string
 	usedPreemptions map[string]int
+	// errors upstream reported through HandleError (they would be logged)
+	errors []string
 	// the pod of the cycle under way, the nodes its Score phase saw, and every binding made
 	current  string
 	observed []fwk.NodeInfo
@@ -109,7 +115,8 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 		lastFail:        map[string]string{},
 		groupOf:         map[string]string{},
 		lastEvent:       map[string]time.Time{},
-		pdbViolations:   map[string]map[string]int{},
+		candidates:      map[string]candidate{},
+		attempts:        map[string]int{},
 		hintPreemptions: map[string][]string{},
 		hintBindings:    map[string]string{},
 		usedPreemptions: map[string]int{},
@@ -197,6 +204,17 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 		}
 		initial = append(initial, p)
 	}
+
+	// Upstream rate-limits its error handler by sleeping since the last error, by a clock that
+	// is not this bubble's; here errors are kept for the report instead.
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{func(_ context.Context, err error, msg string, kv ...interface{}) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		r.errors = append(r.errors, fmt.Sprintf("%s %v", msg, kv))
+	}}
 
 	client := fake.NewSimpleClientset(initial...)
 	r.tracker = client.Tracker()
@@ -409,6 +427,9 @@ func (rc *recorder) Eventf(regarding runtime.Object, related runtime.Object, eve
 			return
 		}
 		kind, name := preemptorOf(related)
+		if kind == "Pod" {
+			return // recorded by the preemption plugin's PostFilter, victims and all
+		}
 		now := time.Now()
 		var current *plan.Preemption
 		if last, ok := r.lastEvent[kind+" "+name]; ok && last.Equal(now) {
@@ -421,12 +442,6 @@ func (rc *recorder) Eventf(regarding runtime.Object, related runtime.Object, eve
 		}
 		if current == nil {
 			current = &plan.Preemption{Preemptor: name, PreemptorKind: kind}
-			if kind == "Pod" {
-				current.Node = plan.Ptr(victim.Spec.NodeName)
-				if n, ok := r.pdbViolations[name][victim.Spec.NodeName]; ok {
-					current.PDBViolations = &n
-				}
-			}
 			r.preemptions = append(r.preemptions, current)
 			r.usedPreemptions[name]++
 		}
@@ -496,6 +511,8 @@ func (r *run) collect(client *fake.Clientset, pendingOrder []*corev1.Pod, admitt
 		if n, ok := r.nominated[key]; ok {
 			entry.NominatedNode = plan.Ptr(n)
 		}
+		attempts := r.attempts[key]
+		entry.Attempts = &attempts
 		out.Pods = append(out.Pods, entry)
 	}
 	for _, p := range r.preemptions {
@@ -503,5 +520,5 @@ func (r *run) collect(client *fake.Clientset, pendingOrder []*corev1.Pod, admitt
 		out.Preemptions = append(out.Preemptions, *p)
 	}
 	_ = admitted
-	return &Result{Plan: out, Ties: r.ties, HintsTaken: r.taken}
+	return &Result{Plan: out, Ties: r.ties, HintsTaken: r.taken, Errors: r.errors}
 }

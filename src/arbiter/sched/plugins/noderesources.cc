@@ -161,12 +161,12 @@ Status NodeResourcesBalancedAllocation::PreScore(CycleState&, const PodInfo& pod
   return {};
 }
 
-ScoreResult NodeResourcesBalancedAllocation::Score(const CycleState&, const PodInfo& pod,
-                                                   const NodeInfo& node) const {
-  // Actual requests (no non-zero defaults), CPU and memory.
-  const model::Resources& alloc = node.allocatable();
-  const Amount amounts[2] = {{node.requested().milli_cpu + pod.pod.requests.milli_cpu, alloc.milli_cpu},
-                             {node.requested().memory + pod.pod.requests.memory, alloc.memory}};
+namespace {
+
+// 100 * (1 - std-dev of the requested/allocatable fractions of CPU and memory), each fraction
+// capped at 1; a resource the node has none of is left out.
+int64_t BalanceScore(int64_t cpu, int64_t memory, const model::Resources& alloc) {
+  const Amount amounts[2] = {{cpu, alloc.milli_cpu}, {memory, alloc.memory}};
   double fractions[2];
   int n = 0;
   for (const Amount& a : amounts) {
@@ -176,7 +176,21 @@ ScoreResult NodeResourcesBalancedAllocation::Score(const CycleState&, const PodI
   }
   double std_dev = 0;
   if (n == 2) std_dev = std::fabs((fractions[0] - fractions[1]) / 2);
-  return {static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore)), {}};
+  return static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
+}
+
+}  // namespace
+
+ScoreResult NodeResourcesBalancedAllocation::Score(const CycleState&, const PodInfo& pod,
+                                                   const NodeInfo& node) const {
+  // Actual requests (no non-zero defaults), CPU and memory. kube-scheduler >= 1.37 scores the
+  // change the pod makes to the node's balance: 50 + (50 + with - without) / 2, in [50, 100]
+  // (balancedResourceScorer; 75 when the pod leaves the balance as it was).
+  const model::Resources& alloc = node.allocatable();
+  const int64_t without = BalanceScore(node.requested().milli_cpu, node.requested().memory, alloc);
+  const int64_t with = BalanceScore(node.requested().milli_cpu + pod.pod.requests.milli_cpu,
+                                    node.requested().memory + pod.pod.requests.memory, alloc);
+  return {kMaxNodeScore / 2 + (kMaxNodeScore / 2 + with - without) / 2, {}};
 }
 
 }  // namespace arbiter::sched::plugins

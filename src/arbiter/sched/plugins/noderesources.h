@@ -6,8 +6,10 @@
 // UnschedulableAndUnresolvable (kube-scheduler >= 1.34); otherwise Unschedulable.
 // Fit scores with LeastAllocated (default), MostAllocated or RequestedToCapacityRatio over the
 // configured resources, counting 100m / 200Mi for containers that state no CPU / memory request.
-// BalancedAllocation scores 100 * (1 - std-dev of the requested/allocatable fractions), with
-// actual requests, and skips pods that request none of its resources.
+// BalancedAllocation scores how the pod changes the node's balance, balance being
+// 100 * (1 - std-dev of the requested/allocatable fractions) with actual requests:
+// 50 + (50 + balance with the pod - balance without) / 2 (kube-scheduler >= 1.37); it skips pods
+// that request none of its resources.
 #pragma once
 
 #include "arbiter/model/objects.h"
