@@ -120,7 +120,7 @@ TEST(TaintTolerationFilter, RejectsNodeWithUntoleratedNoScheduleTaint) {
   auto r = Plan(NodeY("gpu").Taint("dedicated", "gpu", "NoSchedule").Y() + NodeY("small").Cpu("1").Y() +
                 PodY("p").Cpu("2").Y());
   ExpectPending(r, "default/p",
-                "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}.");
+                "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s).");
 }
 
 TEST(TaintTolerationFilter, AvoidsTaintedNodeWhenAnotherFits) {
@@ -130,7 +130,7 @@ TEST(TaintTolerationFilter, AvoidsTaintedNodeWhenAnotherFits) {
 
 TEST(TaintTolerationFilter, RejectsNoExecuteTaintAndPrintsAnEmptyValue) {
   auto r = Plan(NodeY("n1").Taint("maintenance", "", "NoExecute").Y() + PodY("p").Y());
-  ExpectPending(r, "default/p", "0/1 nodes are available: 1 node(s) had untolerated taint {maintenance: }.");
+  ExpectPending(r, "default/p", "0/1 nodes are available: 1 node(s) had untolerated taint(s).");
 }
 
 TEST(TaintTolerationFilter, ReportsTheFirstUntoleratedHardTaintInNodeOrder) {
@@ -142,7 +142,7 @@ TEST(TaintTolerationFilter, ReportsTheFirstUntoleratedHardTaintInNodeOrder) {
                     .Taint("d", "4", "NoSchedule")
                     .Y() +
                 PodY("p").Spec(Toleration("{key: a, operator: Equal, value: \"1\"}")).Y());
-  ExpectPending(r, "default/p", "0/1 nodes are available: 1 node(s) had untolerated taint {c: 3}.");
+  ExpectPending(r, "default/p", "0/1 nodes are available: 1 node(s) had untolerated taint(s).");
 }
 
 TEST(TaintTolerationFilter, PreferNoScheduleTaintDoesNotFilter) {
@@ -156,7 +156,7 @@ TEST(TaintTolerationFilter, EqualTolerationNeedsTheSameValue) {
                 PodY("same-value").Spec(Toleration("{key: dedicated, operator: Equal, value: gpu}")).Y() +
                 PodY("no-operator").Spec(Toleration("{key: dedicated, value: gpu}")).Y());
   ExpectPending(r, "default/other-value",
-                "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}.");
+                "0/1 nodes are available: 1 node(s) had untolerated taint(s).");
   ExpectScheduledOn(r, "default/same-value", "n1");
   ExpectScheduledOn(r, "default/no-operator", "n1");  // the operator defaults to Equal
 }
@@ -166,7 +166,7 @@ TEST(TaintTolerationFilter, ExistsTolerationMatchesAnyValueOfItsKeyOnly) {
                 PodY("same-key").Spec(Toleration("{key: dedicated, operator: Exists}")).Y() +
                 PodY("other-key").Spec(Toleration("{key: team, operator: Exists}")).Y());
   ExpectScheduledOn(r, "default/same-key", "n1");
-  ExpectPending(r, "default/other-key", "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}.");
+  ExpectPending(r, "default/other-key", "0/1 nodes are available: 1 node(s) had untolerated taint(s).");
 }
 
 TEST(TaintTolerationFilter, EmptyKeyExistsToleratesEveryTaint) {
@@ -189,7 +189,7 @@ TEST(TaintTolerationFilter, TolerationWithAnEffectCoversOnlyThatEffect) {
                     .Y() +
                 PodY("any-effect").Spec(Toleration("{key: dedicated, operator: Equal, value: gpu}")).Y());
   ExpectPending(r, "default/noschedule-only",
-                "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}.");
+                "0/1 nodes are available: 1 node(s) had untolerated taint(s).");
   ExpectScheduledOn(r, "default/noexecute", "n1");
   ExpectScheduledOn(r, "default/any-effect", "n1");
 }
@@ -659,7 +659,7 @@ TEST(PodTopologySpreadFilter, NodeTaintsPolicyHonorLeavesUntoleratedNodesOut) {
   EXPECT_TRUE(PodOf(honor, "default/p").scheduled) << PodOf(honor, "default/p").message;
   auto ignore = Plan(cluster + PodY("p").Labels("{app: web}").Spec(SpreadWeb(1, kZone)).Y());
   ExpectPending(ignore, "default/p",
-                "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}, "
+                "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
                 "2 node(s) didn't match pod topology spread constraints.");
 }
 
@@ -699,7 +699,7 @@ TEST(FilterMessage, SortsCountedReasonsAsStrings) {
   auto r = Plan(yaml + PodY("p").Cpu("2").Y());
   ExpectPending(r, "default/p",
                 "0/13 nodes are available: 1 node(s) were unschedulable, 10 Insufficient cpu, "
-                "2 node(s) had untolerated taint {team: infra}.");
+                "2 node(s) had untolerated taint(s).");
 }
 
 TEST(FilterMessage, NamesOnlyTheFirstFailingPluginOfEachNode) {
@@ -709,7 +709,7 @@ TEST(FilterMessage, NamesOnlyTheFirstFailingPluginOfEachNode) {
                 NodeY("taint-and-cpu").Taint("team", "infra", "NoSchedule").Cpu("1").Y() +
                 NodeY("cpu-only").Cpu("1").Y() + PodY("p").Cpu("2").Y());
   ExpectPending(r, "default/p",
-                "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {team: infra}, "
+                "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s), "
                 "1 node(s) were unschedulable.");
 }
 

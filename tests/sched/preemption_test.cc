@@ -380,7 +380,7 @@ TEST(PreemptionCandidates, TaintsAffinityAndOversizedRequestsAreNotHelpedByPreem
   EXPECT_EQ(NominatedNode(p), "");
   EXPECT_EQ(p.message,
             "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector, 1 "
-            "node(s) had untolerated taint {dedicated: infra}. preemption: 0/3 nodes are available: 3 Preemption is "
+            "node(s) had untolerated taint(s). preemption: 0/3 nodes are available: 3 Preemption is "
             "not helpful for scheduling.");
   EXPECT_TRUE(r.preemptions.empty());
 }

@@ -155,7 +155,7 @@ TEST(Scheduler, PendingPodStaysPendingWithTheLastMessage) {
   auto p = PodOf(r, "default/big");
   EXPECT_FALSE(p.scheduled);
   EXPECT_EQ(p.message,
-            "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: infra}. "
+            "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). "
             "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.");
   EXPECT_EQ(p.attempts, 1);
 }

@@ -154,11 +154,11 @@ TEST(LeastAllocatedScore, PrefersTheEmptierNodeWithExactScores) {
   // busy: cpu (4000-3000)*100/4000 = 25, memory (8Gi-6Gi)*100/8Gi = 25, mean 25.
   EXPECT_EQ(ScoreOf(*e, kFit, "free"), 75);
   EXPECT_EQ(ScoreOf(*e, kFit, "busy"), 25);
-  // Both nodes are evenly used, and nothing is tainted.
-  EXPECT_EQ(ScoreOf(*e, kBalanced, "free"), 100);
-  EXPECT_EQ(ScoreOf(*e, kBalanced, "busy"), 100);
-  EXPECT_EQ(TotalOf(*e, "free"), 3 * 100 + 75 + 100);
-  EXPECT_EQ(TotalOf(*e, "busy"), 3 * 100 + 25 + 100);
+  // Both nodes are evenly used before and after, and nothing is tainted: balance 75 on each.
+  EXPECT_EQ(ScoreOf(*e, kBalanced, "free"), 75);
+  EXPECT_EQ(ScoreOf(*e, kBalanced, "busy"), 75);
+  EXPECT_EQ(TotalOf(*e, "free"), 3 * 100 + 75 + 75);
+  EXPECT_EQ(TotalOf(*e, "busy"), 3 * 100 + 25 + 75);
 }
 
 TEST(LeastAllocatedScore, TruncatesEachResourceAndTheirMean) {
@@ -556,7 +556,7 @@ TEST(ScoreWeights, ConfiguredWeightReplacesTheDefault) {
   const ScoreTable* t = Table(e);
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(WeightOf(*t, kFit), 5);
-  EXPECT_EQ(TotalOf(*e, "free"), 3 * 100 + 5 * 75 + 100);
+  EXPECT_EQ(TotalOf(*e, "free"), 3 * 100 + 5 * 75 + 75);
 }
 
 TEST(ScoreWeights, DisabledScorePluginLeavesTheTable) {
@@ -566,7 +566,7 @@ TEST(ScoreWeights, DisabledScorePluginLeavesTheTable) {
   const Explanation* e = FirstExplain(r, "default/p");
   ASSERT_NE(Table(e), nullptr);
   EXPECT_FALSE(Scored(*e, kTaint));
-  EXPECT_EQ(TotalOf(*e, "free"), 75 + 100);
+  EXPECT_EQ(TotalOf(*e, "free"), 75 + 75);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ TEST(Plan, ShippedExamplePlacesPodsAsKubeSchedulerWould) {
   auto big = PodOf(r, "jobs/analytics-1");
   EXPECT_FALSE(big.scheduled);
   EXPECT_EQ(big.message,
-            "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu. "
+            "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
             "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
 }
 

@@ -218,8 +218,11 @@ func (b *builder) filters() {
 				Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound},
 			})
 			b.add(&corev1.PersistentVolumeClaim{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-				ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: "default"},
+				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+				// As the PV controller leaves a claim it has bound (kube-scheduler counts a claim
+				// without the annotation as not yet bound).
+				ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: "default",
+					Annotations: map[string]string{"pv.kubernetes.io/bind-completed": "yes"}},
 				Spec: corev1.PersistentVolumeClaimSpec{
 					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}},

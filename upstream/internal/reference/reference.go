@@ -32,11 +32,11 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
 
 	"arbiter.dev/upstream/internal/input"
@@ -238,10 +238,17 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 	}
 	original := sched.SchedulePod
 	sched.SchedulePod = r.wrapSchedulePod(original)
-	if _, err := informerFactory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: r.podUpdated,
-	}); err != nil {
-		return nil, err
+	failure := sched.FailureHandler
+	sched.FailureHandler = func(ctx context.Context, f framework.Framework, podInfo *framework.QueuedPodInfo, status *fwk.Status, nominating *fwk.NominatingInfo, start time.Time) {
+		// The nominations preemption makes (a pod's own, or a group's for its members). Upstream
+		// also sets nominatedNodeName where a pod is expected to land while it waits to be bound
+		// (a gang's members at Permit); those are not preemption's and plan does not report them.
+		if nominating.Mode() == fwk.ModeOverride && nominating.NominatedNodeName != "" && podInfo != nil && podInfo.Pod != nil {
+			r.mu.Lock()
+			r.nominated[podKey(podInfo.Pod)] = nominating.NominatedNodeName
+			r.mu.Unlock()
+		}
+		failure(ctx, f, podInfo, status, nominating, start)
 	}
 
 	informerFactory.Start(ctx.Done())
@@ -389,20 +396,6 @@ func (r *run) deleteReactor(action clienttesting.Action) (bool, runtime.Object, 
 		r.mu.Unlock()
 	})
 	return true, pod, nil
-}
-
-// podUpdated records every nominatedNodeName the scheduler sets.
-func (r *run) podUpdated(oldObj, newObj interface{}) {
-	oldPod, ok1 := oldObj.(*corev1.Pod)
-	newPod, ok2 := newObj.(*corev1.Pod)
-	if !ok1 || !ok2 {
-		return
-	}
-	if nnn := newPod.Status.NominatedNodeName; nnn != "" && nnn != oldPod.Status.NominatedNodeName {
-		r.mu.Lock()
-		r.nominated[podKey(newPod)] = nnn
-		r.mu.Unlock()
-	}
 }
 
 // recorder keeps the events the scheduler records: FailedScheduling's message per pod and each

@@ -46,13 +46,13 @@ Status NodeName::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& n
 }
 
 Status TaintToleration::Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const {
-  // The first NoSchedule/NoExecute taint, in the node's order, that nothing tolerates.
+  // A NoSchedule/NoExecute taint that nothing tolerates. The message names no taint
+  // (kube-scheduler >= 1.35 keeps a node's taints out of a pod's status).
   if (!node.has_taints()) return {};
   for (const auto& t : node.node().taints) {
     if (t.effect == model::TaintEffect::kPreferNoSchedule) continue;
     if (!model::TolerationsTolerate(pod.pod.tolerations, t)) {
-      return Status(Code::kUnschedulableAndUnresolvable,
-                    "node(s) had untolerated taint {" + t.key + ": " + t.value + "}");
+      return Status(Code::kUnschedulableAndUnresolvable, InternedReason<TaintToleration>());
     }
   }
   return {};

@@ -55,6 +55,7 @@ class NodeName final : public PreFilterPlugin, public FilterPlugin {
 
 class TaintToleration final : public FilterPlugin, public PreScorePlugin, public ScorePlugin {
  public:
+  static constexpr std::string_view kReason = "node(s) had untolerated taint(s)";
   static constexpr std::string_view kName = "TaintToleration";
   std::string_view Name() const override { return kName; }
   Status Filter(const CycleState&, const PodInfo& pod, const NodeInfo& node) const override;
