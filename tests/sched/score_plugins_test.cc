@@ -781,6 +781,21 @@ TEST(ImageLocalityScore, TheNodeHoldingALargeImageWinsATieWhateverTheSeed) {
   }
 }
 
+TEST(ImageLocalityScore, AnImageIsScoredAtTheSizeTheFirstNodeListingItGave) {
+  // kube-scheduler keeps one size per image name, from the first node that listed it: "first"
+  // reports 200 MiB, "second" 900 MiB for the same name, so both score 200 MiB * 2/3 = 133 MiB:
+  // 100 * (133 - 23) / (1000 - 23) = 11. (With each node's own size "second" would score 59.)
+  // Found by scripts/upstream-diff.sh.
+  auto r = Plan(NodeY("first").Image("ml/trainer:7", 200 * kMiB).Y() + NodeY("second").Image("ml/trainer:7", 900 * kMiB).Y() +
+                    NodeY("bare").Y() + PodY("p").Image("ml/trainer:7").Y(),
+                0, true);
+  const Explanation* e = FirstExplain(r, "default/p");
+  ASSERT_NE(Table(e), nullptr);
+  EXPECT_EQ(ScoreOf(*e, kImage, "first"), 11);
+  EXPECT_EQ(ScoreOf(*e, kImage, "second"), 11);
+  EXPECT_EQ(ScoreOf(*e, kImage, "bare"), 0);
+}
+
 TEST(ImageLocalityScore, APodWhoseImagesNoNodeHoldsIsNotScoredByIt) {
   auto r = Plan(NodeY("n1").Image("x:1", 500 * kMiB).Y() + NodeY("n2").Y() + PodY("p").Image("y:1").Y(), 0, true);
   const Explanation* e = FirstExplain(r, "default/p");

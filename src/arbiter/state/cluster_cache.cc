@@ -27,7 +27,13 @@ const model::LabelMap* Snapshot::NamespaceLabels(std::string_view ns) const {
 int32_t Snapshot::ImageNodeCount(std::string_view name) const {
   if (!images_) return 0;
   auto it = images_->find(name);
-  return it == images_->end() ? 0 : it->second;
+  return it == images_->end() ? 0 : it->second.nodes;
+}
+
+int64_t Snapshot::ImageSize(std::string_view name) const {
+  if (!images_) return 0;
+  auto it = images_->find(name);
+  return it == images_->end() ? 0 : it->second.size_bytes;
 }
 
 int32_t Snapshot::ClaimUsers(std::string_view claim_key) const {
@@ -48,15 +54,19 @@ void ClusterCache::CountClaims(const model::Pod& pod, int delta) {
 
 void ClusterCache::CountImages(const model::Node& node, int delta) {
   if (node.images.empty()) return;
-  std::vector<std::string_view> names;
-  for (const auto& img : node.images) names.insert(names.end(), img.names.begin(), img.names.end());
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
+  // Each name once per node, with the size of the node's first entry listing it.
+  std::vector<std::pair<std::string_view, int64_t>> names;
+  for (const auto& img : node.images) {
+    for (const auto& n : img.names) names.emplace_back(n, img.size_bytes);
+  }
+  std::stable_sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  names.erase(std::unique(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+              names.end());
   if (images_.use_count() > 1) images_ = std::make_shared<ImageCounts>(*images_);
-  for (std::string_view n : names) {
-    auto it = images_->try_emplace(std::string(n), 0).first;
-    it->second += delta;
-    if (it->second <= 0) images_->erase(it);
+  for (const auto& [n, size] : names) {
+    auto [it, added] = images_->try_emplace(std::string(n), ImageSummary{0, size});
+    it->second.nodes += delta;
+    if (it->second.nodes <= 0) images_->erase(it);
   }
 }
 

@@ -24,7 +24,14 @@
 namespace arbiter::state {
 
 // Image name -> the number of nodes whose status.images list it (each node once).
-using ImageCounts = std::map<std::string, int32_t, std::less<>>;
+// Per image name: how many nodes list it, and its size as the first of them listed it
+// (kube-scheduler's cache keeps one ImageStateSummary per name, sized when the name first
+// appears, until no node lists it any more).
+struct ImageSummary {
+  int32_t nodes = 0;
+  int64_t size_bytes = 0;
+};
+using ImageCounts = std::map<std::string, ImageSummary, std::less<>>;
 // Claim "namespace/name" -> the number of bound pods whose volumes use it.
 using ClaimCounts = std::map<std::string, int32_t, std::less<>>;
 
@@ -48,8 +55,10 @@ class Snapshot {
   }
   // Labels of a namespace; nullptr if the input declared no such Namespace.
   const model::LabelMap* NamespaceLabels(std::string_view ns) const;
-  // How many nodes list an image under `name` in status.images (ImageLocality's spread).
+  // How many nodes list an image under `name` in status.images (ImageLocality's spread), and
+  // the size it is scored with (ImageSummary).
   int32_t ImageNodeCount(std::string_view name) const;
+  int64_t ImageSize(std::string_view name) const;
   // How many bound pods use the claim "namespace/name" (VolumeRestrictions' IsPVCUsedByPods).
   int32_t ClaimUsers(std::string_view claim_key) const;
   bool HasImages() const { return images_ && !images_->empty(); }

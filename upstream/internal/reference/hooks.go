@@ -173,6 +173,7 @@ func (r *run) wrapSchedulePod(orig func(context.Context, framework.Framework, fw
 		r.current = key
 		r.observed = nil
 		r.attempts[key]++
+		r.triedAt[key] = r.version
 		r.mu.Unlock()
 
 		result, err := orig(ctx, f, state, podInfo)

@@ -87,6 +87,10 @@ type run struct {
 	hintPreemptions map[string][]string
 	hintBindings    map[string]string
 	usedPreemptions map[string]int
+	// version counts changes to the cluster (bindings, deletions); triedAt is the version each
+	// pod was last tried against
+	version int
+	triedAt map[string]int
 	// errors upstream reported through HandleError (they would be logged)
 	errors []string
 	// the pod of the cycle under way, the nodes its Score phase saw, and every binding made
@@ -121,6 +125,7 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 		hintBindings:    map[string]string{},
 		usedPreemptions: map[string]int{},
 		bound:           map[string]string{},
+		triedAt:         map[string]int{},
 	}
 	if opts.Hints != nil {
 		for _, p := range opts.Hints.Pods {
@@ -148,10 +153,10 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Nodes are created once the informers run, in input order, as a cluster's nodes join it:
+	// the scheduler's cache sees them in that order (an image's size, for one, is the first
+	// listing node's), where a fake clientset's initial list comes in no set order.
 	var initial []runtime.Object
-	for _, n := range objs.Nodes {
-		initial = append(initial, n.DeepCopy())
-	}
 	for _, ns := range objs.Namespaces {
 		initial = append(initial, ns.DeepCopy())
 	}
@@ -259,6 +264,12 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 		sched.APIDispatcher.Run(logger)
 	}
 	synctest.Wait()
+	for _, n := range objs.Nodes {
+		if _, err := client.CoreV1().Nodes().Create(ctx, n.DeepCopy(), metav1.CreateOptions{}); err != nil {
+			return nil, fmt.Errorf("node %s: %v", n.Name, err)
+		}
+		synctest.Wait()
+	}
 
 	// Pending pods join the queue in the order they were created.
 	for _, p := range objs.PendingInQueueOrder(start) {
@@ -287,10 +298,24 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 		r.mu.Lock()
 		deleting := r.deleting
 		r.mu.Unlock()
-		if backoff == 0 && deleting == 0 {
+		if backoff > 0 || deleting > 0 {
+			time.Sleep(time.Second)
+			continue
+		}
+		// Idle. Pods left unschedulable were last tried against some cluster state; if the
+		// cluster changed since, upstream's leftover flush (every 30 s, for pods unschedulable
+		// for podMaxInUnschedulablePodsDuration) tries them again: wait for it, once per change.
+		// Otherwise nothing more can change (the rule `arbiter plan` runs by).
+		if !r.stale() {
 			break
 		}
-		time.Sleep(time.Second)
+		for waited := time.Duration(0); waited <= 6*time.Minute; waited += 30 * time.Second {
+			time.Sleep(30 * time.Second)
+			synctest.Wait()
+			if a, b := queueLengths(sched); a > 0 || b > 0 {
+				break
+			}
+		}
 	}
 	synctest.Wait()
 
@@ -304,6 +329,21 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 	_ = sched.Profiles.Close()
 	result.Plan.FeatureGates = gatesReport(objs)
 	return result, nil
+}
+
+// stale reports whether a pod still waiting was last tried before the cluster's latest change,
+// and marks every pod as tried against the current state (one retry per change).
+func (r *run) stale() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	stale := false
+	for key, at := range r.triedAt {
+		if _, bound := r.bound[key]; !bound && at < r.version {
+			stale = true
+		}
+		r.triedAt[key] = r.version
+	}
+	return stale
 }
 
 // queueLengths reads the queue's active and backoff lengths from its summary line.
@@ -350,6 +390,7 @@ func (r *run) bindReactor(action clienttesting.Action) (bool, runtime.Object, er
 	}
 	r.mu.Lock()
 	r.bound[podKey(pod)] = pod.Spec.NodeName
+	r.version++
 	r.mu.Unlock()
 	return true, binding, nil
 }
@@ -387,12 +428,14 @@ func (r *run) deleteReactor(action clienttesting.Action) (bool, runtime.Object, 
 	}
 	r.mu.Lock()
 	r.deleting++
+	r.version++
 	r.mu.Unlock()
 	ns, name := pod.Namespace, pod.Name
 	time.AfterFunc(time.Duration(grace)*time.Second, func() {
 		_ = r.tracker.Delete(podsGVR, ns, name)
 		r.mu.Lock()
 		r.deleting--
+		r.version++
 		r.mu.Unlock()
 	})
 	return true, pod, nil

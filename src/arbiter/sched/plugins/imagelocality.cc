@@ -11,8 +11,9 @@ constexpr std::string_view kStateKey = "PreScoreImageLocality";
 
 struct ImageState final : StateData {
   struct Image {
-    std::string name;    // normalised
-    int32_t nodes = 0;   // nodes that list it
+    std::string name;     // normalised
+    int32_t nodes = 0;    // nodes that list it
+    int64_t size = 0;     // the cluster's size for the name, not a node's (ImageSummary)
   };
   std::vector<Image> images;  // one per container that names an image some node holds
   int64_t total_nodes = 0;
@@ -47,7 +48,10 @@ Status ImageLocality::PreScore(CycleState& state, const PodInfo& pod, std::span<
     if (image.empty()) continue;
     std::string name = NormalizedImageName(image);
     const int32_t n = snap.ImageNodeCount(name);
-    if (n > 0) s->images.push_back({std::move(name), n});
+    if (n > 0) {
+      const int64_t size = snap.ImageSize(name);
+      s->images.push_back({std::move(name), n, size});
+    }
   }
   if (s->images.empty()) return Status(Code::kSkip);
   s->total_nodes = static_cast<int64_t>(snap.size());
@@ -62,14 +66,13 @@ ScoreResult ImageLocality::Score(const CycleState& state, const PodInfo&, const 
   const auto& held = node.node().images;
   int64_t sum = 0;
   for (const auto& want : s->images) {
-    // The node's size for that name (upstream keeps the last entry listing it).
-    const model::ContainerImage* found = nullptr;
+    bool found = false;
     for (const auto& img : held) {
-      if (std::find(img.names.begin(), img.names.end(), want.name) != img.names.end()) found = &img;
+      if (std::find(img.names.begin(), img.names.end(), want.name) != img.names.end()) found = true;
     }
-    if (found == nullptr) continue;
+    if (!found) continue;
     const double spread = static_cast<double>(want.nodes) / static_cast<double>(s->total_nodes);
-    sum = model::SaturatingAdd(sum, static_cast<int64_t>(static_cast<double>(found->size_bytes) * spread));
+    sum = model::SaturatingAdd(sum, static_cast<int64_t>(static_cast<double>(want.size) * spread));
   }
   return {CalculatePriority(sum, s->containers), {}};
 }
