@@ -143,11 +143,21 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 	}
 
 	// The clock: the latest time in the input is when the plan runs.
+	// The clock: the plan runs at the latest time in the input. Pending pods join the queue at
+	// their creation times before that, so the clock starts at the first of them.
 	start := objs.LatestTime()
-	if now := time.Now(); start.After(now) {
-		time.Sleep(start.Sub(now))
+	if start.Before(time.Now()) {
+		start = time.Now()
 	}
-	start = time.Now()
+	first := start
+	for _, p := range objs.Pods {
+		if t := p.CreationTimestamp.Time; p.Spec.NodeName == "" && !t.IsZero() && t.Before(first) {
+			first = t
+		}
+	}
+	if now := time.Now(); first.After(now) {
+		time.Sleep(first.Sub(now))
+	}
 
 	pods, err := admit(objs)
 	if err != nil {
@@ -284,6 +294,9 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("pod %s: %v", podKey(p), err)
 		}
 		synctest.Wait()
+	}
+	if now := time.Now(); start.After(now) {
+		time.Sleep(start.Sub(now))
 	}
 	pendingOrder := objs.PendingInQueueOrder(start)
 
