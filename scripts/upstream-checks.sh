@@ -22,6 +22,7 @@ if [ -z "${ARBITER_BINARY:-}" ]; then
   done
 fi
 [ -n "${ARBITER_BINARY:-}" ] || { echo "upstream-checks: no arbiter binary (build/bin/arbiter); set ARBITER_BINARY" >&2; exit 2; }
+ARBITER_BINARY="$(cd "$(dirname "$ARBITER_BINARY")" && pwd)/$(basename "$ARBITER_BINARY")"  # checks run in upstream/
 export ARBITER_BINARY
 shopt -s nullglob
 checks=(upstream/checks/*.sh)

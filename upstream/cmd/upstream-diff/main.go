@@ -32,13 +32,14 @@ import (
 )
 
 type config struct {
-	cases       int
-	seed        uint64
-	families    []string
-	arbiter     string
-	out         string
-	minimize    int
-	compareOpts plan.Options
+	cases        int
+	seed         uint64
+	families     []string
+	arbiter      string
+	out          string
+	minimize     int
+	minAgreement float64
+	compareOpts  plan.Options
 }
 
 type tally struct {
@@ -55,12 +56,17 @@ func main() {
 	arbiterPath := fs.String("arbiter", os.Getenv("ARBITER_BINARY"), "the arbiter binary (default $ARBITER_BINARY)")
 	out := fs.String("out", "upstream-diff-out", "folder for reproductions of disagreements")
 	minimize := fs.Int("minimize", 20, "minimize at most this many disagreements (the rest are written as generated)")
+	minAgreement := fs.Float64("min-agreement", 100, "exit 1 when a family's agreement (of its usable cases, in %) is below this, or any case is unusable")
 	fs.Parse(os.Args[1:])
 	if *arbiterPath == "" {
 		fmt.Fprintln(os.Stderr, "upstream-diff: --arbiter PATH (or ARBITER_BINARY) is required")
 		os.Exit(2)
 	}
-	cfg := config{cases: *cases, seed: *seed, arbiter: *arbiterPath, out: *out, minimize: *minimize,
+	if st, err := os.Stat(*arbiterPath); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		fmt.Fprintf(os.Stderr, "upstream-diff: --arbiter %s is not an executable file\n", *arbiterPath)
+		os.Exit(2)
+	}
+	cfg := config{minAgreement: *minAgreement, cases: *cases, seed: *seed, arbiter: *arbiterPath, out: *out, minimize: *minimize,
 		compareOpts: plan.Options{Messages: true, PDBViolations: true}}
 	if *family == "" {
 		cfg.families = gen.Families
@@ -241,7 +247,15 @@ func run(cfg config, inBubble func(func())) int {
 	fmt.Printf("time: %s (arbiter plan %s, kube-scheduler %s); seed %d; reproductions in %s\n",
 		time.Since(started).Round(time.Second), arbiterTime.Round(time.Millisecond), referenceTime.Round(time.Millisecond), cfg.seed, cfg.out)
 	fmt.Printf("upstream-diff: %d agree, %d disagree, %d unusable\n", agree, disagree, unusable)
-	if disagree > 0 || unusable > 0 {
+	failed := unusable > 0
+	for _, f := range cfg.families {
+		t := perFamily[f]
+		if usable := t.cases - t.unusable; usable > 0 && pct(t.agree, usable) < cfg.minAgreement {
+			fmt.Fprintf(os.Stderr, "upstream-diff: family %s agrees on %.2f%% of its cases, below --min-agreement %.2f%%\n", f, pct(t.agree, usable), cfg.minAgreement)
+			failed = true
+		}
+	}
+	if failed {
 		return 1
 	}
 	return 0

@@ -120,7 +120,10 @@ func Compare(arbiter, kube *Plan, opts Options) []Difference {
 		// A pod neither tried has no FailedScheduling message upstream; Arbiter says why it
 		// waits (gated, or its gang incomplete), which is its own addition.
 		bothUntried := neverTried(a) && neverTried(k)
-		if opts.Messages && !bothUntried && a.Status == "Pending" && k.Status == "Pending" && a.Message != k.Message {
+		// Members of pod groups: Arbiter words their messages its own way (docs/upstream-rules.md
+		// E§2), so only pods outside groups are compared word for word.
+		inGroup := a.PodGroup != nil || k.PodGroup != nil
+		if opts.Messages && !bothUntried && !inGroup && a.Status == "Pending" && k.Status == "Pending" && a.Message != k.Message {
 			diffs = append(diffs, Difference{subject, "message", fmt.Sprintf("%q", a.Message), fmt.Sprintf("%q", k.Message)})
 		}
 	}

@@ -1,6 +1,8 @@
 package reference
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 
@@ -10,6 +12,7 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1defaults "k8s.io/kubernetes/pkg/apis/core/v1"
 
@@ -75,6 +78,9 @@ func admit(objs *input.Objects) (map[string]*corev1.Pod, error) {
 		if pod.Namespace == "" {
 			pod.Namespace = metav1.NamespaceDefault
 		}
+		if pod.UID == "" {
+			pod.UID = uidOf("pod", pod.Namespace, pod.Name)
+		}
 		name, value, policy, err := c.resolve(pod.Spec.PriorityClassName)
 		if err != nil {
 			return nil, fmt.Errorf("pod %s: %v", podKey(pod), err)
@@ -98,6 +104,12 @@ func admit(objs *input.Objects) (map[string]*corev1.Pod, error) {
 // admitGroup resolves a PodGroup's priority from its class, as admission does for pods.
 func admitGroup(g *schedulingv1beta1.PodGroup, objs *input.Objects) *schedulingv1beta1.PodGroup {
 	group := g.DeepCopy()
+	if group.Namespace == "" {
+		group.Namespace = metav1.NamespaceDefault
+	}
+	if group.UID == "" {
+		group.UID = uidOf("podgroup", group.Namespace, group.Name)
+	}
 	if group.Spec.Priority == nil {
 		if name, value, _, err := classesOf(objs).resolve(group.Spec.PriorityClassName); err == nil {
 			group.Spec.PriorityClassName = name
@@ -163,4 +175,12 @@ func scaled(v intstr.IntOrString, of int32) int32 {
 		return 0
 	}
 	return int32(n)
+}
+
+// uidOf gives an object without a uid the one kube-apiserver would have: unique, here derived
+// from its kind, namespace and name so that runs repeat.
+func uidOf(kind, namespace, name string) types.UID {
+	sum := sha256.Sum256([]byte(kind + "/" + namespace + "/" + name))
+	h := hex.EncodeToString(sum[:16])
+	return types.UID(h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32])
 }
