@@ -104,6 +104,18 @@ TEST(VolumeBinding, ABoundClaimFollowsItsVolumesNodeAffinity) {
   EXPECT_EQ(p.node, "n2");
 }
 
+TEST(VolumeBinding, ANodeOutsideTheBoundVolumesAffinityIsNamedAsKubeSchedulerNamesIt) {
+  // The volume lives on n2 only; n2 is cordoned. 1.37's reason for n1 is ErrReasonNodeConflict's
+  // wording (found by scripts/upstream-diff.sh).
+  auto r = Plan(Class("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer") +
+                Volume("pv-a", "local", "10Gi", "n2", "{}", "data") + Claim("data", "local", "5Gi", "pv-a") +
+                NodeY("n1").Labels(Host("n1")).Y() + PodY("p").Spec(Mount("data")).Y());
+  const sim::PodPlan p = PodOf(r, "default/p");
+  EXPECT_FALSE(p.scheduled);
+  EXPECT_TRUE(TextContains(p.message, "0/1 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity."))
+      << p.message;
+}
+
 TEST(VolumeBinding, AClaimBoundToAMissingVolumeIsRefusedEverywhere) {
   // VolumeZone's PreFilter looks the volume up first and stops the cycle, as upstream's does.
   const std::string cluster = Class("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer") +

@@ -46,6 +46,9 @@ type Objects struct {
 	// Config is the KubeSchedulerConfiguration document without Arbiter's `featureGates` map
 	// (JSON), or nil for the default profile.
 	Config []byte
+	// PDBStatusGiven names the budgets ("namespace/name") whose input states
+	// status.disruptionsAllowed; the others get the status the disruption controller computes.
+	PDBStatusGiven map[string]bool
 	// FeatureGates is the configuration's featureGates map (Arbiter's; upstream sets gates per
 	// process).
 	FeatureGates map[string]bool
@@ -55,7 +58,7 @@ var strictDecoder = serializer.NewCodecFactory(clientscheme.Scheme, serializer.E
 
 // ReadFiles reads every file in order ("-" is standard input) into one case.
 func ReadFiles(paths []string) (*Objects, error) {
-	objs := &Objects{FeatureGates: map[string]bool{}}
+	objs := &Objects{FeatureGates: map[string]bool{}, PDBStatusGiven: map[string]bool{}}
 	var problems []string
 	for _, path := range paths {
 		var data []byte
@@ -78,7 +81,7 @@ func ReadFiles(paths []string) (*Objects, error) {
 
 // ReadBytes reads one in-memory stream (named `name` in errors).
 func ReadBytes(name string, data []byte) (*Objects, error) {
-	objs := &Objects{FeatureGates: map[string]bool{}}
+	objs := &Objects{FeatureGates: map[string]bool{}, PDBStatusGiven: map[string]bool{}}
 	if problems := objs.addStream(name, data); len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "\n"))
 	}
@@ -167,6 +170,18 @@ func (o *Objects) addObject(raw []byte) error {
 		o.Namespaces = append(o.Namespaces, t)
 	case *policyv1.PodDisruptionBudget:
 		o.PDBs = append(o.PDBs, t)
+		var status struct {
+			Status struct {
+				DisruptionsAllowed *int32 `json:"disruptionsAllowed"`
+			} `json:"status"`
+		}
+		if json.Unmarshal(raw, &status) == nil && status.Status.DisruptionsAllowed != nil {
+			ns := t.Namespace
+			if ns == "" {
+				ns = "default"
+			}
+			o.PDBStatusGiven[ns+"/"+t.Name] = true
+		}
 	case *schedulingv1.PriorityClass:
 		o.PriorityClasses = append(o.PriorityClasses, t)
 	case *schedulingv1beta1.Workload:
@@ -278,6 +293,15 @@ func Encode(objs []runtime.Object) ([]byte, error) {
 		b, err := json.Marshal(obj)
 		if err != nil {
 			return nil, err
+		}
+		// A budget whose status was never set is written without one (Go writes its zero
+		// counts, which would read as "no disruption allowed").
+		if pdb, ok := obj.(*policyv1.PodDisruptionBudget); ok && pdb.Status.ObservedGeneration == 0 {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(b, &m) == nil {
+				delete(m, "status")
+				b, _ = json.Marshal(m)
+			}
 		}
 		items = append(items, b)
 	}

@@ -124,16 +124,14 @@ func admitGroup(g *schedulingv1beta1.PodGroup, objs *input.Objects) *schedulingv
 
 // pdbsWithStatus gives each budget the status the disruption controller would have written when
 // the input gives none: healthy matching pods (bound, not terminating) less the desired count.
-func pdbsWithStatus(pdbs []*policyv1.PodDisruptionBudget, pods map[string]*corev1.Pod) []*policyv1.PodDisruptionBudget {
+func pdbsWithStatus(pdbs []*policyv1.PodDisruptionBudget, given map[string]bool, pods map[string]*corev1.Pod) []*policyv1.PodDisruptionBudget {
 	var out []*policyv1.PodDisruptionBudget
 	for _, in := range pdbs {
 		pdb := in.DeepCopy()
 		if pdb.Namespace == "" {
 			pdb.Namespace = metav1.NamespaceDefault
 		}
-		st := pdb.Status
-		given := st.DisruptionsAllowed != 0 || st.ExpectedPods != 0 || st.CurrentHealthy != 0 || st.DesiredHealthy != 0 || len(st.DisruptedPods) > 0 || st.ObservedGeneration != 0
-		if !given {
+		if !given[pdb.Namespace+"/"+pdb.Name] {
 			selector, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
 			if err != nil {
 				selector = labels.Nothing()

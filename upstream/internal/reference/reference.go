@@ -173,7 +173,7 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 	for _, pc := range objs.PriorityClasses {
 		initial = append(initial, pc.DeepCopy())
 	}
-	for _, pdb := range pdbsWithStatus(objs.PDBs, pods) {
+	for _, pdb := range pdbsWithStatus(objs.PDBs, objs.PDBStatusGiven, pods) {
 		initial = append(initial, pdb)
 	}
 	for _, w := range objs.Workloads {

@@ -66,7 +66,7 @@ class VolumeBinding final : public PreFilterPlugin, public FilterPlugin, public 
  public:
   static constexpr std::string_view kName = "VolumeBinding";
   static constexpr std::string_view kBindConflict = "node(s) didn't find available persistent volumes to bind";
-  static constexpr std::string_view kNodeConflict = "node(s) had volume node affinity conflict";
+  static constexpr std::string_view kNodeConflict = "node(s) didn't match PersistentVolume's node affinity";  // 1.37's wording
   static constexpr std::string_view kNotEnoughSpace = "node(s) did not have enough free storage";
   static constexpr std::string_view kPvNotExist =
       "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
