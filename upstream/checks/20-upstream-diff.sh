@@ -6,4 +6,4 @@ set -euo pipefail
 go build -o bin/ ./cmd/upstream-diff
 out="$(mktemp -d)"
 bin/upstream-diff --cases "${UPSTREAM_DIFF_CASES:-400}" --seed "${UPSTREAM_DIFF_SEED:-7}" \
-  --arbiter "$ARBITER_BINARY" --out "$out" --minimize 10 --min-agreement "${UPSTREAM_DIFF_FLOOR:-75}"
+  --arbiter "$ARBITER_BINARY" --out "$out" --minimize 10 --min-agreement "${UPSTREAM_DIFF_FLOOR:-85}"
