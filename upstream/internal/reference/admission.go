@@ -123,8 +123,12 @@ func admitGroup(g *schedulingv1beta1.PodGroup, objs *input.Objects) *schedulingv
 }
 
 // pdbsWithStatus gives each budget the status the disruption controller would have written when
-// the input gives none: healthy matching pods (bound, not terminating) less the desired count.
+// the input gives none (see budgetStatus).
 func pdbsWithStatus(pdbs []*policyv1.PodDisruptionBudget, given map[string]bool, pods map[string]*corev1.Pod) []*policyv1.PodDisruptionBudget {
+	var list []*corev1.Pod
+	for _, p := range pods {
+		list = append(list, p)
+	}
 	var out []*policyv1.PodDisruptionBudget
 	for _, in := range pdbs {
 		pdb := in.DeepCopy()
@@ -132,38 +136,45 @@ func pdbsWithStatus(pdbs []*policyv1.PodDisruptionBudget, given map[string]bool,
 			pdb.Namespace = metav1.NamespaceDefault
 		}
 		if !given[pdb.Namespace+"/"+pdb.Name] {
-			selector, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-			if err != nil {
-				selector = labels.Nothing()
-			}
-			var expected, healthy int32
-			for _, p := range pods {
-				if p.Namespace != pdb.Namespace || !selector.Matches(labels.Set(p.Labels)) {
-					continue
-				}
-				expected++
-				if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
-					healthy++
-				}
-			}
-			desired := int32(0)
-			switch {
-			case pdb.Spec.MinAvailable != nil:
-				desired = scaled(*pdb.Spec.MinAvailable, expected)
-			case pdb.Spec.MaxUnavailable != nil:
-				desired = expected - scaled(*pdb.Spec.MaxUnavailable, expected)
-				if desired < 0 {
-					desired = 0
-				}
-			}
-			pdb.Status.ExpectedPods = expected
-			pdb.Status.CurrentHealthy = healthy
-			pdb.Status.DesiredHealthy = desired
-			pdb.Status.DisruptionsAllowed = int32(math.Max(0, float64(healthy-desired)))
+			budgetStatus(pdb, list)
 		}
 		out = append(out, pdb)
 	}
 	return out
+}
+
+// budgetStatus is the disruption controller's count, as `arbiter plan` keeps it during a run:
+// every matching pod is expected, the bound ones not terminating are healthy, and disruptions
+// allowed are the healthy beyond the desired count.
+func budgetStatus(pdb *policyv1.PodDisruptionBudget, pods []*corev1.Pod) {
+	selector, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+	if err != nil {
+		selector = labels.Nothing()
+	}
+	var expected, healthy int32
+	for _, p := range pods {
+		if p.Namespace != pdb.Namespace || !selector.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		expected++
+		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+			healthy++
+		}
+	}
+	desired := int32(0)
+	switch {
+	case pdb.Spec.MinAvailable != nil:
+		desired = scaled(*pdb.Spec.MinAvailable, expected)
+	case pdb.Spec.MaxUnavailable != nil:
+		desired = expected - scaled(*pdb.Spec.MaxUnavailable, expected)
+		if desired < 0 {
+			desired = 0
+		}
+	}
+	pdb.Status.ExpectedPods = expected
+	pdb.Status.CurrentHealthy = healthy
+	pdb.Status.DesiredHealthy = desired
+	pdb.Status.DisruptionsAllowed = int32(math.Max(0, float64(healthy-desired)))
 }
 
 // scaled is an int-or-percent of `of`, a percentage rounded up (the disruption controller's rule).

@@ -215,6 +215,9 @@ func (r *run) wrapSchedulePod(orig func(context.Context, framework.Framework, fw
 			r.taken++
 		}
 		r.mu.Unlock()
+		if debug {
+			fmt.Fprintf(os.Stderr, "kube-reference: %s: tie among %v, upstream took %s, reference takes %s\n", key, tied, result.SuggestedHost, choice)
+		}
 		result.SuggestedHost = choice
 		return result, err
 	}

@@ -25,7 +25,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -91,6 +94,10 @@ type run struct {
 	// pod was last tried against
 	version int
 	triedAt map[string]int
+	// budgets whose input gave a status (they lose one allowed disruption per evicted pod), and
+	// the evictions counted against each
+	pdbGiven   map[string]bool
+	pdbEvicted map[string]int32
 	// errors upstream reported through HandleError (they would be logged)
 	errors []string
 	// the pod of the cycle under way, the nodes its Score phase saw, and every binding made
@@ -126,6 +133,8 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 		usedPreemptions: map[string]int{},
 		bound:           map[string]string{},
 		triedAt:         map[string]int{},
+		pdbGiven:        objs.PDBStatusGiven,
+		pdbEvicted:      map[string]int32{},
 	}
 	if opts.Hints != nil {
 		for _, p := range opts.Hints.Pods {
@@ -344,6 +353,49 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 	return result, nil
 }
 
+var pdbsGVR = schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}
+
+// recountBudgets keeps the budgets' status as a running disruption controller would after a pod
+// is bound or starts terminating (`evicted`): a computed status is recounted from the pods; a
+// status the input gave loses one allowed disruption per matching pod evicted. This is the rule
+// `arbiter plan` keeps (sched/preemption/disruption.cc).
+func (r *run) recountBudgets(evicted *corev1.Pod) {
+	objs, err := r.tracker.List(pdbsGVR, schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, "")
+	if err != nil {
+		return
+	}
+	podObjs, err := r.tracker.List(podsGVR, schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "")
+	if err != nil {
+		return
+	}
+	var pods []*corev1.Pod
+	for _, p := range podObjs.(*corev1.PodList).Items {
+		pods = append(pods, p.DeepCopy())
+	}
+	for _, item := range objs.(*policyv1.PodDisruptionBudgetList).Items {
+		pdb := item.DeepCopy()
+		key := pdb.Namespace + "/" + pdb.Name
+		if r.pdbGiven[key] {
+			if evicted == nil || evicted.Namespace != pdb.Namespace {
+				continue
+			}
+			selector, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+			if err != nil || !selector.Matches(labels.Set(evicted.Labels)) {
+				continue
+			}
+			if pdb.Status.DisruptionsAllowed > 0 {
+				pdb.Status.DisruptionsAllowed--
+			}
+		} else {
+			budgetStatus(pdb, pods)
+			if equality.Semantic.DeepEqual(pdb.Status, item.Status) {
+				continue
+			}
+		}
+		_ = r.tracker.Update(pdbsGVR, pdb, pdb.Namespace)
+	}
+}
+
 // stale reports whether a pod still waiting was last tried before the cluster's latest change,
 // and marks every pod as tried against the current state (one retry per change).
 func (r *run) stale() bool {
@@ -405,6 +457,7 @@ func (r *run) bindReactor(action clienttesting.Action) (bool, runtime.Object, er
 	r.bound[podKey(pod)] = pod.Spec.NodeName
 	r.version++
 	r.mu.Unlock()
+	r.recountBudgets(nil)
 	return true, binding, nil
 }
 
@@ -443,6 +496,7 @@ func (r *run) deleteReactor(action clienttesting.Action) (bool, runtime.Object, 
 	r.deleting++
 	r.version++
 	r.mu.Unlock()
+	r.recountBudgets(pod)
 	ns, name := pod.Namespace, pod.Name
 	time.AfterFunc(time.Duration(grace)*time.Second, func() {
 		_ = r.tracker.Delete(podsGVR, ns, name)
