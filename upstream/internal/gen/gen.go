@@ -314,9 +314,11 @@ func (b *builder) decorate(p *corev1.Pod, volumes int) {
 		p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080, HostPort: 8080, Protocol: corev1.ProtocolTCP}}
 	}
 	if b.chance(0.15) {
-		// Pod-level resources: the pod's request is its own, not the sum of its containers'.
+		// Pod-level resources: the pod's request is its own, not the sum of its containers'
+		// (kube-apiserver requires it to be at least that sum).
+		containers := p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()
 		p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: *resource.NewMilliQuantity(int64(b.between(1, 30))*100, resource.DecimalSI),
+			corev1.ResourceCPU: *resource.NewMilliQuantity(containers+int64(b.between(0, 10))*100, resource.DecimalSI),
 		}}
 	}
 	if volumes > 0 && b.chance(0.3) {
