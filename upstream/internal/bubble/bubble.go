@@ -5,8 +5,6 @@ package bubble
 
 import (
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 	"testing/synctest"
 )
@@ -16,9 +14,6 @@ import (
 // own flags are parsed: the testing package's flags are not offered.
 func Main(body func(inBubble func(f func())) int) {
 	os.Args = []string{os.Args[0], "-test.run=^Program$"}
-	// The runtime's signal-forwarding goroutine starts at the first signal.Notify; start it here,
-	// outside any bubble, so a Notify inside one does not tie it to that bubble.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGURG)
 	testing.Main(
 		func(pat, str string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "Program", F: func(t *testing.T) {

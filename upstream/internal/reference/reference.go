@@ -18,9 +18,12 @@ package reference
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/signal"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing/synctest"
 	"time"
 
@@ -64,6 +67,11 @@ type Result struct {
 	// Errors upstream reported on the way (it would have logged them).
 	Errors []string
 }
+
+// The runtime's signal-forwarding goroutine starts at the first signal.Notify (the scheduler's
+// dependencies call it); start it when this package loads, outside any bubble, so that a Notify
+// inside a bubble does not tie that goroutine to it.
+func init() { signal.Notify(make(chan os.Signal, 1), syscall.SIGURG) }
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
