@@ -488,3 +488,37 @@ func (b *builder) gangs() {
 		b.pod(podSpec{cpu: int64(b.between(3, 20)) * 100, mem: 256, class: b.pick("mid", "high", "top"), app: b.pick(apps...)})
 	}
 }
+
+// Shape builds a cluster in the shape of one of kube-scheduler's scheduler_perf workloads:
+//   - "SchedulingBasic": `nodes` nodes of 4 CPU / 32Gi / 110 pods, `pods` pending pods of
+//     100m / 500Mi.
+//   - "PreemptionBasic": every node full of low-priority pods (4 × 900m), then `pods` pending
+//     pods of 3 CPU at high priority, each of which must preempt.
+func Shape(name string, nodes, pods int) []runtime.Object {
+	b := &builder{rng: rand.New(rand.NewPCG(1, 2)), clock: epoch}
+	if name == "PreemptionBasic" {
+		b.priorityClasses()
+	}
+	for i := 0; i < nodes; i++ {
+		b.node(i, 4000, 32*1024, 110)
+	}
+	switch name {
+	case "SchedulingBasic":
+		for i := 0; i < pods; i++ {
+			b.pod(podSpec{cpu: 100, mem: 500, app: "web"})
+		}
+	case "PreemptionBasic":
+		zero := int64(0)
+		for _, n := range b.nodes {
+			for k := 0; k < 4; k++ {
+				b.pod(podSpec{cpu: 900, mem: 500, class: "low", node: n.Name, app: "batch", grace: &zero})
+			}
+		}
+		for i := 0; i < pods; i++ {
+			b.pod(podSpec{cpu: 3000, mem: 500, class: "top", app: "web"})
+		}
+	default:
+		panic("unknown shape " + name)
+	}
+	return b.objs
+}
