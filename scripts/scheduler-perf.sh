@@ -7,7 +7,7 @@
 #
 #   scripts/scheduler-perf.sh [--runs N] [PACKAGE:BENCHMARK ...]
 #
-# Needs Go 1.26, etcd on PATH (Debian's etcd-server) and build/bin/arbiter. Results go to
+# Needs Go 1.26 and build/bin/arbiter. Results go to
 # build/scheduler-perf/ (scheduler_perf's data items, JSON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,10 @@ done
   "podgroup/gangscheduling:GangScheduling/5000Nodes_1000Gangs_3000Pods"
   "workload_preemption:GangPreemptionBasic/100Nodes_1PreemptorGang_100Pods_Evicting_1000InitPods"
 )
-command -v etcd >/dev/null || { echo "scheduler-perf: etcd is not on PATH (apt-get install etcd-server)" >&2; exit 2; }
+# scheduler_perf's framework serves etcd on a unix socket, which Debian's etcd 3.4 refuses: etcd
+# 3.7 (the release kube-apiserver's client pins) is built from its module and put first on PATH.
+(cd upstream && go build -o bin/etcd ./cmd/etcd)
+export PATH="$repo/upstream/bin:$PATH"
 arbiter="${ARBITER_BINARY:-$repo/build/bin/arbiter}"
 [ -x "$arbiter" ] || { echo "scheduler-perf: no arbiter binary at $arbiter" >&2; exit 2; }
 out="$repo/build/scheduler-perf"
@@ -45,10 +48,25 @@ for w in "${workloads[@]}"; do
   for r in $(seq "$runs"); do
     start=$SECONDS
     # The workload's configuration is read from the package's folder.
+    log="$out/${pkg//\//-}-${bench//\//-}-$r.log"
+    touch "$out/.run-start"
+    # A workload below upstream's own CI threshold (set for its CI machines) still measured:
+    # only a run that wrote no throughput is a failure.
     (cd "$mod/$pkg" && "$bin" -test.run='^$' -test.bench="^BenchmarkPerfScheduling/${bench}\$" -test.benchtime=1x \
-      -perf-scheduling-label-filter= -data-items-dir="$out" -test.timeout=60m > "$out/${pkg//\//-}-${bench//\//-}-$r.log" 2>&1) ||
-      { echo "scheduler-perf: $pkg $bench failed; see $out/${pkg//\//-}-${bench//\//-}-$r.log" >&2; tail -20 "$out/${pkg//\//-}-${bench//\//-}-$r.log" >&2; exit 1; }
-    echo "scheduler-perf: $bench run $r took $((SECONDS - start)) s"
+      -perf-scheduling-label-filter= -data-items-dir="$out" -test.timeout=60m > "$log" 2>&1) || true
+    items="$(find "$out" -maxdepth 1 -name 'BenchmarkPerfScheduling_*.json' -newer "$out/.run-start" | head -1)"
+    if [ -z "$items" ] || ! grep -q SchedulingThroughput "$items"; then
+      echo "scheduler-perf: $pkg $bench failed; see $log" >&2; tail -20 "$log" >&2; exit 1
+    fi
+    python3 - "$items" "$bench" "$r" "$((SECONDS - start))" <<'PY'
+import json, sys
+items, bench, run, secs = sys.argv[1:]
+for i in json.load(open(items))["dataItems"]:
+    if i["labels"].get("Metric") == "SchedulingThroughput":
+        d = i["data"]
+        print(f"scheduler-perf: {bench} run {run}: SchedulingThroughput average {d['Average']:.1f} pods/s, "
+              f"p50 {d['Perc50']:.1f}, p90 {d['Perc90']:.1f} (upstream's CI threshold {d.get('AverageThreshold', '-')}); {secs} s")
+PY
   done
 done
 echo "scheduler-perf: data items in $out"
