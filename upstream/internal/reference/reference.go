@@ -21,8 +21,10 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing/synctest"
 	"time"
@@ -30,13 +32,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -91,8 +98,13 @@ type run struct {
 	candidates  map[string]candidate // node -> the current pod preemptor's candidate there
 	attempts    map[string]int
 	deleting    int
-	ties        int
-	taken       int
+	// victims in their grace period, by when they go (the main loop deletes those due, all at
+	// once, before the next cycle: as plan does; timers of their own would race with it)
+	terminations []termination
+	// open while a scheduling cycle runs: preemption's API calls wait for the cycle to end
+	cycleDone chan struct{}
+	ties      int
+	taken     int
 	// per preemptor, how many preemptions of Arbiter's plan have been matched, and per pod how
 	// many bindings (for the hints)
 	hintPreemptions map[string][]string
@@ -248,8 +260,12 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 		r.errors = append(r.errors, fmt.Sprintf("%s %v", msg, kv))
 	}}
 
-	client := fake.NewSimpleClientset(initial...)
-	r.tracker = client.Tracker()
+	client, tracker, err := newClientset(initial...)
+	if err != nil {
+		return nil, err
+	}
+	r.tracker = tracker
+	gated := gatedClient{Interface: client, r: r}
 	client.PrependReactor("create", "pods", r.bindReactor)
 	client.PrependReactor("delete", "pods", r.deleteReactor)
 
@@ -264,7 +280,7 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 	informerFactory := informers.NewSharedInformerFactory(client, 0)
 	recorderFactory := profile.RecorderFactory(func(string) events.EventRecorderLogger { return &recorder{r: r} })
 	schedOpts = append(schedOpts, scheduler.WithProfiles(profiles...))
-	sched, err := scheduler.New(ctx, client, informerFactory, nil, recorderFactory, schedOpts...)
+	sched, err := scheduler.New(ctx, gated, informerFactory, nil, recorderFactory, schedOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("kube-scheduler: %v", err)
 	}
@@ -318,17 +334,32 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 	pendingOrder := objs.PendingInQueueOrder(start)
 
 	deadline := time.Now().Add(opts.MaxVirtualTime)
+	var lastCycleAt time.Time
+	cyclesAt := 0
 	for time.Now().Before(deadline) {
+		r.terminateDue()
 		synctest.Wait()
 		active, backoff := queueLengths(sched)
-		if active > 0 {
-			sched.ScheduleOne(ctx)
+		// With activeQ empty, upstream's Pop takes backoffQ's head before its backoff expires
+		// (SchedulerPopFromBackoffQ); a pod that keeps failing at one instant is bounded here.
+		if now := time.Now(); now.Equal(lastCycleAt) {
+			cyclesAt++
+		} else {
+			lastCycleAt, cyclesAt = now, 0
+		}
+		if (active > 0 || backoff > 0) && cyclesAt < 1000 {
+			r.scheduleOne(ctx, sched)
 			continue
 		}
-		r.mu.Lock()
-		deleting := r.deleting
-		r.mu.Unlock()
-		if backoff > 0 || deleting > 0 {
+		if next, ok := r.nextTermination(); ok {
+			if wait := next.Sub(time.Now()); wait > time.Second || backoff > 0 {
+				time.Sleep(time.Second)
+			} else {
+				time.Sleep(wait)
+			}
+			continue
+		}
+		if backoff > 0 {
 			time.Sleep(time.Second)
 			continue
 		}
@@ -505,15 +536,187 @@ func (r *run) deleteReactor(action clienttesting.Action) (bool, runtime.Object, 
 	r.version++
 	r.mu.Unlock()
 	r.recountBudgets(pod)
-	ns, name := pod.Namespace, pod.Name
-	time.AfterFunc(time.Duration(grace)*time.Second, func() {
-		_ = r.tracker.Delete(podsGVR, ns, name)
+	r.mu.Lock()
+	r.terminations = append(r.terminations, termination{at: now.Time, namespace: pod.Namespace, name: pod.Name})
+	r.mu.Unlock()
+	return true, pod, nil
+}
+
+// versionedTracker is the fake clientset's object store with resourceVersions, as an API
+// server keeps them: the scheduler drops a pod update whose resourceVersion did not change
+// (updatePodInSchedulingQueue), so without them no pod update (a nominatedNodeName written by
+// preemption, for one) would ever reach its queue.
+type versionedTracker struct {
+	clienttesting.ObjectTracker
+	version atomic.Int64
+}
+
+func (t *versionedTracker) stamp(obj runtime.Object) (runtime.Object, error) {
+	obj = obj.DeepCopyObject()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	m.SetResourceVersion(strconv.FormatInt(t.version.Add(1), 10))
+	return obj, nil
+}
+
+func (t *versionedTracker) Add(obj runtime.Object) error {
+	obj, err := t.stamp(obj)
+	if err != nil {
+		return err
+	}
+	return t.ObjectTracker.Add(obj)
+}
+
+func (t *versionedTracker) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
+	obj, err := t.stamp(obj)
+	if err != nil {
+		return err
+	}
+	return t.ObjectTracker.Create(gvr, obj, ns, opts...)
+}
+
+func (t *versionedTracker) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
+	obj, err := t.stamp(obj)
+	if err != nil {
+		return err
+	}
+	return t.ObjectTracker.Update(gvr, obj, ns, opts...)
+}
+
+func (t *versionedTracker) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	obj, err := t.stamp(obj)
+	if err != nil {
+		return err
+	}
+	return t.ObjectTracker.Patch(gvr, obj, ns, opts...)
+}
+
+// newClientset is fake.NewSimpleClientset over a versionedTracker.
+func newClientset(objects ...runtime.Object) (*fake.Clientset, *versionedTracker, error) {
+	tracker := &versionedTracker{ObjectTracker: clienttesting.NewObjectTracker(clientscheme.Scheme, clientscheme.Codecs.UniversalDecoder())}
+	for _, obj := range objects {
+		if err := tracker.Add(obj); err != nil {
+			return nil, nil, err
+		}
+	}
+	cs := &fake.Clientset{}
+	cs.AddReactor("*", "*", clienttesting.ObjectReaction(tracker))
+	cs.AddWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if w, ok := action.(clienttesting.WatchActionImpl); ok {
+			opts = w.ListOptions
+		}
+		w, err := tracker.Watch(action.GetResource(), action.GetNamespace(), opts)
+		if err != nil {
+			return false, nil, err
+		}
+		return true, w, nil
+	})
+	return cs, tracker, nil
+}
+
+type termination struct {
+	at              time.Time
+	namespace, name string
+}
+
+// terminateDue deletes the victims whose grace period is over, in the order they were deleted.
+func (r *run) terminateDue() {
+	r.mu.Lock()
+	var due, rest []termination
+	now := time.Now()
+	for _, t := range r.terminations {
+		if !t.at.After(now) {
+			due = append(due, t)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	r.terminations = rest
+	r.mu.Unlock()
+	sort.SliceStable(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
+	for _, t := range due {
+		_ = r.tracker.Delete(podsGVR, t.namespace, t.name)
 		r.mu.Lock()
 		r.deleting--
 		r.version++
 		r.mu.Unlock()
-	})
-	return true, pod, nil
+	}
+}
+
+func (r *run) nextTermination() (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var next time.Time
+	for _, t := range r.terminations {
+		if next.IsZero() || t.at.Before(next) {
+			next = t.at
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// scheduleOne runs one scheduling cycle. Preemption deletes its victims from a goroutine of its
+// own (SchedulerAsyncPreemption); against a real API server those calls take longer than the
+// cycle's own end, where the preemptor is requeued and held by the PreEnqueue check "waiting for
+// the preemption to finish". The fake clientset answers at once, so the deletes wait for the
+// cycle to end: the order a real cluster sees, every time.
+func (r *run) scheduleOne(ctx context.Context, sched *scheduler.Scheduler) {
+	done := make(chan struct{})
+	r.mu.Lock()
+	r.cycleDone = done
+	r.mu.Unlock()
+	sched.ScheduleOne(ctx)
+	r.mu.Lock()
+	r.cycleDone = nil
+	r.mu.Unlock()
+	close(done)
+}
+
+// afterCycle blocks until the cycle under way (if any) ends; if the cycle itself waits (a
+// synchronous preemption), a millisecond of virtual time lets the call through.
+func (r *run) afterCycle() {
+	r.mu.Lock()
+	done := r.cycleDone
+	r.mu.Unlock()
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(time.Millisecond):
+	}
+}
+
+// gatedClient is the scheduler's clientset: pod deletions wait for the cycle to end.
+type gatedClient struct {
+	kubernetes.Interface
+	r *run
+}
+
+func (c gatedClient) CoreV1() corev1client.CoreV1Interface {
+	return gatedCore{CoreV1Interface: c.Interface.CoreV1(), r: c.r}
+}
+
+type gatedCore struct {
+	corev1client.CoreV1Interface
+	r *run
+}
+
+func (c gatedCore) Pods(namespace string) corev1client.PodInterface {
+	return gatedPods{PodInterface: c.CoreV1Interface.Pods(namespace), r: c.r}
+}
+
+type gatedPods struct {
+	corev1client.PodInterface
+	r *run
+}
+
+func (p gatedPods) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	p.r.afterCycle()
+	return p.PodInterface.Delete(ctx, name, opts)
 }
 
 // recorder keeps the events the scheduler records: FailedScheduling's message per pod and each
