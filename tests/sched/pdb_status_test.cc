@@ -22,6 +22,17 @@ model::PodDisruptionBudget Budget(const std::string& name, const std::string& ns
   return b;
 }
 
+// A pod "p" (UID "u", app=a) that `t` knows and the cache holds bound.
+model::Pod KnownAndBound(PdbStatusTracker& t) {
+  model::Pod p;
+  p.name = "p";
+  p.uid = "u";
+  p.labels.Set("app", "a");
+  t.Know(p);
+  t.BoundChanged(nullptr, &p);
+  return p;
+}
+
 TEST(PdbStatusTracker, KeepsTheRecountsAnswerThroughRandomChanges) {
   std::mt19937 rng(31);
   auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -43,6 +54,7 @@ TEST(PdbStatusTracker, KeepsTheRecountsAnswerThroughRandomChanges) {
     std::map<std::string, model::Pod> known;  // by UID
     std::map<std::string, model::Pod> bound;  // the cache, by UID
     std::set<std::string> evicted;
+    std::map<std::string, model::Pod> gone;  // evicted, then forgotten: by "namespace/name"
     int serial = 0;
     for (int step = 0; step < 120; ++step) {
       const std::string name = "p" + std::to_string(pick(0, 9));
@@ -58,12 +70,15 @@ TEST(PdbStatusTracker, KeepsTheRecountsAnswerThroughRandomChanges) {
           p.uid = uid.empty() ? name + "-" + std::to_string(serial++) : uid;
           if (pick(0, 4) > 0) p.labels.Set("app", pick(0, 1) ? "a" : "b");
           known[p.uid] = p;
+          gone.erase(p.Key());
           t.Know(p);
           break;
         }
         case 1:  // forgotten
           if (!uid.empty()) {
+            const model::Pod p = known[uid];
             known.erase(uid);
+            if (evicted.count(p.Key())) gone[p.Key()] = p;
             t.Forget(uid);
           }
           break;
@@ -94,19 +109,21 @@ TEST(PdbStatusTracker, KeepsTheRecountsAnswerThroughRandomChanges) {
         default:  // the budgets replaced (a new status)
           if (pick(0, 5) == 0) {
             budgets[0].disruptions_allowed = pick(0, 4);
+            gone.clear();
             t.SetBudgets(budgets);
           }
           break;
       }
-      std::vector<const model::Pod*> pods;
+      std::vector<const model::Pod*> pods, gone_pods;
       for (const auto& [u, p] : known) pods.push_back(&p);
+      for (const auto& [k, p] : gone) gone_pods.push_back(&p);
       const auto want = CurrentPdbViews(
           budgets, pods,
           [&](const model::Pod& p) {
             auto it = bound.find(p.uid);
             return it != bound.end() && !it->second.deletion_timestamp;
           },
-          evicted);
+          evicted, gone_pods);
       const auto got = t.Views();
       ASSERT_EQ(got.size(), want.size());
       for (size_t i = 0; i < got.size(); ++i) {
@@ -120,16 +137,28 @@ TEST(PdbStatusTracker, KeepsTheRecountsAnswerThroughRandomChanges) {
   }
 }
 
+TEST(PdbStatusTracker, AnEvictedPodThatWentKeepsCountingUntilANewStatus) {
+  // A status of one allowed disruption; `p` is evicted, then deleted: the status was counted
+  // while `p` ran, so its going does not give the disruption back. A new status does.
+  model::PodDisruptionBudget b = Budget("b", "default", "a");
+  b.disruptions_allowed = 1;
+  PdbStatusTracker t;
+  t.SetBudgets({b});
+  const model::Pod p = KnownAndBound(t);
+  t.Evicted("default/p");
+  EXPECT_EQ(t.Views().front().disruptions_allowed, 0);
+  t.BoundChanged(&p, nullptr);
+  t.Forget("u");
+  EXPECT_EQ(t.Views().front().disruptions_allowed, 0);
+  t.SetBudgets({b});
+  EXPECT_EQ(t.Views().front().disruptions_allowed, 1);
+}
+
 TEST(PdbStatusTracker, ANewSetOfBudgetsGetsANewVersion) {
   PdbStatusTracker t;
   t.SetBudgets({Budget("b", "default", "a")});
   const uint64_t first = t.Views().front().budgets_version;
-  model::Pod p;
-  p.name = "p";
-  p.uid = "u";
-  p.labels.Set("app", "a");
-  t.Know(p);
-  t.BoundChanged(nullptr, &p);
+  const model::Pod p = KnownAndBound(t);
   EXPECT_EQ(t.Views().front().budgets_version, first) << "pods changing the counts keep the version";
   t.SetBudgets({Budget("b", "default", "b")});
   EXPECT_NE(t.Views().front().budgets_version, first);

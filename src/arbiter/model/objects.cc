@@ -80,7 +80,10 @@ int32_t DesiredHealthy(const PodDisruptionBudget& pdb, int64_t expected) {
   if (pdb.min_available) {
     desired = percent(*pdb.min_available);
   } else if (pdb.max_unavailable) {
-    desired = expected - percent(*pdb.max_unavailable);
+    // A budget that allows more unavailable pods than it expects wants none healthy, not fewer
+    // than none: otherwise a terminating pod would leave a disruption allowed that upstream
+    // does not give (disruption controller, getExpectedPodCount: desiredHealthy < 0 is 0).
+    desired = std::max<int64_t>(0, expected - percent(*pdb.max_unavailable));
   }
   return static_cast<int32_t>(std::clamp<int64_t>(desired, INT32_MIN, INT32_MAX));
 }

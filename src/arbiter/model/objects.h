@@ -240,8 +240,9 @@ struct PodDisruptionBudget {
 };
 
 // How many of a budget's `expected` pods must stay healthy: minAvailable, or expected less
-// maxUnavailable (percentages of `expected` rounded up, as upstream's disruption controller
-// computes desiredHealthy); 0 when the budget sets neither.
+// maxUnavailable but never below 0 (percentages of `expected` rounded up, as upstream's
+// disruption controller computes desiredHealthy in getExpectedPodCount); 0 when the budget sets
+// neither.
 int32_t DesiredHealthy(const PodDisruptionBudget& pdb, int64_t expected);
 
 struct Namespace {

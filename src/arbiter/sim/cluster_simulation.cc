@@ -130,8 +130,10 @@ void ClusterSimulation::Evict(Preemption entry, const std::vector<sched::preempt
   bool updated = false;
   for (const auto& e : victims) {
     const model::Pod& v = e.victim->pod;
+    // Already terminating: not evicted again (§14.14), and not this preemption's victim (upstream
+    // skips its API call and its Preempted event, so it stays listed under its first preemptor).
+    if (v.deletion_timestamp) continue;
     entry.victims.push_back({v.Key(), v.node_name, e.priority, e.violates_pdb});
-    if (v.deletion_timestamp) continue;  // already terminating: not evicted again (§14.14)
     model::Pod evicted = v;
     // A grace period past the year 9999 ends then, as in `serve`.
     evicted.deletion_timestamp = AddSecondsCapped(clock_.Now(), evicted.termination_grace_period_seconds);
@@ -143,7 +145,7 @@ void ClusterSimulation::Evict(Preemption entry, const std::vector<sched::preempt
     updated = true;
   }
   if (updated) scheduler_.queue().MoveOnEvent(sched::ClusterEvent::kAssignedPodUpdate);
-  if (options_.record) result_.preemptions.push_back(std::move(entry));
+  if (options_.record && !entry.victims.empty()) result_.preemptions.push_back(std::move(entry));
 }
 
 void ClusterSimulation::ClearNomination(const state::PodInfoPtr& pod) {

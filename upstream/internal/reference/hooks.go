@@ -267,8 +267,9 @@ type candidate struct {
 }
 
 // PostFilter is upstream's; a preemption it carries out (a nominated node, Success) is recorded
-// with the victims of the chosen node's candidate, whether or not they were already terminating
-// (upstream then sends no second delete and records no second event).
+// with the victims of the chosen node's candidate that it evicts: one already terminating gets no
+// second delete and no second Preempted event (prepareCandidateAsync), so it is not this
+// preemption's; a decision that evicts nobody new is no preemption.
 func (p *tiePreemption) PostFilter(ctx context.Context, state fwk.CycleState, pod *corev1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	p.r.mu.Lock()
 	p.r.candidates = map[string]candidate{}
@@ -284,13 +285,18 @@ func (p *tiePreemption) PostFilter(ctx context.Context, state fwk.CycleState, po
 	violations := chosen.pdbViolations
 	pr := &plan.Preemption{Preemptor: podKey(pod), PreemptorKind: "Pod", Node: plan.Ptr(node), PDBViolations: &violations}
 	for _, v := range chosen.victims {
+		if v.DeletionTimestamp != nil {
+			continue
+		}
 		var priority int32
 		if v.Spec.Priority != nil {
 			priority = *v.Spec.Priority
 		}
 		pr.Victims = append(pr.Victims, plan.Victim{Name: podKey(v), Node: node, Priority: priority})
 	}
-	p.r.preemptions = append(p.r.preemptions, pr)
+	if len(pr.Victims) > 0 {
+		p.r.preemptions = append(p.r.preemptions, pr)
+	}
 	p.r.usedPreemptions[podKey(pod)]++
 	return result, status
 }

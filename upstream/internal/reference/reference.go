@@ -291,9 +291,14 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 		// The nominations preemption makes (a pod's own, or a group's for its members). Upstream
 		// also sets nominatedNodeName where a pod is expected to land while it waits to be bound
 		// (a gang's members at Permit); those are not preemption's and plan does not report them.
-		if nominating.Mode() == fwk.ModeOverride && nominating.NominatedNodeName != "" && podInfo != nil && podInfo.Pod != nil {
+		// A failure that clears the nomination (preemption found no candidate) clears it here too.
+		if nominating != nil && nominating.Mode() == fwk.ModeOverride && podInfo != nil && podInfo.Pod != nil {
 			r.mu.Lock()
-			r.nominated[podKey(podInfo.Pod)] = nominating.NominatedNodeName
+			if nominating.NominatedNodeName != "" {
+				r.nominated[podKey(podInfo.Pod)] = nominating.NominatedNodeName
+			} else {
+				delete(r.nominated, podKey(podInfo.Pod))
+			}
 			r.mu.Unlock()
 		}
 		failure(ctx, f, podInfo, status, nominating, start)

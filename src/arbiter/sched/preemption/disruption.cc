@@ -39,7 +39,8 @@ int32_t DisruptionsAllowed(const model::PodDisruptionBudget& pdb, int64_t expect
 std::vector<PdbView> CurrentPdbViews(const std::vector<model::PodDisruptionBudget>& pdbs,
                                      const std::vector<const model::Pod*>& pods,
                                      const std::function<bool(const model::Pod&)>& healthy,
-                                     const std::set<std::string>& evicted) {
+                                     const std::set<std::string>& evicted,
+                                     const std::vector<const model::Pod*>& gone_evicted) {
   std::vector<PdbView> out;
   for (const auto& pdb : pdbs) {
     PdbView v;
@@ -54,6 +55,9 @@ std::vector<PdbView> CurrentPdbViews(const std::vector<model::PodDisruptionBudge
       if (v.disrupted_pods.count(pod->Key())) continue;
       if (healthy(*pod)) ++ok;
       if (evicted.count(pod->Key())) ++gone;
+    }
+    for (const model::Pod* pod : gone_evicted) {
+      if (BudgetCounts(pdb.ns, pdb.selector, pod->ns, pod->labels) && !v.disrupted_pods.count(pod->Key())) ++gone;
     }
     v.disruptions_allowed = DisruptionsAllowed(pdb, expected, ok, gone);
     out.push_back(std::move(v));

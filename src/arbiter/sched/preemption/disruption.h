@@ -79,14 +79,18 @@ int32_t DisruptionsAllowed(const model::PodDisruptionBudget& pdb, int64_t expect
 
 // The budgets as the disruption controller would report them now, the rule both actuators (the
 // simulation and `serve`) use. A status the budget carries (disruptionsAllowed) is taken as it
-// stands, less the pods in `evicted` ("namespace/name", evicted since) that match it; otherwise
+// stands, less the pods in `evicted` ("namespace/name", evicted since) that match it, counting
+// those of `gone_evicted` too (evicted and since deleted: the status was counted with them, and
+// their going does not give the disruption back; a budget replaced by a newer status forgets
+// them, see PdbStatusTracker::SetBudgets); otherwise
 // it is computed from `pods` (every pod known, pending ones included): expected = the matching
 // pods, healthy = those `healthy` accepts (bound, not terminating) and not already disrupted,
 // desired healthy from minAvailable or maxUnavailable (percentages rounded up, as upstream).
 std::vector<PdbView> CurrentPdbViews(const std::vector<model::PodDisruptionBudget>& pdbs,
                                      const std::vector<const model::Pod*>& pods,
                                      const std::function<bool(const model::Pod&)>& healthy,
-                                     const std::set<std::string>& evicted);
+                                     const std::set<std::string>& evicted,
+                                     const std::vector<const model::Pod*>& gone_evicted = {});
 
 class PreemptionActuator {
  public:

@@ -8,6 +8,7 @@ namespace arbiter::sched::preemption {
 
 void PdbStatusTracker::SetBudgets(std::vector<model::PodDisruptionBudget> pdbs) {
   pdbs_ = std::move(pdbs);
+  gone_evicted_.clear();
   Recount();
 }
 
@@ -24,6 +25,15 @@ void PdbStatusTracker::Recount() {
   for (auto& [uid, e] : entries_) {  // sums only: the order does not matter
     MatchAll(e);
     Apply(e, +1);
+  }
+  for (const auto& [key, g] : gone_evicted_) ApplyGone(g, +1);
+}
+
+void PdbStatusTracker::ApplyGone(const GonePod& g, int sign) {
+  const std::string key = g.ns + "/" + g.name;
+  for (size_t i = 0; i < pdbs_.size(); ++i) {
+    if (!BudgetCounts(pdbs_[i].ns, pdbs_[i].selector, g.ns, g.labels) || disrupted_[i].count(key)) continue;
+    counts_[i].evicted += sign;
   }
 }
 
@@ -61,6 +71,11 @@ void PdbStatusTracker::Know(const model::Pod& pod) {
   e.ns = pod.ns;
   e.name = pod.name;
   e.labels = pod.labels;
+  // A pod of the name of an evicted one that went counts as itself now (and as evicted, by name).
+  if (auto g = gone_evicted_.find(e.Key()); g != gone_evicted_.end()) {
+    ApplyGone(g->second, -1);
+    gone_evicted_.erase(g);
+  }
   uids_by_key_[e.Key()].insert(pod.uid);
   MatchAll(e);
   Apply(e, +1);
@@ -79,6 +94,11 @@ void PdbStatusTracker::Forget(const std::string& uid) {
   Entry& e = it->second;
   Apply(e, -1);
   Unindex(e.Key(), uid);
+  if (evicted_.count(e.Key()) && !uids_by_key_.count(e.Key())) {
+    GonePod& g = gone_evicted_[e.Key()];
+    g = {e.ns, e.name, e.labels};
+    ApplyGone(g, +1);
+  }
   if (!e.healthy) {
     entries_.erase(it);
     return;
@@ -156,13 +176,23 @@ std::vector<PdbView> PdbStatusTracker::RecountedViews(
     for (const auto& p : known) pods.push_back(&p);
   }
   std::set<std::string> evicted(evicted_.begin(), evicted_.end());
+  std::vector<model::Pod> gone;
+  gone.reserve(gone_evicted_.size());
+  for (const auto& [key, g] : gone_evicted_) {
+    model::Pod& p = gone.emplace_back();
+    p.ns = g.ns;
+    p.name = g.name;
+    p.labels = g.labels;
+  }
+  std::vector<const model::Pod*> gone_pods;
+  for (const auto& p : gone) gone_pods.push_back(&p);
   return CurrentPdbViews(
       pdbs_, pods,
       [&](const model::Pod& pod) {
         const model::Pod* b = bound(pod.uid);
         return b != nullptr && !b->deletion_timestamp;
       },
-      evicted);
+      evicted, gone_pods);
 }
 
 void PdbStatusTracker::CheckAgainstRecount(
@@ -183,6 +213,7 @@ void PdbStatusTracker::ForgetPods() {
   counts_.assign(pdbs_.size(), Counts{});
   entries_.clear();
   uids_by_key_.clear();
+  for (const auto& [key, g] : gone_evicted_) ApplyGone(g, +1);
 }
 
 }  // namespace arbiter::sched::preemption

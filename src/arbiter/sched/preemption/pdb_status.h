@@ -28,13 +28,16 @@ namespace arbiter::sched::preemption {
 
 class PdbStatusTracker {
  public:
-  // Replaces the budgets (every known pod is matched again).
+  // Replaces the budgets (every known pod is matched again). A replaced status was counted
+  // without the evicted pods that are gone since, so they stop counting against it.
   void SetBudgets(std::vector<model::PodDisruptionBudget> pdbs);
   void AddBudget(model::PodDisruptionBudget pdb);
   bool empty() const { return pdbs_.empty(); }
 
   // The actuator knows `pod` (added, or replaced by UID).
   void Know(const model::Pod& pod);
+  // The pod is gone. One that was evicted keeps counting against the budgets' status (which was
+  // counted while it ran) until SetBudgets.
   void Forget(const std::string& uid);
   // The cache's copy of a bound pod changed: `before` and `after` are null when it was not,
   // or is no longer, bound.
@@ -77,7 +80,12 @@ class PdbStatusTracker {
     int64_t expected = 0, healthy = 0, evicted = 0;
   };
 
+  struct GonePod {
+    std::string ns, name;
+    model::LabelMap labels;
+  };
   void Apply(const Entry& e, int sign);
+  void ApplyGone(const GonePod& g, int sign);
   void MatchAll(Entry& e) const;
   void Recount();
   void Unindex(const std::string& key, const std::string& uid);
@@ -89,6 +97,7 @@ class PdbStatusTracker {
   std::unordered_map<std::string, Entry> entries_;            // by UID; lookup only, never iterated for a decision
   std::map<std::string, std::set<std::string>> uids_by_key_;  // "namespace/name" -> known UIDs
   std::set<std::string> evicted_;
+  std::map<std::string, GonePod> gone_evicted_;  // by "namespace/name": evicted, then forgotten
 };
 
 }  // namespace arbiter::sched::preemption
