@@ -237,6 +237,33 @@ TEST(GangScheduling, GroupBelowQuorumIsNeverTried) {
   EXPECT_TRUE(r.preemptions.empty());
 }
 
+TEST(GangScheduling, MembersTriedTogetherGoInNameOrderNextTime) {
+  // Upstream orders a group's queued members by priority, attempts, queue timestamp, then name;
+  // a failed cycle renews every member's timestamp, so the next cycle takes them by name, where
+  // "t-10" sorts before "t-7". The gang (minCount 2, three members of 1.6 CPU, created t-7, t-8,
+  // t-10) needs n0's low-priority pod gone: the first cycle, in creation order, preempts it and
+  // nominates t-7 to n1 and t-8 to n0. The next, in name order, tries t-10 first (n1, the emptier
+  // node), then t-7 (n1 is full now: n0), then t-8 (no room): the gang binds t-10 and t-7, and
+  // t-8 waits, keeping its nomination (a member that does not fit is handed no nomination
+  // change). Checked against kube-scheduler v1.37.2 (upstream/cmd/kube-reference).
+  std::string yaml = Classes() + NodeWithCpu("n0", "2") + NodeWithCpu("n1", "3") + Gang("old", 3, "low") +
+                     Running("o-1", "old", "low", "600m", "n0", 1);
+  yaml += Gang("pg", 2, "high");
+  int second = 7;
+  for (const char* p : {"t-7", "t-8", "t-10"}) {
+    char created[64];
+    std::snprintf(created, sizeof created, "  creationTimestamp: '2026-01-01T00:00:%02dZ'\n", second++);
+    yaml += Member(p, "pg", "high", "1600m").Metadata(created).Y();
+  }
+  auto r = Plan(yaml);
+  EXPECT_EQ(AllVictims(r), std::set<std::string>{"default/o-1"});
+  auto t7 = PodOf(r, "default/t-7"), t8 = PodOf(r, "default/t-8"), t10 = PodOf(r, "default/t-10");
+  EXPECT_EQ(t10.node, "n1");
+  EXPECT_EQ(t7.node, "n0");
+  EXPECT_FALSE(t8.scheduled);
+  EXPECT_EQ(t8.nominated_node.value_or(""), "n0");
+}
+
 TEST(GangScheduling, PlanRejectsAPodNamingAPodGroupMissingFromTheInput) {
   // `plan` reads a closed world: a PodGroup that no document defines is a mistake in the input
   // (a typo, a forgotten file), reported with the pod and the field rather than planned.

@@ -64,6 +64,9 @@ func main() {
 		}
 		out, _ := json.MarshalIndent(result.Plan, "", "  ")
 		fmt.Println(string(out))
+		for _, e := range result.Errors {
+			fmt.Fprintln(os.Stderr, "kube-reference: kube-scheduler reported:", e)
+		}
 		return 0
 	})
 }

@@ -291,6 +291,20 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 		// The nominations preemption makes (a pod's own, or a group's for its members). Upstream
 		// also sets nominatedNodeName where a pod is expected to land while it waits to be bound
 		// (a gang's members at Permit); those are not preemption's and plan does not report them.
+		// A group's members are all tried when the group is (its pop counts an attempt for each),
+		// even those its cycle never ran the algorithm for (the gang could no longer be met).
+		if podInfo != nil && podInfo.Pod != nil {
+			key := podKey(podInfo.Pod)
+			r.mu.Lock()
+			if podInfo.Attempts > r.attempts[key] {
+				r.attempts[key] = podInfo.Attempts
+			}
+			if !r.popped[key] {
+				r.popped[key] = true
+				r.popOrder = append(r.popOrder, key)
+			}
+			r.mu.Unlock()
+		}
 		// A failure that clears the nomination (preemption found no candidate) clears it here too.
 		if nominating != nil && nominating.Mode() == fwk.ModeOverride && podInfo != nil && podInfo.Pod != nil {
 			r.mu.Lock()

@@ -139,19 +139,34 @@ std::string Scheduler::WaitingReason(const model::Pod& pod) const {
          "before it is scheduled";
 }
 
-std::vector<PodInfoPtr> Scheduler::OrderMembers(const state::GroupNode& root,
-                                                const std::vector<PodInfoPtr>& members) const {
+std::vector<PodInfoPtr> Scheduler::OrderMembers(const state::GroupNode& root, const QueuedPodInfo& info) const {
+  // Upstream keeps each leaf PodGroup's queued members sorted by PodGroupMemberPodsOrderingFunc:
+  // priority (higher first), attempts (more first: older members, as timestamps are renewed
+  // every cycle), queue timestamp (earlier first), then pod name; a hierarchy's leaves follow one
+  // another in the tree's order (GetUnscheduledPods).
+  auto queueing = [&info](const PodInfoPtr& p) {
+    auto it = info.member_queueing.find(p->uid());
+    return it == info.member_queueing.end() ? MemberQueueing{} : it->second;
+  };
+  auto before = [&](const PodInfoPtr& a, const PodInfoPtr& b) {
+    if (a->pod.priority != b->pod.priority) return a->pod.priority > b->pod.priority;
+    const MemberQueueing qa = queueing(a), qb = queueing(b);
+    if (qa.attempts != qb.attempts) return qa.attempts > qb.attempts;
+    if (qa.timestamp != qb.timestamp) return qa.timestamp < qb.timestamp;
+    if (a->pod.name != b->pod.name) return a->pod.name < b->pod.name;
+    return a->uid() < b->uid();
+  };
   std::vector<const state::GroupNode*> leaves;
   state::GroupIndex::LeavesUnder(root, leaves);
   std::vector<PodInfoPtr> out;
-  out.reserve(members.size());
+  out.reserve(info.members.size());
   for (const state::GroupNode* leaf : leaves) {
-    for (const auto& m : members) {
+    const size_t first = out.size();
+    for (const auto& m : info.members) {
       if (LeafOf(m->pod) == leaf) out.push_back(m);
     }
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(), before);
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const PodInfoPtr& a, const PodInfoPtr& b) { return a->pod.priority > b->pod.priority; });
   return out;
 }
 
@@ -287,7 +302,7 @@ std::optional<CycleOutcome> Scheduler::ScheduleGroup(QueuedPodInfo qpi) {
     return out;
   }
   out.group_kind = std::string(root->Kind());
-  const std::vector<PodInfoPtr> pods = OrderMembers(*root, qpi.members);
+  const std::vector<PodInfoPtr> pods = OrderMembers(*root, qpi);
   auto member = [&](const PodInfoPtr& p) {
     CycleOutcome m;
     m.pod = p;
@@ -344,7 +359,11 @@ std::optional<CycleOutcome> Scheduler::ScheduleGroup(QueuedPodInfo qpi) {
   }
 
   // Unschedulable: the group as a whole may preempt (PodGroupPostFilter).
-  for (auto& pp : placement.placed) framework_->RunUnreservePlugins(pp.state, *pp.pod, pp.node);
+  std::set<std::string> fitted;  // members that found a node before the group failed
+  for (auto& pp : placement.placed) {
+    framework_->RunUnreservePlugins(pp.state, *pp.pod, pp.node);
+    fitted.insert(pp.pod->uid());
+  }
   RestoreSnapshot();
   GroupPostFilterResult wap;
   if (workload_preemption_ != nullptr) wap = workload_preemption_->PodGroupPostFilter(*root, pods);
@@ -362,8 +381,11 @@ std::optional<CycleOutcome> Scheduler::ScheduleGroup(QueuedPodInfo qpi) {
     if (!wap.message.empty()) m.message += " " + wap.message;
     if (auto n = nominated.find(p->uid()); n != nominated.end()) {
       if (!wap.waiting) m.nominated_node = n->second;
-    } else if (!wap.waiting && !nominator_.NominatedNode(p->uid()).empty()) {
-      // A failed group loses its nominations; so does a member a new preemption did not place.
+    } else if (!wap.waiting && fitted.count(p->uid()) && !nominator_.NominatedNode(p->uid()).empty()) {
+      // A member that fitted in a group that failed loses its nomination (upstream hands it
+      // clearNominatedNode); one that did not fit, or was not tried, keeps it: its own result
+      // nominates nothing (a pod group cycle runs no PostFilter per pod) and the failure handler
+      // leaves nominatedNodeName as it is.
       nominator_.DeleteNominatedPod(p->uid());
       m.nominated_node = "";
     }

@@ -160,9 +160,9 @@ class Scheduler final : public GroupHost {
                              Explanation* explain, Status* error);
   // A pod group cycle (schedule_one_podgroup): place, then bind or preempt.
   std::optional<CycleOutcome> ScheduleGroup(QueuedPodInfo qpi);
-  // Members in scheduling order: the hierarchy's PodGroups depth first, each group's members in
-  // the order they were added, then (stably) higher pod priority first.
-  std::vector<PodInfoPtr> OrderMembers(const state::GroupNode& root, const std::vector<PodInfoPtr>& members) const;
+  // Members in scheduling order: the hierarchy's PodGroups depth first, each group's members by
+  // priority, attempts, queue timestamp and name (upstream's PodGroupMemberPodsOrderingFunc).
+  std::vector<PodInfoPtr> OrderMembers(const state::GroupNode& root, const QueuedPodInfo& info) const;
   // Per PodGroup: how many members count toward its quorum.
   using MemberCounts = std::map<const state::GroupNode*, int64_t>;
   static bool QuorumMet(const state::GroupNode& node, const MemberCounts& counts);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -89,11 +90,19 @@ class PreEnqueuePlugin : public virtual Plugin {
 // Information the queue keeps per pod, which QueueSort orders.
 // A queue entry is one pod, or one pod group (the root of a hierarchy) with its pending members:
 // the group is scheduled as a unit, ordered by the root's priority.
+// A group member's own place in the queue (upstream keeps a QueuedPodInfo per member): how many
+// times its group was tried with it, and when it was last (re)added. They order the members.
+struct MemberQueueing {
+  int attempts = 0;
+  Timestamp timestamp = 0;
+};
+
 struct QueuedPodInfo {
   PodInfoPtr pod;                   // the pod; for a group, its first pending member
   int32_t priority = 0;             // the pod's priority, or the root group's
   std::string group;                // the root group's key ("namespace/name"); "" for a lone pod
   std::vector<PodInfoPtr> members;  // a group's pending members, in the order they were added
+  std::map<std::string, MemberQueueing> member_queueing;  // by member UID
   Timestamp timestamp = 0;          // when the pod was (re)added to the queue
   Timestamp initial_attempt = 0;    // first time it was popped
   int attempts = 0;

@@ -148,6 +148,7 @@ void SchedulingQueue::AddGroupMember(PodInfoPtr pod, const std::string& group, i
     e->info.priority = priority;
     e->info.group = group;
     e->info.pod = pod;
+    e->info.member_queueing[uid] = {0, at};
     e->info.members.push_back(std::move(pod));
     e->info.timestamp = at;
     e->info.sequence = next_sequence_++;
@@ -161,6 +162,7 @@ void SchedulingQueue::AddGroupMember(PodInfoPtr pod, const std::string& group, i
   unit_of_[uid] = key;
   const auto where = e->where;
   Detach(e);  // the earliest member's timestamp orders the group
+  e->info.member_queueing[uid] = {0, at};
   e->info.members.push_back(std::move(pod));
   if (at < e->info.timestamp) e->info.timestamp = at;
   switch (where) {
@@ -197,7 +199,8 @@ void SchedulingQueue::Regroup(const UnitOf& unit_of) {
     for (const auto& m : e->info.members) {
       auto [group, priority] = unit_of(*m);
       if ("group:" + group != key) {
-        moves.push_back({m, group, priority, e->info.timestamp});
+        auto q = e->info.member_queueing.find(m->uid());
+        moves.push_back({m, group, priority, q != e->info.member_queueing.end() ? q->second.timestamp : e->info.timestamp});
       } else if (priority != e->info.priority) {
         repriced.emplace_back(e.get(), priority);
       }
@@ -233,8 +236,11 @@ void SchedulingQueue::Requeue(QueuedPodInfo info) {
   // Keep the members that are still pending (binding removed the others).
   CompactMembers(e);
   std::vector<PodInfoPtr> members = std::move(e->info.members);
+  auto queueing = std::move(e->info.member_queueing);
+  RefreshTriedMembers(info, queueing);
   e->info = std::move(info);
   e->info.members = std::move(members);
+  e->info.member_queueing = std::move(queueing);
   if (e->info.members.empty()) {
     entries_.erase(UnitKey(e->info));
     return;
@@ -257,6 +263,7 @@ std::optional<QueuedPodInfo> SchedulingQueue::Pop() {
   }
   e->where = Entry::Where::kInFlight;
   e->info.attempts++;
+  for (const auto& m : e->info.members) e->info.member_queueing[m->uid()].attempts++;
   if (e->info.attempts == 1) e->info.initial_attempt = clock_->Now();
   return e->info;
 }
@@ -267,10 +274,14 @@ void SchedulingQueue::AddUnschedulable(QueuedPodInfo info) {
   Detach(e);
   if (!e->info.group.empty()) CompactMembers(e);
   std::vector<PodInfoPtr> members = std::move(e->info.members);
+  auto queueing = std::move(e->info.member_queueing);
+  RefreshTriedMembers(info, queueing);
   e->info = std::move(info);
   if (!e->info.group.empty()) {
-    // The entry's members are the truth: some may have been bound or deleted meanwhile.
+    // The entry's members are the truth: some may have been bound or deleted meanwhile, others
+    // joined while the cycle ran.
     e->info.members = std::move(members);
+    e->info.member_queueing = std::move(queueing);
     if (e->info.members.empty()) {
       entries_.erase(UnitKey(e->info));
       return;
@@ -365,10 +376,22 @@ void SchedulingQueue::CompactMembers(Entry* e) {
   m.erase(std::remove_if(m.begin(), m.end(),
                          [&](const PodInfoPtr& p) {
                            auto u = unit_of_.find(p->uid());
-                           return u == unit_of_.end() || u->second != key;
+                           if (u != unit_of_.end() && u->second == key) return false;
+                           e->info.member_queueing.erase(p->uid());
+                           return true;
                          }),
           m.end());
   if (!m.empty()) e->info.pod = m.front();
+}
+
+void SchedulingQueue::RefreshTriedMembers(const QueuedPodInfo& tried,
+                                          std::map<std::string, MemberQueueing>& queueing) const {
+  // Each member the cycle tried comes back through upstream's failure handler, which refreshes
+  // its own queue timestamp (AddUnschedulableIfNotPresent); members that joined meanwhile keep
+  // theirs.
+  for (const auto& m : tried.members) {
+    if (auto q = queueing.find(m->uid()); q != queueing.end()) q->second.timestamp = clock_->Now();
+  }
 }
 
 void SchedulingQueue::ToActiveOrBackoff(Entry* e) {

@@ -165,6 +165,8 @@ class SchedulingQueue {
   Entry* Find(const QueuedPodInfo& info);
   // Drops the members of a group entry that were deleted (bound) since it was last compacted.
   void CompactMembers(Entry* e);
+  // Sets the queue timestamp of the members a cycle tried (`tried`'s) to now.
+  void RefreshTriedMembers(const QueuedPodInfo& tried, std::map<std::string, MemberQueueing>& queueing) const;
   static std::string UnitKey(const QueuedPodInfo& info) {
     return info.group.empty() ? "pod:" + info.pod->uid() : "group:" + info.group;
   }
