@@ -188,6 +188,24 @@ TEST(LeastAllocatedScore, CountsDefaultRequestsForContainersWithoutThem) {
   EXPECT_EQ(ScoreOf(*e, kFit, "busy"), 80);
 }
 
+TEST(LeastAllocatedScore, ScoresTheIncomingPodByItsContainersNotItsPodLevelRequest) {
+  // Upstream's NodeResourcesFit scorer is built without the PodLevelResources flag (v1.37.2
+  // NewFit), so the pending pod counts its containers' 1 CPU, not its pod-level 3; the filter
+  // and NodeResourcesBalancedAllocation count the pod level. The running pod counts its pod
+  // level (2 CPU) on its node, as the cache holds it.
+  auto r = Plan(NodeY("free").Cpu("8").Memory("8Gi").Y() + NodeY("busy").Cpu("8").Memory("8Gi").Y() +
+                    PodY("running").On("busy").Cpu("1").Memory("4Gi").Spec("  resources: {requests: {cpu: \"2\"}}\n").Y() +
+                    PodY("p").Cpu("1").Memory("2Gi").Spec("  resources: {requests: {cpu: \"3\"}}\n").Y(),
+                0, true);
+  const Explanation* e = FirstExplain(r, "default/p");
+  ASSERT_NE(Table(e), nullptr);
+  // free: cpu (8000-1000)*100/8000 = 87 (62 with the pod level), memory 6Gi/8Gi = 75: 81.
+  // busy: cpu (8000-2000-1000)*100/8000 = 62, memory 2Gi/8Gi = 25: 43.
+  EXPECT_EQ(ScoreOf(*e, kFit, "free"), 81);
+  EXPECT_EQ(ScoreOf(*e, kFit, "busy"), 43);
+  EXPECT_EQ(ChosenNode(r, "default/p"), "free");
+}
+
 TEST(LeastAllocatedScore, ExplicitZeroRequestIsNotReplacedByTheDefault) {
   auto r = Plan(NodeY("n1").Cpu("1").Memory("4Gi").Y() + NodeY("n2").Cpu("1").Memory("4Gi").Y() +
                     PodY("p").Cpu("0").Memory("1Gi").Y(),

@@ -91,18 +91,28 @@ struct Amount {
   int64_t allocatable = 0;
 };
 
-// Fit scores with the scheduler's non-zero defaults for CPU and memory.
+// Fit scores with the scheduler's non-zero defaults for CPU and memory. The incoming pod counts
+// by its containers alone: upstream's NodeResourcesFit builds its scorer without the
+// PodLevelResources flag (v1.37.2 NewFit sets only the scorer's DRA fields, unlike
+// NodeResourcesBalancedAllocation), so calculatePodResourceRequest skips pod-level
+// spec.resources. The pods on the node count as the cache holds them (pod level included).
 Amount ScoringAmount(const PodInfo& pod, const NodeInfo& node,
                      const NodeResourcesFit::ScoredResource& r) {
   const model::Resources& alloc = node.allocatable();
+  const model::PodLevelResources* level = pod.pod.pod_level_resources.get();
   using K = NodeResourcesFit::ScoredResource::Kind;
   switch (r.kind) {
-    case K::kCpu: return {node.non_zero_cpu() + pod.non_zero_cpu, alloc.milli_cpu};
-    case K::kMemory: return {node.non_zero_memory() + pod.non_zero_memory, alloc.memory};
+    case K::kCpu:
+      return {node.non_zero_cpu() + (level != nullptr ? level->container_non_zero_milli_cpu : pod.non_zero_cpu),
+              alloc.milli_cpu};
+    case K::kMemory:
+      return {node.non_zero_memory() + (level != nullptr ? level->container_non_zero_memory : pod.non_zero_memory),
+              alloc.memory};
     case K::kOther:
     case K::kScalar: break;
   }
-  return {node.requested().Get(r.name) + pod.pod.requests.Get(r.name), alloc.Get(r.name)};
+  const model::Resources& own = level != nullptr ? level->container_requests : pod.pod.requests;
+  return {node.requested().Get(r.name) + own.Get(r.name), alloc.Get(r.name)};
 }
 
 int64_t BrokenLinear(const std::vector<model::UtilizationShapePoint>& shape, int64_t p) {
@@ -124,7 +134,9 @@ ScoreResult NodeResourcesFit::Score(const CycleState&, const PodInfo& pod, const
   int64_t sum = 0;
   int64_t weight_sum = 0;
   for (const auto& r : resources_) {
-    if (r.kind == ScoredResource::Kind::kScalar && pod.pod.requests.Scalar(r.name) == 0) {
+    const model::PodLevelResources* level = pod.pod.pod_level_resources.get();
+    const model::Resources& own = level != nullptr ? level->container_requests : pod.pod.requests;
+    if (r.kind == ScoredResource::Kind::kScalar && own.Scalar(r.name) == 0) {
       continue;  // unrequested scalar
     }
     const Amount a = ScoringAmount(pod, node, r);
