@@ -925,6 +925,27 @@ TEST(PreemptionActuation, AlreadyTerminatingVictimIsNeitherEvictedAgainNorListed
   EXPECT_EQ(bound[0].time, Time(kNow + 30));
 }
 
+TEST(PreemptionActuation, ANominationThatLeavesANodeLetsPodsItHeldOutTryAgain) {
+  // `big` (2.2 CPU) arrives nominated to n1, which it can never fit; `small` (0.8 CPU, same
+  // priority, tried first) is kept off n1 by that nomination and n0 is full. When `big` is tried,
+  // preemption cannot help and clears its nomination: upstream treats the change like `big`
+  // leaving n1 (hasNominatedNodeNameChanged) and tries pods of no higher priority again, so
+  // `small` binds to n1 in its second attempt. Checked against kube-scheduler v1.37.2.
+  Scenario s;
+  s.AddNode("n0", "2").AddNode("n1", "2");
+  s.AddPod({.name = "running", .node = "n0", .priority = 100, .cpu = "1400m", .start = 1});
+  s.AddPod({.name = "small", .priority = 100, .cpu = "800m"});
+  s.AddPod({.name = "big", .priority = 100, .cpu = "2200m", .nominated = "n1"});
+  auto r = s.Plan();
+  auto small = PodOf(r, "default/small");
+  EXPECT_EQ(small.node, "n1");
+  EXPECT_EQ(small.attempts, 2);
+  auto big = PodOf(r, "default/big");
+  EXPECT_FALSE(big.scheduled);
+  EXPECT_EQ(NominatedNode(big), "");
+  EXPECT_TRUE(r.preemptions.empty());
+}
+
 TEST(PreemptionActuation, LowerPriorityPodNominatedToTheNodeLosesItsNomination) {
   // `nominee` (50) was nominated to n1. `p` (100) preempts on n1 (its victim there has priority 0
   // against 60 on n2), which clears the nominee's nomination. The nominee cannot preempt anything

@@ -799,6 +799,7 @@ void LiveScheduler::ClearNomination(const state::PodInfoPtr& pod) {
   if (auto it = pods_.find({pod->pod.ns, pod->pod.name}); it != pods_.end() && it->second.place == Place::kPending) {
     it->second.info = info;
   }
+  scheduler_->NominationLeft(pod->pod);
   Nominate(*pod, "");
 }
 

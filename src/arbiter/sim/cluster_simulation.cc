@@ -153,6 +153,7 @@ void ClusterSimulation::ClearNomination(const state::PodInfoPtr& pod) {
   model::Pod cleared = pod->pod;
   cleared.nominated_node_name.clear();
   scheduler_.queue().Update(state::MakePodInfo(std::move(cleared)));
+  scheduler_.NominationLeft(pod->pod);
   if (options_.record) PlanFor(pod->pod).nominated_node = "";
 }
 

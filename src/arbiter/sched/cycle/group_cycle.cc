@@ -365,6 +365,10 @@ std::optional<CycleOutcome> Scheduler::ScheduleGroup(QueuedPodInfo qpi) {
     fitted.insert(pp.pod->uid());
   }
   RestoreSnapshot();
+  std::map<std::string, std::string> nominated_before;  // by member UID, those nominated
+  for (const auto& p : pods) {
+    if (std::string n = nominator_.NominatedNode(p->uid()); !n.empty()) nominated_before[p->uid()] = std::move(n);
+  }
   GroupPostFilterResult wap;
   if (workload_preemption_ != nullptr) wap = workload_preemption_->PodGroupPostFilter(*root, pods);
   std::map<std::string, std::string> nominated;
@@ -400,6 +404,12 @@ std::optional<CycleOutcome> Scheduler::ScheduleGroup(QueuedPodInfo qpi) {
   }
   if (qpi.unschedulable_plugins.empty()) qpi.unschedulable_plugins.insert("");
   queue_->AddUnschedulable(std::move(qpi));
+  // Members whose nomination left its node free it for pods of no higher priority (after the
+  // group is back in the queue, as upstream sees the members' status updates).
+  for (const auto& p : pods) {
+    auto b = nominated_before.find(p->uid());
+    if (b != nominated_before.end() && nominator_.NominatedNode(p->uid()) != b->second) NominationLeft(p->pod);
+  }
   return out;
 }
 

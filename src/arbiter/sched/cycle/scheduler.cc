@@ -69,6 +69,10 @@ void Scheduler::AddPendingPod(PodInfoPtr pod, std::optional<Timestamp> enqueue_t
 
 void Scheduler::StorageChanged() { queue_->MoveOnEvent(ClusterEvent::kStorageChange); }
 
+void Scheduler::NominationLeft(const model::Pod& pod) {
+  queue_->MoveOnEvent(ClusterEvent::kAssignedPodDelete, pod.priority);
+}
+
 arbiter::Status Scheduler::AddBoundPod(PodInfoPtr pod) {
   ARBITER_RETURN_IF_ERROR(cache_.AddPod(pod));
   if (!pod->pod.pod_group_name.empty()) bound_members_[pod->pod.ns + "/" + pod->pod.pod_group_name][pod->uid()] = pod;
@@ -361,6 +365,7 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
   cache_.UpdateSnapshot(snapshot_);
   // A failed cycle: PostFilter (preemption) if asked, the FailedScheduling message, and the pod
   // back to the queue.
+  bool left_node = false;
   auto fail = [&](Diagnosis& d, CycleState& state, bool run_post_filter) {
     if (run_post_filter && framework_->HasPostFilterPlugins()) {
       PostFilterResult pf = framework_->RunPostFilterPlugins(state, *pod, d.node_to_status);
@@ -368,7 +373,9 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
       if (explain) out.post_filter_explanation = std::move(pf.explanation);
       if (pf.nominated_node_name) {
         out.nominated_node = pf.nominated_node_name;
+        const std::string before = nominator_.NominatedNode(pod->uid());
         nominator_.AddNominatedPod(pod, *pf.nominated_node_name);
+        left_node = !before.empty() && before != *pf.nominated_node_name;
       }
     }
     if (options_.messages) out.message = FitErrorMessage(snapshot_.size(), d);
@@ -378,6 +385,9 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
       qpi->unschedulable_plugins.insert("");
     }
     queue_->AddUnschedulable(std::move(*qpi));
+    // The pod is back in the queue before its nomination's change is seen, as upstream requeues
+    // it before the status update arrives.
+    if (left_node) NominationLeft(pod->pod);
   };
 
   CycleState state;

@@ -126,6 +126,11 @@ class Scheduler final : public GroupHost {
   // StorageChanged, which wakes the pods that wait on them.
   state::StorageIndex& storage_index() { return storage_; }
   void StorageChanged();
+  // A pending pod's nomination left its node (cleared, or moved elsewhere): pods of no higher
+  // priority that its reservation there kept out are tried again, as upstream treats a changed
+  // nominatedNodeName like the pod deleted from the old node (updatePodInSchedulingQueue,
+  // hasNominatedNodeNameChanged: AssignedPodDelete for pods of lower or equal priority).
+  void NominationLeft(const model::Pod& pod);
 
   state::ClusterCache& cache() { return cache_; }
   const state::ClusterCache& cache() const { return cache_; }

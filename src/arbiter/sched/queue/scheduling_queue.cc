@@ -428,12 +428,13 @@ void SchedulingQueue::Unpark(Entry* e) {
   e->where = Entry::Where::kInFlight;
 }
 
-void SchedulingQueue::MoveOnEvent(ClusterEvent event) {
+void SchedulingQueue::MoveOnEvent(ClusterEvent event, std::optional<int32_t> at_most_priority) {
   // Taken before any moves: a pod gated again on its way out is parked anew and waits for the
   // next event.
   auto& waiting = waiting_on_[static_cast<size_t>(event)];
   const std::vector<Entry*> moving(waiting.begin(), waiting.end());
   for (Entry* e : moving) {
+    if (at_most_priority && e->info.priority > *at_most_priority) continue;
     Unpark(e);
     ToActiveOrBackoff(e);
   }

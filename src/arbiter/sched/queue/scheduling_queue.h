@@ -91,8 +91,9 @@ class SchedulingQueue {
   void Delete(const std::string& uid);
 
   // Moves unschedulable pods whose rejecting plugins care about `event` to activeQ, or to
-  // backoffQ if they are still backing off.
-  void MoveOnEvent(ClusterEvent event);
+  // backoffQ if they are still backing off; with `at_most_priority`, only entries of that
+  // priority or lower (upstream's PreEnqueueCheck of MoveAllToActiveOrBackoffQueue).
+  void MoveOnEvent(ClusterEvent event, std::optional<int32_t> at_most_priority = std::nullopt);
   // Moves pods whose backoff has expired to activeQ, and pods that have waited in the
   // unschedulable pool longer than the maximum to activeQ or backoffQ.
   void Flush();
