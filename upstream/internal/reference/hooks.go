@@ -286,6 +286,9 @@ func (p *tiePreemption) PostFilter(ctx context.Context, state fwk.CycleState, po
 	pr := &plan.Preemption{Preemptor: podKey(pod), PreemptorKind: "Pod", Node: plan.Ptr(node), PDBViolations: &violations}
 	for _, v := range chosen.victims {
 		if v.DeletionTimestamp != nil {
+			// Its share of numPDBViolations cannot be told apart from the others': the count
+			// is not compared for this preemption.
+			pr.PDBViolations = nil
 			continue
 		}
 		var priority int32

@@ -541,8 +541,19 @@ func (r *run) deleteReactor(action clienttesting.Action) (bool, runtime.Object, 
 	if opts := del.GetDeleteOptions(); opts.GracePeriodSeconds != nil {
 		grace = *opts.GracePeriodSeconds
 	}
-	if pod.Spec.NodeName == "" || grace <= 0 {
+	if pod.Spec.NodeName == "" {
 		return false, nil, nil
+	}
+	if grace <= 0 {
+		// Gone at once; it still takes its disruption from a budget whose status was given.
+		if err := r.tracker.Delete(podsGVR, pod.Namespace, pod.Name); err != nil {
+			return true, nil, err
+		}
+		r.mu.Lock()
+		r.version++
+		r.mu.Unlock()
+		r.recountBudgets(pod)
+		return true, nil, nil
 	}
 	now := metav1.NewTime(time.Now().Add(time.Duration(grace) * time.Second))
 	pod.DeletionTimestamp = &now
@@ -662,6 +673,9 @@ func (r *run) terminateDue() {
 		r.deleting--
 		r.version++
 		r.mu.Unlock()
+	}
+	if len(due) > 0 {
+		r.recountBudgets(nil) // the disruption controller counts the pods that are gone
 	}
 }
 
