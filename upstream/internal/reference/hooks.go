@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/util"
@@ -67,6 +69,7 @@ func setFeatureGates(objs *input.Objects) (func(), error) {
 const (
 	tiePreemptionName = "DefaultPreemptionWithTies"
 	scoreObserverName = "FeasibleNodesObserver"
+	tieSortName       = "PrioritySortWithTies"
 )
 
 // buildProfiles decodes the case's configuration with upstream's own (strict) decoder, or takes
@@ -97,21 +100,23 @@ func buildProfiles(objs *input.Objects, r *run) ([]config.KubeSchedulerProfile, 
 	profiles := make([]config.KubeSchedulerProfile, 0, len(cfg.Profiles))
 	for _, p := range cfg.Profiles {
 		p := *p.DeepCopy()
-		swap := func(set *config.PluginSet) {
+		swap := func(set *config.PluginSet, from, to string) {
 			for i := range set.Enabled {
-				if set.Enabled[i].Name == defaultpreemption.Name {
-					set.Enabled[i].Name = tiePreemptionName
+				if set.Enabled[i].Name == from {
+					set.Enabled[i].Name = to
 				}
 			}
 			for i := range set.Disabled {
-				if set.Disabled[i].Name == defaultpreemption.Name {
-					set.Disabled[i].Name = tiePreemptionName
+				if set.Disabled[i].Name == from {
+					set.Disabled[i].Name = to
 				}
 			}
 		}
-		swap(&p.Plugins.MultiPoint)
-		swap(&p.Plugins.PostFilter)
-		swap(&p.Plugins.PreEnqueue)
+		swap(&p.Plugins.MultiPoint, defaultpreemption.Name, tiePreemptionName)
+		swap(&p.Plugins.PostFilter, defaultpreemption.Name, tiePreemptionName)
+		swap(&p.Plugins.PreEnqueue, defaultpreemption.Name, tiePreemptionName)
+		swap(&p.Plugins.MultiPoint, queuesort.Name, tieSortName)
+		swap(&p.Plugins.QueueSort, queuesort.Name, tieSortName)
 		p.Plugins.MultiPoint.Enabled = append(p.Plugins.MultiPoint.Enabled, config.Plugin{Name: scoreObserverName, Weight: 1})
 		for _, pc := range p.PluginConfig {
 			if pc.Name == defaultpreemption.Name {
@@ -135,6 +140,9 @@ func buildProfiles(objs *input.Objects, r *run) ([]config.KubeSchedulerProfile, 
 		scoreObserverName: func(_ context.Context, _ runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
 			return &scoreObserver{r: r}, nil
 		},
+		tieSortName: func(_ context.Context, _ runtime.Object, _ fwk.Handle) (fwk.Plugin, error) {
+			return &tieSort{}, nil
+		},
 	}
 	opts := []scheduler.Option{
 		scheduler.WithFrameworkOutOfTreeRegistry(registry),
@@ -144,6 +152,48 @@ func buildProfiles(objs *input.Objects, r *run) ([]config.KubeSchedulerProfile, 
 		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
 	}
 	return profiles, opts, nil
+}
+
+// tieSort is PrioritySort with its tie made explicit. Upstream's order of two entries of equal
+// priority and queue timestamp is the heap's (and the order a move loop met them in, over a
+// map): any is possible. Here the entry whose pod (or group's earliest member) was created first
+// goes first, then the one named first: the order `arbiter plan` keeps (queue arrival).
+type tieSort struct{ queuesort.PrioritySort }
+
+func (t *tieSort) Name() string { return tieSortName }
+
+func (t *tieSort) Less(a, b fwk.QueuedEntityInfo) bool {
+	if t.PrioritySort.Less(a, b) {
+		return true
+	}
+	if t.PrioritySort.Less(b, a) {
+		return false
+	}
+	ca, na := arrival(a)
+	cb, nb := arrival(b)
+	if !ca.Equal(cb) {
+		return ca.Before(cb)
+	}
+	return na < nb
+}
+
+// arrival is when an entry's pod was created (a group's earliest member) and its name.
+func arrival(e fwk.QueuedEntityInfo) (time.Time, string) {
+	switch v := e.(type) {
+	case *framework.QueuedPodInfo:
+		return v.Pod.CreationTimestamp.Time, podKey(v.Pod)
+	case *framework.QueuedPodGroupInfo:
+		var first time.Time
+		for _, list := range v.QueuedPodInfos {
+			for _, p := range list {
+				if t := p.Pod.CreationTimestamp.Time; first.IsZero() || t.Before(first) {
+					first = t
+				}
+			}
+		}
+		return first, v.GetNamespace() + "/" + v.GetName()
+	}
+	return time.Time{}, ""
 }
 
 // scoreObserver records the nodes scored in a cycle (the feasible nodes) and adds 0 to each.
