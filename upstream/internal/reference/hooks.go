@@ -345,7 +345,7 @@ func (p *tiePreemption) PostFilter(ctx context.Context, state fwk.CycleState, po
 		if v.Spec.Priority != nil {
 			priority = *v.Spec.Priority
 		}
-		pr.Victims = append(pr.Victims, plan.Victim{Name: podKey(v), Node: node, Priority: priority})
+		pr.Victims = append(pr.Victims, plan.Victim{Name: podKey(v), Node: v.Spec.NodeName, Priority: priority})
 	}
 	if len(pr.Victims) > 0 {
 		p.r.preemptions = append(p.r.preemptions, pr)
