@@ -231,9 +231,9 @@ TEST_F(LiveSchedulerTest, ABindingTheStoreRefusesIsForgottenAndRetriedOnTheStore
   // p changes after the informer saw it: its binding, conditional on the old revision, is
   // refused when the pass's writes are flushed (the cycles do not wait for the store). p is
   // forgotten (taken out of the cache), read again from the store, and returned to backoffQ
-  // with its attempt; q is bound. With activeQ empty, backoffQ is popped (upstream's
-  // SchedulerPopFromBackoffQ), so p is bound by the next pass, on its current version: the
-  // label written meanwhile survives, and it is bound once.
+  // with its attempt; q is bound. A failed binding is an error, not a rejection: p waits its
+  // backoff out (upstream's entityErrorBackoffQ is not popped early), then is bound by the next
+  // pass, on its current version: the label written meanwhile survives, and it is bound once.
   Json p = Pod("p");
   p["metadata"]["labels"] = {{"app", "web"}};
   ASSERT_TRUE(store_->Update("pods", "default", "p", p, RevisionOf("p")).ok());
@@ -244,6 +244,9 @@ TEST_F(LiveSchedulerTest, ABindingTheStoreRefusesIsForgottenAndRetriedOnTheStore
   EXPECT_NE(NodeOf(Pod("q")), "");
   EXPECT_EQ(metrics_.scheduled.load(), 1u);
   EXPECT_EQ(live_.queue_sizes().backoff, 1u);
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("p")), "") << "still backing off";
+  clock_.Advance(kSecond);
   Pass();
   EXPECT_NE(NodeOf(Pod("p")), "");
   EXPECT_EQ(Pod("p")["metadata"]["labels"]["app"], "web");
@@ -394,7 +397,12 @@ TEST_F(LiveSchedulerTest, AGangsGroupGetsItsInitiallyScheduledConditionAndItsEch
   Pass();  // the echo of the condition
   EXPECT_EQ(store_->Get("podgroups", "default", "g")->revision, unschedulable_rev);
 
+  // A failed group backs off (upstream names no rejecting plugin for it) and is tried again when
+  // its backoff is over, not at the node's arrival.
   AddNode("n2", "1");
+  Pass();
+  EXPECT_EQ(NodeOf(Pod("m1")), "");
+  clock_.Advance(kSecond);
   Pass();
   Pass();
   EXPECT_NE(NodeOf(Pod("m1")), "");

@@ -138,6 +138,11 @@ TEST_F(QueueTest, ActivePodsComeBeforeBackedOffOnes) {
   EXPECT_EQ(queue_.backoff_size(), 1u);
   queue_.Add(MakePod("fresh", 1));
   EXPECT_EQ(PopName(), "fresh");
+  // After an error the pod waits its backoff out, even with activeQ empty (upstream's
+  // entityErrorBackoffQ is not popped early).
+  EXPECT_EQ(PopName(), "<empty>");
+  clock_.Advance(kSecond);
+  queue_.Flush();
   EXPECT_EQ(PopName(), "retry");
 }
 
@@ -174,6 +179,7 @@ TEST_F(QueueTest, ReAddingAfterFailureRefreshesTheTimestamp) {
   auto a = queue_.Pop();
   clock_.Advance(10 * kSecond);
   queue_.AddUnschedulable(*a);
+  clock_.Advance(kSecond);  // its backoff
   queue_.Flush();
   EXPECT_EQ(PopName(), "b");  // a now has a later queue timestamp
   EXPECT_EQ(PopName(), "a");
@@ -184,6 +190,8 @@ TEST_F(QueueTest, AttemptsCountEveryPop) {
   auto first = queue_.Pop();
   EXPECT_EQ(first->attempts, 1);
   queue_.AddUnschedulable(*first);
+  clock_.Advance(kSecond);
+  queue_.Flush();
   auto second = queue_.Pop();
   EXPECT_EQ(second->attempts, 2);
 }

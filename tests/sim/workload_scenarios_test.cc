@@ -264,6 +264,32 @@ TEST(GangScheduling, MembersTriedTogetherGoInNameOrderNextTime) {
   EXPECT_EQ(t8.nominated_node.value_or(""), "n0");
 }
 
+TEST(GangScheduling, AFailedGangBacksOffAndIsRetriedOnItsOwnClockNotOnEvents) {
+  // Upstream requeues a failed pod group naming no rejecting plugin, so it backs off (1, 2, 4,
+  // 8, then 10 s) and is tried at each expiry, event or not; a pod rejected by a plugin waits
+  // for an event. Here `big-1` binds and `big-2` preempts `victim` (30 s of grace). The gang
+  // (three of 300m) fails while the room is reserved for `big-2`, and retries on its own clock.
+  // When `victim` goes, `big-2` takes most of the room and the event moves `late` (300m) at
+  // once, while the gang is in the middle of a 10 s backoff: `late` takes the rest and the gang
+  // stays pending. Checked against kube-scheduler v1.37.2.
+  std::string yaml = Classes() + NodeWithCpu("n0", "5") + Running("victim", "", "mid", "1400m", "n0", 2);
+  yaml += Gang("trio", 3, "mid") + Gang("pair", 1, "high");
+  int second = 3;
+  auto created = [&second]() {
+    char t[64];
+    std::snprintf(t, sizeof t, "  creationTimestamp: '2026-01-01T00:00:%02dZ'\n", second++);
+    return std::string(t);
+  };
+  for (const char* p : {"t-1", "t-2", "t-3"}) yaml += Member(p, "trio", "mid", "300m").Metadata(created()).Y();
+  for (const char* p : {"big-1", "big-2"}) yaml += Member(p, "pair", "high", "2").Metadata(created()).Y();
+  yaml += Member("late", "", "mid", "300m").Metadata(created()).Y();
+  auto r = Plan(yaml);
+  EXPECT_EQ(AllVictims(r), std::set<std::string>{"default/victim"});
+  EXPECT_EQ(PodOf(r, "default/big-2").node, "n0");
+  EXPECT_EQ(PodOf(r, "default/late").node, "n0");
+  for (const char* p : {"default/t-1", "default/t-2", "default/t-3"}) EXPECT_FALSE(PodOf(r, p).scheduled) << p;
+}
+
 TEST(GangScheduling, PlanRejectsAPodNamingAPodGroupMissingFromTheInput) {
   // `plan` reads a closed world: a PodGroup that no document defines is a mistake in the input
   // (a typo, a forgotten file), reported with the pod and the field rather than planned.

@@ -182,9 +182,20 @@ StatusOr<std::optional<sched::CycleOutcome>> ClusterSimulation::Step(bool* idle)
     Record(*out);
     return out;
   }
-  // Nothing is ready now. Victims still terminating will free room: run the clock to the next.
+  // Nothing is ready now. Victims still terminating will free room: run the clock to the next,
+  // or to an earlier backoff expiry (upstream retries a failed pod group at each expiry, event or
+  // not, and those retries lengthen its backoff: where it stands when the room frees decides who
+  // takes it). Retries are followed only over the last kBackoffHorizon before a termination; an
+  // earlier stretch (a grace period of hours) is crossed at once.
   if (!terminations_.empty()) {
-    clock_.AdvanceTo(terminations_.top().at);
+    constexpr Duration kBackoffHorizon = 10 * kMinute;
+    const Timestamp next_termination = terminations_.top().at;
+    Timestamp next = next_termination;
+    if (std::optional<Timestamp> wake = scheduler_.queue().NextBackoffExpiry();
+        wake && *wake > clock_.Now() && *wake < next && next_termination - *wake <= kBackoffHorizon) {
+      next = *wake;
+    }
+    clock_.AdvanceTo(next);
     return std::optional<sched::CycleOutcome>();
   }
   // Pods still waiting were last tried against some cluster state; if the cluster changed since,

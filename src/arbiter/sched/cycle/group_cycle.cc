@@ -399,10 +399,15 @@ std::optional<CycleOutcome> Scheduler::ScheduleGroup(QueuedPodInfo qpi) {
   out.group_message = wap.preempted ? "pod group is waiting for podgroup preemption to complete; " + wap.message
                                     : group_reason + (wap.message.empty() ? "" : " " + wap.message);
   qpi.unschedulable_plugins.clear();
-  for (const auto& u : placement.unplaced) {
-    qpi.unschedulable_plugins.insert(u.unschedulable_plugins.begin(), u.unschedulable_plugins.end());
+  if (wap.preempted) {
+    // Upstream requeues the group while its preemption is still under way, and the PreEnqueue
+    // check ("waiting for the preemption for this pod group to be finished") parks it among the
+    // unschedulable, moved by any event: its victims going.
+    qpi.unschedulable_plugins.insert("");
   }
-  if (qpi.unschedulable_plugins.empty()) qpi.unschedulable_plugins.insert("");
+  // Otherwise the group backs off and is tried again when its backoff is over, event or not:
+  // upstream's AddAttemptedPodGroupIfNeeded names no rejecting plugin for a group, so it goes to
+  // the error backoff queue (not taken early when activeQ is empty), never to the pool.
   queue_->AddUnschedulable(std::move(qpi));
   // Members whose nomination left its node free it for pods of no higher priority (after the
   // group is back in the queue, as upstream sees the members' status updates).

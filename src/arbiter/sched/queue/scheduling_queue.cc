@@ -32,7 +32,8 @@ SchedulingQueue::SchedulingQueue(const Framework* framework, const Clock* clock,
       clock_(clock),
       options_(options),
       active_(ActiveLess{this}),
-      backoff_(BackoffLess{this}) {}
+      backoff_(BackoffLess{this}),
+      error_backoff_(BackoffLess{this}) {}
 
 bool SchedulingQueue::ActiveLess::operator()(const Entry* a, const Entry* b) const {
   const QueueSortPlugin* sort = q->framework_->queue_sort();
@@ -61,6 +62,7 @@ std::vector<SchedulingQueue::PendingEntry> SchedulingQueue::Pending() const {
   out.reserve(active_.size() + backoff_.size() + unschedulable_.size() + gated_.size());
   for (const Entry* e : active_) out.push_back({Pool::kActive, &e->info, 0});
   for (const Entry* e : backoff_) out.push_back({Pool::kBackoff, &e->info, e->backoff_expiry});
+  for (const Entry* e : error_backoff_) out.push_back({Pool::kBackoff, &e->info, e->backoff_expiry});
   for (const Entry* e : unschedulable_) out.push_back({Pool::kUnschedulable, &e->info, 0});
   for (const Entry* e : gated_) out.push_back({Pool::kGated, &e->info, 0});
   return out;
@@ -126,7 +128,8 @@ void SchedulingQueue::AddBackingOff(PodInfoPtr pod, int attempts) {
   e->info.attempts = attempts;
   e->backoff_expiry = BackoffExpiry(e->info);
   e->where = Entry::Where::kBackoff;
-  backoff_.insert(e);
+  e->error_backoff = true;  // an error, not a rejection: it waits its backoff out
+  InsertBackoff(e);
 }
 
 void SchedulingQueue::AddGroupMember(PodInfoPtr pod, const std::string& group, int32_t priority,
@@ -167,7 +170,7 @@ void SchedulingQueue::AddGroupMember(PodInfoPtr pod, const std::string& group, i
   if (at < e->info.timestamp) e->info.timestamp = at;
   switch (where) {
     case Entry::Where::kActive: e->where = where; active_.insert(e); break;  // a new member cannot close the gate
-    case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
+    case Entry::Where::kBackoff: e->where = where; InsertBackoff(e); break;
     case Entry::Where::kUnschedulable:
       // A new member may open the gate of a group that waits for its quorum.
       if (e->info.unschedulable_plugins == std::set<std::string>{"GangScheduling"}) {
@@ -212,7 +215,7 @@ void SchedulingQueue::Regroup(const UnitOf& unit_of) {
     e->info.priority = priority;
     switch (where) {
       case Entry::Where::kActive: PushActive(e); break;
-      case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
+      case Entry::Where::kBackoff: e->where = where; InsertBackoff(e); break;
       case Entry::Where::kUnschedulable: Park(e); break;
       case Entry::Where::kGated:  // group entries are never gated
       case Entry::Where::kInFlight: break;
@@ -292,17 +295,20 @@ void SchedulingQueue::AddUnschedulable(QueuedPodInfo info) {
   e->backoff_expiry = BackoffExpiry(e->info);
   if (e->info.unschedulable_plugins.empty()) {
     e->where = Entry::Where::kBackoff;
-    backoff_.insert(e);
+    e->error_backoff = true;
+    InsertBackoff(e);
   } else {
     e->unschedulable_since = clock_->Now();
     Park(e);
   }
 }
 
+void SchedulingQueue::InsertBackoff(Entry* e) { (e->error_backoff ? error_backoff_ : backoff_).insert(e); }
+
 void SchedulingQueue::Detach(Entry* e) {
   switch (e->where) {
     case Entry::Where::kActive: active_.erase(e); break;
-    case Entry::Where::kBackoff: backoff_.erase(e); break;
+    case Entry::Where::kBackoff: (e->error_backoff ? error_backoff_ : backoff_).erase(e); break;
     case Entry::Where::kUnschedulable: Unpark(e); break;
     case Entry::Where::kGated: gated_.erase(e); break;
     case Entry::Where::kInFlight: break;
@@ -346,7 +352,7 @@ void SchedulingQueue::Update(PodInfoPtr pod) {
   }
   switch (where) {
     case Entry::Where::kActive: PushActive(e); break;
-    case Entry::Where::kBackoff: e->where = where; backoff_.insert(e); break;
+    case Entry::Where::kBackoff: e->where = where; InsertBackoff(e); break;
     case Entry::Where::kUnschedulable: Park(e); break;
     case Entry::Where::kGated:  // not reached: gated entries are lone pods, handled above
     case Entry::Where::kInFlight: break;
@@ -397,7 +403,8 @@ void SchedulingQueue::RefreshTriedMembers(const QueuedPodInfo& tried,
 void SchedulingQueue::ToActiveOrBackoff(Entry* e) {
   if (e->backoff_expiry > clock_->Now()) {
     e->where = Entry::Where::kBackoff;
-    backoff_.insert(e);
+    e->error_backoff = false;
+    InsertBackoff(e);
   } else {
     PushActive(e);
   }
@@ -442,10 +449,12 @@ void SchedulingQueue::MoveOnEvent(ClusterEvent event, std::optional<int32_t> at_
 
 void SchedulingQueue::Flush() {
   const Timestamp now = clock_->Now();
-  while (!backoff_.empty() && (*backoff_.begin())->backoff_expiry <= now) {
-    Entry* e = *backoff_.begin();
-    backoff_.erase(backoff_.begin());
-    PushActive(e);
+  for (auto* set : {&backoff_, &error_backoff_}) {
+    while (!set->empty() && (*set->begin())->backoff_expiry <= now) {
+      Entry* e = *set->begin();
+      set->erase(set->begin());
+      PushActive(e);
+    }
   }
   // The due pods (the oldest first) are taken before any moves: one gated again on its way
   // out is parked anew and waits for the next flush.
@@ -460,9 +469,21 @@ void SchedulingQueue::Flush() {
   }
 }
 
+std::optional<Timestamp> SchedulingQueue::NextBackoffExpiry() const {
+  std::optional<Timestamp> t;
+  for (const auto* set : {&backoff_, &error_backoff_}) {
+    if (!set->empty() && (!t || (*set->begin())->backoff_expiry < *t)) t = (*set->begin())->backoff_expiry;
+  }
+  return t;
+}
+
 std::optional<Timestamp> SchedulingQueue::NextWakeup() const {
   std::optional<Timestamp> t;
   if (!backoff_.empty()) t = (*backoff_.begin())->backoff_expiry;
+  if (!error_backoff_.empty()) {
+    const Timestamp due = (*error_backoff_.begin())->backoff_expiry;
+    if (!t || due < *t) t = due;
+  }
   if (!by_since_.empty()) {
     const Timestamp due = (*by_since_.begin())->unschedulable_since + options_.max_in_unschedulable;
     if (!t || due < *t) t = due;

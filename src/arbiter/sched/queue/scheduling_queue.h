@@ -6,7 +6,9 @@
 //   * unschedulable pool: pods that plugins rejected, waiting for a cluster event that one of the
 //     rejecting plugins cares about, or for the leftover flush after 5 minutes.
 // Pop takes the head of activeQ; when activeQ is empty it takes the head of backoffQ even before
-// its backoff expires (SchedulerPopFromBackoffQ, on by default since 1.33).
+// its backoff expires (SchedulerPopFromBackoffQ, on by default since 1.33), but never one that
+// backs off after an error rather than a rejection (upstream's entityErrorBackoffQ: no rejecting
+// plugin named, as for a pod group that failed, or a failed binding): those wait their backoff out.
 // PreEnqueue plugins gate entry to activeQ: a pod one of them rejects (SchedulingGates: a pod
 // with spec.schedulingGates) waits among the gated pods, which no cluster event and no flush
 // moves; an update of the pod runs the check again, and the pod goes on once it passes (to its
@@ -100,9 +102,11 @@ class SchedulingQueue {
   // The earliest time a backed-off pod becomes ready, or a pool pod is due for the leftover
   // flush; nullopt if nothing is waiting on time.
   std::optional<Timestamp> NextWakeup() const;
+  // The earliest backoff expiry alone (nullopt if nothing backs off).
+  std::optional<Timestamp> NextBackoffExpiry() const;
 
   size_t active_size() const { return active_.size(); }
-  size_t backoff_size() const { return backoff_.size(); }
+  size_t backoff_size() const { return backoff_.size() + error_backoff_.size(); }
   size_t unschedulable_size() const { return unschedulable_.size(); }
   size_t gated_size() const { return gated_.size(); }
   bool Contains(const std::string& uid) const { return unit_of_.count(uid) != 0; }
@@ -129,6 +133,7 @@ class SchedulingQueue {
     std::string gated_group;
     int32_t gated_priority = 0;
     Timestamp backoff_expiry = 0;
+    bool error_backoff = false;  // in backoffQ after an error: not taken before its expiry
     Timestamp unschedulable_since = 0;
     uint32_t interest = 0;  // in the pool: a bit per ClusterEvent its rejecting plugins care about
   };
@@ -153,6 +158,8 @@ class SchedulingQueue {
   };
 
   void ToActiveOrBackoff(Entry* e);
+  // Into backoff_ or error_backoff_, as e->error_backoff says.
+  void InsertBackoff(Entry* e);
   // True if a PreEnqueue plugin rejects the lone pod `pod`.
   bool Gated(const PodInfo& pod) const { return !framework_->RunPreEnqueuePlugins(pod).IsSuccess(); }
   // Makes a gated entry for `pod` (a lone pod, or a member of `group` when it is not empty).
@@ -181,6 +188,7 @@ class SchedulingQueue {
   std::map<std::string, std::string> unit_of_;             // pod UID -> UnitKey of its entry
   std::set<Entry*, ActiveLess> active_;
   std::set<Entry*, BackoffLess> backoff_;
+  std::set<Entry*, BackoffLess> error_backoff_;  // backing off after an error (no early pop)
   std::set<Entry*, SequenceLess> unschedulable_;
   std::set<Entry*, SequenceLess> gated_;
   // The pool by event (the entries an event moves: one lookup per event, not a walk of the
