@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
@@ -750,6 +751,19 @@ type gatedPods struct {
 func (p gatedPods) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
 	p.r.afterCycle()
 	return p.PodInterface.Delete(ctx, name, opts)
+}
+
+// Patch is observed for one thing the failure handler does not see: a preemption clearing the
+// nominations of lower-priority pods on its node (clearNominatedNodeName), which leaves a pending
+// pod with no nomination.
+func (p gatedPods) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*corev1.Pod, error) {
+	pod, err := p.PodInterface.Patch(ctx, name, pt, data, opts, subresources...)
+	if err == nil && pod != nil && pod.Spec.NodeName == "" && pod.Status.NominatedNodeName == "" {
+		p.r.mu.Lock()
+		delete(p.r.nominated, podKey(pod))
+		p.r.mu.Unlock()
+	}
+	return pod, err
 }
 
 // recorder keeps the events the scheduler records: FailedScheduling's message per pod and each
