@@ -260,7 +260,13 @@ func (r *run) wrapSchedulePod(orig func(context.Context, framework.Framework, fw
 		choice := tied[0]
 		r.mu.Lock()
 		r.ties++
-		if hint, ok := r.hintBindings[key]; ok && contains(tied, hint) {
+		// Before the pod has a nomination here, a tie is one of a group preemption's dry runs (or
+		// a first cycle): Arbiter's nomination says where it put the pod then; after, its binding.
+		hint, ok := r.hintBindings[key]
+		if n, nominated := r.hintNominations[key]; nominated && r.nominated[key] == "" {
+			hint, ok = n, true
+		}
+		if ok && contains(tied, hint) {
 			choice = hint
 			r.taken++
 		}

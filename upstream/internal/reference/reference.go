@@ -110,6 +110,7 @@ type run struct {
 	// many bindings (for the hints)
 	hintPreemptions map[string][]string
 	hintBindings    map[string]string
+	hintNominations map[string]string
 	usedPreemptions map[string]int
 	// version counts changes to the cluster (bindings, deletions); triedAt is the version each
 	// pod was last tried against
@@ -151,6 +152,7 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 		attempts:        map[string]int{},
 		hintPreemptions: map[string][]string{},
 		hintBindings:    map[string]string{},
+		hintNominations: map[string]string{},
 		usedPreemptions: map[string]int{},
 		bound:           map[string]string{},
 		triedAt:         map[string]int{},
@@ -161,6 +163,9 @@ func Run(objs *input.Objects, opts Options) (*Result, error) {
 		for _, p := range opts.Hints.Pods {
 			if p.Node != nil {
 				r.hintBindings[p.Name] = *p.Node
+			}
+			if p.NominatedNode != nil && *p.NominatedNode != "" {
+				r.hintNominations[p.Name] = *p.NominatedNode
 			}
 		}
 		for _, pr := range opts.Hints.Preemptions {
