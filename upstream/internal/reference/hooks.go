@@ -355,8 +355,8 @@ func (p *tiePreemption) PostFilter(ctx context.Context, state fwk.CycleState, po
 	}
 	if len(pr.Victims) > 0 {
 		p.r.preemptions = append(p.r.preemptions, pr)
+		p.r.usedPreemptions[podKey(pod)]++ // the hints are Arbiter's preemptions: those that evict
 	}
-	p.r.usedPreemptions[podKey(pod)]++
 	return result, status
 }
 
@@ -368,6 +368,10 @@ func (p *tiePreemption) OrderedScoreFuncs(_ context.Context, nodesToVictims map[
 	hint := ""
 	if hints := r.hintPreemptions[key]; r.usedPreemptions[key] < len(hints) {
 		hint = hints[r.usedPreemptions[key]]
+	} else {
+		// A decision that evicts nobody new is no preemption in Arbiter's plan: its node is the
+		// pod's nomination there.
+		hint = r.hintNominations[key]
 	}
 	r.mu.Unlock()
 	var names []string
