@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--kubeconfig", plan.kubeconfig,
                        "Plan against the live state of the cluster of this kubeconfig's current context");
   plan_cmd->add_option("--context", plan.context, "With --kubeconfig: the context to use instead");
+  plan_cmd->add_option("--validate", plan.validate,
+                       "An unknown field in the input: strict (an error), warn (planned without it) or ignore")
+      ->check(CLI::IsMember({"strict", "warn", "ignore", "true", "false"}));
 
   arbiter::cmd::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Run an in-process scheduling benchmark");
@@ -102,6 +105,9 @@ int main(int argc, char** argv) {
                       "Do not run the controllers (ReplicaSet, Deployment, garbage collector, namespace)");
   serve_cmd->add_flag("--fsync", serve.fsync, "Sync every commit to disk (survives power loss; slower)");
   serve_cmd->add_option("--seed", serve.seed, "Seed of the scheduler's random source");
+  serve_cmd->add_option("--default-run-duration", serve.default_run_duration,
+                        "How long a simulated pod that does not restart (a Job's, restartPolicy Never or OnFailure) "
+                        "runs without an arbiter.dev/run-duration annotation (0: until deleted)");
   serve_cmd->add_option("--kubelet-config", serve.kubelet_config,
                         "KubeletConfiguration (evictionHard) of the simulated nodes; default: the kubelet's");
 

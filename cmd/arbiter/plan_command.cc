@@ -1,11 +1,13 @@
 // `arbiter plan`.
 #include "plan_command.h"
 
+#include <algorithm>
 #include <new>
 #include <optional>
 #include <ostream>
 
 #include "arbiter/admission/priority_admission.h"
+#include "arbiter/controllers/expand.h"
 #include "arbiter/kubeclient/kubeclient.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/model/quantity.h"
@@ -137,12 +139,43 @@ int RunKubernetesPlan(const PlanFlags& flags, std::ostream& out, std::ostream& e
   std::vector<manifest::InputFile> files;
   if (!ReadLiveCluster(flags, files, err)) return 2;
   if (!ReadInputs(flags, files, err)) return 2;
-  manifest::LoadResult loaded = manifest::Load(files);
+  manifest::UnknownFields unknown = manifest::UnknownFields::kError;
+  if (flags.validate == "warn") {
+    unknown = manifest::UnknownFields::kWarn;
+  } else if (flags.validate == "ignore" || flags.validate == "false") {
+    unknown = manifest::UnknownFields::kIgnore;
+  } else if (flags.validate != "strict" && flags.validate != "true") {
+    err << "arbiter plan: --validate: \"" << flags.validate << "\" is not one of strict, warn or ignore\n";
+    return 2;
+  }
+  // Workloads become the pods their controllers would create now (controllers/expand.h).
+  controllers::Expansion expansion;
+  manifest::LoadResult loaded = manifest::Load(files, manifest::TextReader::kFast, unknown, [&](manifest::LoadResult& r) {
+    expansion = controllers::ExpandWorkloads(r.objects, flags.seed);
+    r.errors.insert(r.errors.end(), expansion.errors.begin(), expansion.errors.end());
+  });
+  for (const auto& w : loaded.warnings) err << "warning: " << w << "\n";
   std::vector<std::string> errors = loaded.errors;
   if (errors.empty()) errors = admission::AdmitPriorities(loaded.objects);
   if (!errors.empty()) {
     for (const auto& e : errors) err << e << "\n";
     return 2;
+  }
+  for (const auto& note : expansion.notes) err << "note: " << note << "\n";
+  if (!loaded.objects.skipped.empty()) {
+    // By kind, in order of first appearance: "3 Services, 1 ConfigMap".
+    std::vector<std::pair<std::string, int>> kinds;
+    for (const auto& o : loaded.objects.skipped) {
+      auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == o.kind; });
+      if (it == kinds.end()) {
+        kinds.emplace_back(o.kind, 1);
+      } else {
+        ++it->second;
+      }
+    }
+    std::string list;
+    for (const auto& [kind, n] : kinds) list += (list.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+    err << "note: read and skipped what scheduling does not use: " << list << "\n";
   }
   plan::Format format = plan::Format::kTable;
   if (flags.output == "json") format = plan::Format::kJson;

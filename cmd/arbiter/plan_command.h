@@ -25,6 +25,9 @@ struct PlanFlags {
   bool insecure_skip_tls_verify = false;
   // Also write the plan as one self-contained HTML report (the dashboard's views) to this file.
   std::string html;
+  // What an unknown field in the input does, as kubectl's --validate: strict (an error, the
+  // default), warn (a warning; planned without it) or ignore. true and false mean strict and ignore.
+  std::string validate = "strict";
 };
 
 int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err);

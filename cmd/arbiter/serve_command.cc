@@ -168,6 +168,15 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     lo.kubelet = loaded.objects.kubelet_config->object;
   }
   lo.simulate_nodes = !flags.no_simulate_nodes;
+  {
+    auto run = ParseGoDurationNanos(flags.default_run_duration);
+    if (!run.ok() || *run < 0) {
+      err << "arbiter serve: --default-run-duration: \"" << flags.default_run_duration
+          << "\" is not a duration (30s, 2m, 1h; 0 runs pods until they are deleted)\n";
+      return 2;
+    }
+    lo.nodes.default_run_duration = *run / 1000;
+  }
   lo.seed = flags.seed;
   lo.background_events = true;
   lo.node_thread = false;  // measured slower for preemption on 2 cores (docs/benchmarks.md)

@@ -24,6 +24,9 @@ struct ServeFlags {
   bool no_scheduler = false;
   bool fsync = false;
   std::string kubelet_config;  // a KubeletConfiguration file for the simulated nodes
+  // How long a simulated pod that does not restart (a Job's; restartPolicy Never or OnFailure)
+  // runs without an arbiter.dev/run-duration annotation: a Go duration, 0 for until deleted.
+  std::string default_run_duration = "5s";
   uint64_t seed = 0;
   int loop_millis = 100;
 };

@@ -20,11 +20,17 @@
 #include "arbiter/api/openapi.h"
 #include "arbiter/api/protobuf_codec.h"
 #include "arbiter/api/resources.h"
-#include "arbiter/api/schema.h"
+#include "arbiter/schema/schema.h"
 #include "arbiter/base/dir_lock.h"
 #include "arbiter/controlplane/node_simulator.h"
 
 namespace arbiter::api {
+
+using schema::ApiSchema;
+using schema::FieldDoc;
+using schema::JsonField;
+using schema::WireShape;
+namespace pb = google::protobuf;
 namespace {
 
 using Json = nlohmann::json;

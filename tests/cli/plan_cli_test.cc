@@ -340,4 +340,49 @@ TEST(BenchCli, UnknownScenarioExitsTwo) {
   EXPECT_EQ(Arbiter("bench --scenario Nope").exit_code, 2);
 }
 
+TEST(PlanCli, AnUnknownFieldIsAnErrorNamingItUnlessValidateSaysWarnOrIgnore) {
+  const std::string typo = std::string(kNode) + "---\n" +
+                           "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priorityClasName: high\n  containers:\n  - name: c\n";
+  CliRun strict = Arbiter("plan -f -", typo);
+  EXPECT_EQ(strict.exit_code, 2);
+  EXPECT_EQ(strict.out, "");
+  EXPECT_EQ(strict.err, "<stdin>: document 2: Pod default/p: spec.priorityClasName: unknown field \"priorityClasName\" "
+                        "(--validate=warn reads on without it)\n");
+  CliRun warn = Arbiter("plan --validate=warn -f -", typo);
+  EXPECT_EQ(warn.exit_code, 0) << warn.err;
+  EXPECT_NE(warn.err.find("warning: <stdin>: document 2: Pod default/p: spec.priorityClasName: unknown field "
+                          "\"priorityClasName\", ignored"),
+            std::string::npos)
+      << warn.err;
+  CliRun ignore = Arbiter("plan --validate=ignore -f -", typo);
+  EXPECT_EQ(ignore.exit_code, 0) << ignore.err;
+  EXPECT_EQ(ignore.err, "");
+  // The scheduler's configuration has no published schema: its decoder lists its fields.
+  CliRun config = Arbiter("plan -f -", std::string(kNode) +
+                                           "---\napiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                                           "profiles:\n- schedulerName: default-scheduler\n  pluginz: {}\n");
+  EXPECT_EQ(config.exit_code, 2);
+  EXPECT_NE(config.err.find("profiles[0].pluginz: unknown field \"pluginz\""), std::string::npos) << config.err;
+}
+
+TEST(PlanCli, PlansTheExampleDeploymentAndNotesWhatItExpandedAndSkipped) {
+  const std::string extra = std::string(kNode) +
+                            "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 100\n"
+                            "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n"
+                            "---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n";
+  CliRun r = Arbiter("plan -f - -f " + arbiter::testing::SourceDir() + "/examples/serve/web-deployment.yaml -o json", extra);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  int web = 0;
+  for (const auto& p : j["pods"]) web += p["name"].get<std::string>().starts_with("default/web-");
+  EXPECT_EQ(web, 2) << r.out;
+  EXPECT_NE(r.err.find("note: Deployment default/web: new ReplicaSet web-"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("note: read and skipped what scheduling does not use: 1 Service, 1 Widget"), std::string::npos)
+      << r.err;
+  // A kind of a group Arbiter reads, misspelt, is still an error.
+  CliRun typo = Arbiter("plan -f -", std::string(kNode) + "---\napiVersion: apps/v1\nkind: Deploymnet\nmetadata: {name: d}\n");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("unknown kind \"Deploymnet\""), std::string::npos) << typo.err;
+}
+
 }  // namespace

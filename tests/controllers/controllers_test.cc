@@ -13,6 +13,7 @@
 #include "arbiter/api/server.h"
 #include "arbiter/controllers/controller_manager.h"
 #include "arbiter/controllers/cron_schedule.h"
+#include "arbiter/controllers/expand.h"
 #include "arbiter/controllers/object_json.h"
 #include "arbiter/controllers/pod_control.h"
 #include "arbiter/controlplane/control_loop.h"
@@ -24,12 +25,13 @@ constexpr Timestamp kT0 = 1'800'000'000LL * kSecond;
 
 class Cluster {
  public:
-  explicit Cluster(bool controllers = true)
+  explicit Cluster(bool controllers = true, Duration default_run = 0)
       : store_(store::NewMemoryStore()), clock_(kT0), server_(*store_, clock_, 7, {}), client_(server_, "test") {
     api::InstallAdmission(server_);
     EXPECT_TRUE(api::EnsureBootstrapObjects(server_).ok());
     controlplane::LoopOptions o;
     o.seed = 1;
+    o.nodes.default_run_duration = default_run;
     if (controllers) {
       AddDefaultControllers(manager_);
       o.controllers = &manager_;
@@ -484,6 +486,33 @@ bool HasCondition(const Json& o, const std::string& type) {
   return c != nullptr && c->value("status", "") == "True";
 }
 
+TEST(SimulatedWork, APodThatDoesNotRestartRunsTheDefaultRunTimeUnlessItsAnnotationSaysOtherwise) {
+  Cluster c(true, 3 * kSecond);
+  c.Node("n1");
+  auto pod = [](const std::string& name, const std::string& policy, const std::string& run) {
+    Json p = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}}}, {"spec", PodTemplate({})["spec"]}};
+    p["spec"]["restartPolicy"] = policy;
+    if (!run.empty()) p["metadata"]["annotations"]["arbiter.dev/run-duration"] = run;
+    return p;
+  };
+  c.Must("POST", "/api/v1/namespaces/default/pods", pod("echo", "Never", ""));
+  c.Must("POST", "/api/v1/namespaces/default/pods", pod("retry", "OnFailure", ""));
+  c.Must("POST", "/api/v1/namespaces/default/pods", pod("long", "Never", "1h"));
+  c.Must("POST", "/api/v1/namespaces/default/pods", pod("server", "Always", ""));
+  auto phase = [&](const std::string& name) {
+    return StringAt(c.Must("GET", "/api/v1/namespaces/default/pods/" + name), {"status", "phase"});
+  };
+  ASSERT_TRUE(c.RunUntil([&] { return phase("echo") == "Succeeded" && phase("retry") == "Succeeded"; }, 30));
+  c.Run(10);
+  EXPECT_EQ(phase("long"), "Running");
+  EXPECT_EQ(phase("server"), "Running");
+  // A Job without annotations completes.
+  Json job = Job("once", 2, 2, "");
+  job["spec"]["template"]["metadata"].erase("annotations");
+  c.Must("POST", kJobs, job);
+  EXPECT_TRUE(c.RunUntil([&] { return HasCondition(c.Must("GET", kJobs + "/once"), "Complete"); }, 30));
+}
+
 TEST(JobController, RunsCompletionsAtMostParallelismAtATimeAndCompletes) {
   Cluster c;
   c.Node("n1");
@@ -892,6 +921,198 @@ TEST(ResourceQuotaController, ReportsWhatTheNamespaceUsesAsAdmissionCountsIt) {
   Json q = c.Must("GET", path);
   EXPECT_EQ(q["status"]["used"], (Json{{"pods", "2"}, {"requests.cpu", "500m"}, {"requests.memory", "128Mi"}}));
   EXPECT_EQ(q["status"]["hard"], q["spec"]["hard"]);
+}
+
+}  // namespace
+}  // namespace arbiter::controllers
+
+// `plan`'s expansion of workloads (expand.h) against serve's controllers: the same objects,
+// applied to the API and expanded from a file, make pods with the same names (up to a
+// generateName's suffix), labels, annotations and owners.
+namespace arbiter::controllers {
+namespace {
+
+struct MadePod {
+  std::string name;  // a generated name's suffix replaced by "*"
+  std::map<std::string, std::string> labels;
+  std::string owner;  // "Kind/name"
+  bool operator==(const MadePod&) const = default;
+  bool operator<(const MadePod& o) const { return std::tie(name, labels, owner) < std::tie(o.name, o.labels, o.owner); }
+};
+
+std::ostream& operator<<(std::ostream& os, const MadePod& p) {
+  os << p.name << " of " << p.owner << " {";
+  for (const auto& [k, v] : p.labels) os << k << "=" << v << " ";
+  return os << "}";
+}
+
+// "web-7d4b9c-x2x9z" → "web-7d4b9c-*" when the name was generated.
+std::string Unsuffixed(const std::string& name, bool generated) {
+  return generated ? name.substr(0, name.size() - 5) + "*" : name;
+}
+
+std::multiset<MadePod> ServeMakes(const std::vector<std::pair<std::string, Json>>& objects) {
+  Cluster c;
+  c.Node("n1");
+  c.Node("n2");
+  for (const auto& [path, o] : objects) c.Must("POST", path, o);
+  c.Run(3);
+  std::multiset<MadePod> out;
+  for (const Json& p : c.Pods()) {
+    const Json* ref = ControllerRef(p);
+    std::string owner = ref != nullptr ? ref->value("kind", "") + "/" + ref->value("name", "") : "";
+    if (owner.starts_with("ReplicaSet/")) {
+      // The ReplicaSet of a Deployment: named for its template's hash, which both must agree on.
+      owner = "ReplicaSet/" + ref->value("name", "");
+    }
+    MadePod m{Unsuffixed(NameOf(p), !StringAt(p, {"metadata", "generateName"}).empty()), {}, owner};
+    if (const Json* l = Find(p, {"metadata", "labels"})) {
+      for (const auto& [k, v] : l->items()) m.labels[k] = v.get<std::string>();
+    }
+    // The uid of a Job differs between the two (the API draws it); its labels carry it.
+    for (const char* k : {"batch.kubernetes.io/controller-uid", "controller-uid"}) {
+      if (m.labels.contains(k)) m.labels[k] = "<uid>";
+    }
+    out.insert(std::move(m));
+  }
+  return out;
+}
+
+std::multiset<MadePod> PlanMakes(const std::vector<std::pair<std::string, Json>>& objects, std::vector<std::string>* notes) {
+  std::string text;
+  for (const auto& [path, o] : objects) text += o.dump() + "\n";
+  text += R"({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "4"}}}
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"}, "status": {"allocatable": {"cpu": "4"}}})";
+  Expansion e;
+  manifest::LoadResult r = manifest::Load({{"workloads.json", text}}, manifest::TextReader::kFast,
+                                          manifest::UnknownFields::kError,
+                                          [&](manifest::LoadResult& l) { e = ExpandWorkloads(l.objects, 3); });
+  EXPECT_TRUE(r.ok()) << ::testing::PrintToString(r.errors);
+  EXPECT_TRUE(e.errors.empty()) << ::testing::PrintToString(e.errors);
+  if (notes != nullptr) *notes = e.notes;
+  std::multiset<MadePod> out;
+  for (const auto& p : r.objects.pods) {
+    const auto& ref = r.objects.pod_controllers.at(p.object.Key());
+    const bool generated = ref.kind != "StatefulSet";
+    MadePod m{Unsuffixed(p.object.name, generated), {}, ref.kind + "/" + ref.name};
+    for (const auto& [k, v] : p.object.labels) m.labels[k] = v;
+    for (const char* k : {"batch.kubernetes.io/controller-uid", "controller-uid"}) {
+      if (m.labels.contains(k)) m.labels[k] = "<uid>";
+    }
+    out.insert(std::move(m));
+  }
+  return out;
+}
+
+TEST(PlanExpansion, MakesThePodsServesControllersMakeForADeploymentAStatefulSetAndAnIndexedJob) {
+  Json sts = {{"apiVersion", "apps/v1"},
+              {"kind", "StatefulSet"},
+              {"metadata", {{"name", "db"}, {"namespace", "default"}}},
+              {"spec", {{"replicas", 2},
+                        {"serviceName", "db"},
+                        {"podManagementPolicy", "Parallel"},
+                        {"selector", {{"matchLabels", {{"app", "db"}}}}},
+                        {"template", PodTemplate({{"app", "db"}}, "db:1")}}}};
+  Json job = Job("shards", 5, 2, "60s");
+  job["spec"]["completionMode"] = "Indexed";
+  Json web = Deployment("web", 3, "web:1");
+  web["metadata"]["namespace"] = "default";
+  job["metadata"]["namespace"] = "default";
+  const std::vector<std::pair<std::string, Json>> objects = {
+      {kDeploy, web}, {"/apis/apps/v1/namespaces/default/statefulsets", sts}, {kJobs, job}};
+  std::vector<std::string> notes;
+  const std::multiset<MadePod> planned = PlanMakes(objects, &notes);
+  EXPECT_EQ(planned.size(), 3u + 2u + 2u);
+  EXPECT_EQ(planned, ServeMakes(objects));
+  EXPECT_EQ(notes.size(), 4u) << ::testing::PrintToString(notes);
+}
+
+TEST(PlanExpansion, PodsAWorkloadAlreadyHasInTheInputAreNotMadeAgain) {
+  // A dump: the ReplicaSet of 3 with one of its pods, and a pod of the StatefulSet's ordinal 0.
+  const std::string text = R"(
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4"}}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web-abc, namespace: default, uid: rs-1}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: web}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-abc-xxxxx
+  namespace: default
+  labels: {app: web}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-abc, uid: rs-1, controller: true}]
+spec: {nodeName: n1, containers: [{name: c, image: web}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: db}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: db-0
+  namespace: default
+  labels: {app: db}
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: db, uid: other, controller: true}]
+spec: {nodeName: n1, containers: [{name: c, image: db}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: default}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {nodeSelector: {disk: ssd}, containers: [{name: c, image: agent}]}
+)";
+  Expansion e;
+  manifest::LoadResult r = manifest::Load({{"dump.yaml", text}}, manifest::TextReader::kFast, manifest::UnknownFields::kError,
+                                          [&](manifest::LoadResult& l) { e = ExpandWorkloads(l.objects, 1); });
+  ASSERT_TRUE(r.ok()) << ::testing::PrintToString(r.errors);
+  std::vector<std::string> names;
+  for (const auto& p : r.objects.pods) names.push_back(p.object.name);
+  ASSERT_EQ(names.size(), 2u + 2u + 1u) << ::testing::PrintToString(names);
+  EXPECT_TRUE(names[2].starts_with("db-1")) << names[2];  // the StatefulSet first: input order
+  EXPECT_TRUE(names[3].starts_with("web-abc-")) << names[3];
+  EXPECT_TRUE(names[4].starts_with("web-abc-")) << names[4];
+  EXPECT_EQ(e.notes, (std::vector<std::string>{
+                         "StatefulSet default/db: 1 pod of 2 in ordinal order",
+                         "DaemonSet default/agent: 0 pods, one per eligible node (1 node its selector, affinity or taints exclude)",
+                         "ReplicaSet default/web-abc: 2 pods of 3 (1 in the input)"}));
+}
+
+TEST(PlanExpansion, AWorkloadTheApiWouldRefuseIsAnErrorNamingItsFileAndField) {
+  const std::string text = R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec: {restartPolicy: Always, containers: [{name: c, image: x}]}
+)";
+  Expansion e;
+  manifest::LoadResult r = manifest::Load({{"job.yaml", text}}, manifest::TextReader::kFast, manifest::UnknownFields::kError,
+                                          [&](manifest::LoadResult& l) { e = ExpandWorkloads(l.objects, 1); });
+  ASSERT_EQ(e.errors.size(), 1u);
+  EXPECT_EQ(e.errors[0], "job.yaml: document 1: Job default/j: Job.batch \"j\" is invalid: spec.template.spec.restartPolicy: "
+                         "Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"");
 }
 
 }  // namespace

@@ -279,7 +279,8 @@ TEST(JsonTextReader, HandsALaterValueItCannotReadToTheReferenceReaderAndReadsOn)
   for (int i = 0; i < 62; ++i) deep = "[" + deep + "]";
   LoadResult d = Load({{"deep.json", PodJson("a") + "\n" +
                                           R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b", "annotations": {"x": "y"}}, "spec": {"containers": [{"name": "c"}]}, "extra": )" +
-                                          deep + "}\n" + PodJson("c")}});
+                                          deep + "}\n" + PodJson("c")}},
+                      TextReader::kFast, UnknownFields::kIgnore);
   ASSERT_TRUE(d.ok()) << d.errors[0];
   ASSERT_EQ(d.objects.pods.size(), 3u);
   EXPECT_EQ(d.objects.pods[1].object.name, "b");

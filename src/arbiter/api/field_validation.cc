@@ -1,8 +1,14 @@
 #include "arbiter/api/field_validation.h"
 
-#include "arbiter/api/schema.h"
+#include "arbiter/schema/schema.h"
 
 namespace arbiter::api {
+
+using schema::ApiSchema;
+using schema::FieldDoc;
+using schema::JsonField;
+using schema::WireShape;
+namespace pb = google::protobuf;
 
 namespace {
 

@@ -7,9 +7,15 @@
 #include <set>
 
 #include "arbiter/api/resources.h"
-#include "arbiter/api/schema.h"
+#include "arbiter/schema/schema.h"
 
 namespace arbiter::api {
+
+using schema::ApiSchema;
+using schema::FieldDoc;
+using schema::JsonField;
+using schema::WireShape;
+namespace pb = google::protobuf;
 
 namespace {
 

@@ -7,10 +7,16 @@
 #include <memory>
 
 #include "arbiter/api/resources.h"
-#include "arbiter/api/schema.h"
+#include "arbiter/schema/schema.h"
 #include "arbiter/base/time.h"
 
 namespace arbiter::api {
+
+using schema::ApiSchema;
+using schema::FieldDoc;
+using schema::JsonField;
+using schema::WireShape;
+namespace pb = google::protobuf;
 
 namespace {
 

@@ -138,19 +138,6 @@ Json GroupDocument(std::string_view group) {
   return nullptr;
 }
 
-std::string ProtoMessageName(std::string_view group, std::string_view version, std::string_view kind) {
-  const std::string v(version), k(kind);
-  if (group.empty()) {
-    if (kind == "Status" || kind == "DeleteOptions" || kind == "WatchEvent") {
-      return "k8s.io.apimachinery.pkg.apis.meta.v1." + k;
-    }
-    return "k8s.io.api.core." + v + "." + k;
-  }
-  if (group == "metrics.k8s.io") return "k8s.io.metrics.pkg.apis.metrics." + v + "." + k;
-  const std::string_view first = group.substr(0, group.find('.'));
-  return "k8s.io.api." + std::string(first) + "." + v + "." + k;
-}
-
 Json ResourceList(std::string_view group, std::string_view version) {
   Json list = {{"kind", "APIResourceList"},
                {"apiVersion", "v1"},

@@ -3,6 +3,8 @@
 // per-group-version resource lists).
 #pragma once
 
+#include "arbiter/schema/schema.h"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,10 +62,7 @@ Json CoreVersions();                                // GET /api
 Json GroupList();                                   // GET /apis
 Json ResourceList(std::string_view group, std::string_view version);  // null if not served
 Json GroupDocument(std::string_view group);         // GET /apis/{group}; null if not served
-// The full name of a kind's protobuf message in the API schema: "k8s.io.api.core.v1.Pod" for
-// v1 Pod, "k8s.io.api.scheduling.v1.PriorityClass" for scheduling.k8s.io/v1 PriorityClass
-// (the group's first label names the package), "k8s.io.metrics.pkg.apis.metrics.v1beta1..."
-// for metrics.k8s.io, "k8s.io.apimachinery.pkg.apis.meta.v1.Status" for v1 Status.
-std::string ProtoMessageName(std::string_view group, std::string_view version, std::string_view kind);
+// A kind's protobuf message name (schema.h).
+using schema::ProtoMessageName;
 
 }  // namespace arbiter::api

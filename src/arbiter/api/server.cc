@@ -16,13 +16,19 @@
 #include "arbiter/api/field_validation.h"
 #include "arbiter/api/openapi.h"
 #include "arbiter/api/protobuf_codec.h"
-#include "arbiter/api/schema.h"
+#include "arbiter/schema/schema.h"
 #include "arbiter/api/patch.h"
 #include "arbiter/api/tables.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/manifest/names.h"
 
 namespace arbiter::api {
+
+using schema::ApiSchema;
+using schema::FieldDoc;
+using schema::JsonField;
+using schema::WireShape;
+namespace pb = google::protobuf;
 
 using Json = nlohmann::json;
 
@@ -343,13 +349,7 @@ ApiServer::ApiServer(store::Store& store, const Clock& clock, uint64_t seed, Opt
 
 std::string ApiServer::NewUid() {
   std::lock_guard<std::mutex> lock(rng_mu_);
-  const uint64_t a = rng_.Next(), b = rng_.Next();
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
-                static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
-                static_cast<unsigned long long>(b & 0xffffffffffffULL));
-  return buf;
+  return manifest::GeneratedUid(rng_);
 }
 
 std::string ApiServer::Now() const { return FormatRfc3339(clock_.Now() / kSecond * kSecond); }
@@ -1014,8 +1014,7 @@ Response ApiServer::Create(const Request& r, const Target& t) {
       std::string suffix;
       {
         std::lock_guard<std::mutex> lock(rng_mu_);
-        static const char kChars[] = "bcdfghjklmnpqrstvwxz2456789";
-        for (int i = 0; i < 5; ++i) suffix += kChars[rng_.Uniform(sizeof kChars - 1)];
+        suffix = manifest::GeneratedNameSuffix(rng_);
       }
       md["name"] = md["generateName"].get<std::string>() + suffix;
     } else {

@@ -11,13 +11,10 @@ namespace arbiter::controllers {
 
 namespace {
 
-constexpr std::string_view kDeploymentApiVersion = "apps/v1";
-constexpr std::string_view kDeploymentKind = "Deployment";
 constexpr const char* kRevision = "deployment.kubernetes.io/revision";
 constexpr const char* kRevisionHistory = "deployment.kubernetes.io/revision-history";
 constexpr const char* kDesiredReplicas = "deployment.kubernetes.io/desired-replicas";
 constexpr const char* kMaxReplicas = "deployment.kubernetes.io/max-replicas";
-constexpr const char* kHashLabel = "pod-template-hash";
 constexpr size_t kMaxRevisionHistoryChars = 2000;
 
 int64_t SpecReplicas(const Json& o) { return IntAt(o, {"spec", "replicas"}, 1); }
@@ -39,40 +36,6 @@ bool OlderFirst(const Json* a, const Json* b) {
   const Timestamp ca = Created(*a), cb = Created(*b);
   if (ca != cb) return ca < cb;
   return NameOf(*a) < NameOf(*b);
-}
-
-// A value as Go's typed decoding sees it: null members, and empty objects, arrays and strings
-// that omitempty leaves out, are the same as absent (a template kubectl sends back on `rollout
-// undo` carries "creationTimestamp": null).
-Json Normalized(const Json& v) {
-  if (v.is_object()) {
-    Json out = Json::object();
-    for (const auto& [k, x] : v.items()) {
-      Json n = Normalized(x);
-      if (n.is_null() || (n.is_object() && n.empty()) || (n.is_array() && n.empty()) || (n.is_string() && n.get_ref<const std::string&>().empty())) {
-        continue;
-      }
-      out[k] = std::move(n);
-    }
-    return out;
-  }
-  if (v.is_array()) {
-    Json out = Json::array();
-    for (const Json& x : v) out.push_back(Normalized(x));
-    return out;
-  }
-  return v;
-}
-
-// The template without the pod-template-hash label, normalized (EqualIgnoreHash).
-Json WithoutHash(const Json* tmpl) {
-  Json t = tmpl != nullptr ? Normalized(*tmpl) : Json::object();
-  if (t.contains("metadata") && t["metadata"].is_object() && t["metadata"].contains("labels") &&
-      t["metadata"]["labels"].is_object()) {
-    t["metadata"]["labels"].erase(kHashLabel);
-    if (t["metadata"]["labels"].empty()) t["metadata"].erase("labels");
-  }
-  return t;
 }
 
 Json NewCondition(std::string_view type, std::string_view status, std::string_view reason, std::string message,
@@ -218,9 +181,9 @@ struct DeploymentController::Run {
     std::vector<Json*> sorted;
     for (Json& rs : owned) sorted.push_back(&rs);
     std::sort(sorted.begin(), sorted.end(), [](const Json* a, const Json* b) { return OlderFirst(a, b); });
-    const Json want = WithoutHash(Find(d, {"spec", "template"}));
+    const Json want = TemplateWithoutHash(Find(d, {"spec", "template"}));
     for (Json* rs : sorted) {
-      if (WithoutHash(Find(*rs, {"spec", "template"})) == want) return rs;
+      if (TemplateWithoutHash(Find(*rs, {"spec", "template"})) == want) return rs;
     }
     return nullptr;
   }
@@ -309,25 +272,8 @@ struct DeploymentController::Run {
     if (!create) return -1;
     // A new ReplicaSet: the template with its hash label, and the selector with it too.
     const Json* tmpl = Find(d, {"spec", "template"});
-    Json rs_template = tmpl != nullptr ? *tmpl : Json::object();
-    const uint32_t collisions = static_cast<uint32_t>(IntAt(d, {"status", "collisionCount"}, 0));
-    const std::string hash = SafeHash(WithoutHash(tmpl).dump(), collisions);
-    rs_template["metadata"]["labels"][kHashLabel] = hash;
-    Json selector = Find(d, {"spec", "selector"}) != nullptr ? d["spec"]["selector"] : Json::object();
-    selector["matchLabels"][kHashLabel] = hash;
-    const std::string rs_name = name + "-" + hash;
-    Json rs = {{"apiVersion", "apps/v1"},
-               {"kind", "ReplicaSet"},
-               {"metadata",
-                {{"name", rs_name},
-                 {"namespace", ns},
-                 {"labels", rs_template["metadata"]["labels"]},
-                 {"ownerReferences", Json::array({NewControllerRef(d, kDeploymentApiVersion, kDeploymentKind)})}}},
-               {"spec",
-                {{"replicas", 0},
-                 {"minReadySeconds", IntAt(d, {"spec", "minReadySeconds"}, 0)},
-                 {"selector", selector},
-                 {"template", rs_template}}}};
+    Json rs = NewReplicaSetOf(d, 0);
+    const std::string rs_name = NameOf(rs);
     SetNewRsAnnotations(rs, new_revision, false);
     const int64_t replicas = NewRsReplicas(nullptr);
     rs["spec"]["replicas"] = replicas;
@@ -348,13 +294,13 @@ struct DeploymentController::Run {
       if (taken.ok()) {
         const Json* ref = ControllerRef(*taken);
         if (ref != nullptr && ref->value("uid", "") == Uid(d) &&
-            WithoutHash(Find(*taken, {"spec", "template"})) == WithoutHash(tmpl)) {
+            TemplateWithoutHash(Find(*taken, {"spec", "template"})) == TemplateWithoutHash(tmpl)) {
           owned.push_back(std::move(*taken));
           return static_cast<int>(owned.size() - 1);
         }
       }
       Json status = StatusOf(d);
-      status["collisionCount"] = static_cast<int64_t>(collisions) + 1;
+      status["collisionCount"] = IntAt(d, {"status", "collisionCount"}, 0) + 1;
       ARBITER_RETURN_IF_ERROR(UpdateStatus(std::move(status)));
       return Conflict("found a hash collision for the ReplicaSet of deployment " + name + ": will retry");
     }

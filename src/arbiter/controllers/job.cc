@@ -11,18 +11,14 @@ namespace arbiter::controllers {
 
 namespace {
 
-constexpr std::string_view kJobApiVersion = "batch/v1";
-constexpr std::string_view kJobKind = "Job";
-constexpr const char* kTracking = "batch.kubernetes.io/job-tracking";
-constexpr const char* kIndex = "batch.kubernetes.io/job-completion-index";
 
 bool HasTracking(const Json& pod) {
   const Json* f = Find(pod, {"metadata", "finalizers"});
-  return f != nullptr && f->is_array() && std::find(f->begin(), f->end(), Json(kTracking)) != f->end();
+  return f != nullptr && f->is_array() && std::find(f->begin(), f->end(), Json(kJobTrackingFinalizer)) != f->end();
 }
 
 std::optional<int64_t> IndexOf(const Json& pod) {
-  const std::string v = StringAt(pod, {"metadata", "annotations", kIndex});
+  const std::string v = StringAt(pod, {"metadata", "annotations", kJobCompletionIndex});
   if (v.empty()) return std::nullopt;
   char* end = nullptr;
   const long long i = std::strtoll(v.c_str(), &end, 10);
@@ -208,7 +204,7 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
     for (const Json* p : to_release) {
       Json rest = Json::array();
       for (const Json& f : *Find(*p, {"metadata", "finalizers"})) {
-        if (f != kTracking) rest.push_back(f);
+        if (f != kJobTrackingFinalizer) rest.push_back(f);
       }
       auto r = api.MergePatch(ObjectPath(pod_info, ns, NameOf(*p)),
                               {{"metadata", {{"finalizers", rest.empty() ? Json(nullptr) : rest}}}});
@@ -340,20 +336,8 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
       }
       const int64_t count = indexed ? static_cast<int64_t>(indexes.size()) : n;
       expectations_.Expect(key, count, {}, now);
-      const Json* tmpl = Find(job, {"spec", "template"});
       auto [created, err] = SlowStartBatch(count, [&](int64_t k) -> Status {
-        Json pod = PodFromTemplate(tmpl != nullptr ? *tmpl : Json::object(), job, kJobApiVersion, kJobKind, key.second + "-");
-        pod["metadata"]["finalizers"].push_back(kTracking);
-        if (indexed) {
-          const std::string i = std::to_string(indexes[static_cast<size_t>(k)]);
-          pod["metadata"]["generateName"] = key.second + "-" + i + "-";
-          pod["metadata"]["annotations"][kIndex] = i;
-          pod["metadata"]["labels"][kIndex] = i;
-          for (Json& c : pod["spec"]["containers"]) {
-            c["env"].push_back({{"name", "JOB_COMPLETION_INDEX"},
-                                {"valueFrom", {{"fieldRef", {{"fieldPath", std::string("metadata.annotations['") + kIndex + "']"}}}}}});
-          }
-        }
+        const Json pod = JobPod(job, indexed ? std::optional<int64_t>(indexes[static_cast<size_t>(k)]) : std::nullopt);
         auto r = api.Create(CollectionPath(pod_info, ns), pod);
         if (r.ok()) {
           ctx.Event(job, kJobKind, kJobApiVersion, "Normal", "SuccessfulCreate", "Created pod: " + NameOf(*r), component);

@@ -118,19 +118,6 @@ std::vector<Key> FollowOwnedPods(const std::set<Key>& changed, const store::Info
   return orphans;
 }
 
-Json PodFromTemplate(const Json& tmpl, const Json& owner, std::string_view owner_api_version,
-                     std::string_view owner_kind, const std::string& name_prefix) {
-  Json md = Json::object();
-  md["generateName"] = name_prefix;
-  md["namespace"] = NamespaceOf(owner);
-  for (const char* k : {"labels", "annotations", "finalizers"}) {
-    if (const Json* v = Find(tmpl, {"metadata", k}); v != nullptr && !v->is_null()) md[k] = *v;
-  }
-  md["ownerReferences"] = Json::array({NewControllerRef(owner, owner_api_version, owner_kind)});
-  const Json* spec = Find(tmpl, {"spec"});
-  return Json{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(md)},
-              {"spec", spec != nullptr ? *spec : Json::object()}};
-}
 
 namespace {
 

@@ -2,8 +2,7 @@
 //   * expectations (upstream's ControllerExpectations): how many creations and which deletions a
 //     controller has asked for and not yet seen in its informer, so that it does not act twice
 //     on a stale view; they expire after 5 minutes;
-//   * pods from a template (GetPodFromTemplate): the template's labels, annotations, finalizers
-//     and spec, generateName "<owner>-", and a controller reference to the owner;
+//   * pods from a template (GetPodFromTemplate, workload_objects.h);
 //   * the order in which a scale-down picks pods (ActivePodsWithRanks, with LogarithmicScaleDown
 //     and PodDeletionCost, both on by default upstream);
 //   * slow-start batches (slowStartBatch): creations go in batches of 1, 2, 4, ... and stop at
@@ -20,6 +19,7 @@
 
 #include "arbiter/base/time.h"
 #include "arbiter/controllers/controller.h"
+#include "arbiter/controllers/workload_objects.h"
 #include "arbiter/model/labels.h"
 
 namespace arbiter::controllers {
@@ -66,10 +66,6 @@ Status ClaimObjects(ApiClient& api, const api::ResourceInfo& info, const store::
 std::vector<Key> FollowOwnedPods(const std::set<Key>& changed, const store::Informer& pods, std::string_view owner_kind,
                                  std::map<Key, Key>& owner_of, Expectations& expectations, WorkQueue& queue,
                                  Timestamp now);
-
-// A new pod for `owner` from its pod template (`template_spec`: metadata and spec).
-Json PodFromTemplate(const Json& template_spec, const Json& owner, std::string_view owner_api_version,
-                     std::string_view owner_kind, const std::string& name_prefix);
 
 // Orders `pods` (indices into `objects`) most deletable first: unassigned, then by phase
 // (Pending < Unknown < Running), not ready, lower controller.kubernetes.io/pod-deletion-cost,

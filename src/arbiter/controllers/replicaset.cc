@@ -10,8 +10,6 @@ namespace arbiter::controllers {
 
 namespace {
 
-constexpr std::string_view kReplicaSetApiVersion = "apps/v1";
-constexpr std::string_view kReplicaSetKind = "ReplicaSet";
 
 // The objects of an informer in one namespace, in name order.
 template <typename Fn>

@@ -10,9 +10,6 @@ namespace arbiter::controllers {
 
 namespace {
 
-constexpr std::string_view kStatefulSetApiVersion = "apps/v1";
-constexpr std::string_view kStatefulSetKind = "StatefulSet";
-constexpr const char* kRevisionLabel = "controller-revision-hash";
 
 bool RunningAndReady(const Json& pod) {
   return StringAt(pod, {"status", "phase"}) == "Running" && PodReady(pod) && !BeingDeleted(pod);
@@ -58,8 +55,7 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
   // The update revision: the template's hash, recorded as a ControllerRevision.
   const Json* tmpl = Find(set, {"spec", "template"});
   const Json template_json = tmpl != nullptr ? *tmpl : Json::object();
-  const std::string hash = SafeHash(template_json.dump(), static_cast<uint32_t>(IntAt(set, {"status", "collisionCount"}, 0)));
-  const std::string update_revision = name + "-" + hash;
+  const std::string update_revision = StatefulSetRevision(set);
   int64_t newest = 0;
   bool have_revision = false;
   const auto& revisions = ctx.informer("controllerrevisions").objects();
@@ -71,7 +67,7 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
   }
   if (!have_revision) {
     Json labels = Find(template_json, {"metadata", "labels"}) != nullptr ? template_json["metadata"]["labels"] : Json::object();
-    labels[kRevisionLabel] = update_revision;
+    labels[kControllerRevisionHashLabel] = update_revision;
     auto r = api.Create(CollectionPath(rev_info, ns),
                         {{"apiVersion", "apps/v1"},
                          {"kind", "ControllerRevision"},
@@ -104,36 +100,18 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
   const bool deleting_set = BeingDeleted(set);
 
   auto new_pod = [&](int64_t ordinal) {
-    const std::string pod_name = name + "-" + std::to_string(ordinal);
-    Json pod = PodFromTemplate(template_json, set, kStatefulSetApiVersion, kStatefulSetKind, "");
-    pod["metadata"].erase("generateName");
-    pod["metadata"]["name"] = pod_name;
-    pod["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"] = pod_name;
-    pod["metadata"]["labels"]["apps.kubernetes.io/pod-index"] = std::to_string(ordinal);
-    pod["metadata"]["labels"][kRevisionLabel] = update_revision;
-    pod["spec"]["hostname"] = pod_name;
-    if (const std::string service = StringAt(set, {"spec", "serviceName"}); !service.empty()) pod["spec"]["subdomain"] = service;
-    // The claims of the volumeClaimTemplates, each made before the pod and mounted by it.
-    if (const Json* claims = Find(set, {"spec", "volumeClaimTemplates"}); claims != nullptr && claims->is_array()) {
-      for (const Json& claim : *claims) {
-        const std::string volume = NameOf(claim);
-        const std::string claim_name = volume + "-" + pod_name;
-        Json& volumes = pod["spec"]["volumes"];
-        if (!volumes.is_array()) volumes = Json::array();
-        volumes.push_back({{"name", volume}, {"persistentVolumeClaim", {{"claimName", claim_name}}}});
-        if (ctx.informer("persistentvolumeclaims").Find({ns, claim_name}) != nullptr) continue;
-        Json pvc = {{"apiVersion", "v1"},
-                    {"kind", "PersistentVolumeClaim"},
-                    {"metadata", {{"name", claim_name}, {"labels", Find(set, {"spec", "selector", "matchLabels"}) != nullptr
-                                                                 ? set["spec"]["selector"]["matchLabels"]
-                                                                 : Json::object()}}},
-                    {"spec", Find(claim, {"spec"}) != nullptr ? claim["spec"] : Json::object()}};
-        auto r = api.Create(CollectionPath(pvc_info, ns), pvc);
-        if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) return r.status();
-        if (r.ok()) {
-          ctx.Event(set, kStatefulSetKind, kStatefulSetApiVersion, "Normal", "SuccessfulCreate",
-                    "create Claim " + claim_name + " Pod " + pod_name + " in StatefulSet " + name + " success", component);
-        }
+    std::vector<Json> claims;
+    const Json pod = StatefulSetPod(set, ordinal, update_revision, &claims);
+    const std::string pod_name = NameOf(pod);
+    // The claims of the volumeClaimTemplates, each made before the pod.
+    for (const Json& pvc : claims) {
+      const std::string claim_name = NameOf(pvc);
+      if (ctx.informer("persistentvolumeclaims").Find({ns, claim_name}) != nullptr) continue;
+      auto r = api.Create(CollectionPath(pvc_info, ns), pvc);
+      if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) return r.status();
+      if (r.ok()) {
+        ctx.Event(set, kStatefulSetKind, kStatefulSetApiVersion, "Normal", "SuccessfulCreate",
+                  "create Claim " + claim_name + " Pod " + pod_name + " in StatefulSet " + name + " success", component);
       }
     }
     auto r = api.Create(CollectionPath(pod_info, ns), pod);
@@ -192,7 +170,7 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
       bool all_ready = std::all_of(by_ordinal.begin(), by_ordinal.end(), [](const auto& kv) { return RunningAndReady(kv.second); });
       for (auto it = by_ordinal.rbegin(); it != by_ordinal.rend() && all_ready; ++it) {
         if (it->first < start + partition) break;
-        if (StringAt(it->second, {"metadata", "labels", kRevisionLabel}) == update_revision) continue;
+        if (StringAt(it->second, {"metadata", "labels", kControllerRevisionHashLabel}) == update_revision) continue;
         ARBITER_RETURN_IF_ERROR(delete_pod(it->second));
         break;
       }
@@ -206,7 +184,7 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
     if (PodTerminal(pod)) continue;
     ++count;
     ready += RunningAndReady(pod);
-    const std::string revision = StringAt(pod, {"metadata", "labels", kRevisionLabel});
+    const std::string revision = StringAt(pod, {"metadata", "labels", kControllerRevisionHashLabel});
     updated += revision == update_revision;
     current += revision == (current_revision.empty() ? update_revision : current_revision);
   }

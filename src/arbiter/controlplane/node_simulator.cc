@@ -306,12 +306,20 @@ void NodeSimulator::Observe(const Key& key, const store::Object* p) {
     }
     return;
   }
-  // Simulated work: it ends its run time after its containers (re)started.
+  // Simulated work: it ends its run time after its containers (re)started. The annotation
+  // rules; without it, a pod that does not restart (a Job's, `kubectl run --restart=Never`)
+  // runs the default run time.
   if (!node.empty() && !ended && StringAt(body, "status", "phase") == "Running") {
     const nlohmann::json* annotations = At(body, "metadata", "annotations");
+    StatusOr<int64_t> ns = InvalidArgument("no run time");
     if (annotations != nullptr && annotations->is_object() && annotations->contains("arbiter.dev/run-duration") &&
         (*annotations)["arbiter.dev/run-duration"].is_string()) {
-      auto ns = ParseGoDurationNanos((*annotations)["arbiter.dev/run-duration"].get<std::string>());
+      ns = ParseGoDurationNanos((*annotations)["arbiter.dev/run-duration"].get<std::string>());
+    } else if (const std::string policy = Str(body, "spec", "restartPolicy");
+               options_.default_run_duration > 0 && (policy == "Never" || policy == "OnFailure")) {
+      ns = options_.default_run_duration * 1000;  // microseconds to nanoseconds
+    }
+    if (ns.ok()) {
       const nlohmann::json* statuses = At(body, "status", "containerStatuses");
       std::string started;
       if (statuses != nullptr && statuses->is_array() && !statuses->empty()) {

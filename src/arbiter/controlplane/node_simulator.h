@@ -21,7 +21,9 @@
 //     runs that long, then its containers exit with arbiter.dev/exit-code (default 0): with
 //     restartPolicy Never, or OnFailure and exit code 0, the pod ends (Succeeded for 0, else
 //     Failed; Ready False with reason PodCompleted); otherwise the containers restart (their
-//     restartCount goes up) and run again.
+//     restartCount goes up) and run again. A pod that does not restart (restartPolicy Never or
+//     OnFailure: a Job's, `kubectl run --restart=Never`) and has no annotation runs
+//     NodeSimOptions::default_run_duration (0: until deleted) and exits 0.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +48,9 @@ struct NodeSimOptions {
   Duration lease_renew_interval = 10 * kSecond;           // a quarter of the duration, as the kubelet
   Duration status_report_interval = 5 * kMinute;          // nodeStatusReportFrequency
   std::string kubelet_version = "v1.32.0-arbiter";
+  // How long a pod that does not restart runs when it has no arbiter.dev/run-duration (0: until
+  // deleted); serve's --default-run-duration.
+  Duration default_run_duration = 0;
 };
 
 // Records an event about a pod: namespace, name, uid, type, reason, message, component, host.

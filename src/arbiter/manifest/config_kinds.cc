@@ -73,6 +73,12 @@ void ObjectDecoder::DecodeKubeletConfig(const Node& root, Origin origin) {
 
 void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
   model::SchedulerConfig cfg;
+  // KubeSchedulerConfiguration v1's fields (and Arbiter's featureGates): the ones Arbiter does
+  // not act on are accepted, so that a real scheduler's file reads, and a typo is an error.
+  d_.KnownFields(root, "", {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
+                            "healthzBindAddress", "metricsBindAddress", "enableProfiling", "enableContentionProfiling",
+                            "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles",
+                            "extenders", "delayCacheUntilActive", "featureGates"});
   if (auto p = d_.Int(D::Child(root, "percentageOfNodesToScore"), "percentageOfNodesToScore", 0, 100)) {
     cfg.percentage_of_nodes_to_score = static_cast<int32_t>(*p);
   }
@@ -100,21 +106,26 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
     for (const auto& prof : profiles) {
       const std::string p = Idx("profiles", i++);
       if (!d_.ExpectMap(prof, p)) continue;
+      d_.KnownFields(prof, p, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"});
       cfg.scheduler_name =
           d_.String(D::Child(prof, "schedulerName"), p + ".schedulerName").value_or(cfg.scheduler_name);
       Node plugins = D::Child(prof, "plugins");
       if (D::Present(plugins) && d_.ExpectMap(plugins, p + ".plugins")) {
+        d_.KnownFields(plugins, p + ".plugins", {"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
+                                                 "score", "reserve", "permit", "preBind", "bind", "postBind", "multiPoint"});
         for (auto it = plugins.begin(); it != plugins.end(); ++it) {
           if (!it->first.IsScalar()) continue;
           const std::string point = it->first.Scalar();
           const std::string pp = p + ".plugins." + point;
           if (!d_.ExpectMap(it->second, pp)) continue;
+          d_.KnownFields(it->second, pp, {"enabled", "disabled"});
           Node enabled = D::Child(it->second, "enabled");
           if (D::Present(enabled) && d_.ExpectSeq(enabled, pp + ".enabled")) {
             size_t j = 0;
             for (const auto& e : enabled) {
               const std::string ep = Idx(pp + ".enabled", j++);
               if (!d_.ExpectMap(e, ep)) continue;
+              d_.KnownFields(e, ep, {"name", "weight"});
               auto name = d_.String(D::Child(e, "name"), ep + ".name");
               if (!D::Present(D::Child(e, "name"))) d_.Error(ep + ".name", "is required");
               auto weight = d_.Int(D::Child(e, "weight"), ep + ".weight", 0, 100);
@@ -127,6 +138,7 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
             for (const auto& e : disabled) {
               const std::string dp = Idx(pp + ".disabled", j++);
               if (!d_.ExpectMap(e, dp)) continue;
+              d_.KnownFields(e, dp, {"name", "weight"});
               auto name = d_.String(D::Child(e, "name"), dp + ".name");
               if (!D::Present(D::Child(e, "name"))) d_.Error(dp + ".name", "is required");
               // A plugin disabled at multiPoint, preFilter, filter or postFilter leaves the
@@ -151,12 +163,15 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
       for (const auto& pc : pcs) {
         const std::string cp = Idx(p + ".pluginConfig", j++);
         if (!d_.ExpectMap(pc, cp)) continue;
+        d_.KnownFields(pc, cp, {"name", "args"});
         std::string name = d_.String(D::Child(pc, "name"), cp + ".name").value_or("");
         if (!D::Present(D::Child(pc, "name"))) d_.Error(cp + ".name", "is required");
         Node args = D::Child(pc, "args");
         if (!d_.ExpectMap(args, cp + ".args")) continue;
         const std::string ap = cp + ".args";
         if (name == "DefaultPreemption") {
+          d_.KnownFields(args, ap, {"apiVersion", "kind", "minCandidateNodesPercentage", "minCandidateNodesAbsolute",
+                                    "victimSelection", "priorityDelta"});
           if (auto v = d_.Int(D::Child(args, "minCandidateNodesPercentage"),
                               ap + ".minCandidateNodesPercentage", 0, 100)) {
             cfg.min_candidate_nodes_percentage = static_cast<int32_t>(*v);
@@ -182,9 +197,11 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
             cfg.nomad_priority_delta = static_cast<int32_t>(*v);
           }
         } else if (name == "NodeResourcesFit") {
+          d_.KnownFields(args, ap, {"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"});
           Node ss = D::Child(args, "scoringStrategy");
           if (!D::Present(ss) || !d_.ExpectMap(ss, ap + ".scoringStrategy")) continue;
           const std::string sp = ap + ".scoringStrategy";
+          d_.KnownFields(ss, sp, {"type", "resources", "requestedToCapacityRatio"});
           if (auto t = d_.String(D::Child(ss, "type"), sp + ".type")) {
             if (*t == "LeastAllocated") {
               cfg.scoring_strategy = model::ScoringStrategy::kLeastAllocated;
@@ -205,6 +222,7 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
             for (const auto& r : res) {
               const std::string rp = Idx(sp + ".resources", k++);
               if (!d_.ExpectMap(r, rp)) continue;
+              d_.KnownFields(r, rp, {"name", "weight"});
               auto rn = d_.String(D::Child(r, "name"), rp + ".name");
               if (!D::Present(D::Child(r, "name"))) d_.Error(rp + ".name", "is required");
               auto w = d_.Int(D::Child(r, "weight"), rp + ".weight", 1, 100);
@@ -213,6 +231,7 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
           }
           Node rtc = D::Child(ss, "requestedToCapacityRatio");
           if (D::Present(rtc) && d_.ExpectMap(rtc, sp + ".requestedToCapacityRatio")) {
+            d_.KnownFields(rtc, sp + ".requestedToCapacityRatio", {"shape"});
             Node shape = D::Child(rtc, "shape");
             const std::string shp = sp + ".requestedToCapacityRatio.shape";
             if (D::Present(shape) && d_.ExpectSeq(shape, shp)) {
@@ -221,6 +240,7 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
               for (const auto& pt : shape) {
                 const std::string pp = Idx(shp, k++);
                 if (!d_.ExpectMap(pt, pp)) continue;
+                d_.KnownFields(pt, pp, {"utilization", "score"});
                 auto u = d_.Int(D::Child(pt, "utilization"), pp + ".utilization", 0, 100);
                 auto s = d_.Int(D::Child(pt, "score"), pp + ".score", 0, 10);
                 if (u && s) {
@@ -235,6 +255,7 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
             }
           }
         } else if (name == "InterPodAffinity") {
+          d_.KnownFields(args, ap, {"apiVersion", "kind", "hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"});
           if (auto v = d_.Int(D::Child(args, "hardPodAffinityWeight"), ap + ".hardPodAffinityWeight", 0, 100)) {
             cfg.hard_pod_affinity_weight = static_cast<int32_t>(*v);
           }

@@ -325,6 +325,18 @@ void ObjectDecoder::DecodePod(const Node& root, Origin origin) {
         d_.String(D::Child(status, "nominatedNodeName"), "status.nominatedNodeName").value_or("");
   }
   if (pod.uid.empty()) pod.uid = pod.ns + "/" + pod.name;  // stable, unique within the input
+  Node refs = D::Child(D::Child(root, "metadata"), "ownerReferences");
+  if (refs.IsSequence()) {
+    for (const auto& ref : refs) {
+      const Node controller = D::Child(ref, "controller");
+      if (!controller.IsScalar() || controller.Scalar() != "true") continue;
+      ClusterObjects::ControllerRef c;
+      for (auto [field, value] : {std::pair{"kind", &c.kind}, {"name", &c.name}, {"uid", &c.uid}}) {
+        if (const Node v = D::Child(ref, field); v.IsScalar()) *value = v.Scalar();
+      }
+      out_.pod_controllers[pod.ns + "/" + pod.name] = std::move(c);
+    }
+  }
   out_.pods.push_back({std::move(pod), std::move(origin)});
 }
 

@@ -1,6 +1,8 @@
 // Type-checked field access over YAML and JSON trees, and Kubernetes name validation.
 #include "arbiter/manifest/decoder.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <new>
 
@@ -8,6 +10,81 @@
 #include "arbiter/manifest/value_tree.h"
 
 namespace arbiter::manifest {
+
+namespace {
+
+nlohmann::json PlainScalar(const std::string& t) {
+  if (t.empty() || t == "~" || t == "null" || t == "Null" || t == "NULL") return nullptr;
+  if (t == "true" || t == "True" || t == "TRUE") return true;
+  if (t == "false" || t == "False" || t == "FALSE") return false;
+  const char* b = t.data();
+  const char* e = b + t.size();
+  const char* digits = (*b == '-' || *b == '+') ? b + 1 : b;
+  if (digits < e && std::all_of(digits, e, [](char c) { return c >= '0' && c <= '9'; })) {
+    int64_t v = 0;
+    const auto r = std::from_chars(*b == '+' ? b + 1 : b, e, v);
+    if (r.ec == std::errc() && r.ptr == e) return v;
+    return t;  // out of int64's range: kept as written
+  }
+  // A float as YAML 1.2's core schema writes one.
+  bool digit = false, bad = false, exp = false;
+  for (const char* p = digits; p < e && !bad; ++p) {
+    if (*p >= '0' && *p <= '9') {
+      digit = true;
+    } else if (*p == '.' && !exp) {
+    } else if ((*p == 'e' || *p == 'E') && digit && !exp) {
+      exp = true;
+      if (p + 1 < e && (p[1] == '-' || p[1] == '+')) ++p;
+    } else {
+      bad = true;
+    }
+  }
+  if (digit && !bad && t.find_first_of(".eE") != std::string::npos) {
+    double v = 0;
+    const auto r = std::from_chars(*b == '+' ? b + 1 : b, e, v);
+    if (r.ec == std::errc() && r.ptr == e) return v;
+  }
+  return t;
+}
+
+}  // namespace
+
+nlohmann::json ToJson(const Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return nullptr;
+  if (n.IsMap()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& e : n) out[e.first.Scalar()] = ToJson(e.second);
+    return out;
+  }
+  if (n.IsSequence()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& e : n) out.push_back(ToJson(e));
+    return out;
+  }
+  return n.Quoted() ? nlohmann::json(n.Scalar()) : PlainScalar(n.Scalar());
+}
+
+void Decoder::Unknown(std::string_view field) {
+  if (unknown_ == UnknownFields::kIgnore) return;
+  const size_t dot = field.find_last_of('.');
+  std::string name(dot == std::string_view::npos ? field : field.substr(dot + 1));
+  const std::string message = "unknown field \"" + name + "\"";
+  if (unknown_ == UnknownFields::kError || warnings_ == nullptr) {
+    Error(field, message + " (--validate=warn reads on without it)");
+    return;
+  }
+  warnings_->push_back(prefix_ + ": " + std::string(field) + ": " + message + ", ignored");
+}
+
+void Decoder::KnownFields(const Node& map, std::string_view path, std::initializer_list<std::string_view> known) {
+  if (!map.IsMap()) return;
+  for (const auto& e : map) {
+    if (!e.first.IsScalar()) continue;
+    const std::string key = e.first.Scalar();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    Unknown(path.empty() ? key : std::string(path) + "." + key);
+  }
+}
 
 void Decoder::Error(std::string_view field, std::string_view message) {
   std::string line = prefix_;

@@ -113,6 +113,14 @@ class LazySequence {
   virtual Node Next() = 0;
 };
 
+// What a decoder does with a field its kind does not have: refuse the document (kubectl's
+// --validate=strict, the default), warn and read on, or read on silently.
+enum class UnknownFields { kError, kWarn, kIgnore };
+
+// A node as JSON (YAML's core schema resolves plain scalars: null, booleans, integers and
+// floats; quoted scalars stay strings), for the kinds kept as JSON (the workload controllers').
+nlohmann::json ToJson(const Node& n);
+
 class Decoder {
  public:
   Decoder(std::string prefix, std::vector<std::string>* errors)
@@ -124,6 +132,16 @@ class Decoder {
   // Records "PREFIX: FIELD: MESSAGE".
   void Error(std::string_view field, std::string_view message);
   size_t error_count() const { return errors_->size(); }
+  // Where unknown fields go (kWarn: into `warnings`, which must outlive the decoder).
+  void set_unknown_fields(UnknownFields mode, std::vector<std::string>* warnings) {
+    unknown_ = mode;
+    warnings_ = warnings;
+  }
+  // A field the kind does not have, at `field` (its full path): an error, a warning or nothing.
+  void Unknown(std::string_view field);
+  // Checks a mapping's keys against the fields its type has (for the kinds without a published
+  // schema: the scheduler's and the kubelet's configuration).
+  void KnownFields(const Node& map, std::string_view path, std::initializer_list<std::string_view> known);
 
   // The child `key` of a mapping, or an undefined node if absent or `node` is not a mapping.
   static Node Child(const Node& node, std::string_view key) { return node.Child(key); }
@@ -146,6 +164,8 @@ class Decoder {
 
  private:
   bool strict_strings_ = false;
+  UnknownFields unknown_ = UnknownFields::kError;
+  std::vector<std::string>* warnings_ = nullptr;
   std::string prefix_;
   std::vector<std::string>* errors_;
 };

@@ -389,7 +389,7 @@ char FirstChar(const std::string& text) {
 // How far a LoadResult had got, so that what a document added can be taken back.
 struct ResultMark {
   size_t nodes, pods, priority_classes, pdbs, namespaces, workloads, pod_groups, composite_pod_groups, pod_metrics,
-      pvcs, pvs, storage_classes, csi_nodes, errors;
+      pvcs, pvs, storage_classes, csi_nodes, workload_controllers, skipped, errors, warnings;
   bool config, kubelet_config;
 
   explicit ResultMark(const LoadResult& r)
@@ -406,7 +406,10 @@ struct ResultMark {
         pvs(r.objects.pvs.size()),
         storage_classes(r.objects.storage_classes.size()),
         csi_nodes(r.objects.csi_nodes.size()),
+        workload_controllers(r.objects.workload_controllers.size()),
+        skipped(r.objects.skipped.size()),
         errors(r.errors.size()),
+        warnings(r.warnings.size()),
         config(r.objects.config.has_value()),
         kubelet_config(r.objects.kubelet_config.has_value()) {}
 
@@ -425,6 +428,9 @@ struct ResultMark {
     o.pvs.resize(pvs);
     o.storage_classes.resize(storage_classes);
     o.csi_nodes.resize(csi_nodes);
+    o.workload_controllers.resize(workload_controllers);
+    o.skipped.resize(skipped);
+    r.warnings.resize(warnings);
     if (!config) o.config.reset();
     if (!kubelet_config) o.kubelet_config.reset();
     r.errors.resize(errors);
@@ -525,10 +531,14 @@ bool DecodeYamlText(const InputFile& file, ObjectDecoder& decoder, LoadResult& r
   return true;
 }
 
+LoadResult DecodeFiles(const std::vector<InputFile>& files, TextReader reader, UnknownFields unknown, bool check_schema);
+
 }  // namespace
 
-LoadResult Load(const std::vector<InputFile>& files, TextReader reader) {
-  LoadResult result = DecodeEach(files, reader);
+LoadResult Load(const std::vector<InputFile>& files, TextReader reader, UnknownFields unknown,
+                const std::function<void(LoadResult&)>& expand) {
+  LoadResult result = DecodeFiles(files, reader, unknown, /*check_schema=*/true);
+  if (result.errors.empty() && expand) expand(result);
   if (result.errors.empty()) {
     DropDisabledFields(result.objects);
     CheckWholeInput(result.objects, result.errors);
@@ -558,8 +568,15 @@ StatusOr<std::optional<model::LabelSelector>> DecodeLabelSelectorJson(const nloh
 }
 
 LoadResult DecodeEach(const std::vector<InputFile>& files, TextReader reader) {
+  return DecodeFiles(files, reader, UnknownFields::kError, /*check_schema=*/false);
+}
+
+namespace {
+
+LoadResult DecodeFiles(const std::vector<InputFile>& files, TextReader reader, UnknownFields unknown, bool check_schema) {
   LoadResult result;
   ObjectDecoder decoder(result.objects, result.errors);
+  decoder.set_unknown_fields(unknown, &result.warnings, check_schema);
   for (const auto& file : files) {
     decoder.set_strict_strings(file.strict_strings);
     if (reader == TextReader::kFast &&
@@ -575,5 +592,7 @@ LoadResult DecodeEach(const std::vector<InputFile>& files, TextReader reader) {
   }
   return result;
 }
+
+}  // namespace
 
 }  // namespace arbiter::manifest

@@ -4,6 +4,8 @@
 // one line naming the file, the document index, the object and the field; nothing throws.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "arbiter/base/json.h"
 
 #include "arbiter/base/status.h"
+#include "arbiter/manifest/decoder.h"
 #include "arbiter/model/objects.h"
 
 namespace arbiter::manifest {
@@ -66,11 +69,25 @@ struct ClusterObjects {
   std::vector<Sourced<model::PersistentVolume>> pvs;
   std::vector<Sourced<model::StorageClass>> storage_classes;
   std::vector<Sourced<model::CsiNode>> csi_nodes;
+  // The workload controllers' objects (apps/v1 Deployment, ReplicaSet, StatefulSet, DaemonSet;
+  // batch/v1 Job, CronJob), as JSON: what the controllers read. `plan` expands them into the
+  // pods the controllers would create (controllers/expand.h).
+  std::vector<Sourced<nlohmann::json>> workload_controllers;
+  // Each pod's controller reference (metadata.ownerReferences' entry with controller: true), by
+  // "namespace/name": which pods of the input a workload already has.
+  struct ControllerRef {
+    std::string kind, name, uid;
+  };
+  std::map<std::string, ControllerRef> pod_controllers;
+  // Objects of kinds scheduling does not read (a Service, a ConfigMap, a custom resource): read,
+  // checked against the schema where there is one, and noted.
+  std::vector<Origin> skipped;
 };
 
 struct LoadResult {
   ClusterObjects objects;
   std::vector<std::string> errors;  // one line per problem; empty on success
+  std::vector<std::string> warnings;  // unknown fields, with UnknownFields::kWarn
   bool ok() const { return errors.empty(); }
 };
 
@@ -84,7 +101,16 @@ enum class TextReader { kFast, kReference };
 // are not in the input, members of one PodGroup with different schedulerNames, and the parent
 // links of the group hierarchy (missing parents, cycles, more than
 // model::kMaxGroupHierarchyDepth levels).
-LoadResult Load(const std::vector<InputFile>& files, TextReader reader = TextReader::kFast);
+//
+// Every document is checked against its kind's schema too (schema_check.h): a field the kind
+// does not have is an error naming it, a warning, or nothing, as `unknown` says (kubectl's
+// --validate=strict|warn|ignore).
+//
+// `expand`, if given, runs between the decoding and the whole-input checks, on a clean decode:
+// what it adds (`plan`'s pods of workloads, controllers/expand.h) is checked with the rest.
+LoadResult Load(const std::vector<InputFile>& files, TextReader reader = TextReader::kFast,
+                UnknownFields unknown = UnknownFields::kError,
+                const std::function<void(LoadResult&)>& expand = nullptr);
 // Decodes every document on its own, without the checks that need the whole input (the API
 // server validates one object at a time and resolves references against its store).
 LoadResult DecodeEach(const std::vector<InputFile>& files, TextReader reader = TextReader::kFast);

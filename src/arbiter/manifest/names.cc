@@ -1,5 +1,7 @@
 #include "arbiter/manifest/names.h"
 
+#include <cstdio>
+
 #include <utility>
 
 namespace arbiter::manifest {
@@ -83,6 +85,23 @@ constexpr KindRule kRules[] = {
 };
 
 }  // namespace
+
+std::string GeneratedNameSuffix(Rng& rng) {
+  static constexpr char kChars[] = "bcdfghjklmnpqrstvwxz2456789";
+  std::string suffix;
+  for (int i = 0; i < 5; ++i) suffix += kChars[rng.Uniform(sizeof kChars - 1)];
+  return suffix;
+}
+
+std::string GeneratedUid(Rng& rng) {
+  const uint64_t a = rng.Next(), b = rng.Next();
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xfff),
+                static_cast<unsigned>(0x8000 | ((b >> 48) & 0x3fff)),
+                static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return buf;
+}
 
 NameRule NameRuleOf(std::string_view kind) {
   for (const KindRule& r : kRules) {

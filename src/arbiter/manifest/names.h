@@ -19,10 +19,17 @@
 #include <vector>
 
 #include "arbiter/base/json.h"
+#include "arbiter/base/rng.h"
 
 namespace arbiter::manifest {
 
 enum class NameRule { kDnsSubdomain, kDnsLabel, kDns1035Label, kPathSegment };
+
+// The five characters a generateName gets (apiserver's names.SimpleNameGenerator: consonants
+// and digits that spell no words), drawn from `rng`.
+std::string GeneratedNameSuffix(Rng& rng);
+// A metadata.uid as the API server gives one: a version-4 UUID, drawn from `rng`.
+std::string GeneratedUid(Rng& rng);
 
 // The rule `kind`'s metadata.name follows (kDnsSubdomain for a kind the table does not name).
 NameRule NameRuleOf(std::string_view kind);

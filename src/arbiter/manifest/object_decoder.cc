@@ -1,6 +1,8 @@
 // The dispatch on kind (and Lists), for every document.
 #include "arbiter/manifest/object_decoder.h"
 
+#include "arbiter/manifest/schema_check.h"
+
 namespace arbiter::manifest::internal {
 
 using model::Quantity;
@@ -25,7 +27,29 @@ constexpr KindInfo kKinds[] = {
     {"PersistentVolume", "v1"},
     {"StorageClass", "storage.k8s.io/v1"},
     {"CSINode", "storage.k8s.io/v1"},
+    // The workload controllers' kinds, kept as JSON for `plan`'s expansion.
+    {"Deployment", "apps/v1"},
+    {"ReplicaSet", "apps/v1"},
+    {"StatefulSet", "apps/v1"},
+    {"DaemonSet", "apps/v1"},
+    {"Job", "batch/v1"},
+    {"CronJob", "batch/v1"},
 };
+
+bool IsWorkloadController(std::string_view kind) {
+  return kind == "Deployment" || kind == "ReplicaSet" || kind == "StatefulSet" || kind == "DaemonSet" ||
+         kind == "Job" || kind == "CronJob";
+}
+
+// The API groups whose kinds Arbiter reads: a kind of these it does not know is a mistake (a
+// typo in `kind:`), while kinds of other groups (custom resources, networking) are noted.
+bool ReadGroup(std::string_view api_version) {
+  const size_t slash = api_version.find('/');
+  const std::string_view group = slash == std::string_view::npos ? std::string_view() : api_version.substr(0, slash);
+  return group.empty() || group == "apps" || group == "batch" || group == "policy" || group == "scheduling.k8s.io" ||
+         group == "storage.k8s.io" || group == "kubescheduler.config.k8s.io" || group == "kubelet.config.k8s.io" ||
+         group == "metrics.k8s.io";
+}
 
 void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
   d_.set_prefix(origin.ToString());
@@ -66,6 +90,21 @@ void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
   for (const auto& k : kKinds) {
     if (k.kind == *kind) info = &k;
   }
+  if (info == nullptr && api && !api->empty()) {
+    // Not a kind scheduling reads: noted, and checked against its schema where there is one.
+    const google::protobuf::Descriptor* m = SchemaMessageOf(*api, *kind);
+    if (m != nullptr || !ReadGroup(*api)) {
+      origin.kind = *kind;
+      Node md = D::Child(root, "metadata");
+      Node name = D::Child(md, "name");
+      Node nsn = D::Child(md, "namespace");
+      if (name.IsScalar()) origin.object = nsn.IsScalar() ? nsn.Scalar() + "/" + name.Scalar() : name.Scalar();
+      d_.set_prefix(origin.ToString());
+      if (m != nullptr && check_schema_) CheckSchemaFields(root, m, d_);
+      out_.skipped.push_back(std::move(origin));
+      return;
+    }
+  }
   if (info == nullptr) {
     std::string known;
     for (const auto& k : kKinds) known += (known.empty() ? "" : ", ") + std::string(k.kind);
@@ -79,7 +118,7 @@ void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
   if (name.IsScalar()) {
     const bool namespaced = *kind == "Pod" || *kind == "PodDisruptionBudget" || *kind == "Workload" ||
                             *kind == "PodGroup" || *kind == "CompositePodGroup" || *kind == "PodMetrics" ||
-                            *kind == "PersistentVolumeClaim";
+                            *kind == "PersistentVolumeClaim" || IsWorkloadController(*kind);
     std::string ns = "default";
     if (Node nsn = D::Child(md, "namespace"); nsn.IsScalar()) ns = nsn.Scalar();
     origin.object = namespaced ? ns + "/" + name.Scalar() : name.Scalar();
@@ -94,7 +133,12 @@ void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
                                std::string(info->api_version) + ")");
     return;
   }
-  if (*kind == "Node") {
+  if (check_schema_) {
+    if (const google::protobuf::Descriptor* m = SchemaMessageOf(*api, *kind)) CheckSchemaFields(root, m, d_);
+  }
+  if (IsWorkloadController(*kind)) {
+    DecodeWorkloadController(root, origin);
+  } else if (*kind == "Node") {
     DecodeNode(root, origin);
   } else if (*kind == "Pod") {
     DecodePod(root, origin);
@@ -125,6 +169,16 @@ void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
   } else {
     DecodeCompositePodGroup(root, origin);
   }
+}
+
+void ObjectDecoder::DecodeWorkloadController(const Node& root, Origin origin) {
+  const size_t errors = d_.error_count();
+  DecodeMeta(root, /*namespaced=*/true);
+  if (d_.error_count() != errors) return;
+  nlohmann::json object = ToJson(root);
+  nlohmann::json& md = object["metadata"];
+  if (!md.contains("namespace") || !md["namespace"].is_string()) md["namespace"] = "default";
+  out_.workload_controllers.push_back({std::move(object), std::move(origin)});
 }
 
 void ObjectDecoder::DecodeReported(const Node& root, const Origin& origin, int list_depth) {

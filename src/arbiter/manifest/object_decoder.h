@@ -34,6 +34,12 @@ class ObjectDecoder {
  public:
   ObjectDecoder(ClusterObjects& out, std::vector<std::string>& errors) : out_(out), d_("", &errors) {}
   void set_strict_strings(bool strict) { d_.set_strict_strings(strict); }
+  // Unknown fields: what becomes of them, and whether documents are checked against their
+  // kinds' schemas at all (`plan`'s input; the API checks its requests itself).
+  void set_unknown_fields(UnknownFields mode, std::vector<std::string>* warnings, bool check_schema) {
+    d_.set_unknown_fields(mode, warnings);
+    check_schema_ = check_schema;
+  }
 
   // `list_depth` counts the Lists around `root`.
   void Decode(const Node& root, Origin origin, int list_depth = 0);
@@ -56,6 +62,8 @@ class ObjectDecoder {
   };
 
   Meta DecodeMeta(const Node& root, bool namespaced);
+  void DecodeWorkloadController(const Node& root, Origin origin);
+  bool check_schema_ = false;
   void DecodeNode(const Node& root, Origin origin);
   void DecodePod(const Node& root, Origin origin);
   void DecodePriorityClass(const Node& root, Origin origin);

@@ -3,17 +3,16 @@
 
 #include <string>
 
+#include "arbiter/model/node_eligibility.h"
 #include "arbiter/model/objects.h"
 #include "arbiter/state/cluster_cache.h"
 
 namespace arbiter::sched::plugins {
 
-// True if the node matches the pod's nodeSelector and required node affinity
-// (component-helpers nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)).
-bool MatchesRequiredNodeAffinity(const model::Pod& pod, const model::Node& node);
-
-// True if every NoSchedule / NoExecute taint of the node is tolerated by the pod.
-bool ToleratesNoScheduleTaints(const model::Pod& pod, const model::Node& node);
+// Node eligibility (nodeSelector, required node affinity, NoSchedule taints) is the model's
+// rule: model/node_eligibility.h.
+using model::MatchesRequiredNodeAffinity;
+using model::ToleratesNoScheduleTaints;
 
 // A namespace's labels as the API server keeps them: the declared labels plus
 // kubernetes.io/metadata.name, which every namespace carries.

@@ -1,9 +1,10 @@
 // The API's types, one description for every use: Kubernetes' published protobuf messages
-// (schema/*.proto, compiled into the binary as a descriptor set with their comments) give
+// (proto/*.proto, compiled into the binary as a descriptor set with their comments) give
 //   * the protobuf wire format of request and response bodies (protobuf_codec.h),
 //   * the /openapi/v2 and /openapi/v3 documents that kubectl validates with and explains
 //     (openapi.h), and
-//   * server-side field validation: which fields an object may carry (field_validation.h).
+//   * server-side field validation: which fields an object may carry (api/field_validation.h),
+//   * and `plan`'s strict decoding of its input (manifest/schema_check.h).
 // Field names are the JSON names. Each field's comment gives its description and upstream's
 // marker tags (+optional, +required, +patchMergeKey=, +patchStrategy=, +listType=,
 // +listMapKey=, +mapType=, and +inline for Go's embedded structs), which this registry parses
@@ -17,7 +18,7 @@
 
 #include <google/protobuf/descriptor.h>
 
-namespace arbiter::api {
+namespace arbiter::schema {
 
 namespace pb = google::protobuf;
 
@@ -81,4 +82,8 @@ class ApiSchema {
   std::string empty_;
 };
 
-}  // namespace arbiter::api
+// The protobuf message of a kind of an API group and version: "k8s.io.api.core.v1.Pod" for
+// ("", "v1", "Pod"), "k8s.io.api.apps.v1.Deployment" for ("apps", "v1", "Deployment").
+std::string ProtoMessageName(std::string_view group, std::string_view version, std::string_view kind);
+
+}  // namespace arbiter::schema

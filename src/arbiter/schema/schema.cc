@@ -1,4 +1,4 @@
-#include "arbiter/api/schema.h"
+#include "arbiter/schema/schema.h"
 
 #include <google/protobuf/descriptor.pb.h>
 
@@ -6,11 +6,11 @@
 #include <sstream>
 #include <stdexcept>
 
-// The descriptor set of schema/*.proto, embedded at build time (cmake/EmbedFile.cmake).
+// The descriptor set of proto/*.proto, embedded at build time (cmake/EmbedFile.cmake).
 extern const unsigned char kArbiterApiSchema[];
 extern const unsigned long kArbiterApiSchemaSize;
 
-namespace arbiter::api {
+namespace arbiter::schema {
 
 namespace {
 
@@ -164,4 +164,17 @@ std::string ApiSchema::OpenApiName(const pb::Descriptor* m) {
   return n;
 }
 
-}  // namespace arbiter::api
+std::string ProtoMessageName(std::string_view group, std::string_view version, std::string_view kind) {
+  const std::string v(version), k(kind);
+  if (group.empty()) {
+    if (kind == "Status" || kind == "DeleteOptions" || kind == "WatchEvent") {
+      return "k8s.io.apimachinery.pkg.apis.meta.v1." + k;
+    }
+    return "k8s.io.api.core." + v + "." + k;
+  }
+  if (group == "metrics.k8s.io") return "k8s.io.metrics.pkg.apis.metrics." + v + "." + k;
+  const std::string_view first = group.substr(0, group.find('.'));
+  return "k8s.io.api." + std::string(first) + "." + v + "." + k;
+}
+
+}  // namespace arbiter::schema
