@@ -1,5 +1,8 @@
 // The `arbiter` binary: parses flags and dispatches to a subcommand. No logic lives here.
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -155,6 +158,42 @@ int main(int argc, char** argv) {
 
   CLI::App* version_cmd = app.add_subcommand("version", "Print the version");
 
+  // A mistyped command: name it and the closest one, rather than CLI11's "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string given = argv[1];
+    std::string names, closest;
+    size_t best = 3;  // suggest within two edits
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      const std::string& name = sub->get_name();
+      if (name == given) {
+        best = 0;
+        break;
+      }
+      names += (names.empty() ? "" : ", ") + name;
+      // Levenshtein distance.
+      std::vector<size_t> row(name.size() + 1);
+      for (size_t j = 0; j <= name.size(); ++j) row[j] = j;
+      for (size_t i = 1; i <= given.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= name.size(); ++j) {
+          const size_t up = row[j];
+          row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (given[i - 1] == name[j - 1] ? 0 : 1)});
+          diag = up;
+        }
+      }
+      if (row[name.size()] < best) {
+        best = row[name.size()];
+        closest = name;
+      }
+    }
+    if (best != 0) {
+      std::cerr << "arbiter: unknown command \"" << given << "\""
+                << (closest.empty() ? "" : " (did you mean \"" + closest + "\"?)") << "; the commands are " << names
+                << "\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

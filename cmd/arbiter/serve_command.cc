@@ -30,6 +30,14 @@
 namespace arbiter::cmd {
 
 int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
+  // Block the shutdown signals in every thread, before any starts (the stores start threads of
+  // their own, which would otherwise take a signal's default action and end the process without
+  // a word); one thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   (void)out;
   auto listen = api::ParseListenAddress(flags.listen);
   if (!listen.ok()) {
@@ -126,16 +134,13 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   // A client that goes away mid-response (a watch ended with ^C, a timed-out request) must cost
   // that connection only: writes to it fail with EPIPE instead of killing the process.
   std::signal(SIGPIPE, SIG_IGN);
-  // Block the shutdown signals in every thread; one thread waits for them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   SystemClock clock;
   api::ApiServer server(*st, clock, flags.seed ^ static_cast<uint64_t>(clock.Now()), {});
   api::InstallAdmission(server);
+  // The simulated containers' logs: the node simulator writes them, pods/log serves them.
+  api::ContainerLogs container_logs;
+  server.SetContainerLogs(&container_logs);
   api::Authorizer authorizer(*st);
   if (!http.tokens.empty()) {
     http.authorizer = &authorizer;
@@ -168,6 +173,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     lo.kubelet = loaded.objects.kubelet_config->object;
   }
   lo.simulate_nodes = !flags.no_simulate_nodes;
+  lo.nodes.logs = &container_logs;
   {
     auto run = ParseGoDurationNanos(flags.default_run_duration);
     if (!run.ok() || *run < 0) {
@@ -225,6 +231,24 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     return api::Response{a.code, std::move(a.content_type), std::move(a.body), nullptr, {}};
   };
   httpd.AddRoute("/ui", dashboard_route);
+  // The server's root: a browser is led to the dashboard; a client gets kube-apiserver's list
+  // of paths.
+  httpd.AddRoute(
+      "/",
+      [](const api::Request& r) {
+        auto accept = r.headers.find("accept");
+        if (accept != r.headers.end() && accept->second.find("text/html") != std::string::npos) {
+          return api::Response{200, "text/html; charset=utf-8",
+                               "<!doctype html><meta http-equiv=\"refresh\" content=\"0; url=/ui/\">"
+                               "<title>Arbiter</title><a href=\"/ui/\">Arbiter's dashboard</a>\n",
+                               nullptr,
+                               {}};
+        }
+        const nlohmann::json paths = {{"paths", {"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
+                                                 "/openapi/v2", "/openapi/v3", "/readyz", "/ui/", "/version"}}};
+        return api::Response{200, "application/json", paths.dump(2) + "\n", nullptr, {}};
+      },
+      /*exact=*/true);
   httpd.AddRoute("/apis/arbiter.dev/", dashboard_route);
   std::atomic<bool> loop_healthy{true};
   std::atomic<bool> leading_now{false};  // the control thread's view, for the HTTP threads
@@ -265,6 +289,13 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   Log(err, 'I', "Serving", "address=\"" + listen->AuthorityWithPort(httpd.port()) + "\" store=\"" + flags.store +
                                "\" dataDir=\"" + flags.data_dir + "\" tls=" + (http.tls_cert_file.empty() ? "false" : "true") +
                                " authentication=" + (http.tokens.empty() ? "false" : "true") + " leaderElection=" + (elect ? "true" : "false"));
+  {
+    api::ListenAddress browse = *listen;
+    if (api::IsWildcardHost(browse.host)) browse.host = browse.host.find(':') != std::string::npos ? "::1" : "127.0.0.1";
+    const std::string url = std::string(http.tls_cert_file.empty() ? "http://" : "https://") +
+                            browse.AuthorityWithPort(httpd.port()) + "/ui/";
+    Log(err, 'I', "The dashboard: " + url, "url=\"" + url + "\"");
+  }
   Log(err, 'I', "kubectl reaches this server with its own kubeconfig: export KUBECONFIG=" + kubeconfig,
       "kubeconfig=\"" + kubeconfig + "\"");
   std::atomic<bool> stop{false};

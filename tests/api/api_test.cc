@@ -1025,6 +1025,21 @@ TEST_F(ApiServerTest, PodTableCellsOfAPendingPod) {
             Json::array({"web", "0/1", "Pending", "0", "45s", "<none>", "<none>", "<none>", "<none>"}));
 }
 
+TEST_F(ApiServerTest, NodeTableShowsRolesAndAddressesAsKubectlWide) {
+  ASSERT_EQ(Post("/api/v1/nodes", {{"apiVersion", "v1"},
+                                   {"kind", "Node"},
+                                   {"metadata", {{"name", "n9"}, {"labels", {{"node-role.kubernetes.io/worker", ""}}}}},
+                                   {"status", {{"addresses", Json::array({{{"type", "Hostname"}, {"address", "n9"}},
+                                                                          {{"type", "InternalIP"}, {"address", "10.0.0.9"}}})}}}})
+                .code,
+            201);
+  Json t = Parse(Get("/api/v1/nodes/n9", {}, {{"accept", kTableAccept}}));
+  ASSERT_EQ(t["rows"].size(), 1u);
+  EXPECT_EQ(t["rows"][0]["cells"][2], "worker");
+  EXPECT_EQ(t["rows"][0]["cells"][5], "10.0.0.9");
+  EXPECT_EQ(t["rows"][0]["cells"][6], "<none>");
+}
+
 TEST_F(ApiServerTest, PodTableShowsTerminatingPods) {
   CreatePod("web");
   BindPod("web", "n1");

@@ -134,7 +134,7 @@ TEST(PlanCli, InvalidInputExitsTwoWithOneLinePerProblemAndNothingOnStdout) {
 TEST(PlanCli, MissingFileExitsTwo) {
   CliRun r = Arbiter("plan -f /nonexistent/cluster.yaml");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("/nonexistent/cluster.yaml: cannot open file"), std::string::npos);
+  EXPECT_NE(r.err.find("/nonexistent/cluster.yaml: cannot open file: No such file or directory"), std::string::npos);
 }
 
 TEST(PlanCli, InputBeyondTheSizeLimitIsRefusedWithTheFlagToRaiseIt) {
@@ -383,6 +383,21 @@ TEST(PlanCli, PlansTheExampleDeploymentAndNotesWhatItExpandedAndSkipped) {
   CliRun typo = Arbiter("plan -f -", std::string(kNode) + "---\napiVersion: apps/v1\nkind: Deploymnet\nmetadata: {name: d}\n");
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.err.find("unknown kind \"Deploymnet\""), std::string::npos) << typo.err;
+}
+
+TEST(PlanCli, SmallMistakesAreNamedWithTheirFix) {
+  CliRun typo = Arbiter("plna -f x.yaml");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.err, "arbiter: unknown command \"plna\" (did you mean \"plan\"?); the commands are plan, bench, serve, "
+                      "schedule, version\n");
+  CliRun nomad = Arbiter("plan -f " + arbiter::testing::SourceDir() + "/examples/nomad/job.json");
+  EXPECT_EQ(nomad.exit_code, 2);
+  EXPECT_NE(nomad.err.find("kind: is required (this looks like a Nomad file: plan it with --nomad"), std::string::npos)
+      << nomad.err;
+  CliRun down = Arbiter("plan --server http://127.0.0.1:1 -f " + Example());
+  EXPECT_EQ(down.exit_code, 2);
+  EXPECT_NE(down.err.find("connection refused or the host unreachable: is the API server running there?"), std::string::npos)
+      << down.err;
 }
 
 }  // namespace

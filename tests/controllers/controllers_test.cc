@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "arbiter/api/admission.h"
+#include "arbiter/api/container_logs.h"
 #include "arbiter/api/server.h"
 #include "arbiter/controllers/controller_manager.h"
 #include "arbiter/controllers/cron_schedule.h"
@@ -32,6 +33,8 @@ class Cluster {
     controlplane::LoopOptions o;
     o.seed = 1;
     o.nodes.default_run_duration = default_run;
+    o.nodes.logs = &logs_;
+    server_.SetContainerLogs(&logs_);
     if (controllers) {
       AddDefaultControllers(manager_);
       o.controllers = &manager_;
@@ -43,7 +46,16 @@ class Cluster {
                      const std::string& content_type = "application/json") {
     api::Request r;
     r.method = method;
-    r.path = path;
+    r.path = path.substr(0, path.find('?'));
+    if (const size_t q = path.find('?'); q != std::string::npos) {
+      std::string rest = path.substr(q + 1);
+      while (!rest.empty()) {
+        const std::string pair = rest.substr(0, rest.find('&'));
+        rest = pair.size() < rest.size() ? rest.substr(pair.size() + 1) : "";
+        const size_t eq = pair.find('=');
+        r.query[pair.substr(0, eq)] = eq == std::string::npos ? "" : pair.substr(eq + 1);
+      }
+    }
     if (!body.is_null()) {
       r.body = body.dump();
       r.headers["content-type"] = content_type;
@@ -109,6 +121,7 @@ class Cluster {
   ControllerManager& manager() { return manager_; }
 
  private:
+  api::ContainerLogs logs_;  // before the server and the loop that use it
   std::unique_ptr<store::Store> store_;
   VirtualClock clock_;
   api::ApiServer server_;
@@ -426,6 +439,71 @@ TEST(SimulatedWork, APodWithARunDurationSucceedsOrFailsWithItsExitCodeAndAnAlway
   Json server = c.Must("GET", "/api/v1/namespaces/default/pods/server");
   EXPECT_EQ(StringAt(server, {"status", "phase"}), "Running");
   EXPECT_GE(server["status"]["containerStatuses"][0].value("restartCount", 0), 1);
+}
+
+TEST(SimulatedContainers, LogsTellTheLifeOfEachContainerWithTailPreviousAndTimestamps) {
+  Cluster c;
+  c.Node("n1");
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "loop"}, {"annotations", {{"arbiter.dev/run-duration", "2s"}, {"arbiter.dev/exit-code", "1"}}}}},
+              {"spec", PodTemplate({}, "loop:1")["spec"]}};
+  pod["spec"]["restartPolicy"] = "OnFailure";
+  c.Must("POST", "/api/v1/namespaces/default/pods", pod);
+  const std::string path = "/api/v1/namespaces/default/pods/loop";
+  ASSERT_TRUE(c.RunUntil([&] {
+    const Json p = c.Must("GET", path);
+    return p["status"].contains("containerStatuses") && p["status"]["containerStatuses"][0].value("restartCount", 0) >= 1;
+  }));
+  api::Response log = c.Call("GET", path + "/log");
+  EXPECT_EQ(log.code, 200) << log.body;
+  EXPECT_EQ(log.content_type, "text/plain");
+  EXPECT_EQ(log.body, "restarted (restartPolicy OnFailure; restart 1)\nsimulated work: running for 2s, then exiting\n");
+  api::Response prev = c.Call("GET", path + "/log?previous=true");
+  EXPECT_EQ(prev.body,
+            "started on simulated node n1 (image loop:1)\nsimulated work: running for 2s, then exiting\n"
+            "simulated work done: exiting with code 1\n");
+  EXPECT_EQ(c.Call("GET", path + "/log?previous=true&tailLines=1").body, "simulated work done: exiting with code 1\n");
+  EXPECT_TRUE(c.Call("GET", path + "/log?timestamps=true").body.starts_with("20")) << "an RFC 3339 time first";
+  EXPECT_EQ(c.Call("GET", path + "/log?limitBytes=9").body, "restarted");
+  // Deleted: SIGTERM with its grace period goes to the log before the pod goes.
+  c.Must("DELETE", path, {{"gracePeriodSeconds", 30}});
+  c.Run(1);
+  EXPECT_NE(c.Call("GET", path + "/log").body.find("received SIGTERM: the pod is being deleted; 30s to exit before SIGKILL"),
+            std::string::npos);
+  // Errors, as kube-apiserver words them.
+  EXPECT_EQ(c.Call("GET", path + "/log?container=nope").body.find("container nope is not valid for pod loop") == std::string::npos,
+            false);
+  EXPECT_EQ(c.Call("GET", path + "/log?tailLines=-1").code, 400);
+  EXPECT_EQ(c.Call("GET", "/api/v1/namespaces/default/pods/absent/log").code, 404);
+}
+
+TEST(SimulatedContainers, ExecAttachAndPortForwardSayTheNodeIsSimulatedAndEphemeralContainersAreAccepted) {
+  Cluster c;
+  c.Node("n1");
+  c.Must("POST", "/api/v1/namespaces/default/pods",
+         {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "web"}}}, {"spec", PodTemplate({})["spec"]}});
+  c.Run(2);
+  for (const char* sub : {"exec", "attach", "portforward"}) {
+    api::Response r = c.Call("POST", std::string("/api/v1/namespaces/default/pods/web/") + sub);
+    EXPECT_EQ(r.code, 400) << sub;
+    Json status = Json::parse(r.body);
+    EXPECT_NE(status["message"].get<std::string>().find("a node Arbiter simulates"), std::string::npos) << r.body;
+    EXPECT_EQ(status["details"]["name"], "web") << r.body;
+    EXPECT_EQ(status["details"]["kind"], "pods") << r.body;
+  }
+  // kubectl debug adds an ephemeral container through its subresource: only that field changes.
+  Json patched = c.Must("PATCH", "/api/v1/namespaces/default/pods/web/ephemeralcontainers",
+                        {{"spec", {{"ephemeralContainers", Json::array({{{"name", "debugger"}, {"image", "busybox"}}})},
+                                   {"nodeName", "elsewhere"}}},
+                         {"metadata", {{"labels", {{"x", "y"}}}}}},
+                        "application/strategic-merge-patch+json");
+  EXPECT_EQ(patched["spec"]["ephemeralContainers"][0]["name"], "debugger");
+  EXPECT_EQ(patched["spec"]["nodeName"], "n1");
+  EXPECT_FALSE(patched["metadata"].contains("labels"));
+  // A subresource that does not exist names the object, so that clients can read the Status.
+  Json missing = Json::parse(c.Call("GET", "/api/v1/namespaces/default/pods/web/nothing").body);
+  EXPECT_EQ(missing["details"]["name"], "web");
 }
 
 TEST(PodsToDelete, UnassignedPendingNotReadyCheaperDoubledUpAndNewerGoFirst) {

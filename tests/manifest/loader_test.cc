@@ -181,7 +181,7 @@ TEST(LoaderTest, ReadInputFileReadsAFileAndReportsAMissingOne) {
   auto missing = ReadInputFile(path.string());
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(missing.status().message(), path.string() + ": cannot open file");
+  EXPECT_EQ(missing.status().message(), path.string() + ": cannot open file: No such file or directory");
 }
 
 // --- requests -----------------------------------------------------------------------------------

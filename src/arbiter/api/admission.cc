@@ -216,7 +216,7 @@ Status CheckQuotas(const Json& pod, const std::string& ns, store::Store& store) 
 // kube-apiserver's ValidatePodUpdate: after creation a pod's spec changes only in the few ways
 // upstream allows (container and init container images, activeDeadlineSeconds set or lowered,
 // tolerations added, terminationGracePeriodSeconds from negative to 1, scheduling gates
-// removed). nodeName changes only through the binding subresource, resources only through
+// removed, ephemeral containers added). nodeName changes only through the binding subresource, resources only through
 // resize, which Arbiter does not serve. Anything else is the upstream Forbidden error on `spec`.
 Status ValidatePodUpdate(const Json& pod, const Json& old) {
   const Json& next = pod["spec"];
@@ -250,6 +250,15 @@ Status ValidatePodUpdate(const Json& pod, const Json& old) {
       kept = kept && found;
     }
     if (kept) allowed["tolerations"] = next["tolerations"];
+  }
+  // Ephemeral containers are added (never changed or removed), as the ephemeralcontainers
+  // subresource allows (`kubectl debug`). Arbiter's admission does not see which path a write
+  // came by: the main resource may add them too, where upstream sends it to the subresource.
+  if (next.contains("ephemeralContainers") && next["ephemeralContainers"].is_array()) {
+    const Json had = allowed.value("ephemeralContainers", Json::array());
+    bool prefix = had.is_array() && had.size() <= next["ephemeralContainers"].size();
+    for (size_t i = 0; prefix && i < had.size(); ++i) prefix = had[i] == next["ephemeralContainers"][i];
+    if (prefix) allowed["ephemeralContainers"] = next["ephemeralContainers"];
   }
   if (next.value("terminationGracePeriodSeconds", Json()) == Json(1) && allowed.contains("terminationGracePeriodSeconds") &&
       allowed["terminationGracePeriodSeconds"].is_number_integer() && allowed["terminationGracePeriodSeconds"].get<int64_t>() < 0) {

@@ -262,7 +262,12 @@ struct HttpServer::Impl {
   };
   std::vector<Check> ready_checks;
   std::function<std::string()> metrics;
-  std::vector<std::pair<std::string, RouteHandler>> routes;
+  struct Route {
+    std::string prefix;
+    RouteHandler handler;
+    bool exact = false;
+  };
+  std::vector<Route> routes;
   std::atomic<bool> stopping{false};
   std::atomic<uint64_t> requests{0};
   std::atomic<uint64_t> connections{0};
@@ -520,9 +525,9 @@ struct HttpServer::Impl {
       }
       const RouteHandler* route = nullptr;
       if (r.method == "GET") {
-        for (const auto& [prefix, handler] : routes) {
-          if (r.path.starts_with(prefix)) {
-            route = &handler;
+        for (const Route& candidate : routes) {
+          if (candidate.exact ? r.path == candidate.prefix : r.path.starts_with(candidate.prefix)) {
+            route = &candidate.handler;
             break;
           }
         }
@@ -640,8 +645,8 @@ void HttpServer::AddReadyCheck(std::string name, std::function<bool()> check, bo
 
 void HttpServer::SetMetrics(std::function<std::string()> metrics) { impl_->metrics = std::move(metrics); }
 
-void HttpServer::AddRoute(std::string prefix, RouteHandler handler) {
-  impl_->routes.emplace_back(std::move(prefix), std::move(handler));
+void HttpServer::AddRoute(std::string prefix, RouteHandler handler, bool exact) {
+  impl_->routes.push_back({std::move(prefix), std::move(handler), exact});
 }
 
 int HttpServer::port() const { return impl_->bound_port; }

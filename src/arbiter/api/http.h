@@ -64,10 +64,11 @@ class HttpServer {
   // Prometheus text appended to /metrics.
   void SetMetrics(std::function<std::string()> metrics);
   // Serves GET requests whose path is `prefix` or starts with it (the dashboard's page
-  // and its endpoints) with `handler`, after authentication and authorisation like any API
-  // request, on the worker pool. Routes are tried in the order added, before the API.
+  // and its endpoints), or with `exact` is `prefix` alone, with `handler`, after authentication
+  // and authorisation like any API request, on the worker pool. Routes are tried in the order
+  // added, before the API.
   using RouteHandler = std::function<Response(const Request&)>;
-  void AddRoute(std::string prefix, RouteHandler handler);
+  void AddRoute(std::string prefix, RouteHandler handler, bool exact = false);
   // Binds the port; then Serve() blocks until Stop().
   Status Bind();
   int port() const;

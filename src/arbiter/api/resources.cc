@@ -12,7 +12,7 @@ std::vector<ResourceInfo> Build() {
   return {
       {"", "v1", "namespaces", "namespace", "Namespace", false, {"ns"}, {"status", "finalize"}, true, ""},
       {"", "v1", "nodes", "node", "Node", false, {"no"}, {"status"}, true, ""},
-      {"", "v1", "pods", "pod", "Pod", true, {"po"}, {"status", "binding", "eviction"}, true, ""},
+      {"", "v1", "pods", "pod", "Pod", true, {"po"}, {"status", "binding", "eviction", "log", "exec", "attach", "portforward", "proxy", "ephemeralcontainers"}, true, ""},
       {"", "v1", "events", "event", "Event", true, {"ev"}, {}, false, ""},
       {"", "v1", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true, {"pvc"}, {"status"},
        true, ""},
@@ -160,11 +160,21 @@ Json ResourceList(std::string_view group, std::string_view version) {
     }
     list["resources"].push_back(entry);
     for (auto sub : r.subresources) {
-      Json sub_verbs = sub == "status" || sub == "scale" ? Json{"get", "patch", "update"}
-                       : sub == "finalize"                 ? Json{"update"}
-                                                           : Json{"create"};
-      std::string kind = sub == "binding" ? "Binding" : sub == "eviction" ? "Eviction" : sub == "scale" ? "Scale"
-                                                                                                       : std::string(r.kind);
+      // Upstream's discovery: the verbs and kind of each subresource.
+      Json sub_verbs = sub == "status" || sub == "scale" || sub == "ephemeralcontainers" ? Json{"get", "patch", "update"}
+                       : sub == "finalize"                                               ? Json{"update"}
+                       : sub == "log"                                                    ? Json{"get"}
+                       : sub == "exec" || sub == "attach" || sub == "portforward"        ? Json{"create", "get"}
+                       : sub == "proxy" ? Json{"create", "delete", "get", "patch", "update"}
+                                        : Json{"create"};
+      std::string kind = sub == "binding"       ? "Binding"
+                         : sub == "eviction"    ? "Eviction"
+                         : sub == "scale"       ? "Scale"
+                         : sub == "exec"        ? "PodExecOptions"
+                         : sub == "attach"      ? "PodAttachOptions"
+                         : sub == "portforward" ? "PodPortForwardOptions"
+                         : sub == "proxy"       ? "PodProxyOptions"
+                                                : std::string(r.kind);
       std::string gv = sub == "eviction" ? "policy/v1" : sub == "scale" ? "autoscaling/v1" : "";
       Json s = {{"name", std::string(r.resource) + "/" + std::string(sub)},
                 {"singularName", ""},

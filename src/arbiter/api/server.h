@@ -23,6 +23,7 @@
 #include "arbiter/base/json.h"
 
 #include "arbiter/api/authz.h"
+#include "arbiter/api/container_logs.h"
 #include "arbiter/api/resources.h"
 #include "arbiter/api/selectors.h"
 #include "arbiter/base/rng.h"
@@ -86,6 +87,8 @@ class ApiServer {
   void AddAdmission(AdmissionHook hook) { admission_.push_back(std::move(hook)); }
   // RBAC for SelfSubjectAccessReview and the escalation check on RBAC writes (authentication on).
   void SetAuthorizer(Authorizer* authorizer) { authorizer_ = authorizer; }
+  // The simulated containers' logs pods/log serves (none: pods/log answers that there is none).
+  void SetContainerLogs(const ContainerLogs* logs) { logs_ = logs; }
   Response Handle(const Request& request);
 
   // One line of a watch stream for `event` (as a Table row when the watch asked for tables).
@@ -105,6 +108,10 @@ class ApiServer {
   Response HandleUnchecked(const Request& r);
   Response Discovery(const Request& r, bool* handled);
   Response Get(const Request& r, const Target& t);
+  // pods/log, from the simulated containers' logs; pods/exec, attach, portforward and proxy,
+  // answered with a Status saying what a simulated node cannot do.
+  Response PodLog(const Request& r, const Target& t);
+  Response SimulatedNode(const Request& r, const Target& t);
   Response List(const Request& r, const Target& t);
   Response Watch(const Request& r, const Target& t);
   Response Create(const Request& r, const Target& t);
@@ -162,6 +169,7 @@ class ApiServer {
   Options options_;
   std::mutex rng_mu_;
   Authorizer* authorizer_ = nullptr;
+  const ContainerLogs* logs_ = nullptr;
   // The JSON lines of recent events by revision: an event goes to every watcher of its
   // resource, and is serialised once for all of them.
   mutable std::mutex lines_mu_;

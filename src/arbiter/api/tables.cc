@@ -289,8 +289,27 @@ Json Cells(const std::string& resource, const Json& o, Timestamp now) {
             "<none>"};
   }
   if (resource == "nodes") {
-    return {name, NodeStatus(o), "<none>", Age(o, now), Str(At(o, {"status", "nodeInfo", "kubeletVersion"}), ""),
-            "<none>", "<none>", Str(At(o, {"status", "nodeInfo", "osImage"}), "<unknown>"),
+    // The first address of each type, as kubectl's node printer (ROLES from the node-role labels).
+    auto address = [&o](const char* type) -> std::string {
+      const Json& list = At(o, {"status", "addresses"});
+      if (list.is_array()) {
+        for (const Json& a : list) {
+          if (a.is_object() && a.value("type", "") == type && a.contains("address")) return Str(a["address"], "<none>");
+        }
+      }
+      return "<none>";
+    };
+    std::string roles;
+    if (const Json& labels = At(o, {"metadata", "labels"}); labels.is_object()) {
+      for (const auto& [k, v] : labels.items()) {
+        std::string role;
+        if (k.starts_with("node-role.kubernetes.io/")) role = k.substr(24);
+        if (k == "kubernetes.io/role" && v.is_string()) role = v.get<std::string>();
+        if (!role.empty()) roles += (roles.empty() ? "" : ",") + role;
+      }
+    }
+    return {name, NodeStatus(o), roles.empty() ? "<none>" : roles, Age(o, now), Str(At(o, {"status", "nodeInfo", "kubeletVersion"}), ""),
+            address("InternalIP"), address("ExternalIP"), Str(At(o, {"status", "nodeInfo", "osImage"}), "<unknown>"),
             Str(At(o, {"status", "nodeInfo", "kernelVersion"}), "<unknown>"),
             Str(At(o, {"status", "nodeInfo", "containerRuntimeVersion"}), "<unknown>")};
   }

@@ -30,6 +30,12 @@ const Json* Find(const Json& o, const char* key) {
 
 std::string Str(const Json& o, const char* a, const char* b) { return std::string(StringAt(o, a, b)); }
 
+// What a started container's log says it will do.
+std::string WorkLine(const std::optional<Duration>& run) {
+  if (!run) return "simulated work: running until the pod is deleted";
+  return "simulated work: running for " + FormatGoDuration(*run * 1000) + ", then exiting";
+}
+
 // A node annotated arbiter.dev/stopped: "true" is switched off: its kubelet neither renews its
 // Lease nor starts pods, so the node lifecycle controller sees it go unreachable.
 bool Stopped(const Json& node) {
@@ -274,6 +280,11 @@ void NodeSimulator::Observe(const Key& key, const store::Object* p) {
   if (p == nullptr) {
     killing_sent_.erase(key);
     to_start_.erase(key);
+    ephemeral_.erase(key);
+    if (auto l = logged_.find(key); l != logged_.end()) {
+      if (options_.logs != nullptr) options_.logs->Forget(l->second);
+      logged_.erase(l);
+    }
     return;
   }
   const Json& body = p->body;
@@ -292,8 +303,11 @@ void NodeSimulator::Observe(const Key& key, const store::Object* p) {
       auto [it, inserted] = killing_sent_.try_emplace(key, uid);
       if (inserted || it->second != uid) {
         it->second = uid;
+        const int64_t grace = body["metadata"].value("deletionGracePeriodSeconds", int64_t{30});
         for (const Json& c : body["spec"].value("containers", Json::array())) {
           killing_.push_back({p->ns, p->name, uid, "Stopping container " + c.value("name", ""), node});
+          Log(key, uid, c.value("name", ""),
+              "received SIGTERM: the pod is being deleted; " + std::to_string(grace) + "s to exit before SIGKILL");
         }
       }
     }
@@ -310,16 +324,8 @@ void NodeSimulator::Observe(const Key& key, const store::Object* p) {
   // rules; without it, a pod that does not restart (a Job's, `kubectl run --restart=Never`)
   // runs the default run time.
   if (!node.empty() && !ended && StringAt(body, "status", "phase") == "Running") {
-    const nlohmann::json* annotations = At(body, "metadata", "annotations");
-    StatusOr<int64_t> ns = InvalidArgument("no run time");
-    if (annotations != nullptr && annotations->is_object() && annotations->contains("arbiter.dev/run-duration") &&
-        (*annotations)["arbiter.dev/run-duration"].is_string()) {
-      ns = ParseGoDurationNanos((*annotations)["arbiter.dev/run-duration"].get<std::string>());
-    } else if (const std::string policy = Str(body, "spec", "restartPolicy");
-               options_.default_run_duration > 0 && (policy == "Never" || policy == "OnFailure")) {
-      ns = options_.default_run_duration * 1000;  // microseconds to nanoseconds
-    }
-    if (ns.ok()) {
+    const std::optional<Duration> run = RunTime(body);
+    if (run) {
       const nlohmann::json* statuses = At(body, "status", "containerStatuses");
       std::string started;
       if (statuses != nullptr && statuses->is_array() && !statuses->empty()) {
@@ -330,14 +336,22 @@ void NodeSimulator::Observe(const Key& key, const store::Object* p) {
       }
       if (started.empty()) started = Str(body, "status", "startTime");
       auto from = ParseRfc3339(started);
-      if (ns.ok() && *ns >= 0 && from.ok()) {
-        const Timestamp end = *from + *ns / 1000;  // nanoseconds to microseconds
+      if (from.ok()) {
+        const Timestamp end = *from + *run;
         run_end_of_[key] = end;
         runs_.insert({end, key});
       }
     }
   }
   killing_sent_.erase(key);
+  // Ephemeral containers (`kubectl debug`) start in a running pod as they are added.
+  ephemeral_.erase(key);
+  if (const Json* wanted = At(body, "spec", "ephemeralContainers");
+      !node.empty() && !ended && StringAt(body, "status", "phase") == "Running" && wanted != nullptr && wanted->is_array()) {
+    const Json* statuses = At(body, "status", "ephemeralContainerStatuses");
+    const size_t have = statuses != nullptr && statuses->is_array() ? statuses->size() : 0;
+    if (have < wanted->size()) ephemeral_.insert(key);
+  }
   if (!node.empty() && !ended && StringAt(body, "status", "phase") == "Pending") {
     to_start_.insert(key);
   } else {
@@ -384,6 +398,30 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pod
       FinishRun(*p, now_text);
     }
   }
+  for (const Key& key : std::exchange(ephemeral_, {})) {
+    const store::Object* p = pods.Find(key);
+    if (p == nullptr) continue;
+    Json next = p->body;
+    Json& statuses = next["status"]["ephemeralContainerStatuses"];
+    if (!statuses.is_array()) statuses = Json::array();
+    std::set<std::string> started;
+    for (const Json& st : statuses) started.insert(st.value("name", ""));
+    const std::string uid = Str(p->body, "metadata", "uid");
+    for (const Json& c : p->body["spec"]["ephemeralContainers"]) {
+      const std::string name = c.value("name", "");
+      if (started.contains(name)) continue;
+      statuses.push_back({{"name", name},
+                          {"image", c.value("image", "")},
+                          {"imageID", "arbiter-sim://" + c.value("image", std::string())},
+                          {"containerID", "arbiter-sim://" + p->ns + "/" + p->name + "/" + name},
+                          {"ready", false},
+                          {"restartCount", 0},
+                          {"state", {{"running", {{"startedAt", now_text}}}}}});
+      Log(key, uid, name, "started on simulated node " + Str(p->body, "spec", "nodeName") + " (image " +
+                              c.value("image", std::string()) + "; an ephemeral container)");
+    }
+    batch_.Update(*p, std::move(next), Accept);
+  }
   if (to_start_.empty()) return Status::Ok();
   std::vector<Key> starting(to_start_.begin(), to_start_.end());
   for (const Key& key : starting) {
@@ -394,6 +432,7 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pod
     }
     const store::Object& p = *started;
     const Json& body = p.body;
+    const std::string uid = Str(body, "metadata", "uid");
     const std::string node = Str(body, "spec", "nodeName");
     const store::Object* n = nodes.Find({"", node});
     if (n == nullptr || Stopped(n->body)) continue;  // a node that is not (yet) there, or stopped, runs nothing
@@ -440,6 +479,16 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pod
                                          {"started", true},
                                          {"restartCount", 0},
                                          {"state", {{"running", {{"startedAt", now_text}}}}}});
+      Log(key, uid, name, "started on simulated node " + node + " (image " + c.value("image", std::string()) + ")");
+      std::string command;
+      for (const char* part : {"command", "args"}) {
+        if (!c.contains(part) || !c[part].is_array()) continue;
+        for (const Json& word : c[part]) {
+          if (word.is_string()) command += (command.empty() ? "" : " ") + word.get<std::string>();
+        }
+      }
+      if (!command.empty()) Log(key, uid, name, "its command, not run on a simulated node: " + command);
+      Log(key, uid, name, WorkLine(RunTime(body)));
     }
     batch_.Update(p, std::move(next), Accept);
     to_start_.erase(key);
@@ -475,8 +524,28 @@ void MarkNotReady(Json& status, const std::string& now_text) {
 
 }  // namespace
 
+std::optional<Duration> NodeSimulator::RunTime(const Json& body) const {
+  const Json* annotations = At(body, "metadata", "annotations");
+  if (annotations != nullptr && annotations->is_object() && annotations->contains("arbiter.dev/run-duration") &&
+      (*annotations)["arbiter.dev/run-duration"].is_string()) {
+    auto ns = ParseGoDurationNanos((*annotations)["arbiter.dev/run-duration"].get<std::string>());
+    if (ns.ok() && *ns >= 0) return *ns / 1000;  // nanoseconds to microseconds
+    return std::nullopt;
+  }
+  const std::string policy = Str(body, "spec", "restartPolicy");
+  if (options_.default_run_duration > 0 && (policy == "Never" || policy == "OnFailure")) return options_.default_run_duration;
+  return std::nullopt;
+}
+
+void NodeSimulator::Log(const Key& key, const std::string& uid, const std::string& container, const std::string& text) {
+  if (options_.logs == nullptr || uid.empty()) return;
+  options_.logs->Append(uid, container, clock_.Now(), text);
+  logged_[key] = uid;
+}
+
 void NodeSimulator::FinishRun(const store::Object& p, const std::string& now_text) {
   const Json& body = p.body;
+  const std::string uid = Str(body, "metadata", "uid");
   int64_t exit_code = 0;
   if (const Json* a = At(body, "metadata", "annotations"); a != nullptr && a->is_object() && a->contains("arbiter.dev/exit-code")) {
     const Json& v = (*a)["arbiter.dev/exit-code"];
@@ -492,8 +561,17 @@ void NodeSimulator::FinishRun(const store::Object& p, const std::string& now_tex
   Json next = body;
   Json& st = next["status"];
   if (!st.contains("containerStatuses") || !st["containerStatuses"].is_array()) st["containerStatuses"] = Json::array();
+  const Key key{p.ns, p.name};
   for (Json& cs : st["containerStatuses"]) {
     Json terminated = Terminated(cs, exit_code, now_text);
+    const std::string name = cs.value("name", "");
+    Log(key, uid, name, "simulated work done: exiting with code " + std::to_string(exit_code));
+    if (!ends && options_.logs != nullptr) {
+      options_.logs->Restart(uid, name);
+      Log(key, uid, name, "restarted (restartPolicy " + (policy.empty() ? std::string("Always") : policy) +
+                                "; restart " + std::to_string(cs.value("restartCount", int64_t{0}) + 1) + ")");
+      Log(key, uid, name, WorkLine(RunTime(body)));
+    }
     if (ends) {
       cs["state"] = {{"terminated", std::move(terminated)}};
       cs["ready"] = false;
@@ -520,6 +598,7 @@ void NodeSimulator::EndWithFinalizers(const store::Object& p, const std::string&
     st["phase"] = "Failed";
     if (st.contains("containerStatuses") && st["containerStatuses"].is_array()) {
       for (Json& cs : st["containerStatuses"]) {
+        Log({p.ns, p.name}, Str(p.body, "metadata", "uid"), cs.value("name", ""), "grace period over: killed (SIGKILL, exit code 137)");
         cs["state"] = {{"terminated", Terminated(cs, 137, now_text)}};
         cs["ready"] = false;
         cs["started"] = false;

@@ -23,17 +23,21 @@
 //     Failed; Ready False with reason PodCompleted); otherwise the containers restart (their
 //     restartCount goes up) and run again. A pod that does not restart (restartPolicy Never or
 //     OnFailure: a Job's, `kubectl run --restart=Never`) and has no annotation runs
-//     NodeSimOptions::default_run_duration (0: until deleted) and exits 0.
+//     NodeSimOptions::default_run_duration (0: until deleted) and exits 0;
+//   * each container's log (NodeSimOptions::logs, what `kubectl logs` reads): its start, its
+//     simulated work, the termination signal with the grace period, its exit and restarts.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "arbiter/api/container_logs.h"
 #include "arbiter/base/time.h"
 #include "arbiter/controlplane/write_batch.h"
 #include "arbiter/store/informer.h"
@@ -51,6 +55,8 @@ struct NodeSimOptions {
   // How long a pod that does not restart runs when it has no arbiter.dev/run-duration (0: until
   // deleted); serve's --default-run-duration.
   Duration default_run_duration = 0;
+  // Where each container's log goes (pods/log serves it); none when null.
+  api::ContainerLogs* logs = nullptr;
 };
 
 // Records an event about a pod: namespace, name, uid, type, reason, message, component, host.
@@ -90,6 +96,9 @@ class NodeSimulator {
   // Brings what the simulator keeps about one pod in line with `p` (nullptr: gone).
   void Observe(const Key& key, const store::Object* p);
   // The pod's simulated work ended now: its containers exit (and the pod ends, or they restart).
+  // The run time a pod's containers work for before they exit (nullopt: until deleted).
+  std::optional<Duration> RunTime(const nlohmann::json& body) const;
+  void Log(const Key& key, const std::string& uid, const std::string& container, const std::string& text);
   void FinishRun(const store::Object& p, const std::string& now_text);
   // The grace period of a pod with finalizers ended: it is marked as the kubelet leaves it.
   void EndWithFinalizers(const store::Object& p, const std::string& now_text);
@@ -105,6 +114,8 @@ class NodeSimulator {
   std::set<std::pair<Timestamp, Key>> deadlines_;  // terminating pods by the end of their grace
   std::set<std::pair<Timestamp, Key>> runs_;       // running pods with simulated work, by its end
   std::map<Key, Timestamp> run_end_of_;
+  std::map<Key, std::string> logged_;
+  std::set<Key> ephemeral_;  // running pods with ephemeral containers to start  // pods with container logs (uid), forgotten when gone
   std::map<Key, Timestamp> deadline_of_;
   std::map<Key, std::pair<std::string, uint32_t>> ip_of_;  // pod IPs in use: node and address
   std::map<std::string, std::set<uint32_t>> used_ips_;     // by node

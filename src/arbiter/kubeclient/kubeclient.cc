@@ -22,6 +22,26 @@ namespace arbiter::kubeclient {
 
 namespace {
 
+// What went wrong on the way to the server, in words a user can act on (cpp-httplib's own names
+// are one word: "Connection").
+std::string DescribeError(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection: return "connection refused or the host unreachable: is the API server running there?";
+    case httplib::Error::ConnectionTimeout: return "timed out connecting: is the address right and reachable?";
+    case httplib::Error::Read: return "the server closed the connection before answering";
+    case httplib::Error::Write: return "the connection broke while sending the request";
+    case httplib::Error::SSLConnection:
+      return "the TLS handshake failed (an http:// server given as https://, or the other way round?)";
+    case httplib::Error::SSLServerVerification:
+      return "the server's certificate is not trusted (its CA in the kubeconfig, or --insecure-skip-tls-verify)";
+    default: return httplib::to_string(e);
+  }
+}
+
+}  // namespace
+
+namespace {
+
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -216,7 +236,7 @@ class HttpClient final : public Client {
     }
     if (!r) {
       return Unavailable("cannot reach " + config_.server + " (" + method + " " + target + ": " +
-                         httplib::to_string(r.error()) + ")");
+                         DescribeError(r.error()) + ")");
     }
     Response out{r->status, std::move(received), r->get_header_value("Content-Type")};
     if (r->has_header("Retry-After")) out.retry_after = std::atoi(r->get_header_value("Retry-After").c_str());
@@ -249,7 +269,7 @@ class HttpClient final : public Client {
     auto r = http_->send(req);
     if (status != 0) return Response{status, std::move(error_body), content_type};
     if (!r) {
-      return Unavailable("cannot reach " + config_.server + " (GET " + target + ": " + httplib::to_string(r.error()) +
+      return Unavailable("cannot reach " + config_.server + " (GET " + target + ": " + DescribeError(r.error()) +
                          ")");
     }
     return Response{r->status, std::move(error_body), content_type};
@@ -285,7 +305,7 @@ class HttpClient final : public Client {
       if (too_slow) return Unavailable("GET " + config_.server + path + ": the listing took longer than " +
                                        std::to_string(kListSeconds) + " s");
       if (!r) {
-        return Unavailable("cannot reach " + config_.server + " (GET " + target + ": " + httplib::to_string(r.error()) +
+        return Unavailable("cannot reach " + config_.server + " (GET " + target + ": " + DescribeError(r.error()) +
                            ")");
       }
       r->body = std::move(received);

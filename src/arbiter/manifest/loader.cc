@@ -3,6 +3,10 @@
 // (object_decoder.h).
 #include "arbiter/manifest/loader.h"
 
+#include <cstring>
+
+#include <cerrno>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -50,7 +54,10 @@ StatusOr<InputFile> ReadInputFile(const std::string& path, uint64_t max_bytes) {
                              " (raise it with --max-input-size)");
   };
   std::FILE* f = is_stdin ? stdin : std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return NotFound(path + ": cannot open file");
+  if (f == nullptr) {
+    const int err = errno;
+    return NotFound(path + ": cannot open file: " + std::strerror(err));
+  }
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> owned(is_stdin ? nullptr : f, &std::fclose);
   std::string content;
   std::error_code ec;

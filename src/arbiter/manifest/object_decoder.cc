@@ -60,7 +60,13 @@ void ObjectDecoder::Decode(const Node& root, Origin origin, int list_depth) {
   auto kind = d_.String(D::Child(root, "kind"), "kind");
   auto api = d_.String(D::Child(root, "apiVersion"), "apiVersion");
   if (!kind) {
-    if (!D::Present(D::Child(root, "kind"))) d_.Error("kind", "is required");
+    if (!D::Present(D::Child(root, "kind"))) {
+      // Nomad's files (a job, or a cluster of nodes and allocations) have no kind.
+      const bool nomad = D::Present(D::Child(root, "Job")) || D::Present(D::Child(root, "Nodes")) ||
+                         D::Present(D::Child(root, "Allocations"));
+      d_.Error("kind", nomad ? "is required (this looks like a Nomad file: plan it with --nomad -f CLUSTER.json -f JOB.json)"
+                             : "is required");
+    }
     return;
   }
   if (*kind == "List") {
