@@ -1040,6 +1040,34 @@ TEST_F(ApiServerTest, NodeTableShowsRolesAndAddressesAsKubectlWide) {
   EXPECT_EQ(t["rows"][0]["cells"][6], "<none>");
 }
 
+TEST_F(ApiServerTest, ServicesGetAClusterIpLowestFreeFirstThatNeverChanges) {
+  const std::string path = "/api/v1/namespaces/default/services";
+  auto service = [](const std::string& name, const std::string& ip = "") {
+    Json s = {{"apiVersion", "v1"}, {"kind", "Service"}, {"metadata", {{"name", name}}},
+              {"spec", {{"ports", Json::array({{{"port", 80}}})}}}};
+    if (!ip.empty()) s["spec"]["clusterIP"] = ip;
+    return s;
+  };
+  Json a = Parse(Post(path, service("a")));
+  EXPECT_EQ(a["spec"]["clusterIP"], "10.96.0.2");
+  EXPECT_EQ(a["spec"]["clusterIPs"], Json::array({"10.96.0.2"}));
+  EXPECT_EQ(a["spec"]["type"], "ClusterIP");
+  EXPECT_EQ(a["spec"]["ports"][0]["protocol"], "TCP");
+  EXPECT_EQ(a["spec"]["ports"][0]["targetPort"], 80);
+  EXPECT_EQ(Parse(Post(path, service("b")))["spec"]["clusterIP"], "10.96.0.3");
+  EXPECT_EQ(Parse(Post(path, service("headless", "None")))["spec"]["clusterIPs"], Json::array({"None"}));
+  Response taken = Post(path, service("c", "10.96.0.2"));
+  EXPECT_EQ(taken.code, 422);
+  EXPECT_NE(taken.body.find("provided IP is already allocated"), std::string::npos) << taken.body;
+  EXPECT_EQ(Post(path, service("d", "192.168.0.1")).code, 422);
+  EXPECT_EQ(Parse(Post(path, service("e", "10.96.0.9")))["spec"]["clusterIP"], "10.96.0.9");
+  // Immutable: an update without it keeps it; one changing it is refused.
+  Json keep = service("a");
+  keep["metadata"]["labels"] = {{"x", "y"}};
+  EXPECT_EQ(Parse(Put(path + "/a", keep))["spec"]["clusterIP"], "10.96.0.2");
+  EXPECT_EQ(Put(path + "/a", service("a", "10.96.0.7")).code, 422);
+}
+
 TEST_F(ApiServerTest, PodTableShowsTerminatingPods) {
   CreatePod("web");
   BindPod("web", "n1");

@@ -227,14 +227,14 @@ TEST(DirLock, ASecondHolderIsRefusedWithThePidOfTheFirst) {
 }
 
 TEST(NodeAddresses, NetworksParseAndFormat) {
-  auto n = controlplane::Ipv4Net::Parse("10.64.0.0/10");
+  auto n = Ipv4Net::Parse("10.64.0.0/10");
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(n->Size(), uint64_t{1} << 22);
-  EXPECT_TRUE(n->Contains(controlplane::ParseIpv4("10.127.255.1").value()));
-  EXPECT_FALSE(n->Contains(controlplane::ParseIpv4("10.128.0.1").value()));
-  EXPECT_EQ(controlplane::FormatIpv4(controlplane::ParseIpv4("10.0.0.1").value()), "10.0.0.1");
-  EXPECT_FALSE(controlplane::Ipv4Net::Parse("10.0.0.0/33").ok());
-  EXPECT_FALSE(controlplane::Ipv4Net::Parse("10.0.0/8").ok());
+  EXPECT_TRUE(n->Contains(ParseIpv4("10.127.255.1").value()));
+  EXPECT_FALSE(n->Contains(ParseIpv4("10.128.0.1").value()));
+  EXPECT_EQ(FormatIpv4(ParseIpv4("10.0.0.1").value()), "10.0.0.1");
+  EXPECT_FALSE(Ipv4Net::Parse("10.0.0.0/33").ok());
+  EXPECT_FALSE(Ipv4Net::Parse("10.0.0/8").ok());
 }
 
 

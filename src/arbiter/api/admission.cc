@@ -632,6 +632,7 @@ void InstallAdmission(ApiServer& server) {
     if (info.StoreKey() == "pods") return AdmitPod(object, old, store);
     if (info.StoreKey() == "resourcequotas") return ValidateQuota(object);
     if (info.StoreKey() == "events") return ValidateEventNamespace(info, object);
+    if (info.StoreKey() == "services") return AdmitService(object, old, store);
     ARBITER_RETURN_IF_ERROR(AdmitWorkload(info, object, old));
     if (info.StoreKey() == "podgroups" || info.StoreKey() == "compositepodgroups" || info.StoreKey() == "workloads") {
       ARBITER_RETURN_IF_ERROR(AdmitGroupPriorities(info, object, old, store));

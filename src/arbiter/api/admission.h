@@ -29,6 +29,11 @@ void InstallAdmission(ApiServer& server);
 // template, immutable), and the Job's defaults and generated selector (its uid labels its pods).
 Status AdmitWorkload(const ResourceInfo& info, nlohmann::json& object, const nlohmann::json* old);
 
+// A Service's defaults and its cluster IP (service_admission.cc): allocated lowest free from
+// 10.96.0.0/12 (or the one asked for, if free), immutable; headless (None) and ExternalName
+// get none.
+Status AdmitService(nlohmann::json& object, const nlohmann::json* old, store::Store& store);
+
 // What kube-apiserver's bootstrap controllers create before serving: the namespaces default,
 // kube-system, kube-public and kube-node-lease, and the built-in PriorityClasses
 // system-cluster-critical and system-node-critical. They are created through `server`, as any

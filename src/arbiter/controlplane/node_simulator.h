@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "arbiter/api/container_logs.h"
+#include "arbiter/base/ipv4.h"
 #include "arbiter/base/time.h"
 #include "arbiter/controlplane/write_batch.h"
 #include "arbiter/store/informer.h"
@@ -64,16 +65,6 @@ using PodEventRecorder = std::function<Status(const std::string&, const std::str
                                               const std::string&, const std::string&, const std::string&,
                                               const std::string&, const std::string&)>;
 
-// An IPv4 network "a.b.c.d/n".
-struct Ipv4Net {
-  uint32_t base = 0;
-  int prefix = 32;
-  static StatusOr<Ipv4Net> Parse(const std::string& cidr);
-  uint64_t Size() const { return uint64_t{1} << (32 - prefix); }
-  bool Contains(uint32_t ip) const { return Size() >= (uint64_t{1} << 32) || (ip - base) < Size(); }
-};
-std::string FormatIpv4(uint32_t ip);
-StatusOr<uint32_t> ParseIpv4(const std::string& text);
 
 class NodeSimulator {
  public:
