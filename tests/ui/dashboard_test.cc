@@ -230,8 +230,23 @@ TEST(DashboardService, ExplainsAPendingPodWithEachNodesFilterVerdictsAsPlanExpla
   EXPECT_EQ(codes["big"], "Unschedulable");
   EXPECT_EQ((*e)["outcome"]["status"], "Pending");
 
-  // A bound pod is explained as a what-if: taken off its node and planned again.
+  // A bound pod is explained by how it got there (the events about it, oldest first; not those
+  // of an earlier pod of its name), then as a what-if: taken off its node and planned again.
+  auto event = [](const std::string& name, const std::string& uid, const std::string& reason, const std::string& at) {
+    return StoreJson{{"apiVersion", "v1"}, {"kind", "Event"}, {"metadata", {{"name", name}, {"namespace", "default"}}},
+                     {"involvedObject", {{"kind", "Pod"}, {"name", "filler"}, {"namespace", "default"}, {"uid", uid}}},
+                     {"reason", reason}, {"type", "Normal"}, {"message", reason + " message"},
+                     {"source", {{"component", "default-scheduler"}}}, {"lastTimestamp", at}, {"count", 1}};
+  };
+  ASSERT_TRUE(store->Create("events", "default", "e2", event("e2", "uid-filler", "Scheduled", "2027-01-15T08:00:05Z")).ok());
+  ASSERT_TRUE(store->Create("events", "default", "e1", event("e1", "uid-filler", "FailedScheduling", "2027-01-15T08:00:01Z")).ok());
+  ASSERT_TRUE(store->Create("events", "default", "e0", event("e0", "uid-old", "Scheduled", "2027-01-15T07:00:00Z")).ok());
   auto bound = dashboard.Explain("default", "filler");
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+  ASSERT_EQ((*bound)["history"]["events"].size(), 2u) << (*bound)["history"].dump();
+  EXPECT_EQ((*bound)["history"]["events"][0]["reason"], "FailedScheduling");
+  EXPECT_EQ((*bound)["history"]["events"][1]["reason"], "Scheduled");
+  EXPECT_EQ((*bound)["history"]["events"][1]["source"], "default-scheduler");
   ASSERT_TRUE(bound.ok()) << bound.status().message();
   EXPECT_TRUE((*bound)["whatIf"].get<bool>());
   EXPECT_EQ((*bound)["boundNode"], "big");
@@ -346,6 +361,8 @@ TEST(PlanReport, AGangPreemptionNamesThePodGroupAsItsPreemptor) {
   EXPECT_EQ(p["preemptorKind"], "PodGroup");
   EXPECT_EQ(p["preemptor"], "ml/trainer");
   EXPECT_TRUE(p["node"].is_null());  // a group preempts over the whole cluster
+  // Bound at the plan's end: every member, not "not bound yet".
+  EXPECT_EQ(p["preemptorMembers"], (Json{{"bound", 4}, {"total", 4}}));
   ASSERT_EQ(p["victims"].size(), plan.preemptions[0].victims.size());
   for (const Json& v : p["victims"]) EXPECT_EQ(v["state"], "Deleted");
   // Each member's explanation names the group's cycles (kept once in the report) and the group's

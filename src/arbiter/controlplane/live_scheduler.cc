@@ -697,6 +697,7 @@ void LiveScheduler::RecordPreemption(const std::string& preemptor, std::string_v
   p.preemptor_uid = uid;
   p.node = node;
   for (const auto& e : victims) {
+    if (sched::preemption::AlreadyTerminating(e)) continue;  // its first preemptor's victim
     const model::Pod& v = e.victim->pod;
     p.victims.push_back({v.Key(), v.uid, v.node_name, e.priority, e.violates_pdb, v.termination_grace_period_seconds});
   }
@@ -721,7 +722,7 @@ void LiveScheduler::Evict(const std::vector<sched::preemption::Eviction>& victim
   bool updated = false;
   for (const auto& e : victims) {
     const model::Pod& v = e.victim->pod;
-    if (v.deletion_timestamp) continue;  // already terminating: not evicted again
+    if (sched::preemption::AlreadyTerminating(e)) continue;
     const Key key{v.ns, v.name};
     // The cache sees the victim terminating at once, whatever the store write's fate: the next
     // cycle must not count it as room to preempt again.

@@ -130,9 +130,7 @@ void ClusterSimulation::Evict(Preemption entry, const std::vector<sched::preempt
   bool updated = false;
   for (const auto& e : victims) {
     const model::Pod& v = e.victim->pod;
-    // Already terminating: not evicted again (§14.14), and not this preemption's victim (upstream
-    // skips its API call and its Preempted event, so it stays listed under its first preemptor).
-    if (v.deletion_timestamp) continue;
+    if (sched::preemption::AlreadyTerminating(e)) continue;
     entry.victims.push_back({v.Key(), v.node_name, e.priority, e.violates_pdb});
     model::Pod evicted = v;
     // A grace period past the year 9999 ends then, as in `serve`.

@@ -117,7 +117,27 @@ Json QueueJson(const controlplane::QueuedPodView& q) {
               {"backoffUntil", OrNull(q.backoff_until)}};
 }
 
-Json PreemptionJson(const controlplane::PreemptionView& p, const PodLookup& lookup) {
+void PodIndex::Add(const std::string& key, PodState state) {
+  if (!state.group.empty()) {
+    Members& m = groups_[state.group];
+    ++m.total;
+    m.bound += !state.node.empty();
+  }
+  pods_[key] = std::move(state);
+}
+
+const PodState* PodIndex::Find(const std::string& key) const {
+  auto it = pods_.find(key);
+  return it != pods_.end() ? &it->second : nullptr;
+}
+
+const PodIndex::Members* PodIndex::GroupMembers(const std::string& group) const {
+  auto it = groups_.find(group);
+  return it != groups_.end() ? &it->second : nullptr;
+}
+
+Json PreemptionJson(const controlplane::PreemptionView& p, const PodIndex& pods) {
+  const auto lookup = [&pods](const std::string& key) { return pods.Find(key); };
   Json victims = Json::array();
   for (const auto& v : p.victims) {
     const PodState* now = lookup(v.pod);
@@ -137,6 +157,9 @@ Json PreemptionJson(const controlplane::PreemptionView& p, const PodLookup& look
   }
   const PodState* preemptor = p.preemptor_kind == "Pod" ? lookup(p.preemptor) : nullptr;
   if (preemptor != nullptr && !p.preemptor_uid.empty() && preemptor->uid != p.preemptor_uid) preemptor = nullptr;
+  // A PodGroup preemptor is bound when its members are (a CompositePodGroup's members are its
+  // groups': not counted here).
+  const PodIndex::Members* members = p.preemptor_kind == "PodGroup" ? pods.GroupMembers(p.preemptor) : nullptr;
   return Json{{"time", FormatRfc3339(p.time)},
               {"preemptor", p.preemptor},
               {"preemptorKind", p.preemptor_kind},
@@ -144,7 +167,9 @@ Json PreemptionJson(const controlplane::PreemptionView& p, const PodLookup& look
               {"victims", std::move(victims)},
               {"preemptorNode", preemptor != nullptr ? OrNull(preemptor->node) : Json(nullptr)},
               {"preemptorBoundTime", preemptor != nullptr ? OrNull(preemptor->bound_time) : Json(nullptr)},
-              {"preemptorNominatedNode", preemptor != nullptr ? OrNull(preemptor->nominated_node) : Json(nullptr)}};
+              {"preemptorNominatedNode", preemptor != nullptr ? OrNull(preemptor->nominated_node) : Json(nullptr)},
+              {"preemptorMembers", members != nullptr ? Json{{"bound", members->bound}, {"total", members->total}}
+                                                      : Json(nullptr)}};
 }
 
 namespace {
@@ -238,7 +263,8 @@ Json PlanReport(const manifest::ClusterObjects& objects, const sim::PlanResult& 
       final_pod.nominated_node_name = it->second->nominated_node.value_or("");
     }
     AddUsage(usage, final_pod, final_pod.priority);
-    states[key] = PodState{pod.uid, final_pod.node_name, final_pod.nominated_node_name, std::nullopt, std::nullopt};
+    states[key] = PodState{pod.uid, final_pod.node_name, final_pod.nominated_node_name, std::nullopt, std::nullopt,
+                           pod.pod_group_name.empty() ? "" : pod.ns + "/" + pod.pod_group_name};
   }
   // A pod's first Preempted and Scheduled events give the timeline its times.
   std::map<std::string, Timestamp> preempted_at, scheduled_at;
@@ -272,10 +298,8 @@ Json PlanReport(const manifest::ClusterObjects& objects, const sim::PlanResult& 
     q.nominated_node = p.nominated_node.value_or("");
     queue.push_back(QueueJson(q));
   }
-  const PodLookup lookup = [&states](const std::string& key) -> const PodState* {
-    auto it = states.find(key);
-    return it != states.end() ? &it->second : nullptr;
-  };
+  PodIndex index;
+  for (auto& [key, st] : states) index.Add(key, std::move(st));  // the index holds them from here
   Json preemptions = Json::array();
   for (const auto& p : plan.preemptions) {
     controlplane::PreemptionView v;
@@ -292,7 +316,7 @@ Json PlanReport(const manifest::ClusterObjects& objects, const sim::PlanResult& 
     for (const auto& victim : p.victims) {
       v.victims.push_back({victim.name, "", victim.node, victim.priority, victim.violates_pdb, grace[victim.name]});
     }
-    preemptions.push_back(PreemptionJson(v, lookup));
+    preemptions.push_back(PreemptionJson(v, index));
   }
   // Newest first, as the live document.
   std::reverse(preemptions.begin(), preemptions.end());
@@ -467,7 +491,8 @@ StatusOr<Json> DashboardService::Dashboard() {
     const int32_t priority = admission::StoredPriority(pod);
     AddUsage(usage, pod, priority);
     states[pod.Key()] = PodState{pod.uid, pod.node_name, pod.nominated_node_name, pod.deletion_timestamp,
-                                 pod.node_name.empty() ? std::nullopt : BoundTime(object->body)};
+                                 pod.node_name.empty() ? std::nullopt : BoundTime(object->body),
+                                 pod.pod_group_name.empty() ? "" : pod.ns + "/" + pod.pod_group_name};
     if (pod.node_name.empty() && !pod.deletion_timestamp) pending.emplace_back(&pod, priority);
   }
   Json nodes = Json::array();
@@ -505,13 +530,11 @@ StatusOr<Json> DashboardService::Dashboard() {
       queue.push_back(QueueJson(q));
     }
   }
-  const PodLookup lookup = [&states](const std::string& key) -> const PodState* {
-    auto it = states.find(key);
-    return it != states.end() ? &it->second : nullptr;
-  };
+  PodIndex index;
+  for (auto& [key, st] : states) index.Add(key, std::move(st));  // the index holds them from here
   Json preemptions = Json::array();
   for (auto it = activity.preemptions.rbegin(); it != activity.preemptions.rend(); ++it) {
-    preemptions.push_back(PreemptionJson(*it, lookup));
+    preemptions.push_back(PreemptionJson(*it, index));
   }
   Json doc{{"kind", "Dashboard"},
            {"apiVersion", kApiVersion},
@@ -549,6 +572,56 @@ constexpr Collection kCollections[] = {
 };
 
 }  // namespace
+
+StatusOr<Json> DashboardService::History(const std::string& ns, const std::string& name, const std::string& uid,
+                                          const std::string& group, const std::string& node) {
+  // The events about the pod (this uid: not an earlier pod of the name), oldest first.
+  std::vector<std::pair<std::string, Json>> events;
+  auto list = store_.List("events", ns);
+  if (!list.ok()) return list.status();
+  for (const store::Object& e : list->items) {
+    const nlohmann::json& about = e.body.value("involvedObject", nlohmann::json::object());
+    if (about.value("kind", "") != "Pod" || about.value("name", "") != name) continue;
+    if (!uid.empty() && about.value("uid", uid) != uid) continue;
+    std::string last = e.body.value("lastTimestamp", nlohmann::json()).is_string() ? e.body["lastTimestamp"].get<std::string>() : "";
+    if (last.empty()) last = e.body.value("eventTime", nlohmann::json()).is_string() ? e.body["eventTime"].get<std::string>() : "";
+    if (last.empty()) last = e.body.value("/metadata/creationTimestamp"_json_pointer, std::string());
+    const nlohmann::json& source = e.body.value("source", nlohmann::json::object());
+    events.emplace_back(last + "\n" + e.name,  // by time, then name: a total order
+                        Json{{"time", last},
+                             {"type", e.body.value("type", "")},
+                             {"reason", e.body.value("reason", "")},
+                             {"message", e.body.value("message", "")},
+                             {"source", source.value("component", e.body.value("reportingComponent", ""))},
+                             {"count", e.body.value("count", int64_t{1})}});
+  }
+  std::sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  Json out = {{"events", Json::array()}, {"preemptions", Json::array()}};
+  for (auto& [order, e] : events) out["events"].push_back(std::move(e));
+  // The preemptions it (or its PodGroup) made, as this scheduler recorded them.
+  if (activity_ != nullptr) {
+    const controlplane::SchedulerActivity::View view = activity_->Read(std::chrono::seconds(0));
+    const std::string key = ns + "/" + name;
+    const std::string group_key = group.empty() ? "" : ns + "/" + group;
+    for (auto it = view.preemptions.rbegin(); it != view.preemptions.rend(); ++it) {
+      if (it->preemptor != key && (group_key.empty() || it->preemptor != group_key)) continue;
+      // The pod itself, bound, and its victims as the store has them now.
+      PodIndex now;
+      now.Add(key, PodState{uid, node, "", std::nullopt, std::nullopt, group_key});
+      for (const auto& v : it->victims) {
+        const size_t slash = v.pod.find('/');
+        auto victim = store_.Get("pods", v.pod.substr(0, slash), v.pod.substr(slash + 1));
+        if (!victim.ok()) continue;  // gone
+        std::optional<Timestamp> deletion;
+        if (auto t = ParseRfc3339(victim->body.value("/metadata/deletionTimestamp"_json_pointer, std::string())); t.ok()) deletion = *t;
+        now.Add(v.pod, PodState{victim->body.value("/metadata/uid"_json_pointer, std::string()), controlplane::NodeOf(victim->body),
+                                "", deletion, std::nullopt, ""});
+      }
+      out["preemptions"].push_back(PreemptionJson(*it, now));
+    }
+  }
+  return out;
+}
 
 StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::string& name) {
   // One at a time: a request that finds one running is told to come back (503) rather than hold
@@ -630,6 +703,11 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
   if (!plan.ok()) return plan.status();
   Json doc = ExplanationJson(key, *plan, bound_node, bound_node.has_value(), clock_.Now());
   if (!ignored.empty()) doc["ignoredObjects"] = ignored;  // what was left out, and why
+  if (bound_node) {
+    auto history = History(ns, name, asked->body.value("/metadata/uid"_json_pointer, std::string()), group, *bound_node);
+    if (!history.ok()) return history.status();
+    doc["history"] = std::move(*history);
+  }
   explained_ = std::make_shared<const Json>(doc);
   explained_pod_ = key;
   explained_revision_ = *revision;

@@ -56,12 +56,29 @@ struct PodState {
   std::string nominated_node;
   std::optional<Timestamp> deletion;    // metadata.deletionTimestamp: its grace period's end
   std::optional<Timestamp> bound_time;  // PodScheduled True since
+  std::string group;                    // its PodGroup, namespace/name ("" for none)
 };
-// The pod named namespace/name, or nullptr when it is gone.
-using PodLookup = std::function<const PodState*(const std::string& key)>;
+// The cluster's pods as the timeline reads them: by namespace/name, and each PodGroup's members
+// (how many, how many bound).
+class PodIndex {
+ public:
+  void Add(const std::string& key, PodState state);
+  // The pod named namespace/name, or nullptr when it is gone.
+  const PodState* Find(const std::string& key) const;
+  struct Members {
+    size_t bound = 0, total = 0;
+  };
+  // A PodGroup's members (namespace/name), or nullptr when it has none.
+  const Members* GroupMembers(const std::string& group) const;
+
+ private:
+  std::map<std::string, PodState> pods_;
+  std::map<std::string, Members> groups_;
+};
 // One element of `preemptions`: the record, and where its victims and preemptor are now (a victim
-// whose name now belongs to another pod, by UID, is Deleted).
-Json PreemptionJson(const controlplane::PreemptionView& p, const PodLookup& lookup);
+// whose name now belongs to another pod, by UID, is Deleted; a PodGroup preemptor's members, how
+// many are bound).
+Json PreemptionJson(const controlplane::PreemptionView& p, const PodIndex& pods);
 
 // The Explanation of pod `key` ("namespace/name") from a plan run with explain: its cycles (or
 // its group's), the preemptions it made, and its outcome.
@@ -103,10 +120,15 @@ class DashboardService {
   Answer Get(const std::string& path);
 
   StatusOr<Json> Dashboard();
+  // A pending pod: its plan, cycle by cycle. A bound pod: how it got there (`history`: the
+  // events about it, oldest first, and the preemptions it or its PodGroup made), then the
+  // what-if of planning it again as if it were pending.
   StatusOr<Json> Explain(const std::string& ns, const std::string& name);
 
  private:
   Status SyncLocked();
+  StatusOr<Json> History(const std::string& ns, const std::string& name, const std::string& uid, const std::string& group,
+                         const std::string& node);
 
   store::Store& store_;
   const Clock& clock_;

@@ -70,6 +70,11 @@ struct Eviction {
   int32_t priority = 0;  // effective: the root group's for a group member
 };
 
+// A victim already terminating (evicted by an earlier preemption, or deleted) is not evicted
+// again: upstream's preemption skips its API call and its Preempted event, so it stays its
+// first preemptor's victim and is not this preemption's. `plan` and `serve` both apply it here.
+inline bool AlreadyTerminating(const Eviction& e) { return e.victim->pod.deletion_timestamp.has_value(); }
+
 // A budget's allowed disruptions from the counts of the pods it matches (those in its
 // status.disruptedPods count only in `expected`): a status the budget carries
 // (disruptionsAllowed) less `evicted`, the matching pods evicted since; otherwise `healthy` less

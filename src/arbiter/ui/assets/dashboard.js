@@ -220,10 +220,13 @@
     lastWidth: 0,
   };
 
-  // Cell size from the node count and the room available: ~10-12 px for 5000 nodes on a laptop.
+  // Cell size from the node count and the room available: ~10-12 px for 5000 nodes on a laptop;
+  // a small cluster's cells are large enough to carry their node's name and fill (LABEL_CELL).
+  const LABEL_CELL = 64;
   function heatLayout(n, width) {
     const height = Math.min(Math.max(window.innerHeight - 150, 300), 1400);
-    const pitch = Math.min(Math.max(Math.floor(Math.sqrt((width * height) / Math.max(n, 1))), 5), 44);
+    const largest = n <= 60 ? 140 : 44;
+    const pitch = Math.min(Math.max(Math.floor(Math.sqrt((width * height) / Math.max(n, 1))), 5), largest);
     const gap = pitch >= 18 ? 2 : 1;
     const cols = Math.max(1, Math.min(n, Math.floor((width + gap) / pitch)));
     const rows = Math.max(1, Math.ceil(n / cols));
@@ -309,11 +312,36 @@
     ctx.stroke(hatch);
     ctx.fillStyle = '#111';
     ctx.fill(corners);
+    if (cell >= LABEL_CELL) paintLabels(ctx, nodes, L);
     paintFilter(ctx, nodes, L);
     // A refreshed document under a still pointer: the tooltip shows the new numbers.
     if (heat.hover >= nodes.length) heat.hover = -1;
     if (heat.hover >= 0 && !$('node-tooltip').hidden) fillTooltip(nodes[heat.hover]);
     blitHeatmap();
+  }
+
+  // Large cells carry their node's name and its fill (the metric shown), in a colour that reads
+  // on the cell: white on the darker fills and on not-Ready grey.
+  function paintLabels(ctx, nodes, L) {
+    const metricName = state.metric === 'cpu' ? 'CPU' : 'memory';
+    const room = L.cell - 10;
+    const fit = (text) => {
+      if (ctx.measureText(text).width <= room) return text;
+      let t = text;
+      while (t.length > 1 && ctx.measureText(`${t}…`).width > room) t = t.slice(0, -1);
+      return `${t}…`;
+    };
+    ctx.textBaseline = 'top';
+    nodes.forEach((n, i) => {
+      const [x, y] = cellXY(L, i);
+      const r = ratio(n[state.metric]);
+      ctx.fillStyle = n.ready === false || r > 0.55 ? '#fff' : '#1b1f24';
+      ctx.font = '600 12px system-ui, sans-serif';
+      ctx.fillText(fit(n.name), x + 5, y + 5);
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.fillText(fit(n.ready === false ? 'not Ready' : `${fmtPct(r)} ${metricName}`), x + 5, y + 21);
+      if (L.cell >= 56) ctx.fillText(fit(`${fmtInt(n.pods || 0)} pod${n.pods === 1 ? '' : 's'}`), x + 5, y + 35);
+    });
   }
 
   // The name filter: non-matching cells are washed out, matching ones outlined.
@@ -473,30 +501,28 @@
         'Average over the cluster: the sum of requests over the sum of allocatable'));
   }
 
+  // The legend draws the colours the cells use: for each priority hue present (or the lowest,
+  // middle and highest of many), its fill from 0% to 100%; empty nodes' grey likewise.
   function renderLegend() {
     const scale = derived(state.doc).scale;
     const metricName = state.metric === 'cpu' ? 'CPU' : 'memory';
     const sw = (bg, cls) => h('span', { class: `sw ${cls || ''}`, style: bg ? { background: bg } : null });
     const row = (swatch, label) => h('div', { class: 'legend-row' }, swatch, h('span', null, label));
-    const mid = scale.values.length > 1 ? 0.5 : 0;
-    let hues;
-    if (scale.values.length === 0) {
-      hues = [h('div', { class: 'muted' }, 'no pods running')];
-    } else if (scale.values.length <= 8) {
-      hues = scale.values.slice().reverse().map((p) => row(sw(fillColor(scale.t(p), 0.6)), `priority ${fmtInt(p)}`));
-    } else {
-      const stops = [0, 0.25, 0.5, 0.75, 1].map((t) => fillColor(t, 0.6)).join(',');
-      hues = [h('div', { class: 'legend-gradient', style: { background: `linear-gradient(to right,${stops})` } }),
-        h('div', { class: 'legend-scale' }, h('span', null, `${fmtInt(scale.values[0])} (low)`),
-          h('span', null, `${fmtInt(scale.values[scale.values.length - 1])} (high)`))];
-    }
+    const ramp = (color, label, data) => h('div', { class: 'legend-ramp', data },
+      h('div', { class: 'legend-gradient', style: { background: `linear-gradient(to right,${[0, 0.25, 0.5, 0.75, 1].map(color).join(',')})` } }),
+      h('span', null, label));
+    const values = scale.values;
+    const shown = values.length <= 6 ? values.slice().reverse()
+      : [values[values.length - 1], values[Math.floor(values.length / 2)], values[0]];
+    const ramps = shown.map((p) => ramp((r) => fillColor(scale.t(p), r), `priority ${fmtInt(p)}${values.length > 6 && p !== shown[0] && p !== shown[2] ? ' (middle)' : ''}`,
+      { priority: p }));
     fill($('legend'),
-      h('div', { class: 'legend-title' }, `Fill: ${metricName} requested / allocatable`),
-      h('div', { class: 'legend-gradient', style: { background: `linear-gradient(to right,${fillColor(mid, 0)},${fillColor(mid, 1)})` } }),
-      h('div', { class: 'legend-scale' }, h('span', null, '0%'), h('span', null, '50%'), h('span', null, '100%')),
-      h('div', { class: 'legend-title' }, 'Hue: highest pod priority on the node'),
-      hues,
-      row(sw(emptyColor(0)), 'no pods (empty node)'),
+      h('div', { class: 'legend-title' }, `Colour: highest pod priority on the node; fill: ${metricName} requested / allocatable`),
+      h('div', { class: 'legend-ramp' },
+        h('div', { class: 'legend-scale' }, h('span', null, '0%'), h('span', null, '50%'), h('span', null, '100%')), h('span')),
+      values.length ? ramps : h('div', { class: 'muted' }, 'no pods running'),
+      values.length > 6 ? h('div', { class: 'muted' }, `${fmtInt(values.length)} priorities: hues run blue (lowest) to red (highest)`) : null,
+      ramp((r) => emptyColor(r), 'no pods (empty node)', { empty: '1' }),
       h('div', { class: 'legend-title' }, 'Marks'),
       row(sw(null, 'sw-hatch'), 'cordoned (unschedulable)'),
       row(sw(null, 'sw-taint'), 'NoSchedule / NoExecute taint'),
@@ -609,8 +635,16 @@
       h('ul', { class: 'victims' }, victims.map((v) => victimItem(v, p))));
   }
 
-  // The preemptor's binding (live documents only carry these fields).
+  // The preemptor's binding (live documents only carry these fields): a pod's node or nomination,
+  // a PodGroup's members bound (a CompositePodGroup's are its groups': nothing is said).
   function binding(p) {
+    if ((p.preemptorKind || 'Pod') !== 'Pod') {
+      const m = p.preemptorMembers;
+      if (!m || !m.total) return null;
+      const all = m.bound === m.total;
+      return h('span', { class: `pre-binding ${all ? 'preemptor-bound' : 'preemptor-pending'}`, data: { bound: m.bound, total: m.total } },
+        all ? `all ${fmtInt(m.total)} members bound` : `${fmtInt(m.bound)} of ${fmtInt(m.total)} members bound`);
+    }
     if (!('preemptorNode' in p) && !('preemptorNominatedNode' in p)) return null;
     if (p.preemptorNode) {
       return h('span', { class: 'pre-binding preemptor-bound', data: { node: p.preemptorNode } },
@@ -742,6 +776,24 @@
     return h('span', { class: `badge ${cls}` }, status || '?');
   }
 
+  // How a bound pod got where it is: the events about it and the preemptions it made.
+  function renderHistory(x) {
+    const events = x.history.events || [], preemptions = x.history.preemptions || [];
+    return h('section', { class: 'history', id: 'explain-history' },
+      h('h3', null, `How it got to ${x.boundNode || 'its node'}`),
+      events.length ? h('table', { class: 'grid history-events' },
+        h('thead', null, h('tr', null, ['Time', 'Type', 'Reason', 'From', 'Message'].map((c) => h('th', null, c)))),
+        h('tbody', null, events.map((e) => h('tr', { data: { reason: e.reason } },
+          h('td', { class: 'mono' }, e.time ? fmtShortTime(e.time) : '—'),
+          h('td', null, e.type),
+          h('td', null, e.reason, e.count > 1 ? h('span', { class: 'muted' }, ` ×${fmtInt(e.count)}`) : null),
+          h('td', { class: 'mono' }, e.source || '—'),
+          h('td', { class: 'msg' }, e.message)))))
+        : h('div', { class: 'empty' }, 'No events about it are kept (events expire an hour after they last happened).'),
+      preemptions.length ? [h('h4', null, `Preemptions it made (${preemptions.length})`),
+        h('div', { class: 'timeline explain-preemptions' }, preemptions.map(preemptionCard))] : null);
+  }
+
   function renderExplanation(x) {
     const o = x.outcome;
     const cycles = x.cycles || [];
@@ -751,8 +803,9 @@
         h('h2', { id: 'explain-title' }, x.pod),
         o ? statusBadge(o.status) : null,
         x.time ? h('span', { class: 'muted' }, `computed at ${fmtTime(x.time)}`) : null),
+      x.history ? renderHistory(x) : null,
       x.whatIf || x.boundNode ? h('div', { class: 'notice', id: 'explain-whatif' },
-        `${x.pod} is bound to ${x.boundNode || 'a node'}. This is a what-if: it was taken off its node and planned as if it were pending.`) : null,
+        `What if it were pending now: ${x.pod} taken off ${x.boundNode || 'its node'} and planned again against the cluster as it is.`) : null,
       h('div', { class: 'outcome', id: 'explain-outcome' },
         o ? [h('b', null, 'Outcome: '), o.status || '?',
           o.node ? [' on ', h('span', { class: 'node-name' }, o.node)] : null,
