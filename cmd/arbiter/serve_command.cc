@@ -228,7 +228,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   api::HttpServer httpd(server, http);
   auto dashboard_route = [&dashboard](const api::Request& r) {
     ui::DashboardService::Answer a = dashboard.Get(r.path);
-    return api::Response{a.code, std::move(a.content_type), std::move(a.body), nullptr, {}};
+    return api::Response{a.code, std::move(a.content_type), std::move(a.body), nullptr, {}, nullptr};
   };
   httpd.AddRoute("/ui", dashboard_route);
   // The server's root: a browser is led to the dashboard; a client gets kube-apiserver's list
@@ -242,11 +242,12 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
                                "<!doctype html><meta http-equiv=\"refresh\" content=\"0; url=/ui/\">"
                                "<title>Arbiter</title><a href=\"/ui/\">Arbiter's dashboard</a>\n",
                                nullptr,
-                               {}};
+                               {},
+                               nullptr};
         }
         const nlohmann::json paths = {{"paths", {"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
                                                  "/openapi/v2", "/openapi/v3", "/readyz", "/ui/", "/version"}}};
-        return api::Response{200, "application/json", paths.dump(2) + "\n", nullptr, {}};
+        return api::Response{200, "application/json", paths.dump(2) + "\n", nullptr, {}, nullptr};
       },
       /*exact=*/true);
   httpd.AddRoute("/apis/arbiter.dev/", dashboard_route);

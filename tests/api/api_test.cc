@@ -1068,6 +1068,70 @@ TEST_F(ApiServerTest, ServicesGetAClusterIpLowestFreeFirstThatNeverChanges) {
   EXPECT_EQ(Put(path + "/a", service("a", "10.96.0.7")).code, 422);
 }
 
+TEST_F(ApiServerTest, ServerSideApplyOwnsFieldsRefusesAnotherManagersChangeUnlessForcedAndRemovesWhatItDropped) {
+  const std::string path = "/api/v1/namespaces/default/configmaps/cfg";
+  auto apply = [&](const std::string& manager, const Json& data, bool force = false) {
+    Json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "cfg"}}}, {"data", data}};
+    Strings q = {{"fieldManager", manager}};
+    if (force) q["force"] = "true";
+    return Do("PATCH", path, cm.dump(), q, {{"content-type", "application/apply-patch+yaml"}});
+  };
+  auto owners = [&]() {
+    std::map<std::string, Json> out;
+    const Json cm = MustGet(path);
+    for (const Json& e : cm["metadata"]["managedFields"]) out[e["manager"].get<std::string>() + "/" + e["operation"].get<std::string>()] = e["fieldsV1"];
+    return out;
+  };
+  ASSERT_EQ(apply("alice", {{"a", "1"}, {"b", "2"}}).code, 201);
+  EXPECT_EQ(owners()["alice/Apply"], (Json{{"f:data", {{"f:a", Json::object()}, {"f:b", Json::object()}}}}));
+  // Bob applies another value of a: a conflict naming alice and the field, nothing written.
+  Response conflict = apply("bob", {{"a", "9"}});
+  ASSERT_EQ(conflict.code, 409) << conflict.body;
+  const Json status = Parse(conflict);
+  EXPECT_EQ(status["reason"], "Conflict");
+  EXPECT_EQ(status["message"], "Apply failed with 1 conflict: conflict with \"alice\" using v1: .data.a");
+  EXPECT_EQ(status["details"]["causes"][0]["reason"], "FieldManagerConflict");
+  EXPECT_EQ(status["details"]["causes"][0]["field"], ".data.a");
+  EXPECT_EQ(MustGet(path)["data"]["a"], "1");
+  // The same value is shared, not a conflict; forced, a changes hands.
+  EXPECT_EQ(apply("bob", {{"b", "2"}}).code, 200);
+  EXPECT_EQ(apply("bob", {{"a", "9"}}, /*force=*/true).code, 200);
+  EXPECT_EQ(MustGet(path)["data"]["a"], "9");
+  EXPECT_EQ(owners()["alice/Apply"], (Json{{"f:data", {{"f:b", Json::object()}}}}));
+  EXPECT_EQ(owners()["bob/Apply"], (Json{{"f:data", {{"f:a", Json::object()}}}}));
+  // Alice stops applying b: bob no longer holds it either (his last apply was a alone), so it goes.
+  EXPECT_EQ(apply("alice", {{"c", "3"}}).code, 200);
+  EXPECT_EQ(MustGet(path)["data"], (Json{{"a", "9"}, {"c", "3"}}));
+  // An ordinary update makes what it changed its manager's (by User-Agent without fieldManager).
+  Json cm = MustGet(path);
+  cm["data"]["c"] = "4";
+  Response put = Do("PUT", path, cm.dump(), {}, {{"user-agent", "kubectl-edit/v1.32.0 (linux/amd64)"}});
+  ASSERT_EQ(put.code, 200) << put.body;
+  EXPECT_EQ(owners()["kubectl-edit/Update"], (Json{{"f:data", {{"f:c", Json::object()}}}}));
+  EXPECT_EQ(owners().count("alice/Apply"), 0u);  // alice held c alone, and lost it to the edit
+  // An apply without fieldManager is refused, as upstream.
+  EXPECT_EQ(Do("PATCH", path, cm.dump(), {}, {{"content-type", "application/apply-patch+yaml"}}).code, 422);
+}
+
+TEST_F(ApiServerTest, ServerSideApplyNamesListElementsByTheirMergeKey) {
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "web"}}},
+              {"spec", {{"containers", Json::array({{{"name", "app"}, {"image", "app:1"}}})}}}};
+  Response r = Do("PATCH", kPods + "/web", pod.dump(), {{"fieldManager", "deployer"}},
+                  {{"content-type", "application/apply-patch+yaml"}});
+  ASSERT_EQ(r.code, 201) << r.body;
+  const Json fields = Parse(r)["metadata"]["managedFields"][0]["fieldsV1"];
+  EXPECT_EQ(fields["f:spec"]["f:containers"]["k:{\"name\":\"app\"}"],
+            (Json{{".", Json::object()}, {"f:image", Json::object()}, {"f:name", Json::object()}}))
+      << fields.dump();
+  pod["spec"]["containers"][0]["image"] = "app:2";
+  Response other = Do("PATCH", kPods + "/web", pod.dump(), {{"fieldManager", "someone"}},
+                      {{"content-type", "application/apply-patch+yaml"}});
+  EXPECT_EQ(other.code, 409);
+  EXPECT_NE(other.body.find(".spec.containers[name=\\\"app\\\"].image"), std::string::npos) << other.body;
+}
+
 TEST_F(ApiServerTest, PodTableShowsTerminatingPods) {
   CreatePod("web");
   BindPod("web", "n1");

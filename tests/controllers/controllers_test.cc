@@ -466,16 +466,29 @@ TEST(SimulatedContainers, LogsTellTheLifeOfEachContainerWithTailPreviousAndTimes
   EXPECT_EQ(c.Call("GET", path + "/log?previous=true&tailLines=1").body, "simulated work done: exiting with code 1\n");
   EXPECT_TRUE(c.Call("GET", path + "/log?timestamps=true").body.starts_with("20")) << "an RFC 3339 time first";
   EXPECT_EQ(c.Call("GET", path + "/log?limitBytes=9").body, "restarted");
+  // follow: the log so far, then what comes, until the pod goes.
+  api::Response follow = c.Call("GET", path + "/log?follow=true&tailLines=1");
+  ASSERT_NE(follow.stream, nullptr);
+  EXPECT_EQ(follow.body, "simulated work: running for 2s, then exiting\n");
+  EXPECT_EQ(follow.stream->next(), std::optional<std::string>(""));  // nothing new yet
+  c.Run(3);  // the run ends again, the container restarts
+  const std::optional<std::string> more = follow.stream->next();
+  ASSERT_TRUE(more.has_value());
+  EXPECT_NE(more->find("simulated work done: exiting with code 1\n"), std::string::npos) << *more;
+  EXPECT_NE(more->find("restarted (restartPolicy OnFailure; restart 2)\n"), std::string::npos) << *more;
   // Deleted: SIGTERM with its grace period goes to the log before the pod goes.
   c.Must("DELETE", path, {{"gracePeriodSeconds", 30}});
   c.Run(1);
   EXPECT_NE(c.Call("GET", path + "/log").body.find("received SIGTERM: the pod is being deleted; 30s to exit before SIGKILL"),
             std::string::npos);
+  EXPECT_NE(follow.stream->next().value_or("").find("received SIGTERM"), std::string::npos);
   // Errors, as kube-apiserver words them.
   EXPECT_EQ(c.Call("GET", path + "/log?container=nope").body.find("container nope is not valid for pod loop") == std::string::npos,
             false);
   EXPECT_EQ(c.Call("GET", path + "/log?tailLines=-1").code, 400);
   EXPECT_EQ(c.Call("GET", "/api/v1/namespaces/default/pods/absent/log").code, 404);
+  c.Run(35);  // the grace period ends: the pod goes, and so does the stream
+  EXPECT_EQ(follow.stream->next(), std::nullopt);
 }
 
 TEST(SimulatedContainers, ExecAttachAndPortForwardSayTheNodeIsSimulatedAndEphemeralContainersAreAccepted) {

@@ -15,9 +15,9 @@
 
 namespace arbiter::api {
 
-namespace {
-
 using Json = nlohmann::json;
+
+namespace {
 
 constexpr int64_t kHighestUserPriority = admission::kHighestUserDefinablePriority;
 

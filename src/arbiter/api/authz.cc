@@ -6,9 +6,9 @@
 
 namespace arbiter::api {
 
-namespace {
-
 using Json = nlohmann::json;
+
+namespace {
 
 bool Has(const Json& list, const std::string& v) {
   if (!list.is_array()) return false;

@@ -13,10 +13,11 @@ void ContainerLogs::Append(const std::string& uid, const std::string& container,
   if (text.size() > kMaxLineBytes) text.resize(kMaxLineBytes);
   std::lock_guard<std::mutex> lock(mu_);
   Logs& l = logs_[{uid, container}];
+  const uint64_t seq = l.next_seq++;
   if (l.current.size() < kMaxLines) {
-    l.current.push_back({at, std::move(text)});
+    l.current.push_back({at, std::move(text), seq});
   } else {
-    l.current[l.first] = {at, std::move(text)};
+    l.current[l.first] = {at, std::move(text), seq};
     l.first = (l.first + 1) % kMaxLines;
   }
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,7 @@ class ContainerLogs {
   struct Line {
     Timestamp at = 0;
     std::string text;
+    uint64_t seq = 0;  // 1, 2, ... in the order written, across restarts (a follower's place)
   };
 
   // Appends a line to the current instance of a container of the pod `uid`.
@@ -43,6 +45,7 @@ class ContainerLogs {
   struct Logs {
     std::vector<Line> current, previous;
     size_t first = 0;  // current is a ring once full: its oldest line
+    uint64_t next_seq = 1;
   };
   static std::vector<Line> InOrder(const std::vector<Line>& ring, size_t first);
   mutable std::mutex mu_;

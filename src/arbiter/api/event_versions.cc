@@ -5,9 +5,9 @@
 
 namespace arbiter::api {
 
-namespace {
-
 using Json = nlohmann::json;
+
+namespace {
 
 // (events.k8s.io/v1 name, core v1 name), as upstream's conversion between the two maps them.
 constexpr std::pair<const char*, const char*> kRenamed[] = {

@@ -25,9 +25,9 @@
 
 namespace arbiter::api {
 
-namespace {
-
 using Json = nlohmann::json;
+
+namespace {
 
 std::vector<std::string> SplitCsv(const std::string& line) {
   std::vector<std::string> out;
@@ -407,6 +407,46 @@ struct HttpServer::Impl {
     co_return false;
   }
 
+  // A response streamed as it is made (TextStream: `kubectl logs -f`): the body, then each piece
+  // `next` gives (asked on the worker pool, as the API is), chunked, until it ends, times out or
+  // the client stops reading.
+  awaitable<void> StreamText(AnyStream& stream, Response out, unsigned version) {
+    http::response<http::empty_body> res{http::status::ok, version};
+    res.set(http::field::content_type, out.content_type);
+    res.chunked(true);
+    res.keep_alive(false);
+    http::response_serializer<http::empty_body> sr{res};
+    auto& lowest = beast::get_lowest_layer(stream);
+    lowest.expires_after(options.body_timeout);
+    co_await http::async_write_header(stream, sr, use_awaitable);
+    auto send = [&](const std::string& chunk) -> awaitable<void> {
+      if (chunk.empty()) co_return;
+      lowest.expires_after(options.body_timeout);  // a client that stops reading is dropped
+      co_await asio::async_write(stream, http::make_chunk(asio::buffer(chunk)), use_awaitable);
+    };
+    co_await send(out.body);
+    const std::shared_ptr<TextStream> text = out.stream;
+    const auto deadline = std::chrono::steady_clock::now() + text->timeout;
+    auto timer = asio::steady_timer(co_await asio::this_coro::executor);
+    while (!stopping && std::chrono::steady_clock::now() < deadline) {
+      // The lambda holds a plain pointer (`text` keeps the stream alive): GCC 12 destroys the
+      // captures of a lambda temporary in a co_await expression twice, which a shared_ptr
+      // capture does not survive.
+      TextStream* const raw = text.get();
+      std::optional<std::string> piece = co_await asio::co_spawn(
+          workers, [raw]() -> awaitable<std::optional<std::string>> { co_return raw->next(); }, use_awaitable);
+      if (!piece) break;
+      if (!piece->empty()) {
+        co_await send(*piece);
+        continue;
+      }
+      timer.expires_after(text->poll);
+      co_await timer.async_wait(use_awaitable);
+    }
+    lowest.expires_after(options.body_timeout);
+    co_await asio::async_write(stream, http::make_chunk_last(), use_awaitable);
+  }
+
   // After an early answer (413), reads and drops what the client is still sending, for a
   // bounded time and amount, so that it sees the answer instead of a reset connection.
   awaitable<void> Drain(AnyStream& stream) {
@@ -548,7 +588,7 @@ struct HttpServer::Impl {
             try {
               co_return (*route)(r);
             } catch (const std::exception& e) {
-              co_return Response{500, "application/json", StatusBody(500, "InternalError", e.what()).dump(), nullptr, {}};
+              co_return Response{500, "application/json", StatusBody(500, "InternalError", e.what()).dump(), nullptr, {}, nullptr};
             }
           },
           use_awaitable);
@@ -563,6 +603,10 @@ struct HttpServer::Impl {
       for (const auto& w : out.warnings) res.insert(http::field::warning, "299 - " + Json(w).dump());
       if (out.watch) {
         co_await StreamWatch(stream, out.watch, req.version());
+        co_return;
+      }
+      if (out.stream && out.code == 200) {
+        co_await StreamText(stream, std::move(out), req.version());
         co_return;
       }
       res.result(out.code);

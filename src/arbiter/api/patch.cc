@@ -6,9 +6,9 @@
 
 namespace arbiter::api {
 
-namespace {
-
 using Json = nlohmann::json;
+
+namespace {
 
 // Merge keys of the lists Kubernetes merges element by element (patchStrategy: merge).
 const std::map<std::string, std::string>& MergeKeys() {
@@ -143,6 +143,11 @@ Json TwoWayStrategicMergePatch(const Json& before, const Json& after) {
     }
   }
   return patch;
+}
+
+const std::string* MergeKeyOf(std::string_view field) {
+  auto it = MergeKeys().find(std::string(field));
+  return it != MergeKeys().end() ? &it->second : nullptr;
 }
 
 StatusOr<PatchType> PatchTypeOf(const std::string& content_type) {

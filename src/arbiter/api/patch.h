@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "arbiter/base/json.h"
 
@@ -17,6 +18,11 @@
 namespace arbiter::api {
 
 enum class PatchType { kMerge, kJson, kStrategic, kApply };
+
+// The key a list field's elements merge by (patchStrategy merge: "name" for containers, "type"
+// for conditions, ...), or null for a list replaced whole. Server-side apply names list elements
+// by it too (managed_fields.h).
+const std::string* MergeKeyOf(std::string_view field);
 
 // From the request's Content-Type; InvalidArgument (415 at the edge) for anything else.
 StatusOr<PatchType> PatchTypeOf(const std::string& content_type);

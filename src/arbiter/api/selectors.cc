@@ -6,9 +6,9 @@
 
 namespace arbiter::api {
 
-namespace {
-
 using Json = nlohmann::json;
+
+namespace {
 
 std::string Trim(std::string s) {
   size_t a = 0, b = s.size();

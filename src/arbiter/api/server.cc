@@ -17,6 +17,7 @@
 #include "arbiter/api/openapi.h"
 #include "arbiter/api/protobuf_codec.h"
 #include "arbiter/schema/schema.h"
+#include "arbiter/api/managed_fields.h"
 #include "arbiter/api/patch.h"
 #include "arbiter/api/tables.h"
 #include "arbiter/manifest/loader.h"
@@ -803,14 +804,46 @@ Response ApiServer::PodLog(const Request& r, const Target& t) {
     while (from < lines->size() && (*lines)[from].at < *since) ++from;
   }
   if (*tail && static_cast<int64_t>(lines->size() - from) > **tail) from = lines->size() - static_cast<size_t>(**tail);
+  auto text = [timestamps](const ContainerLogs::Line& l) {
+    return (timestamps ? FormatRfc3339(l.at) + " " : std::string()) + l.text + "\n";
+  };
+  bool limited = false;
   for (size_t i = from; i < lines->size(); ++i) {
-    std::string line = (*lines)[i].text + "\n";
-    if (timestamps) line = FormatRfc3339((*lines)[i].at) + " " + line;
+    const std::string line = text((*lines)[i]);
     if (*limit && static_cast<int64_t>(out.body.size() + line.size()) > **limit) {
       out.body += line.substr(0, static_cast<size_t>(**limit) - out.body.size());
+      limited = true;
       break;
     }
     out.body += line;
+  }
+  // follow: what the container logs next, until it ends or its pod goes.
+  const std::string phase = StringOf(pod, "status", "phase");
+  if (QueryBool(QueryOr(r, "follow")) && !previous && !limited && phase != "Succeeded" && phase != "Failed") {
+    const std::string uid = StringOf(pod, "metadata", "uid");
+    uint64_t last = lines->empty() ? 0 : lines->back().seq;
+    auto stream = std::make_shared<TextStream>();
+    stream->next = [this, ns = t.ns, name = t.name, uid, container, last, text]() mutable -> std::optional<std::string> {
+      // Through restarts: the end of the instance that exited (now the previous log), then the
+      // new one.
+      std::string chunk;
+      for (const bool prev : {true, false}) {
+        const auto lines_now = logs_->Read(uid, container, prev);
+        if (!lines_now) continue;
+        for (const ContainerLogs::Line& l : *lines_now) {
+          if (l.seq <= last) continue;
+          chunk += text(l);
+          last = l.seq;
+        }
+      }
+      if (!chunk.empty()) return chunk;
+      auto stored = store_.Get("pods", ns, name);
+      if (!stored.ok() || StringOf(stored->body, "metadata", "uid") != uid) return std::nullopt;  // gone
+      const std::string now_phase = StringOf(stored->body, "status", "phase");
+      if (now_phase == "Succeeded" || now_phase == "Failed") return std::nullopt;  // ended, all said
+      return std::string();
+    };
+    out.stream = std::move(stream);
   }
   return out;
 }
@@ -1151,7 +1184,21 @@ Status ApiServer::RunAdmission(const ResourceInfo& info, Json& object, const Jso
   return Status::Ok();
 }
 
-Response ApiServer::Create(const Request& r, const Target& t) {
+namespace {
+
+// The group/version a resource is written at ("apps/v1", "v1").
+std::string ApiVersionOf(const ResourceInfo& info) {
+  return info.group.empty() ? std::string(info.version) : std::string(info.group) + "/" + std::string(info.version);
+}
+
+std::string UserAgentOf(const Request& r) {
+  auto it = r.headers.find("user-agent");
+  return it != r.headers.end() ? it->second : "";
+}
+
+}  // namespace
+
+Response ApiServer::Create(const Request& r, const Target& t, bool applied) {
   const auto dry_run = DryRunOf(QueryOr(r, "dryRun"));
   if (!dry_run.ok()) return Error(400, dry_run.status().message());
   if (t.info->namespaced && t.ns.empty()) {
@@ -1161,6 +1208,7 @@ Response ApiServer::Create(const Request& r, const Target& t) {
   auto body = ParseBody(r);
   if (!body.ok()) return Error(400, body.status().message());
   Json object = std::move(*body);
+  const Json sent = object;  // the configuration as the client sent it (an apply's: what it owns)
   if (!object.is_object()) return Error(400, "the request body must be an object");
   if (!object.contains("metadata") || !object["metadata"].is_object()) object["metadata"] = Json::object();
   Json& md = object["metadata"];
@@ -1216,6 +1264,16 @@ Response ApiServer::Create(const Request& r, const Target& t) {
   if (auto forbidden = CheckEscalation(r, *t.info, object, t.ns)) return *forbidden;
   if (Status v = Validate(*t.info, object, nullptr, t.ns, ""); !v.ok()) {
     return WithWarnings(Rejected(v, *t.info, name), warnings);
+  }
+  {
+    auto manager = ManagerOf(QueryOr(r, "fieldManager"), UserAgentOf(r));
+    if (!manager.ok()) return Error(422, manager.status().message(), std::string(t.info->resource), name);
+    if (applied) {
+      std::vector<ApplyConflict> none;
+      (void)RecordApply(nullptr, sent, object, *manager, ApiVersionOf(*t.info), true, Now(), &none);
+    } else {
+      RecordUpdate(nullptr, object, *manager, ApiVersionOf(*t.info), "", Now());
+    }
   }
   if (*dry_run) {
     // Everything ran (validation, admission, quota); nothing is stored.
@@ -1278,6 +1336,11 @@ Response ApiServer::Update(const Request& r, const Target& t) {
   if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
     return WithWarnings(Rejected(v, *t.info, t.name), warnings);
   }
+  {
+    auto manager = ManagerOf(QueryOr(r, "fieldManager"), UserAgentOf(r));
+    if (!manager.ok()) return Error(422, manager.status().message(), std::string(t.info->resource), t.name);
+    RecordUpdate(&current->body, object, *manager, ApiVersionOf(*t.info), t.sub, Now());
+  }
   if (*dry_run) {
     if (expected > 0 && expected != current->revision) return Conflict409(t, kModified);
     return WithWarnings(JsonResponse(200, object), warnings);
@@ -1303,6 +1366,12 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
   if (!type.ok()) return Error(415, type.status().message());
   auto patch = ParseBody(r);
   if (!patch.ok()) return Error(400, patch.status().message());
+  if (*type == PatchType::kApply && QueryOr(r, "fieldManager").empty()) {
+    return Error(422, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                 std::string(t.info->resource), t.name);
+  }
+  const auto manager = ManagerOf(QueryOr(r, "fieldManager"), UserAgentOf(r));
+  if (!manager.ok()) return Error(422, manager.status().message(), std::string(t.info->resource), t.name);
   for (int attempt = 0; attempt < 5; ++attempt) {
     auto current = store_.Get(t.info->StoreKey(), t.ns, t.name);
     if (!current.ok()) {
@@ -1313,7 +1382,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
         create.headers["content-type"] = "application/json";
         Target ct_target = t;
         ct_target.name.clear();
-        return Create(create, ct_target);
+        return Create(create, ct_target, /*applied=*/true);
       }
       return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found",
                    std::string(t.info->resource), t.name);
@@ -1353,6 +1422,18 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
     if (auto forbidden = CheckEscalation(r, *t.info, object, t.ns)) return *forbidden;
     if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
       return WithWarnings(Rejected(v, *t.info, t.name), warnings);
+    }
+    if (*type == PatchType::kApply) {
+      // Server-side apply: the fields the configuration holds become the manager's, and a
+      // field another manager holds with another value is a conflict unless forced.
+      std::vector<ApplyConflict> conflicts;
+      if (Status a = RecordApply(&current->body, *patch, object, *manager, ApiVersionOf(*t.info),
+                                 QueryBool(QueryOr(r, "force")), Now(), &conflicts);
+          !a.ok()) {
+        return JsonResponse(409, ConflictStatus(conflicts, t.info->kind, t.info->group, t.name));
+      }
+    } else {
+      RecordUpdate(&current->body, object, *manager, ApiVersionOf(*t.info), t.sub, Now());
     }
     if (*dry_run) return WithWarnings(JsonResponse(200, object), warnings);
     if (Converted(*t.info)) object = EventsV1ToCoreEvent(object);

@@ -10,6 +10,7 @@
 // Errors are Kubernetes Status bodies with the matching code.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -62,12 +63,22 @@ struct WatchStream {
   int64_t timeout_seconds = 1800;
 };
 
+// A response streamed as it is made (`kubectl logs -f`): the body first, then what `next` gives,
+// polled every `poll`, until it says the stream ended (nullopt), `timeout` passes or the client
+// goes. `next` runs on an I/O thread: it must not block.
+struct TextStream {
+  std::function<std::optional<std::string>()> next;
+  std::chrono::milliseconds poll{250};
+  std::chrono::seconds timeout{3600};
+};
+
 struct Response {
   int code = 200;
   std::string content_type = "application/json";
   std::string body;
   std::shared_ptr<WatchStream> watch;  // set for watch requests: stream instead of body
   std::vector<std::string> warnings;    // each sent as a `Warning: 299 - "..."` header
+  std::shared_ptr<TextStream> stream;   // set: the body, then this, chunked
 };
 
 // A hook that checks or completes an object before it is stored. `old` is null on create.
@@ -114,7 +125,8 @@ class ApiServer {
   Response SimulatedNode(const Request& r, const Target& t);
   Response List(const Request& r, const Target& t);
   Response Watch(const Request& r, const Target& t);
-  Response Create(const Request& r, const Target& t);
+  // `applied`: a server-side apply that creates the object (its fields are the manager's Apply).
+  Response Create(const Request& r, const Target& t, bool applied = false);
   Response Update(const Request& r, const Target& t);
   Response Patch(const Request& r, const Target& t);
   Response Delete(const Request& r, const Target& t);

@@ -10,9 +10,9 @@
 
 namespace arbiter::api {
 
-namespace {
-
 using Json = nlohmann::json;
+
+namespace {
 
 // kube-apiserver's default --service-cluster-ip-range.
 constexpr const char* kServiceRange = "10.96.0.0/12";

@@ -9,9 +9,9 @@
 
 namespace arbiter::api {
 
-namespace {
-
 using Json = nlohmann::json;
+
+namespace {
 
 struct Column {
   const char* name;

@@ -8,9 +8,9 @@
 
 namespace arbiter::api {
 
-namespace {
-
 using Json = nlohmann::json;
+
+namespace {
 
 Json& Obj(Json& parent, const char* key) {
   Json& v = parent[key];
