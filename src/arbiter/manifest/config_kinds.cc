@@ -26,8 +26,46 @@ void ObjectDecoder::DecodePodMetrics(const Node& root, Origin origin) {
   out_.pod_metrics.push_back({std::move(pm), std::move(origin)});
 }
 
+// KubeletConfiguration v1beta1's fields (k8s.io/kubelet v0.37): Arbiter reads evictionHard; the
+// others are accepted, so that a real kubelet's file reads, and a typo is an error.
+constexpr std::string_view kKubeletConfigFields[] = {
+    "apiVersion", "kind",
+    "enableServer", "staticPodPath", "podLogsDir", "syncFrequency", "fileCheckFrequency",
+    "httpCheckFrequency", "staticPodURL", "staticPodURLHeader", "address", "port", "readOnlyPort",
+    "tlsCertFile", "tlsPrivateKeyFile", "tlsCipherSuites", "tlsCurvePreferences", "tlsMinVersion",
+    "rotateCertificates", "serverTLSBootstrap", "authentication", "authorization", "registryPullQPS",
+    "registryBurst", "imagePullCredentialsVerificationPolicy",
+    "preloadedImagesVerificationAllowlist", "eventRecordQPS", "eventBurst",
+    "enableDebuggingHandlers", "enableContentionProfiling", "healthzPort", "healthzBindAddress",
+    "oomScoreAdj", "clusterDomain", "clusterDNS", "streamingConnectionIdleTimeout",
+    "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds",
+    "imageMinimumGCAge", "imageMaximumGCAge", "imageGCHighThresholdPercent",
+    "imageGCLowThresholdPercent", "volumeStatsAggPeriod", "kubeletCgroups", "systemCgroups",
+    "cgroupRoot", "cgroupsPerQOS", "cgroupDriver", "cpuManagerPolicy", "singleProcessOOMKill",
+    "cpuManagerPolicyOptions", "cpuManagerReconcilePeriod", "memoryManagerPolicy",
+    "topologyManagerPolicy", "topologyManagerScope", "topologyManagerPolicyOptions", "qosReserved",
+    "runtimeRequestTimeout", "hairpinMode", "maxPods", "podCIDR", "podPidsLimit", "resolvConf",
+    "runOnce", "cpuCFSQuota", "cpuCFSQuotaPeriod", "nodeStatusMaxImages", "maxOpenFiles",
+    "contentType", "kubeAPIQPS", "kubeAPIBurst", "serializeImagePulls", "maxParallelImagePulls",
+    "evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionPressureTransitionPeriod",
+    "evictionMaxPodGracePeriod", "evictionMinimumReclaim", "mergeDefaultEvictionSettings",
+    "podsPerCore", "enableControllerAttachDetach", "protectKernelDefaults", "makeIPTablesUtilChains",
+    "iptablesMasqueradeBit", "iptablesDropBit", "featureGates", "failSwapOn", "memorySwap",
+    "containerLogMaxSize", "containerLogMaxFiles", "containerLogMaxWorkers",
+    "containerLogMonitorInterval", "configMapAndSecretChangeDetectionStrategy", "systemReserved",
+    "kubeReserved", "reservedSystemCPUs", "showHiddenMetricsForVersion", "systemReservedCgroup",
+    "kubeReservedCgroup", "enforceNodeAllocatable", "allowedUnsafeSysctls", "defaultPodSysctls",
+    "volumePluginDir", "providerID", "kernelMemcgNotification", "logging", "enableSystemLogHandler",
+    "enableSystemLogQuery", "shutdownGracePeriod", "shutdownGracePeriodCriticalPods",
+    "shutdownGracePeriodByPodPriority", "crashLoopBackOff", "reservedMemory",
+    "enableProfilingHandler", "enableDebugFlagsHandler", "seccompDefault", "memoryThrottlingFactor",
+    "memoryReservationPolicy", "registerWithTaints", "registerNode", "tracing",
+    "localStorageCapacityIsolation", "containerRuntimeEndpoint", "imageServiceEndpoint",
+    "failCgroupV1", "userNamespaces"};
+
 void ObjectDecoder::DecodeKubeletConfig(const Node& root, Origin origin) {
   model::KubeletConfig cfg = model::KubeletConfig::Defaults();
+  d_.KnownFields(root, "", kKubeletConfigFields);
   Node hard = D::Child(root, "evictionHard");
   if (D::Present(hard) && d_.ExpectMap(hard, "evictionHard")) {
     cfg.eviction_hard.clear();

@@ -76,7 +76,7 @@ void Decoder::Unknown(std::string_view field) {
   warnings_->push_back(prefix_ + ": " + std::string(field) + ": " + message + ", ignored");
 }
 
-void Decoder::KnownFields(const Node& map, std::string_view path, std::initializer_list<std::string_view> known) {
+void Decoder::KnownFields(const Node& map, std::string_view path, std::span<const std::string_view> known) {
   if (!map.IsMap()) return;
   for (const auto& e : map) {
     if (!e.first.IsScalar()) continue;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -141,7 +142,10 @@ class Decoder {
   void Unknown(std::string_view field);
   // Checks a mapping's keys against the fields its type has (for the kinds without a published
   // schema: the scheduler's and the kubelet's configuration).
-  void KnownFields(const Node& map, std::string_view path, std::initializer_list<std::string_view> known);
+  void KnownFields(const Node& map, std::string_view path, std::initializer_list<std::string_view> known) {
+    KnownFields(map, path, std::span<const std::string_view>(known.begin(), known.size()));
+  }
+  void KnownFields(const Node& map, std::string_view path, std::span<const std::string_view> known);
 
   // The child `key` of a mapping, or an undefined node if absent or `node` is not a mapping.
   static Node Child(const Node& node, std::string_view key) { return node.Child(key); }
