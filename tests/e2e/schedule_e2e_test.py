@@ -83,6 +83,9 @@ class Scheduler:
         return code == 200 and 'leader_election_master_status{name="arbiter-scheduler"} 1' in text
 
     def requests(self):
+        # A scheduler that has sent nothing yet (a standby) has not created its log.
+        if not os.path.exists(self.request_log):
+            return []
         with open(self.request_log) as f:
             return [line.rstrip("\n") for line in f]
 
