@@ -33,15 +33,12 @@ void WalkObject(const Json& object, FieldSet& out, Path& path, bool top, std::st
     if (top && (subresource == "status") != (key == "status")) continue;
     path.push_back("f:" + key);
     if (top && key == "metadata" && value.is_object()) {
-      bool any = false;
       for (const auto& [mk, mv] : value.items()) {
         if (ServerMetadata(mk)) continue;
-        any = true;
         path.push_back("f:" + mk);
         Walk(mv, mk, out, path);
         path.pop_back();
       }
-      (void)any;
     } else {
       Walk(value, key, out, path);
     }

@@ -25,9 +25,13 @@ class Expander {
   Expander(ClusterObjects& objects, uint64_t seed) : objects_(objects), rng_(seed) {
     for (const auto& p : objects_.pods) names_.insert(p.object.Key());
     for (const auto& c : objects_.pvcs) claims_.insert(c.object.ns + "/" + c.object.name);
-    for (const auto& [pod, ref] : objects_.pod_controllers) {
-      const size_t slash = pod.find('/');
-      owned_[{ref.kind, pod.substr(0, slash), ref.name}].push_back(pod);
+    // Each input pod under its controller, by index: a workload finds its pods without a walk
+    // over all of them.
+    for (size_t i = 0; i < objects_.pods.size(); ++i) {
+      const model::Pod& p = objects_.pods[i].object;
+      if (auto ref = objects_.pod_controllers.find(p.Key()); ref != objects_.pod_controllers.end()) {
+        owned_[{ref->second.kind, p.ns, ref->second.name}].push_back(i);
+      }
     }
   }
 
@@ -86,8 +90,8 @@ class Expander {
     auto it = owned_.find({std::string(kind), NamespaceOf(owner), NameOf(owner)});
     if (it == owned_.end()) return pods;
     const std::string uid = Uid(owner);
-    for (const auto& p : objects_.pods) {
-      if (std::find(it->second.begin(), it->second.end(), p.object.Key()) == it->second.end()) continue;
+    for (const size_t i : it->second) {
+      const auto& p = objects_.pods[i];
       const auto& ref = objects_.pod_controllers.at(p.object.Key());
       if (!ref.uid.empty() && !uid.empty() && ref.uid != uid && !synthetic_uids_.contains(uid)) continue;
       if (p.object.deletion_timestamp) continue;
@@ -273,7 +277,7 @@ class Expander {
   Expansion out_;
   std::set<std::string> names_;   // "ns/name" of every pod
   std::set<std::string> claims_;  // "ns/name" of every claim
-  std::map<OwnerKey, std::vector<std::string>> owned_;
+  std::map<OwnerKey, std::vector<size_t>> owned_;  // the input's pods (indices) by controller
   std::set<std::string> synthetic_uids_;  // uids made here (the input's pods cannot name them)
 };
 
