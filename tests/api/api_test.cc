@@ -2424,6 +2424,51 @@ TEST_F(RbacTest, ABindingToARoleThatDoesNotExistIsNotFoundUnlessTheGrantorMayBin
   EXPECT_EQ(As(admin_, "POST", bindings, future).code, 201);
 }
 
+TEST_F(RbacTest, OnlyAClusterAdminMaySetKeepOrDropAnAggregationRule) {
+  const std::string roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+  auto role = [](const std::string& name, Json rules) {
+    return Json{{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "ClusterRole"}, {"metadata", {{"name", name}}},
+                {"rules", std::move(rules)}};
+  };
+  const Json read_pods = {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get"}}};
+  // bob may write ClusterRoles and read pods, nothing more.
+  ASSERT_EQ(As(admin_, "POST", roles,
+               role("role-writer", Json::array({{{"apiGroups", {"rbac.authorization.k8s.io"}},
+                                                 {"resources", {"clusterroles"}},
+                                                 {"verbs", {"create", "update", "get"}}},
+                                                read_pods})))
+                .code,
+            201);
+  ASSERT_EQ(As(admin_, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+               {{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "ClusterRoleBinding"},
+                {"metadata", {{"name", "bob-writes-roles"}}},
+                {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", "role-writer"}}},
+                {"subjects", Json::array({{{"kind", "User"}, {"name", "bob"}}})}})
+                .code,
+            201);
+  // Rules bob holds he may grant; a selector that would gather the default roles (cluster-admin's
+  // among them) he may not, though the role's own rules are covered.
+  EXPECT_EQ(As(bob_, "POST", roles, role("pod-reader", Json::array({read_pods}))).code, 201);
+  Json gather = role("gather-defaults", Json::array({read_pods}));
+  gather["aggregationRule"] = {{"clusterRoleSelectors", Json::array({{{"matchLabels", {{"kubernetes.io/bootstrapping", "rbac-defaults"}}}}})}};
+  Response refused = As(bob_, "POST", roles, gather);
+  ASSERT_TRUE(IsStatus(refused, 403, "Forbidden")) << refused.body;
+  EXPECT_NE(Parse(refused)["message"].get<std::string>().find("must have cluster-admin privileges to use the aggregationRule"),
+            std::string::npos);
+  EXPECT_FALSE(store_->Get("clusterroles", "", "gather-defaults").ok());
+  // Nor may he keep or drop one on an existing role (it can stop a role being tightened).
+  gather["metadata"]["name"] = "gathered";
+  gather["aggregationRule"] = {{"clusterRoleSelectors", Json::array({{{"matchLabels", {{"example.com/part", "true"}}}}})}};
+  ASSERT_EQ(As(admin_, "POST", roles, gather).code, 201);
+  auto stored = store_->Get("clusterroles", "", "gathered");
+  ASSERT_TRUE(stored.ok());
+  Json current = stored->body;
+  current.erase("aggregationRule");
+  EXPECT_TRUE(IsStatus(As(bob_, "PUT", roles + "/gathered", current), 403, "Forbidden"));
+  // bob still cannot read secrets: nothing was gathered for him.
+  EXPECT_FALSE(authorizer_.Allowed(bob_, Attrs("get", "", "secrets", "team-a")));
+}
+
 TEST_F(RbacTest, NamesEachKindRefusesAreInvalidWithUpstreamsMessage) {
   MustCreate(kNamespaces, NamespaceJson("team-a"));
   auto post = [&](const std::string& path, const std::string& kind, const std::string& api_version, const std::string& name) {

@@ -2,6 +2,7 @@
 // memory store, the API (with its admission), the control loop with simulated nodes and the
 // scheduler, and the controller manager, on a virtual clock. Objects are made and read through
 // the API as kubectl would.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -393,6 +394,43 @@ TEST(GarbageCollector, AnOwnerReferenceIntoAnotherNamespaceNeitherBlocksNorKeeps
   ASSERT_TRUE(c.RunUntil([&] { return c.Call("GET", kRs + "/web").code == 404; }, 120));
   // And the claimant's owner counts as absent: it is collected (marked, its finalizer holding it).
   ASSERT_TRUE(c.RunUntil([&] { return BeingDeleted(c.Must("GET", "/api/v1/namespaces/team-q/pods/claimant")); }, 60));
+}
+
+TEST(ClusterRoleAggregation, AnAggregatedRolesStoredRulesAreWhatItsSelectorsGatherAndFollowChanges) {
+  Cluster c;
+  const std::string roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+  auto rules_of = [&](const std::string& name) { return c.Must("GET", roles + "/" + name)["rules"]; };
+  auto holds = [](const Json& rules, const Json& rule) {
+    return rules.is_array() && std::find(rules.begin(), rules.end(), rule) != rules.end();
+  };
+  // view gathers system:aggregate-to-view's rules; edit gathers view's (once view holds them) and
+  // its own part; admin gathers edit's: the chain settles over passes.
+  const Json view_part = rules_of("system:aggregate-to-view");
+  ASSERT_FALSE(view_part.empty());
+  ASSERT_TRUE(c.RunUntil([&] { return holds(rules_of("admin"), view_part[0]); }, 30));
+  for (const Json& r : view_part) {
+    EXPECT_TRUE(holds(rules_of("view"), r)) << r.dump();
+    EXPECT_TRUE(holds(rules_of("edit"), r)) << r.dump();
+  }
+  for (const Json& r : rules_of("system:aggregate-to-edit")) EXPECT_TRUE(holds(rules_of("admin"), r)) << r.dump();
+  // A new role labelled into view reaches view, edit and admin; relabelled away, it leaves them.
+  const Json widget = {{"apiGroups", {"example.com"}}, {"resources", {"widgets"}}, {"verbs", {"get", "list"}}};
+  c.Must("POST", roles,
+         {{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "ClusterRole"},
+          {"metadata", {{"name", "widget-viewer"}, {"labels", {{"rbac.authorization.k8s.io/aggregate-to-view", "true"}}}}},
+          {"rules", Json::array({widget})}});
+  ASSERT_TRUE(c.RunUntil([&] { return holds(rules_of("admin"), widget); }, 30));
+  EXPECT_TRUE(holds(rules_of("view"), widget));
+  EXPECT_TRUE(holds(rules_of("edit"), widget));
+  c.Must("PATCH", roles + "/widget-viewer", {{"metadata", {{"labels", {{"rbac.authorization.k8s.io/aggregate-to-view", nullptr}}}}}},
+         "application/merge-patch+json");
+  ASSERT_TRUE(c.RunUntil([&] { return !holds(rules_of("admin"), widget); }, 30));
+  EXPECT_FALSE(holds(rules_of("view"), widget));
+  // Rules written by hand into an aggregated role are replaced, as upstream's controller does.
+  Json view = c.Must("GET", roles + "/view");
+  view["rules"].push_back(widget);
+  c.Must("PUT", roles + "/view", view);
+  ASSERT_TRUE(c.RunUntil([&] { return !holds(rules_of("view"), widget); }, 30));
 }
 
 TEST(NamespaceController, DeletingANamespaceEmptiesItRefusesNewContentAndThenRemovesIt) {

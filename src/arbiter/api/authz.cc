@@ -1,6 +1,7 @@
 #include "arbiter/api/authz.h"
 
 #include "arbiter/api/resources.h"
+#include "arbiter/manifest/loader.h"
 
 #include <algorithm>
 
@@ -196,6 +197,47 @@ RequestAttributes AttributesOf(const std::string& method, const std::string& pat
   return a;
 }
 
+bool HasAggregationRule(const Json& role) {
+  if (!role.is_object()) return false;
+  const auto agg = role.find("aggregationRule");
+  if (agg == role.end() || !agg->is_object()) return false;
+  const auto selectors = agg->find("clusterRoleSelectors");
+  return selectors != agg->end() && selectors->is_array() && !selectors->empty();
+}
+
+Json AggregatedRules(const store::Informer& cluster_roles, const Json& role,
+                     const std::function<Json(const store::Object&)>& rules_of) {
+  Json out = Json::array();
+  if (!HasAggregationRule(role)) return out;
+  const auto meta = role.find("metadata");
+  const std::string self = meta != role.end() && meta->is_object() ? meta->value("name", "") : "";
+  for (const Json& sel : role["aggregationRule"]["clusterRoleSelectors"]) {
+    auto selector = manifest::DecodeLabelSelectorJson(sel, "aggregationRule.clusterRoleSelectors");
+    if (!selector.ok() || !selector->has_value()) continue;  // validation refuses these at write time
+    // The informer's map is in key order, (namespace "", name): the controller's byName sort.
+    for (const auto& [key, other] : cluster_roles.objects()) {
+      if (key.second == self) continue;
+      std::vector<std::pair<std::string, std::string>> entries;
+      const auto other_meta = other->body.find("metadata");
+      if (other_meta != other->body.end() && other_meta->is_object()) {
+        const auto labels = other_meta->find("labels");
+        if (labels != other_meta->end() && labels->is_object()) {
+          for (const auto& [k, v] : labels->items()) {
+            if (v.is_string()) entries.emplace_back(k, v.get<std::string>());
+          }
+        }
+      }
+      if (!(*selector)->Matches(model::LabelMap(std::move(entries)))) continue;
+      const Json rules = rules_of(*other);
+      if (!rules.is_array()) continue;
+      for (const Json& r : rules) {
+        if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);  // ruleExists
+      }
+    }
+  }
+  return out;
+}
+
 Authorizer::Authorizer(store::Store& store)
     : roles_(store, "roles"), cluster_roles_(store, "clusterroles"), bindings_(store, "rolebindings"),
       cluster_bindings_(store, "clusterrolebindings") {}
@@ -216,24 +258,13 @@ Json Authorizer::ClusterRoleRules(const std::string& name, std::set<std::string>
   const Json& role = found->body;
   Json rules = role.value("rules", Json::array());
   if (!rules.is_array()) rules = Json::array();
-  // An aggregated ClusterRole takes the rules of every ClusterRole its selectors' labels match,
-  // in name order, each rule once (the clusterrole-aggregation controller's result), those of an
-  // aggregated role included (view is labelled into edit, edit into admin).
-  const Json agg = role.value("aggregationRule", Json::object());
-  for (const Json& sel : agg.value("clusterRoleSelectors", Json::array())) {
-    const Json want = sel.value("matchLabels", Json::object());
-    if (!want.is_object() || want.empty()) continue;
-    for (const auto& [key, other_ptr] : cluster_roles_.objects()) {
-      const store::Object& other = *other_ptr;
-      if (key.second == name) continue;
-      const Json labels = other.body["metadata"].value("labels", Json::object());
-      bool match = labels.is_object();
-      for (const auto& [k, v] : want.items()) match = match && labels.contains(k) && labels[k] == v;
-      if (!match) continue;
-      for (const Json& r : ClusterRoleRules(key.second, visiting)) {
-        if (std::find(rules.begin(), rules.end(), r) == rules.end()) rules.push_back(r);
-      }
-    }
+  // An aggregated ClusterRole takes the rules the aggregation controller would write, those of an
+  // aggregated role included (view is labelled into edit, edit into admin), without waiting for it.
+  const Json gathered = AggregatedRules(cluster_roles_, role, [&](const store::Object& other) {
+    return ClusterRoleRules(other.name, visiting);
+  });
+  for (const Json& r : gathered) {
+    if (std::find(rules.begin(), rules.end(), r) == rules.end()) rules.push_back(r);
   }
   visiting.erase(name);
   return rules;

@@ -10,6 +10,7 @@
 // namespaces and priority classes (ClusterRole arbiter:namespace-member).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -73,6 +74,18 @@ class Authorizer {
   std::mutex mu_;
   store::Informer roles_, cluster_roles_, bindings_, cluster_bindings_;
 };
+
+// ClusterRole aggregation (kube-controller-manager's clusterrole-aggregation controller): the rules
+// an aggregated ClusterRole `role` gathers, for each of its aggregationRule's clusterRoleSelectors
+// in order, from every other ClusterRole whose labels the selector matches (an empty selector
+// matches every one), in name order, each rule once. `rules_of` gives a selected role's rules (the
+// controller takes them as stored; the authorizer follows their own aggregation at once). Empty
+// when `role` has no aggregation rule or a selector does not decode.
+nlohmann::json AggregatedRules(const store::Informer& cluster_roles, const nlohmann::json& role,
+                               const std::function<nlohmann::json(const store::Object&)>& rules_of);
+// Whether a ClusterRole body has an aggregation rule with at least one selector (upstream's
+// hasAggregationRule): setting or changing one needs cluster-admin's authority.
+bool HasAggregationRule(const nlohmann::json& role);
 
 // The default ClusterRoles and ClusterRoleBindings, as objects to create.
 std::vector<nlohmann::json> DefaultRbacObjects();

@@ -1034,7 +1034,7 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
 }
 
 std::optional<Response> ApiServer::CheckEscalation(const Request& r, const ResourceInfo& info, const Json& object,
-                                                   const std::string& ns) {
+                                                   const std::string& ns, const Json* old) {
   if (!r.authenticated || authorizer_ == nullptr || info.group != "rbac.authorization.k8s.io") return std::nullopt;
   const TokenUser user{r.user, r.uid, r.groups};
   // rbac's EscalationAllowed: a superuser may grant anything.
@@ -1071,6 +1071,17 @@ std::optional<Response> ApiServer::CheckEscalation(const Request& r, const Resou
     escalate.ns = ns;
     if (authorizer_->Allowed(user, escalate)) return std::nullopt;
     rules = object.value("rules", Json::array());
+    // An aggregation rule can gather anything (and, kept on an update, stop a role from being
+    // tightened): setting one, or writing a role that has one, needs cluster-admin's authority
+    // (upstream's clusterrole storage, fullAuthority).
+    if (info.kind == "ClusterRole" && (HasAggregationRule(object) || (old != nullptr && HasAggregationRule(*old)))) {
+      const Json full = Json::array({{{"apiGroups", {"*"}}, {"resources", {"*"}}, {"verbs", {"*"}}},
+                                     {{"nonResourceURLs", {"*"}}, {"verbs", {"*"}}}});
+      if (!authorizer_->Covers(user, full, "")) {
+        return Error(403, "clusterroles.rbac.authorization.k8s.io \"" + ObjectName(object) +
+                              "\" is forbidden: must have cluster-admin privileges to use the aggregationRule");
+      }
+    }
   }
   if (authorizer_->Covers(user, rules, ns)) return std::nullopt;
   return Error(403, std::string(info.resource) + "." + std::string(info.group) + " \"" + ObjectName(object) +
@@ -1332,7 +1343,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
   }
   std::vector<std::string> warnings;
   if (auto rejected = CheckFields(r, *t.info, object, warnings)) return WithWarnings(std::move(*rejected), warnings);
-  if (auto forbidden = CheckEscalation(r, *t.info, object, t.ns)) return *forbidden;
+  if (auto forbidden = CheckEscalation(r, *t.info, object, t.ns, &current->body)) return *forbidden;
   if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
     return WithWarnings(Rejected(v, *t.info, t.name), warnings);
   }
@@ -1419,7 +1430,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
     }
     std::vector<std::string> warnings;
     if (auto rejected = CheckFields(r, *t.info, object, warnings)) return WithWarnings(std::move(*rejected), warnings);
-    if (auto forbidden = CheckEscalation(r, *t.info, object, t.ns)) return *forbidden;
+    if (auto forbidden = CheckEscalation(r, *t.info, object, t.ns, &current->body)) return *forbidden;
     if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
       return WithWarnings(Rejected(v, *t.info, t.name), warnings);
     }

@@ -144,9 +144,10 @@ class ApiServer {
   // Server-side field validation against the kind's schema (field_validation.h): unknown fields
   // are dropped (Strict: the request fails), +required fields must be present. A response when
   // the request fails; warnings for Warn.
-  // No one grants RBAC permissions they do not hold (403 otherwise).
+  // No one grants RBAC permissions they do not hold (403 otherwise); `old` is the object an update
+  // replaces (an aggregation rule on either needs cluster-admin's authority).
   std::optional<Response> CheckEscalation(const Request& r, const ResourceInfo& info, const nlohmann::json& object,
-                                          const std::string& ns);
+                                          const std::string& ns, const nlohmann::json* old = nullptr);
   std::optional<Response> CheckFields(const Request& r, const ResourceInfo& info, nlohmann::json& object,
                                       std::vector<std::string>& warnings);
   Status Validate(const ResourceInfo& info, nlohmann::json& object, const nlohmann::json* old,

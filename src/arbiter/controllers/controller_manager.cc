@@ -9,6 +9,7 @@
 #include "arbiter/controllers/namespace.h"
 #include "arbiter/controllers/node_lifecycle.h"
 #include "arbiter/controllers/podgc.h"
+#include "arbiter/controllers/clusterrole_aggregation.h"
 #include "arbiter/controllers/replicaset.h"
 #include "arbiter/controllers/resourcequota.h"
 #include "arbiter/controllers/statefulset.h"
@@ -91,6 +92,7 @@ void AddDefaultControllers(ControllerManager& manager) {
   manager.Add(std::make_unique<NodeLifecycleController>());
   manager.Add(std::make_unique<TaintEvictionController>());
   manager.Add(std::make_unique<PodGarbageCollector>());
+  manager.Add(std::make_unique<ClusterRoleAggregationController>());
 }
 
 }  // namespace arbiter::controllers
