@@ -12,6 +12,22 @@
 #include "schedule_command.h"
 #include "serve_command.h"
 
+namespace {
+
+// How `schedule` and `nodes` reach the cluster: its address, its credentials and the client's rate.
+void AddClusterClientFlags(CLI::App* cmd, arbiter::cmd::ScheduleFlags& flags) {
+  cmd->add_option("--kubeconfig", flags.kubeconfig,
+                  "The cluster of this kubeconfig's current context (default: the pod's service account)");
+  cmd->add_option("--context", flags.context, "With --kubeconfig: the context to use instead");
+  cmd->add_option("--master", flags.master, "The API server's URL (over the kubeconfig's)");
+  cmd->add_option("--kube-api-qps", flags.kube_api_qps, "Requests a second to the API server (0: no limit)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--kube-api-burst", flags.kube_api_burst, "Requests let through at once above the QPS")
+      ->check(CLI::Range(1, 1000000));
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"Arbiter: a cluster scheduler whose heart is priority and preemption"};
   app.require_subcommand(1);
@@ -117,10 +133,7 @@ int main(int argc, char** argv) {
   arbiter::cmd::ScheduleFlags sched;
   CLI::App* sched_cmd = app.add_subcommand(
       "schedule", "Schedule the pods of an existing Kubernetes cluster (beside kube-scheduler, or instead of it)");
-  sched_cmd->add_option("--kubeconfig", sched.kubeconfig,
-                        "The cluster of this kubeconfig's current context (default: the pod's service account)");
-  sched_cmd->add_option("--context", sched.context, "With --kubeconfig: the context to use instead");
-  sched_cmd->add_option("--master", sched.master, "The API server's URL (over the kubeconfig's)");
+  AddClusterClientFlags(sched_cmd, sched);
   sched_cmd->add_option("--config", sched.config, "A KubeSchedulerConfiguration file (one profile)");
   sched_cmd->add_option("--scheduler-name", sched.scheduler_name,
                         "Schedule the pods whose spec.schedulerName is this (over the profile's; default: "
@@ -138,10 +151,6 @@ int main(int argc, char** argv) {
   sched_cmd->add_option("--leader-elect-retry-period", sched.retry_period, "Seconds between tries to take or renew")
       ->check(CLI::Range(0.01, 3600.0));
   sched_cmd->add_option("--identity", sched.identity, "Leader election identity (default: hostname_pid)");
-  sched_cmd->add_option("--kube-api-qps", sched.kube_api_qps, "Requests a second to the API server (0: no limit)")
-      ->check(CLI::Range(0.0, 1e9));
-  sched_cmd->add_option("--kube-api-burst", sched.kube_api_burst, "Requests let through at once above the QPS")
-      ->check(CLI::Range(1, 1000000));
   sched_cmd->add_option("--kube-api-content-type", sched.kube_api_content_type,
                         "application/json, or application/vnd.kubernetes.protobuf (asked for, and sent where the "
                         "kind has a protobuf form; fields this release does not know are not read)")
@@ -154,7 +163,28 @@ int main(int argc, char** argv) {
   sched_cmd->add_option("--cert-dir", sched.cert_dir,
                         "Where a self-signed certificate is written when none is given (default: a temporary folder)");
   sched_cmd->add_option("--request-log", sched.request_log, "Append every request sent (METHOD TARGET) to this file");
+  sched_cmd->add_flag("--request-log-bodies", sched.request_log_bodies,
+                      "With --request-log: each request's body too, after a tab (JSON as sent)");
   sched_cmd->add_option("--seed", sched.seed, "Seed of the scheduler's random source");
+
+  arbiter::cmd::ScheduleFlags nodes;
+  nodes.simulate_nodes = true;
+  nodes.lease_name = "arbiter-nodes";
+  nodes.secure_port = 0;
+  CLI::App* nodes_cmd = app.add_subcommand(
+      "nodes", "Simulate the kubelets of an existing cluster's Nodes: Ready, heartbeats, pods run (as KWOK)");
+  AddClusterClientFlags(nodes_cmd, nodes);
+  nodes_cmd->add_option("--leader-elect", nodes.leader_elect, "Simulate only while holding the Lease");
+  nodes_cmd->add_option("--leader-elect-resource-name", nodes.lease_name, "The Lease's name");
+  nodes_cmd->add_option("--identity", nodes.identity, "Leader election identity (default: hostname_pid)");
+  nodes_cmd->add_option("--default-run-duration", nodes.default_run_duration,
+                        "How long a pod that does not restart runs without an arbiter.dev/run-duration annotation "
+                        "(0: until deleted)");
+  nodes_cmd->add_option("--secure-port", nodes.secure_port, "HTTPS port of /healthz, /readyz and /metrics (0: none)")
+      ->check(CLI::Range(0, 65535));
+  nodes_cmd->add_option("--bind-address", nodes.bind_address, "Address of /healthz, /readyz and /metrics");
+  nodes_cmd->add_option("--cert-dir", nodes.cert_dir, "Where a self-signed certificate is written");
+  nodes_cmd->add_option("--request-log", nodes.request_log, "Append every request sent (METHOD TARGET) to this file");
 
   CLI::App* version_cmd = app.add_subcommand("version", "Print the version");
 
@@ -208,6 +238,7 @@ int main(int argc, char** argv) {
   if (bench_cmd->parsed()) return arbiter::cmd::RunBenchCommand(bench, std::cout, std::cerr);
   if (serve_cmd->parsed()) return arbiter::cmd::RunServeCommand(serve, std::cout, std::cerr);
   if (sched_cmd->parsed()) return arbiter::cmd::RunScheduleCommand(sched, std::cout, std::cerr);
+  if (nodes_cmd->parsed()) return arbiter::cmd::RunScheduleCommand(nodes, std::cout, std::cerr);
   if (version_cmd->parsed()) {
     std::cout << "arbiter 0.1.0\n";
     return 0;

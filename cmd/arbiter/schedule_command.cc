@@ -67,8 +67,9 @@ Duration Seconds(double s) { return static_cast<Duration>(s * static_cast<double
 
 int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostream& err) {
   (void)out;
+  const std::string command = flags.simulate_nodes ? "arbiter nodes" : "arbiter schedule";
   auto fail = [&](const std::string& message, int code) {
-    err << "arbiter schedule: " << message << "\n";
+    err << command << ": " << message << "\n";
     return code;
   };
   if (flags.kube_api_content_type != "application/json" &&
@@ -103,11 +104,19 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
   ko.qps = flags.kube_api_qps;
   ko.burst = flags.kube_api_burst;
   ko.protobuf = flags.kube_api_content_type == "application/vnd.kubernetes.protobuf";
+  if (flags.simulate_nodes) ko.user_agent = "arbiter-nodes";
   ko.log = [&err](const std::string& line) { Log(err, 'W', "API client", "detail=\"" + line + "\""); };
   if (request_log.is_open()) {
-    ko.on_request = [&](const std::string& method, const std::string& target) {
+    const bool bodies = flags.request_log_bodies;
+    ko.on_request = [&, bodies](const std::string& method, const std::string& target, const std::string& body) {
+      std::string line = method + ' ' + target;
+      if (bodies && !body.empty()) {
+        // The body after a tab, on the same line: JSON as sent (one line), protobuf by its size.
+        const bool json = body.front() == '{' && body.find('\n') == std::string::npos;
+        line += '\t' + (json ? body : "<" + std::to_string(body.size()) + " bytes of protobuf>");
+      }
       std::lock_guard<std::mutex> lock(request_log_mu);
-      request_log << method << ' ' << target << '\n';
+      request_log << line << '\n';
       request_log.flush();
     };
   }
@@ -123,8 +132,18 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
 
   SystemClock clock;
   controlplane::LoopOptions lo;
-  lo.simulate_nodes = false;  // the cluster's kubelets report
-  lo.schedule = true;
+  // `arbiter schedule`: the cluster's kubelets report. `arbiter nodes`: it is the kubelets.
+  lo.simulate_nodes = flags.simulate_nodes;
+  lo.schedule = !flags.simulate_nodes;
+  if (flags.simulate_nodes) {
+    auto run = ParseGoDurationNanos(flags.default_run_duration);
+    if (!run.ok() || *run < 0) {
+      return fail("--default-run-duration: \"" + flags.default_run_duration +
+                      "\" is not a duration (30s, 2m, 1h; 0 runs pods until they are deleted)",
+                  2);
+    }
+    lo.nodes.default_run_duration = *run / 1000;
+  }
   lo.scheduler = *profile;
   lo.expire_events = false;  // the API server's TTL
   lo.background_events = true;
@@ -197,7 +216,8 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
     });
     if (Status b = httpd->Bind(); !b.ok()) return fail(b.message(), 1);
   }
-  Log(err, 'I', "Scheduling", "server=\"" + client->server + "\" schedulerName=\"" + profile->scheduler_name +
+  Log(err, 'I', flags.simulate_nodes ? "Simulating nodes" : "Scheduling",
+      "server=\"" + client->server + "\" schedulerName=\"" + profile->scheduler_name +
                                   "\" leaderElection=" + (elector ? "true" : "false") +
                                   " qps=" + std::to_string(flags.kube_api_qps) +
                                   " burst=" + std::to_string(flags.kube_api_burst) +
@@ -230,7 +250,10 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
           Log(err, 'E', "Leadership lost: exiting", "lease=\"" + flags.lease_namespace + "/" + flags.lease_name + "\"");
           std::_Exit(1);
         }
-        if (!led && now) Log(err, 'I', "Leading: scheduling", "identity=\"" + elector->identity() + "\"");
+        if (!led && now) {
+          Log(err, 'I', flags.simulate_nodes ? "Leading: simulating nodes" : "Leading: scheduling",
+              "identity=\"" + elector->identity() + "\"");
+        }
         led = now;
         leading_now = now;
         wake_cv.notify_all();
@@ -248,7 +271,8 @@ int RunScheduleCommand(const ScheduleFlags& flags, std::ostream& out, std::ostre
         wake_cv.wait_for(lk, std::chrono::milliseconds(flags.loop_millis), [&] { return stop.load(); });
         continue;
       }
-      const Status s = RunPassAndReport(loop, err, "Scheduling pass failed", last_error);
+      const Status s = RunPassAndReport(loop, err, flags.simulate_nodes ? "Node simulation pass failed" : "Scheduling pass failed",
+                                        last_error);
       loop_healthy = s.ok();
       if (s.ok()) synced = true;
       std::this_thread::sleep_until(pass_start + kMinPassInterval);

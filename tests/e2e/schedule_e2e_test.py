@@ -9,6 +9,10 @@ preemptor nominated then bound), checked against the calls kube-scheduler makes 
 PodGroup gang; profiles by schedulerName; leader failover between two schedulers; an API server
 restart mid-run (watches resume or relist, no pod bound twice); health and metrics.
 
+With ARBITER_E2E_API=upstream, the same tests run against the real kube-apiserver v1.37.2 (with
+etcd, kube-controller-manager and `arbiter nodes` as the kubelets: scripts/upstream-cluster.sh,
+which needs Go), and the requests Arbiter sends are checked to be the same as against serve.
+
 Run: schedule_e2e_test.py ARBITER_BINARY
 """
 import json
@@ -26,6 +30,59 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_e2e_test  # noqa: E402  (the Server harness)
 from serve_e2e_test import Server, ServeTestCase, free_port  # noqa: E402
+
+UPSTREAM = os.environ.get("ARBITER_E2E_API", "serve") == "upstream"
+if os.environ.get("ARBITER_E2E_API", "serve") not in ("serve", "upstream"):
+    sys.exit("ARBITER_E2E_API: serve or upstream, not " + os.environ["ARBITER_E2E_API"])
+CLUSTER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "upstream-cluster.sh")
+
+
+class UpstreamServer:
+    """The real kube-apiserver of scripts/upstream-cluster.sh (etcd, kube-controller-manager and
+    `arbiter nodes` beside it), in the test's directory, with Server's face: start, stop, kill and
+    restart, the URL, the log's end."""
+
+    def __init__(self, data_dir, scheduler="none"):
+        self.data_dir = data_dir
+        self.dir = os.path.join(data_dir, "upstream")
+        self.scheduler = scheduler
+
+    def _script(self, *args):
+        r = subprocess.run([CLUSTER_SCRIPT, *args, "--dir", self.dir], capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise RuntimeError(f"upstream-cluster.sh {' '.join(args)} failed ({r.returncode}):\n{r.stderr}")
+        return r.stdout
+
+    def start(self):
+        self._script("up", "--arbiter", serve_e2e_test.ARBITER, "--scheduler", self.scheduler)
+        env = dict(line.split("=", 1) for line in self._script("env").splitlines() if "=" in line)
+        self.port = int(env["API_PORT"])
+        self.token = env["ADMIN_TOKEN"]
+        self.url = f"https://127.0.0.1:{self.port}"
+        # Where the tests look for the administrator's kubeconfig, as serve writes it.
+        with open(os.path.join(self.dir, "kubeconfig")) as f, open(os.path.join(self.data_dir, "kubeconfig"), "w") as g:
+            g.write(f.read())
+        return self
+
+    def stop_component(self, component):
+        self._script("stop", component)
+
+    def restart(self, component="kube-apiserver"):
+        """Kills the component (SIGKILL) and starts it again on the same port, data kept."""
+        self._script("restart", component, "--kill")
+
+    def log_tail(self, lines=30):
+        out = ""
+        for name in ("kube-apiserver", "arbiter-nodes", "kube-controller-manager"):
+            path = os.path.join(self.dir, f"{name}.log")
+            if os.path.exists(path):
+                with open(path, errors="replace") as f:
+                    out += f"\n--- {name}:\n" + "".join(f.readlines()[-lines:])
+        return out
+
+    def stop(self):
+        self._script("down")
+
 
 # serve's test cluster (one 4-CPU node, classes low and high) and a class between them.
 CLUSTER = serve_e2e_test.CLUSTER + """
@@ -63,7 +120,7 @@ class Scheduler:
         self.proc = subprocess.Popen(
             [serve_e2e_test.ARBITER, "schedule", "--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1",
              "--secure-port", str(self.port), "--cert-dir", os.path.join(workdir, f"{name}-certs"),
-             "--request-log", self.request_log, "--identity", name, "--seed", "1",
+             "--request-log", self.request_log, "--request-log-bodies", "--identity", name, "--seed", "1",
              "--leader-elect-lease-duration", lease[0], "--leader-elect-renew-deadline", lease[1],
              "--leader-elect-retry-period", lease[2]] + list(extra),
             stdout=self.log, stderr=self.log)
@@ -87,7 +144,26 @@ class Scheduler:
         if not os.path.exists(self.request_log):
             return []
         with open(self.request_log) as f:
-            return [line.rstrip("\n") for line in f]
+            return [line.rstrip("\n").split("\t", 1)[0] for line in f]
+
+    def writes_with_bodies(self):
+        """The writes to pods, each with its body (JSON), made comparable across servers: uids,
+        resourceVersions and times replaced by placeholders."""
+        def scrub(v, key=""):
+            if isinstance(v, dict):
+                return {k: scrub(x, k) for k, x in v.items()}
+            if isinstance(v, list):
+                return [scrub(x) for x in v]
+            if key in ("uid", "resourceVersion") or key.endswith("Time") or key.endswith("Timestamp"):
+                return f"<{key}>"
+            return v
+        out = []
+        with open(self.request_log) as f:
+            for line in f:
+                head, _, body = line.rstrip("\n").partition("\t")
+                if head in writes([head]):
+                    out.append((head, scrub(json.loads(body)) if body.startswith("{") else body))
+        return out
 
     def log_tail(self, lines=30):
         with open(self.log_path) as f:
@@ -116,9 +192,25 @@ class ScheduleTestCase(ServeTestCase):
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
-        self.server = Server(self.tmp.name, extra=self.serve_flags).start()
+        self.server = (UpstreamServer(self.tmp.name) if UPSTREAM else Server(self.tmp.name, extra=self.serve_flags)).start()
         self.kubeconfig = os.path.join(self.tmp.name, "kubeconfig")
         self.schedulers = []
+
+    def restart_api_server(self):
+        """The API server killed and started again on its port, its store kept."""
+        if UPSTREAM:
+            self.server.restart("kube-apiserver")
+            return
+        self.server.kill()
+        time.sleep(1)
+        self.server = Server(self.tmp.name, port=self.server.port, extra=self.serve_flags).start()
+
+    def bind_by_hand(self, pod, node):
+        """A Binding posted as a client would (kubectl's own credentials)."""
+        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod},
+                   "target": {"kind": "Node", "name": node}}
+        return self.kubectl("create", "--raw", f"/api/v1/namespaces/default/pods/{pod}/binding", "-f", "-",
+                            stdin=json.dumps(binding))
 
     lease = ("3", "2", "0.5")  # seconds: duration, renew deadline, retry period (short, for failover)
 
@@ -206,6 +298,25 @@ class PreemptionTest(ScheduleTestCase):
         self.assertEqual((preempted[0]["action"], preempted[0]["regarding"]["name"], preempted[0]["reportingController"]),
                          ("Preempting", "low-1", "default-scheduler"))
         self.assertTrue(preempted[0]["note"].startswith("Preempted by pod "), preempted[0])
+        if UPSTREAM:
+            # The same story against `arbiter serve --no-scheduler`: the same requests, with the
+            # same bodies (uids, versions and times aside).
+            with tempfile.TemporaryDirectory() as d:
+                own = Server(d, extra=["--no-scheduler"]).start()
+                try:
+                    other = ScheduleTestCase("setUp")
+                    other.kubeconfig = os.path.join(d, "kubeconfig")
+                    other.server = own
+                    other.schedulers = []
+                    s2 = Scheduler(other.kubeconfig, d, "arbiter-on-serve", ())
+                    try:
+                        self.wait_for("the scheduler on serve to lead", s2.leading, timeout=20)
+                        self.assertEqual(preemption_story(other), (placed, victim))
+                        self.assertEqual(s2.writes_with_bodies(), s.writes_with_bodies())
+                    finally:
+                        s2.stop()
+                finally:
+                    own.stop()
         # The same story on serve's own scheduler decides the same.
         with tempfile.TemporaryDirectory() as d:
             own = Server(d).start()
@@ -279,11 +390,7 @@ class ProfileTest(ScheduleTestCase):
         # A pod of the default scheduler (absent here) waits; one bound by hand takes room.
         self.apply(pod_yaml("theirs", "low", "1"))
         self.apply(pod_yaml("bound-by-hand", "low", "3", scheduler="other"))
-        status, _ = self.request(
-            "POST", "/api/v1/namespaces/default/pods/bound-by-hand/binding",
-            json.dumps({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "bound-by-hand"},
-                        "target": {"kind": "Node", "name": "node-1"}}))
-        self.assertEqual(status, 201)
+        self.bind_by_hand("bound-by-hand", "node-1")
         self.apply(pod_yaml("ours", "low", "1", scheduler="arbiter"))
         self.apply(pod_yaml("ours-too-big", "low", "2", scheduler="arbiter"))
         self.wait_for("ours bound", lambda: self.node_of("ours"))
@@ -321,8 +428,9 @@ class FailoverTest(ScheduleTestCase):
 
 class ApiRestartTest(ScheduleTestCase):
     # kube-scheduler's timings: the leader rides out a restart shorter than its renew deadline
-    # (a longer outage ends its leadership, and the process, as kube-scheduler's).
-    lease = ("15", "10", "2")
+    # (a longer outage ends its leadership, and the process, as kube-scheduler's). kube-apiserver
+    # takes longer than that to start again on this machine: a longer lease, for both schedulers.
+    lease = ("60", "40", "2") if UPSTREAM else ("15", "10", "2")
 
     def test_an_api_server_restart_mid_run_is_survived_and_no_pod_is_bound_twice(self):
         s = self.start_scheduler()
@@ -330,9 +438,7 @@ class ApiRestartTest(ScheduleTestCase):
         self.apply("".join(pod_yaml(f"a-{i}", "low", "100m") + "---" for i in range(15)))
         self.wait_for("a-* bound", lambda: all(self.node_of(f"a-{i}") for i in range(15)))
         before = len(s.requests())
-        self.server.kill()
-        time.sleep(1)
-        self.server = Server(self.tmp.name, port=self.server.port, extra=self.serve_flags).start()
+        self.restart_api_server()
         self.apply("".join(pod_yaml(f"b-{i}", "low", "100m") + "---" for i in range(15)))
         self.wait_for("b-* bound", lambda: all(self.node_of(f"b-{i}") for i in range(15)), timeout=60)
         bindings = [r for r in writes(s.requests()) if r.endswith("/binding")]
@@ -351,6 +457,54 @@ class ApiRestartTest(ScheduleTestCase):
         self.assertTrue(all(n == 1 for n in scheduled.values()), scheduled)
 
 
+@unittest.skipUnless(UPSTREAM, "kube-scheduler runs only beside the real kube-apiserver (ARBITER_E2E_API=upstream)")
+class TwoSchedulersTest(ScheduleTestCase):
+    """The real kube-scheduler and `arbiter schedule` in one cluster, each scheduling the pods that
+    name it, each counting the other's pods; then Arbiter alone, as the default scheduler."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.server = UpstreamServer(self.tmp.name, scheduler="kube").start()
+        self.kubeconfig = os.path.join(self.tmp.name, "kubeconfig")
+        self.schedulers = []
+
+    def scheduled_by(self, pod):
+        return [e["reportingComponent"] or e["source"].get("component") for e in self.events("Scheduled")
+                if e["involvedObject"]["name"] == pod]
+
+    def test_kube_scheduler_and_arbiter_side_by_side_then_arbiter_alone(self):
+        arbiter = self.start_scheduler("arbiter-1", ("--scheduler-name", "arbiter"))
+        self.apply(CLUSTER)
+        self.apply(pod_yaml("kube-1", "low", "1") + "---" + pod_yaml("arbiter-1", "low", "1", scheduler="arbiter"))
+        self.wait_for("both bound", lambda: self.node_of("kube-1") and self.node_of("arbiter-1"), timeout=30)
+        self.assertEqual(self.scheduled_by("kube-1"), ["default-scheduler"])
+        self.assertEqual(self.scheduled_by("arbiter-1"), ["arbiter"])
+        self.assertIn("POST /api/v1/namespaces/default/pods/arbiter-1/binding", arbiter.requests())
+        self.assertNotIn("POST /api/v1/namespaces/default/pods/kube-1/binding", arbiter.requests())
+        # Arbiter counts kube-scheduler's pod: 2 of the node's 4 CPUs are taken.
+        self.apply(pod_yaml("arbiter-big", "low", "3", scheduler="arbiter"))
+        self.wait_for("arbiter-big unschedulable", lambda: any(
+            e["involvedObject"]["name"] == "arbiter-big" for e in self.events("FailedScheduling")), timeout=30)
+        self.assertIsNone(self.node_of("arbiter-big"))
+        # And kube-scheduler counts Arbiter's: a 3-CPU pod of its own does not fit either.
+        self.apply(pod_yaml("kube-big", "low", "3"))
+        self.wait_for("kube-big unschedulable", lambda: any(
+            e["involvedObject"]["name"] == "kube-big" for e in self.events("FailedScheduling")), timeout=30)
+        self.assertIsNone(self.node_of("kube-big"))
+        # Arbiter alone: kube-scheduler stops; Arbiter takes the default profile and the pending
+        # default-scheduler pods, and preempts for a higher-priority one.
+        self.server.stop_component("kube-scheduler")
+        arbiter.stop()
+        self.schedulers.remove(arbiter)
+        alone = self.start_scheduler("arbiter-2", ())
+        self.apply(pod_yaml("kube-2", "high", "3"))
+        self.wait_for("kube-2 bound by Arbiter", lambda: self.node_of("kube-2"), timeout=40)
+        self.assertIn("POST /api/v1/namespaces/default/pods/kube-2/binding", alone.requests())
+        self.assertEqual(self.scheduled_by("kube-2"), ["default-scheduler"])
+        preempted = {e["involvedObject"]["name"] for e in self.events("Preempted")}
+        self.assertEqual(len(preempted & {"kube-1", "arbiter-1"}), 1, preempted)
+
+
 DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "arbiter-scheduler.yaml")
 
 
@@ -358,6 +512,10 @@ class PermissionsTest(ScheduleTestCase):
     """The deploy manifest's service account, under RBAC, may do everything the scheduler does."""
 
     def setUp(self):
+        if UPSTREAM:
+            # The real server's own RBAC and service account tokens.
+            super().setUp()
+            return
         self.tmp = tempfile.TemporaryDirectory()
         tokens = os.path.join(self.tmp.name, "tokens.csv")
         with open(tokens, "w") as f:
@@ -385,8 +543,14 @@ class PermissionsTest(ScheduleTestCase):
         sa_kubeconfig = os.path.join(self.tmp.name, "sa-kubeconfig")
         with open(self.kubeconfig) as f:
             text = f.read()
+        if UPSTREAM:
+            # A token kube-apiserver issues for the service account (TokenRequest).
+            token = self.kubectl("create", "token", "arbiter-scheduler", "-n", "kube-system").stdout.strip()
+            text = text.replace(self.server.token, token)
+        else:
+            text = text.replace("admin-token", "sa-token")
         with open(sa_kubeconfig, "w") as f:
-            f.write(text.replace("admin-token", "sa-token"))
+            f.write(text)
         s = Scheduler(sa_kubeconfig, self.tmp.name, "arbiter-sa", ())
         self.schedulers.append(s)
         self.wait_for("the service account's scheduler to lead", s.leading, timeout=20)
@@ -397,7 +561,8 @@ class PermissionsTest(ScheduleTestCase):
             log = f.read()
         self.assertNotIn("refused", log)
         self.assertNotIn("HTTP 403", log)
-        self.assertNotIn('code=403', self.server.log_tail(200))
+        if not UPSTREAM:
+            self.assertNotIn('code=403', self.server.log_tail(200))
 
 
 if __name__ == "__main__":

@@ -65,15 +65,16 @@ class Server:
                 return self
             self.port = free_port()
             self.url = f"{self.scheme}://127.0.0.1:{self.port}"
-        raise RuntimeError(f"arbiter serve did not come up; see {self.log.name}")
+        raise RuntimeError(f"arbiter serve did not come up; see {os.path.join(self.data_dir, 'server.log')}")
 
     def _start_once(self):
         log_path = os.path.join(self.data_dir, "server.log")
-        self.log = open(log_path, "a")
-        offset = self.log.tell()
-        self.proc = subprocess.Popen(
-            [ARBITER, "serve", "--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir, "--seed", "1"]
-            + self.extra, stdout=self.log, stderr=self.log)
+        # The child keeps its own descriptor of the log; this one closes once it has started.
+        with open(log_path, "a") as log:
+            offset = log.tell()
+            self.proc = subprocess.Popen(
+                [ARBITER, "serve", "--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir, "--seed", "1"]
+                + self.extra, stdout=log, stderr=log)
         deadline = time.time() + 30
         while time.time() < deadline:
             if self.proc.poll() is not None:

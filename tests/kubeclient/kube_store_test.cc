@@ -78,7 +78,7 @@ std::unique_ptr<Opened> Open(const ApiServerOverHttp& s, size_t page = 500, bool
   ko.page = page;
   ko.protobuf = protobuf;
   Opened* raw = o.get();
-  ko.on_request = [raw](const std::string& method, const std::string& target) {
+  ko.on_request = [raw](const std::string& method, const std::string& target, const std::string&) {
     std::lock_guard<std::mutex> lock(raw->mu);
     raw->requests.push_back(method + " " + target);
   };

@@ -786,9 +786,10 @@ class KubeStore final : public store::Store {
 
   StatusOr<store::Object> DeleteItem(const std::string& resource, const Route& route, const std::string& ns,
                                      const std::string& name, const std::string& uid, const Json& fallback,
-                                     int64_t fallback_revision) {
+                                     int64_t fallback_revision, bool now = false) {
     Json options = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
     if (!uid.empty()) options["preconditions"] = {{"uid", uid}};
+    if (now) options["gracePeriodSeconds"] = 0;
     const std::string target = Item(route, ns, name);
     ARBITER_ASSIGN_OR_RETURN(r, Call(LaneOf(resource), "DELETE", target, options.dump()));
     if (r.status != 200 && r.status != 202) return FromHttp("DELETE", target, r);
@@ -822,9 +823,15 @@ class KubeStore final : public store::Store {
     switch (op.kind) {
       case store::WriteOp::Kind::kCreate:
         return Shared(Create(op.resource, op.ns, op.name, std::move(op.body)));
-      case store::WriteOp::Kind::kDelete:
+      case store::WriteOp::Kind::kDelete: {
+        // A store delete removes the object. A pod already terminating is removed at once, as the
+        // kubelet's status manager ends its graceful deletion (gracePeriodSeconds 0, the uid as a
+        // precondition); a plain DELETE would leave it waiting for its grace period again.
+        const bool terminating = op.resource == "pods" && op.body.is_object() &&
+                                 Field(Field(op.body, "metadata"), "deletionTimestamp").is_string();
         return Shared(DeleteItem(op.resource, *route, op.ns, op.name, op.body.is_object() ? MetaString(op.body, "uid") : "",
-                                 op.body, op.expected_revision));
+                                 op.body, op.expected_revision, terminating));
+      }
       case store::WriteOp::Kind::kUpdate:
         break;
     }
@@ -840,7 +847,17 @@ class KubeStore final : public store::Store {
       return a == b;
     }();
     const std::string target = Item(*route, op.ns, op.name) + (status_only ? "/status" : "");
-    return Shared(Put(op.resource, *route, target, std::move(op.body), op.expected_revision));
+    if (status_only || !route->status || !op.base.is_object() || Field(op.base, "status") == Field(op.body, "status")) {
+      return Shared(Put(op.resource, *route, target, std::move(op.body), op.expected_revision));
+    }
+    // Both changed: kube-apiserver keeps the stored status on the main resource (a Node's too), so
+    // the status goes to its subresource after, at the revision the first write made.
+    const Json status = Field(op.body, "status");
+    auto main = Put(op.resource, *route, target, std::move(op.body), op.expected_revision);
+    if (!main.ok() || Field(main->body, "status") == status) return Shared(std::move(main));
+    Json body = std::move(main->body);
+    body["status"] = status;
+    return Shared(Put(op.resource, *route, target + "/status", std::move(body), main->revision));
   }
 
   // A repeated event: its series, patched (events.k8s.io/v1), or the event replaced (core v1).

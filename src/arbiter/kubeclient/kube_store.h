@@ -73,7 +73,7 @@ struct KubeStoreOptions {
   size_t max_list_bytes = size_t{2} << 30;   // one list, all pages
   size_t max_event_bytes = size_t{16} << 20;  // one watch event
   // Called before each request is sent, from the thread sending it; may be empty.
-  std::function<void(const std::string& method, const std::string& target)> on_request;
+  std::function<void(const std::string& method, const std::string& target, const std::string& body)> on_request;
   // One line per watch reconnect and failure; may be empty. Called from the watches' threads.
   std::function<void(const std::string& line)> log;
 };

@@ -211,7 +211,7 @@ class HttpClient final : public Client {
   StatusOr<Response> SendOnce(const std::string& method, const std::string& target, const std::string& body,
                               const std::string& content_type) {
     if (options_.limiter) options_.limiter->Wait();
-    if (options_.on_request) options_.on_request(method, target);
+    if (options_.on_request) options_.on_request(method, target, body);
     httplib::Request req;
     req.method = method;
     req.path = target;
@@ -245,7 +245,7 @@ class HttpClient final : public Client {
 
   StatusOr<Response> Stream(const std::string& target, const OnData& on_data) override {
     if (options_.limiter) options_.limiter->Wait();
-    if (options_.on_request) options_.on_request("GET", target);
+    if (options_.on_request) options_.on_request("GET", target, "");
     httplib::Request req;
     req.method = "GET";
     req.path = target;

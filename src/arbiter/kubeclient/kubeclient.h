@@ -70,7 +70,7 @@ struct ClientOptions {
   // The Accept header of reads and streams (the server picks one of the types listed).
   std::string accept = "application/json";
   // Called before each request is sent (method, then path and query); may be empty.
-  std::function<void(const std::string& method, const std::string& target)> on_request;
+  std::function<void(const std::string& method, const std::string& target, const std::string& body)> on_request;
   // A request's answer must arrive within this (a stream's data: between chunks).
   std::chrono::seconds timeout{60};
   // The largest response body read (a stream's: each call's data is not bounded here).
