@@ -117,9 +117,9 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
       err << "arbiter serve: " << opened.status().message() << "\n";
       return 2;
     }
-    // Grouped writes share one etcd txn, and so one revision (etcd's model, as the control loop's
-    // batches already do): a watch delivers a revision's events together.
-    st = std::make_unique<store::GroupCommit>(std::move(*opened));
+    // No group commit: every write is an etcd transaction of its own (a revision of its own), and
+    // concurrent requests send theirs at once, which etcd commits together in one raft batch.
+    st = std::move(*opened);
   } else {
     err << "arbiter serve: --store " << flags.store << ": want sqlite, memory or etcd\n";
     return 2;

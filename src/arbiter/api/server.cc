@@ -35,6 +35,22 @@ using Json = nlohmann::json;
 
 namespace {
 
+// A read-modify-write that lost a race to another writer reads again and retries, as kube-apiserver's
+// storage does: its etcd3 store's GuaranteedUpdate and conditionalDelete loop until they win, so a
+// delete or a patch without a precondition never answers 409 because others wrote meanwhile. The
+// request's time bounds the loop here: 30 s of the server's clock, and at most 10,000 tries (a
+// clock that stands still, as in tests, cannot make it endless).
+class RaceRetry {
+ public:
+  explicit RaceRetry(const Clock& clock) : clock_(clock), deadline_(clock.Now() + 30 * kSecond) {}
+  // Whether to try (again): always the first time, then while time and tries remain.
+  bool Again() { return tries_++ < 5 || (tries_ <= 10000 && clock_.Now() < deadline_); }
+
+ private:
+  const Clock& clock_;
+  const Timestamp deadline_;
+  int tries_ = 0;
+};
 
 Response JsonResponse(int code, const Json& body) {
   Response r;
@@ -1383,7 +1399,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
   }
   const auto manager = ManagerOf(QueryOr(r, "fieldManager"), UserAgentOf(r));
   if (!manager.ok()) return Error(422, manager.status().message(), std::string(t.info->resource), t.name);
-  for (int attempt = 0; attempt < 5; ++attempt) {
+  for (RaceRetry retry(clock_); retry.Again();) {
     auto current = store_.Get(t.info->StoreKey(), t.ns, t.name);
     if (!current.ok()) {
       if (*type == PatchType::kApply && t.sub.empty()) {
@@ -1483,7 +1499,7 @@ StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const 
                                                 int64_t expected_revision, const std::string& expected_uid,
                                                 bool dry_run, const std::string& propagation) {
   const std::string resource = info.StoreKey();
-  for (int attempt = 0; attempt < 5; ++attempt) {
+  for (RaceRetry retry(clock_); retry.Again();) {
     ARBITER_ASSIGN_OR_RETURN(current, store_.Get(resource, ns, name));
     if (expected_revision > 0 && current.revision != expected_revision) {
       return Conflict("the object has been modified");
@@ -1578,7 +1594,7 @@ Response ApiServer::Finalize(const Request& r, const Target& t) {
   auto body = ParseBody(r);
   if (!body.ok()) return Error(400, body.status().message());
   if (!body->is_object()) return Error(400, "the request body must be an object");
-  for (int attempt = 0; attempt < 5; ++attempt) {
+  for (RaceRetry retry(clock_); retry.Again();) {
     auto current = store_.Get(t.info->StoreKey(), t.ns, t.name);
     if (!current.ok()) {
       return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
@@ -1692,7 +1708,7 @@ Response ApiServer::Bind(const Request& r, const Target& t) {
     node = target.value("name", "");
   }
   if (node.empty()) return Error(422, "Binding \"" + t.name + "\" is invalid: target.name: Required value");
-  for (int attempt = 0; attempt < 5; ++attempt) {
+  for (RaceRetry retry(clock_); retry.Again();) {
     auto pod = store_.Get("pods", t.ns, t.name);
     if (!pod.ok()) return Error(404, "pods \"" + t.name + "\" not found", "pods", t.name);
     Json next = pod->body;

@@ -401,10 +401,6 @@ Json KeyRequest(const std::string& key) {
   return r;
 }
 
-// etcd's default limits on one transaction: --max-txn-ops 128 and a 1.5 MiB request
-// (--max-request-bytes); the (base64) values of a batched txn stay at half the latter.
-constexpr size_t kMaxTxnOps = 128;
-constexpr size_t kMaxTxnBytes = 768 * 1024;
 
 Json Txn(Json compare, Json success, Json failure) {
   Json t = Json::object();
@@ -855,113 +851,11 @@ class EtcdStore : public Store {
     return ToObject(resource, ns, name, prev, HeaderRevision(r));
   }
 
-  // A batch goes to etcd as few transactions as its limits allow: each chunk (at most
-  // kMaxTxnOps operations, about kMaxTxnBytes of values, no key twice) is one txn whose compares
-  // are every op's precondition and whose success branch is every op. etcd gives the chunk's ops
-  // one revision (the txn's). When a compare fails, the chunk is applied again one op at a time,
-  // which tells each op's own result.
-  std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops) override {
-    std::vector<StatusOr<ObjectPtr>> out(ops.size(), Status::Ok());
-    size_t begin = 0;
-    while (begin < ops.size()) {
-      std::set<std::string> keys;
-      size_t bytes = 0;
-      size_t end = begin;
-      Json compare = Json::array(), success = Json::array();
-      std::vector<std::optional<Status>> invalid;  // per op of the chunk: refused before etcd
-      while (end < ops.size() && end - begin < kMaxTxnOps) {
-        WriteOp& op = ops[end];
-        const std::string key = Key(op.resource, op.ns, op.name);
-        if (keys.contains(key)) break;
-        Status st = CheckKey(op.resource, op.ns, op.name);
-        std::string value;
-        if (st.ok() && op.kind != WriteOp::Kind::kDelete) {
-          st = ValidateBody(op.resource, op.ns, op.name, op.body);
-          if (st.ok()) {
-            auto v = EncodeBody(op.resource, op.ns, op.name, op.body);
-            if (v.ok()) {
-              value = std::move(*v);
-            } else {
-              st = v.status();
-            }
-          }
-        }
-        if (st.ok() && end > begin && bytes + value.size() > kMaxTxnBytes) break;
-        keys.insert(key);
-        ++end;
-        if (!st.ok()) {
-          invalid.emplace_back(st);
-          continue;
-        }
-        invalid.emplace_back(std::nullopt);
-        bytes += value.size();
-        if (op.kind == WriteOp::Kind::kCreate) {
-          compare.push_back(Compare(key, "CREATE", "EQUAL", "create_revision", 0));
-          Json put = KeyRequest(key);
-          put["value"] = value;
-          success.push_back(Op("request_put", std::move(put)));
-        } else if (op.kind == WriteOp::Kind::kUpdate) {
-          compare.push_back(Condition(key, op.expected_revision));
-          Json put = KeyRequest(key);
-          put["value"] = value;
-          success.push_back(Op("request_put", std::move(put)));
-        } else {
-          compare.push_back(Condition(key, op.expected_revision));
-          Json del = KeyRequest(key);
-          del["prev_kv"] = true;
-          success.push_back(Op("request_delete_range", std::move(del)));
-        }
-      }
-      bool done = false;
-      if (!success.empty()) {
-        Json txn = Json::object();
-        txn["compare"] = std::move(compare);
-        txn["success"] = std::move(success);
-        const std::string what = "apply a batch of " + std::to_string(end - begin) + " writes";
-        auto r = conn_->Post("/v3/kv/txn", txn, /*idempotent=*/false, what);
-        if (!r.ok()) {
-          for (size_t i = begin; i < ops.size(); ++i) out[i] = r.status();
-          return out;
-        }
-        if (Bool(Field(*r, "succeeded"))) {
-          const int64_t revision = HeaderRevision(*r);
-          size_t response = 0;
-          for (size_t i = begin; i < end; ++i) {
-            if (invalid[i - begin]) {
-              out[i] = *invalid[i - begin];
-              continue;
-            }
-            WriteOp& op = ops[i];
-            const Json& res = Element(Field(*r, "responses"), static_cast<int>(response++));
-            if (op.kind != WriteOp::Kind::kDelete) {
-              out[i] = Shared(Stamped(op.resource, op.ns, op.name, revision, std::move(op.body)));
-              continue;
-            }
-            const Json& prev = Element(Field(Field(res, "response_delete_range"), "prev_kvs"), 0);
-            out[i] = Shared(prev.is_null() ? StatusOr<Object>(Internal("cannot delete " +
-                                                                       DescribeKey(op.resource, op.ns, op.name) +
-                                                                       ": etcd did not return its last value"))
-                                           : ToObject(op.resource, op.ns, op.name, prev, revision));
-          }
-          done = true;
-        }
-      }
-      if (!done) {
-        // Some precondition failed (or every op was refused before etcd): one op at a time, as
-        // the interface's own Apply does.
-        std::vector<WriteOp> single;
-        for (size_t i = begin; i < end; ++i) {
-          if (!invalid[i - begin]) single.push_back(std::move(ops[i]));
-        }
-        std::vector<StatusOr<ObjectPtr>> results = Store::Apply(std::move(single));
-        for (size_t i = begin, r = 0; i < end; ++i) {
-          out[i] = invalid[i - begin] ? StatusOr<ObjectPtr>(*invalid[i - begin]) : std::move(results[r++]);
-        }
-      }
-      begin = end;
-    }
-    return out;
-  }
+  // Apply is the interface's: one transaction per op, in order. Each write has a revision of its
+  // own, as every write through kube-apiserver does. Ops batched into one transaction would share
+  // its revision, and a client whose watch broke between two events of one revision, resuming
+  // from the first one's resourceVersion as informers do, would never see the second
+  // (docs/consistency.md: upstream/cmd/lincheck found it).
 
   StatusOr<ListResult> List(const std::string& resource, const std::string& ns) override {
     if (resource.empty()) return InvalidArgument("a list needs a resource (such as \"pods\")");

@@ -1,7 +1,8 @@
 // Group commit: the single writes (Create, Update, Delete) of concurrent callers committed
 // together in one Store::Apply of the backing store, as databases commit concurrent
 // transactions in one log write. With 16 API connections creating pods at once, SQLite takes
-// one transaction (and etcd one txn request) for each group instead of one per write.
+// one transaction for each group instead of one per write. (`serve` on etcd goes without it:
+// etcd gives each write a transaction and a revision of its own.)
 //
 // Each write keeps its own terms exactly (Apply's contract: its own precondition, its own
 // result, its own watch event), so a caller cannot tell a grouped write from a lone one, except

@@ -112,9 +112,9 @@ class Store {
   // Applies `ops` in order, each on its own terms: an op whose precondition fails (NotFound,
   // AlreadyExists, Conflict, InvalidArgument) fails alone, exactly as the single call would, and
   // the others still apply. Every op that succeeds yields one watch event, in order. Backends
-  // commit the batch together where they can: SQLite in one transaction (a batch costs one
-  // commit), each op at a revision of its own; etcd in one transaction per chunk of its limits,
-  // whose ops share the transaction's revision (etcd's model). When the backend itself fails
+  // commit the batch together where they can (SQLite: one transaction, one commit), but every op
+  // has a revision of its own on every backend (etcd: a transaction per op), so that a watch
+  // resumed from any event's revision misses nothing. When the backend itself fails
   // (Unavailable, Internal), the ops not yet committed fail with that error. One result per op:
   // the object as stored (for a delete: as it was, at the deletion's revision).
   virtual std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops);
