@@ -71,6 +71,8 @@ command_of() {
         "--initial-advertise-peer-urls http://127.0.0.1:$ETCD_PEER_PORT" \
         "--initial-cluster upstream=http://127.0.0.1:$ETCD_PEER_PORT --log-level warn" ;;
     kube-apiserver)
+      # The endpoint reconciler refuses a loopback advertise address; with none, the `kubernetes`
+      # Service has no endpoints, which nothing here uses.
       echo "$bin/kube-apiserver --etcd-servers http://127.0.0.1:$ETCD_PORT --bind-address 127.0.0.1" \
         "--advertise-address 127.0.0.1 --endpoint-reconciler-type none --secure-port $API_PORT --tls-cert-file $dir/pki/apiserver.crt" \
         "--tls-private-key-file $dir/pki/apiserver.key --client-ca-file $dir/pki/ca.crt" \

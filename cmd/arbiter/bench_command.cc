@@ -2,6 +2,7 @@
 #include "bench_command.h"
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <ostream>
 #include <sstream>
@@ -205,15 +206,23 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
   o.connections = flags.connections_given ? flags.connections : 16;
   o.serve_flags = flags.serve_flags;
   o.scheduler_flags = flags.scheduler_flags;
+  o.kubeconfig = flags.kubeconfig;
+  o.scheduler = flags.scheduler;
+  o.kube_scheduler = flags.kube_scheduler;
+  if (flags.scheduler_qps >= 0) o.scheduler_qps = flags.scheduler_qps;
+  if (flags.scheduler_burst >= 0) o.scheduler_burst = flags.scheduler_burst;
+  // A connection the server closed fails its next write (EPIPE) rather than ending the process.
+  std::signal(SIGPIPE, SIG_IGN);
   std::vector<double> lags, rates, rss;
   for (int run = 1; run <= flags.runs; ++run) {
-    err << flags.scenario << ": run " << run << "/" << flags.runs << ", " << o.nodes << " nodes, " << o.store << " store\n";
+    err << flags.scenario << ": run " << run << "/" << flags.runs << ", " << o.nodes << " nodes, "
+        << (o.kubeconfig.empty() ? o.store + " store" : "the API server of " + o.kubeconfig) << "\n";
     auto r = bench::RunServeLoad(o, [&](const std::string& line) { err << flags.scenario << ": " << line << "\n"; });
     if (!r.ok()) {
       err << "arbiter bench: " << r.status().message() << "\n";
       return 1;
     }
-    Json j = {{"scenario", flags.scenario}, {"store", o.store}, {"nodes", o.nodes}, {"run", run}};
+    Json j = {{"scenario", flags.scenario}, {"store", o.kubeconfig.empty() ? o.store : "the API server's"}, {"nodes", o.nodes}, {"run", run}};
     if (preemption) {
       j["initialPods"] = 4 * o.nodes;
       j["preemptors"] = r->created;
@@ -229,6 +238,10 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
     j["lagAfterLastCreateSeconds"] = r->lag_seconds;
     j["peakRssMiB"] = r->peak_rss_mib;
     if (flags.scenario.rfind("Schedule", 0) == 0) {
+      j["scheduler"] = o.scheduler;
+      j["apiServer"] = o.kubeconfig.empty() ? "arbiter serve" : o.kubeconfig;
+      if (o.scheduler_qps) j["schedulerQps"] = *o.scheduler_qps;
+      if (o.scheduler_burst) j["schedulerBurst"] = *o.scheduler_burst;
       j["schedulerPeakRssMiB"] = r->scheduler_peak_rss_mib;
       j["schedulerFlags"] = o.scheduler_flags;
     }

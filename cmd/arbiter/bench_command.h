@@ -28,7 +28,12 @@ struct BenchFlags {
   std::string token;
   size_t connections = 8;
   std::vector<std::string> serve_flags;  // Serve scenarios: flags for the server
-  std::vector<std::string> scheduler_flags;  // Schedule scenarios: flags for `arbiter schedule`
+  std::vector<std::string> scheduler_flags;  // Schedule scenarios: flags for the scheduler
+  std::string kubeconfig;                     // Schedule scenarios: an API server of one's own
+  std::string scheduler = "arbiter";          // Schedule scenarios: arbiter or kube
+  std::string kube_scheduler = "kube-scheduler";
+  double scheduler_qps = -1;                  // Schedule scenarios: < 0: the scheduler's default
+  int scheduler_burst = -1;
   std::string dump;  // ModelFootprint: the cluster dump to decode
   // Serve scenarios: the store of the server each run starts (sqlite or etcd), and whether
   // --initial-pods and --connections were given (their defaults are no initial pods and 16 connections).

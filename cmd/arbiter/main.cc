@@ -97,6 +97,19 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--scheduler-flag", bench.scheduler_flags,
                         "Schedule scenarios: a flag for `arbiter schedule`, as it is (repeatable), e.g. "
                         "--scheduler-flag=--kube-api-qps=0");
+  bench_cmd->add_option("--kubeconfig", bench.kubeconfig,
+                        "Schedule scenarios: load this kubeconfig's API server (one holding none of the run's objects, "
+                        "its nodes kept Ready by `arbiter nodes`) instead of a fresh arbiter serve");
+  bench_cmd->add_option("--scheduler", bench.scheduler, "Schedule scenarios: the scheduler, arbiter or kube (kube-scheduler)")
+      ->check(CLI::IsMember({"arbiter", "kube"}));
+  bench_cmd->add_option("--kube-scheduler", bench.kube_scheduler, "With --scheduler kube: the kube-scheduler binary");
+  bench_cmd->add_option("--scheduler-qps", bench.scheduler_qps,
+                        "Schedule scenarios: the scheduler's requests a second to the API server, either scheduler "
+                        "(0: no limit; default: its own, 50)")
+      ->check(CLI::Range(0.0, 1e9));
+  bench_cmd->add_option("--scheduler-burst", bench.scheduler_burst,
+                        "Schedule scenarios: requests let through at once above the QPS (default: its own, 100)")
+      ->check(CLI::Range(1, 1000000));
   bench_cmd->add_option("--connections", bench.connections, "ApiLoad, Serve scenarios: client connections")->check(CLI::Range(1, 256));
   bench_cmd->add_option("--clusters", bench.clusters, "DecisionQuality: random clusters to compare")
       ->check(CLI::Range(1, 10000000));

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "arbiter/base/json.h"
+#include "arbiter/kubeclient/kubeclient.h"
 
 extern char** environ;
 
@@ -94,14 +95,39 @@ class Child {
   pid_t pid_ = -1;
 };
 
-std::unique_ptr<httplib::Client> Connect(const std::string& server) {
-  auto c = std::make_unique<httplib::Client>(server);
-  c->set_keep_alive(true);
-  c->set_tcp_nodelay(true);
-  c->set_connection_timeout(5);
-  c->set_read_timeout(60);
-  return c;
-}
+// A client of the API under test (serve's plain loopback, or any kubeconfig's server, TLS and
+// token included), without a rate limit. A client that cannot be made fails every request.
+class Api {
+ public:
+  Api(const kubeclient::Config& config, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    kubeclient::ClientOptions options;
+    options.user_agent = "arbiter-bench";
+    options.timeout = timeout;
+    auto c = kubeclient::Client::Connect(config, options);
+    if (c.ok()) {
+      client_ = std::move(*c);
+    } else {
+      error_ = c.status();
+    }
+  }
+  StatusOr<kubeclient::Response> Get(const std::string& target) { return Send("GET", target); }
+  StatusOr<kubeclient::Response> Post(const std::string& target, const std::string& body) { return Send("POST", target, body); }
+  // The body of a 200 answer to GET `target`; an error otherwise.
+  StatusOr<std::string> Read(const std::string& target) {
+    ARBITER_ASSIGN_OR_RETURN(r, Get(target));
+    if (r.status != 200) return Unavailable("GET " + target + ": HTTP " + std::to_string(r.status) + ": " + r.body.substr(0, 300));
+    return r.body;
+  }
+  kubeclient::Client* client() { return client_.get(); }
+
+ private:
+  StatusOr<kubeclient::Response> Send(const std::string& method, const std::string& target, const std::string& body = "") {
+    if (!client_) return error_;
+    return client_->Send(method, target, body);
+  }
+  std::unique_ptr<kubeclient::Client> client_;
+  Status error_ = Status::Ok();
+};
 
 // Waits until `ready` holds, polling every 100 ms.
 Status WaitFor(const std::string& what, double timeout, const std::function<bool()>& ready) {
@@ -117,7 +143,7 @@ Status WaitFor(const std::string& what, double timeout, const std::function<bool
 struct CreateTimes {
   SteadyClock::time_point first, last_ack;
 };
-StatusOr<CreateTimes> CreateMany(const std::string& server, const std::string& path, size_t count, size_t connections,
+StatusOr<CreateTimes> CreateMany(const kubeclient::Config& server, const std::string& path, size_t count, size_t connections,
                                  const std::function<Json(size_t)>& make,
                                  const std::function<void(const std::string&)>& progress) {
   std::atomic<size_t> next{0}, created{0};
@@ -128,14 +154,14 @@ StatusOr<CreateTimes> CreateMany(const std::string& server, const std::string& p
   std::vector<std::thread> workers;
   for (size_t w = 0; w < connections; ++w) {
     workers.emplace_back([&] {
-      auto client = Connect(server);
+      Api client(server);
       for (size_t i = next++; i < count; i = next++) {
-        auto res = client->Post(path, make(i).dump(), "application/json");
-        if (!res || res->status != 201) {
+        auto res = client.Post(path, make(i).dump());
+        if (!res.ok() || res->status != 201) {
           std::lock_guard<std::mutex> lock(mu);
           if (error.empty()) {
-            error = res ? "HTTP " + std::to_string(res->status) + ": " + res->body
-                        : "request failed: " + httplib::to_string(res.error());
+            error = res.ok() ? "HTTP " + std::to_string(res->status) + ": " + res->body
+                             : "request failed: " + res.status().message();
           }
           next = count;  // stop every worker
           return;
@@ -148,7 +174,7 @@ StatusOr<CreateTimes> CreateMany(const std::string& server, const std::string& p
   }
   for (auto& w : workers) w.join();
   t.last_ack = SteadyClock::now();
-  if (!error.empty()) return Unavailable("creating objects at " + server + path + ": " + error);
+  if (!error.empty()) return Unavailable("creating objects at " + server.server + path + ": " + error);
   return t;
 }
 
@@ -156,27 +182,39 @@ StatusOr<CreateTimes> CreateMany(const std::string& server, const std::string& p
 // of their `bench` label.
 class PodWatch {
  public:
-  PodWatch(const std::string& server, const std::string& ns, const std::string& resource_version)
-      : client_(Connect(server)) {
-    client_->set_read_timeout(3600);
+  // Follows the pods from `resource_version`. A stream the server ends (kube-apiserver drops a
+  // watcher that falls behind) is resumed from the last event's resourceVersion, as an
+  // informer's is; when that is too old (410), the pods are listed again and the ones gone since
+  // are counted as deleted.
+  PodWatch(const kubeclient::Config& server, const std::string& ns, const std::string& resource_version)
+      : api_(server, std::chrono::seconds(3600)) {
     thread_ = std::thread([this, ns, resource_version] {
-      std::string buffer;
-      client_->Get("/api/v1/namespaces/" + ns + "/pods?watch=true&timeoutSeconds=3600&resourceVersion=" +
-                       resource_version,
-                   [&](const char* data, size_t n) {
-                     buffer.append(data, n);
-                     size_t start = 0;
-                     for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
-                       Line(std::string_view(buffer).substr(start, nl - start));
-                     }
-                     buffer.erase(0, start);
-                     return !stop_;
-                   });
+      if (!api_.client()) return;
+      const std::string pods = "/api/v1/namespaces/" + ns + "/pods";
+      rv_ = resource_version;
+      while (!stop_) {
+        std::string buffer;
+        bool gone = false;
+        auto r = api_.client()->Stream(pods + "?watch=true&timeoutSeconds=3600&resourceVersion=" + rv_,
+                                       [&](std::string_view data, const std::string&) {
+                                         buffer.append(data);
+                                         size_t start = 0;
+                                         for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos;
+                                              start = nl + 1) {
+                                           gone = Line(std::string_view(buffer).substr(start, nl - start)) || gone;
+                                         }
+                                         buffer.erase(0, start);
+                                         return !stop_ && !gone;
+                                       });
+        if (stop_) break;
+        if (gone || (r.ok() && r->status == 410)) Relist(pods);
+        if (!r.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
     });
   }
   ~PodWatch() {
     stop_ = true;
-    client_->stop();
+    if (api_.client()) api_.client()->Cancel();
     if (thread_.joinable()) thread_.join();
   }
   size_t bound(const std::string& group) {
@@ -199,17 +237,54 @@ class PodWatch {
   }
 
  private:
-  void Line(std::string_view line) {
+  // Lists the pods again: those seen before and not listed now were deleted meanwhile.
+  void Relist(const std::string& pods) {
+    auto r = api_.client()->Send("GET", pods);
+    if (!r.ok() || r->status != 200) return;
+    Json list = Json::parse(r->body, nullptr, false);
+    if (!list.is_object() || !list["items"].is_array()) return;
+    std::set<std::string> listed;
+    for (const Json& p : list["items"]) {
+      if (!p.is_object()) continue;
+      listed.insert(p["metadata"].value("name", ""));
+      Apply("MODIFIED", p);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = known_.begin(); it != known_.end();) {
+        if (listed.contains(it->first)) {
+          ++it;
+          continue;
+        }
+        ++deleted_[it->second];
+        if (bound_names_.erase(it->first) > 0) --bound_[it->second];
+        it = known_.erase(it);
+      }
+    }
+    rv_ = list["metadata"].value("resourceVersion", rv_);
+  }
+
+  // One event of the stream; true for an ERROR event saying the version is gone (410).
+  bool Line(std::string_view line) {
     Json e = Json::parse(line, nullptr, false);
-    if (!e.is_object() || !e["object"].is_object()) return;
-    const Json& o = e["object"];
+    if (!e.is_object() || !e["object"].is_object()) return false;
     const std::string type = e.value("type", "");
+    if (type == "ERROR") return e["object"].value("code", 0) == 410;
+    if (type == "BOOKMARK") return false;
+    const std::string rv = e["object"]["metadata"].value("resourceVersion", "");
+    if (!rv.empty()) rv_ = rv;
+    Apply(type, e["object"]);
+    return false;
+  }
+
+  void Apply(const std::string& type, const Json& o) {
     const Json& labels = o["metadata"].value("labels", Json::object());
     const std::string group = labels.is_object() ? labels.value("bench", "") : "";
     const std::string name = o["metadata"].value("name", "");
     const bool has_node = o.contains("spec") && o["spec"].is_object() && o["spec"].value("nodeName", "") != "";
     std::lock_guard<std::mutex> lock(mu_);
     if (type == "DELETED") {
+      known_.erase(name);
       ++deleted_[group];
       const Json& status = o.value("status", Json::object());
       for (const Json& c : status.value("conditions", Json::array())) {
@@ -221,16 +296,19 @@ class PodWatch {
       if (bound_names_.erase(name) > 0) --bound_[group];
       return;
     }
+    known_[name] = group;
     if (has_node && bound_names_.insert(name).second) {
       ++bound_[group];
       last_bound_[group] = SteadyClock::now();
     }
   }
 
-  std::unique_ptr<httplib::Client> client_;
+  Api api_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::set<std::string> bound_names_;
+  std::map<std::string, std::string> known_;  // every pod seen and not deleted: its group
+  std::string rv_;                           // where the watch resumes (the stream thread's)
   std::map<std::string, size_t> bound_, deleted_, disrupted_;
   std::map<std::string, SteadyClock::time_point> last_bound_;
   std::thread thread_;
@@ -238,9 +316,9 @@ class PodWatch {
 
 // What a stuck run looks like from the API: the first unbound measured pods with their status,
 // and the scheduler's queue gauges.
-std::string Diagnose(httplib::Client& api) {
+std::string Diagnose(Api& api) {
   std::string out;
-  if (auto r = api.Get("/api/v1/namespaces/default/pods?labelSelector=bench%3Dmeasured"); r && r->status == 200) {
+  if (auto r = api.Get("/api/v1/namespaces/default/pods?labelSelector=bench%3Dmeasured"); r.ok() && r->status == 200) {
     Json list = Json::parse(r->body, nullptr, false);
     size_t shown = 0;
     for (const Json& p : list.is_object() ? list.value("items", Json::array()) : Json::array()) {
@@ -249,7 +327,7 @@ std::string Diagnose(httplib::Client& api) {
       out += "  unbound " + p["metadata"].value("name", "") + ": " + p.value("status", Json::object()).dump() + "\n";
     }
   }
-  if (auto m = api.Get("/metrics"); m && m->status == 200) {
+  if (auto m = api.Get("/metrics"); m.ok() && m->status == 200) {
     for (size_t at = 0; (at = m->body.find("\nscheduler_pending_pods{", at)) != std::string::npos; ++at) {
       out += "  " + m->body.substr(at + 1, m->body.find('\n', at + 1) - at - 1) + "\n";
     }
@@ -296,56 +374,88 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
     }
   } cleanup{dir};
 
-  ARBITER_ASSIGN_OR_RETURN(port, FreePort());
-  const std::string server = "http://127.0.0.1:" + std::to_string(port);
-  std::vector<std::string> serve = {o.arbiter, "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--data-dir",
-                                    dir.string()};
-  serve.insert(serve.end(), o.serve_flags.begin(), o.serve_flags.end());
-  if (external) serve.push_back("--no-scheduler");
-  std::unique_ptr<Child> etcd;
-  if (o.store == "etcd") {
-    ARBITER_ASSIGN_OR_RETURN(cport, FreePort());
-    ARBITER_ASSIGN_OR_RETURN(pport, FreePort());
-    const std::string curl = "http://127.0.0.1:" + std::to_string(cport);
-    const std::string purl = "http://127.0.0.1:" + std::to_string(pport);
-    auto e = Child::Start({"etcd", "--name", "bench", "--data-dir", (dir / "etcd").string(),
-                                              "--listen-client-urls", curl, "--advertise-client-urls", curl,
-                                              "--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl,
-                                              "--initial-cluster", "bench=" + purl},
-                                             dir / "etcd.log");
-    if (!e.ok()) return e.status();
-    etcd = std::move(*e);
-    auto probe = Connect(curl);
-    ARBITER_RETURN_IF_ERROR(WaitFor("etcd at " + curl, 30, [&] {
-      auto r = probe->Get("/health");
-      return r && r->status == 200;
-    }));
-    serve.insert(serve.end(), {"--store", "etcd", "--etcd-servers", curl});
-  } else if (o.store != "sqlite") {
-    return InvalidArgument("--store must be sqlite or etcd, not \"" + o.store + "\"");
+  // The API under test: a fresh `arbiter serve` of this run, or the kubeconfig's server.
+  const bool own_server = o.kubeconfig.empty();
+  kubeclient::Config server;
+  std::unique_ptr<Child> etcd, child;
+  if (own_server) {
+    ARBITER_ASSIGN_OR_RETURN(port, FreePort());
+    server.server = "http://127.0.0.1:" + std::to_string(port);
+    std::vector<std::string> serve = {o.arbiter, "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--data-dir",
+                                      dir.string()};
+    serve.insert(serve.end(), o.serve_flags.begin(), o.serve_flags.end());
+    if (external) serve.push_back("--no-scheduler");
+    if (o.store == "etcd") {
+      ARBITER_ASSIGN_OR_RETURN(cport, FreePort());
+      ARBITER_ASSIGN_OR_RETURN(pport, FreePort());
+      const std::string curl = "http://127.0.0.1:" + std::to_string(cport);
+      const std::string purl = "http://127.0.0.1:" + std::to_string(pport);
+      auto e = Child::Start({"etcd", "--name", "bench", "--data-dir", (dir / "etcd").string(),
+                             "--listen-client-urls", curl, "--advertise-client-urls", curl,
+                             "--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl,
+                             "--initial-cluster", "bench=" + purl},
+                            dir / "etcd.log");
+      if (!e.ok()) return e.status();
+      etcd = std::move(*e);
+      kubeclient::Config etcd_config;
+      etcd_config.server = curl;
+      Api probe(etcd_config);
+      ARBITER_RETURN_IF_ERROR(WaitFor("etcd at " + curl, 30, [&] {
+        auto r = probe.Get("/health");
+        return r.ok() && r->status == 200;
+      }));
+      serve.insert(serve.end(), {"--store", "etcd", "--etcd-servers", curl});
+    } else if (o.store != "sqlite") {
+      return InvalidArgument("--store must be sqlite or etcd, not \"" + o.store + "\"");
+    }
+    auto started = Child::Start(serve, dir / "server.log");
+    if (!started.ok()) return started.status();
+    child = std::move(*started);
+  } else {
+    if (!external) return InvalidArgument(o.scenario + " starts its own server; --kubeconfig is for Schedule* scenarios");
+    ARBITER_ASSIGN_OR_RETURN(config, kubeclient::LoadKubeconfig(o.kubeconfig));
+    server = config;
   }
-  auto started = Child::Start(serve, dir / "server.log");
-  if (!started.ok()) return started.status();
-  std::unique_ptr<Child> child = std::move(*started);
-  auto api = Connect(server);
-  ARBITER_RETURN_IF_ERROR(WaitFor("the server at " + server, 60, [&] {
-    if (!child->Running()) return true;
-    auto r = api->Get("/readyz");
-    return r && r->status == 200;
+  Api api(server);
+  ARBITER_RETURN_IF_ERROR(WaitFor("the server at " + server.server, 60, [&] {
+    if (child && !child->Running()) return true;
+    auto r = api.Get("/readyz");
+    return r.ok() && r->status == 200;
   }));
-  if (!child->Running()) return Unavailable("the server exited at start; its log is " + (dir / "server.log").string());
-  // With leader election (etcd) the replica schedules once it holds the lease.
-  ARBITER_RETURN_IF_ERROR(WaitFor("the scheduler's leadership", 60, [&] {
-    auto r = api->Get("/metrics");
-    return r && r->status == 200 && r->body.find("leader_election_master_status{name=\"arbiter-scheduler\"} 0") == std::string::npos;
-  }));
+  if (child && !child->Running()) return Unavailable("the server exited at start; its log is " + (dir / "server.log").string());
+  if (own_server) {
+    // With leader election (etcd) the replica schedules once it holds the lease.
+    ARBITER_RETURN_IF_ERROR(WaitFor("the scheduler's leadership", 60, [&] {
+      auto r = api.Get("/metrics");
+      return r.ok() && r->status == 200 &&
+             r->body.find("leader_election_master_status{name=\"arbiter-scheduler\"} 0") == std::string::npos;
+    }));
+  }
+  const std::string kubeconfig = own_server ? (dir / "kubeconfig").string() : o.kubeconfig;
   std::unique_ptr<Child> scheduler;
   std::unique_ptr<httplib::Client> scheduler_api;
   if (external) {
     ARBITER_ASSIGN_OR_RETURN(sport, FreePort());
-    std::vector<std::string> argv = {o.arbiter, "schedule", "--kubeconfig", (dir / "kubeconfig").string(),
-                                     "--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port",
-                                     std::to_string(sport), "--cert-dir", (dir / "scheduler-certs").string()};
+    std::vector<std::string> argv;
+    if (o.scheduler == "kube") {
+      // kube-scheduler with the same client rate limits (its KubeSchedulerConfiguration's
+      // clientConnection; 50 and 100 are its defaults, as they are `arbiter schedule`'s).
+      const fs::path config = dir / "kube-scheduler.yaml";
+      std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                            << "leaderElection: {leaderElect: false}\nclientConnection:\n  kubeconfig: " << kubeconfig
+                            // client-go's "no limit" is a negative QPS (0 is its default, 5)
+                            << "\n  qps: " << (o.scheduler_qps == 0.0 ? -1.0 : o.scheduler_qps.value_or(50)) << "\n  burst: " << o.scheduler_burst.value_or(100)
+                            << "\n";
+      argv = {o.kube_scheduler, "--config", config.string(), "--bind-address", "127.0.0.1", "--secure-port",
+              std::to_string(sport), "--cert-dir", (dir / "scheduler-certs").string()};
+    } else if (o.scheduler == "arbiter") {
+      argv = {o.arbiter, "schedule", "--kubeconfig", kubeconfig, "--leader-elect=false", "--bind-address", "127.0.0.1",
+              "--secure-port", std::to_string(sport), "--cert-dir", (dir / "scheduler-certs").string()};
+      if (o.scheduler_qps) argv.insert(argv.end(), {"--kube-api-qps", std::to_string(*o.scheduler_qps)});
+      if (o.scheduler_burst) argv.insert(argv.end(), {"--kube-api-burst", std::to_string(*o.scheduler_burst)});
+    } else {
+      return InvalidArgument("--scheduler must be arbiter or kube, not \"" + o.scheduler + "\"");
+    }
     argv.insert(argv.end(), o.scheduler_flags.begin(), o.scheduler_flags.end());
     auto s = Child::Start(argv, dir / "scheduler.log");
     if (!s.ok()) return s.status();
@@ -361,10 +471,11 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
     auto r = scheduler_api->Get("/readyz");
     return r && r->status == 200;
   };
-  ARBITER_RETURN_IF_ERROR(WaitFor("arbiter schedule to be ready", 60, scheduler_ready));
+  const std::string scheduler_name = o.scheduler == "kube" ? "kube-scheduler" : "arbiter schedule";
+  ARBITER_RETURN_IF_ERROR(WaitFor(scheduler_name + " to be ready", 60, scheduler_ready));
   if (external && !scheduler->Running()) {
     cleanup.keep = true;
-    return Unavailable("arbiter schedule exited at start; its log is " + (dir / "scheduler.log").string());
+    return Unavailable(scheduler_name + " exited at start; its log is " + (dir / "scheduler.log").string());
   }
 
   progress("creating " + std::to_string(o.nodes) + " nodes");
@@ -377,17 +488,16 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
   }, progress).status());
   if (preemption) {
     for (const auto& [name, value] : {std::pair<std::string, int>{"bench-low", 10}, {"bench-high", 1000}}) {
-      auto r = api->Post("/apis/scheduling.k8s.io/v1/priorityclasses",
-                         Json{{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"},
-                              {"metadata", {{"name", name}}}, {"value", value}}.dump(),
-                         "application/json");
-      if (!r || r->status != 201) return Unavailable("creating PriorityClass " + name + " failed");
+      auto r = api.Post("/apis/scheduling.k8s.io/v1/priorityclasses",
+                        Json{{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"},
+                             {"metadata", {{"name", name}}}, {"value", value}}.dump());
+      if (!r.ok() || r->status != 201) return Unavailable("creating PriorityClass " + name + " failed");
     }
   }
   // The simulated nodes report Ready once; wait for that before loading.
   ARBITER_RETURN_IF_ERROR(WaitFor("the nodes to be Ready", o.timeout_seconds, [&] {
-    auto r = api->Get("/api/v1/nodes");
-    if (!r || r->status != 200) return false;
+    auto r = api.Get("/api/v1/nodes");
+    if (!r.ok() || r->status != 200) return false;
     Json list = Json::parse(r->body, nullptr, false);
     if (!list.is_object() || !list["items"].is_array()) return false;
     size_t ready = 0;
@@ -399,8 +509,8 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
     return ready >= o.nodes;
   }));
 
-  auto list = api->Get("/api/v1/namespaces/default/pods?limit=1");
-  if (!list || list->status != 200) return Unavailable("listing pods on " + server + " failed");
+  auto list = api.Get("/api/v1/namespaces/default/pods?limit=1");
+  if (!list.ok() || list->status != 200) return Unavailable("listing pods on " + server.server + " failed");
   const std::string rv = Json::parse(list->body)["metadata"].value("resourceVersion", "0");
   PodWatch watch(server, "default", rv);
 
@@ -428,7 +538,7 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
       !st.ok()) {
     cleanup.keep = true;
     return Unavailable(st.message() + " (" + std::to_string(watch.bound("measured")) + " of " +
-                       std::to_string(o.measured_pods) + " bound)\n" + Diagnose(*api) +
+                       std::to_string(o.measured_pods) + " bound)\n" + Diagnose(api) +
                        "the server's data directory and log are kept in " + dir.string());
   }
   ServeLoadResult r;
@@ -441,13 +551,19 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
   r.bound_per_second = total > 0 ? static_cast<double>(o.measured_pods) / total : 0;
   r.victims_deleted = watch.deleted("low");
   r.victims_with_condition = watch.deleted_as_disrupted("low");
-  r.peak_rss_mib = child->PeakRssMib();
+  r.peak_rss_mib = child ? child->PeakRssMib() : 0;
   if (external) r.scheduler_peak_rss_mib = scheduler->PeakRssMib();
-  if (auto m = external ? scheduler_api->Get("/metrics") : api->Get("/metrics"); m && m->status == 200) {
+  std::string metrics;
+  if (!external) {
+    if (auto m = api.Get("/metrics"); m.ok() && m->status == 200) metrics = m->body;
+  } else if (auto m = scheduler_api->Get("/metrics"); m && m->status == 200) {
+    metrics = m->body;  // kube-scheduler's asks for authorization: its counters stay 0
+  }
+  if (!metrics.empty()) {
     auto counter = [&](const std::string& series) -> uint64_t {
-      const size_t at = m->body.find("\n" + series + " ");
+      const size_t at = metrics.find("\n" + series + " ");
       if (at == std::string::npos) return 0;
-      return std::strtoull(m->body.c_str() + at + series.size() + 2, nullptr, 10);
+      return std::strtoull(metrics.c_str() + at + series.size() + 2, nullptr, 10);
     };
     r.attempts_scheduled = counter("scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"}");
     r.attempts_unschedulable =

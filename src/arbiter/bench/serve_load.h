@@ -10,8 +10,9 @@
 //     MEASURED preemptors of 3970m at a higher priority, each of which must evict the four pods
 //     of one node.
 //   * ScheduleSchedulingBasic, SchedulePreemptionBasic: the same, with the server started
-//     `--no-scheduler` and the scheduling done by an `arbiter schedule` process of its own
-//     against the server's API (its client rate limits as given in scheduler_flags).
+//     `--no-scheduler` (or any API server, by kubeconfig) and the scheduling done by a scheduler
+//     process of its own against the server's API: `arbiter schedule`, or kube-scheduler, with
+//     the same client rate limits.
 //
 // Reported per run: creates/s, the lag from the last create's acknowledgement until the last
 // measured pod is bound, pods (or preemptors) bound per second from the first create, and the
@@ -20,6 +21,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "arbiter/base/status.h"
@@ -36,7 +38,18 @@ struct ServeLoadOptions {
   size_t connections = 16;
   double timeout_seconds = 300;  // for each wait
   std::vector<std::string> serve_flags;  // given to `arbiter serve` as they are
-  std::vector<std::string> scheduler_flags;  // Schedule*: given to `arbiter schedule` as they are
+  std::vector<std::string> scheduler_flags;  // Schedule*: given to the scheduler as they are
+  // Schedule*: the API server of this kubeconfig instead of a fresh `arbiter serve` (which must
+  // hold none of the run's objects and keep the nodes it is given Ready: `arbiter nodes`, as in
+  // scripts/upstream-cluster.sh). Empty: a fresh server per run.
+  std::string kubeconfig;
+  // Schedule*: "arbiter" (`arbiter schedule`) or "kube" (kube-scheduler, the binary kube_scheduler).
+  std::string scheduler = "arbiter";
+  std::string kube_scheduler = "kube-scheduler";
+  // Schedule*: the scheduler's client rate limits, the same for either (unset: each its default,
+  // 50 and 100 for both).
+  std::optional<double> scheduler_qps;
+  std::optional<int> scheduler_burst;
 };
 
 struct ServeLoadResult {

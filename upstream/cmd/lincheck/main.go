@@ -59,6 +59,10 @@ func main() {
 	if *arbiter == "" {
 		fail("--arbiter is required")
 	}
+	// Absolute: the cluster script runs from the repository's root.
+	if abs, err := filepath.Abs(*arbiter); err == nil {
+		*arbiter = abs
+	}
 	if *broken != "" && *broken != "stale-reads" {
 		fail("--broken: stale-reads, not " + *broken)
 	}
