@@ -2826,5 +2826,76 @@ TEST_F(ApiServerTest, EventsOfEitherVersionAreOneEventReadInBoth) {
   EXPECT_EQ(Get("/api/v1/namespaces/team/events/web.2").code, 404);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Lost races
+
+// A store on which every conditional delete loses its race `losses` times before it may win, as
+// when other clients keep writing the object.
+class LosingRacesStore final : public store::Store {
+ public:
+  LosingRacesStore(store::Store& inner, int losses) : inner_(inner), losses_(losses) {}
+  StatusOr<store::Object> Create(const std::string& r, const std::string& ns, const std::string& n, Json b) override {
+    return inner_.Create(r, ns, n, std::move(b));
+  }
+  StatusOr<store::Object> Get(const std::string& r, const std::string& ns, const std::string& n) override {
+    return inner_.Get(r, ns, n);
+  }
+  StatusOr<store::Object> Update(const std::string& r, const std::string& ns, const std::string& n, Json b,
+                                 int64_t rev) override {
+    return inner_.Update(r, ns, n, std::move(b), rev);
+  }
+  StatusOr<store::Object> Delete(const std::string& r, const std::string& ns, const std::string& n, int64_t rev) override {
+    if (rev > 0 && losses_ > 0) {
+      --losses_;
+      return Conflict("the object has been modified");
+    }
+    return inner_.Delete(r, ns, n, rev);
+  }
+  StatusOr<store::ListResult> List(const std::string& r, const std::string& ns) override { return inner_.List(r, ns); }
+  StatusOr<std::unique_ptr<store::Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t from,
+                                                    store::WatchOptions o) override {
+    return inner_.WatchFrom(r, ns, from, o);
+  }
+  StatusOr<int64_t> Revision() override { return inner_.Revision(); }
+  Status Compact(int64_t rev) override { return inner_.Compact(rev); }
+
+ private:
+  store::Store& inner_;
+  int losses_;
+};
+
+// kube-apiserver's storage retries a delete without preconditions until it wins
+// (conditionalDelete); it never answers 409 because others wrote meanwhile. One with a
+// resourceVersion precondition that no longer holds is a 409 at once.
+TEST(LostRaces, ADeleteWithoutPreconditionsRetriesPastManyLostRacesAndOneWithAPreconditionDoesNot) {
+  auto memory = store::NewMemoryStore();
+  LosingRacesStore store(*memory, 12);
+  VirtualClock clock(Start());
+  ApiServer server(store, clock, 7, ApiServer::Options{});
+  auto call = [&](const std::string& method, const std::string& path, const std::string& body = "") {
+    Request r;
+    r.method = method;
+    r.path = path;
+    r.body = body;
+    return server.Handle(r);
+  };
+  ASSERT_EQ(call("POST", "/api/v1/namespaces", R"({"metadata":{"name":"default"}})").code, 201);
+  const std::string cms = "/api/v1/namespaces/default/configmaps";
+  ASSERT_EQ(call("POST", cms, R"({"metadata":{"name":"a"},"data":{"k":"v"}})").code, 201);
+  Response deleted = call("DELETE", cms + "/a");
+  EXPECT_EQ(deleted.code, 200) << deleted.body;
+  EXPECT_EQ(call("GET", cms + "/a").code, 404);
+
+  ASSERT_EQ(call("POST", cms, R"({"metadata":{"name":"b"},"data":{"k":"v"}})").code, 201);
+  LosingRacesStore again(*memory, 1);
+  ApiServer server2(again, clock, 7, ApiServer::Options{});
+  Request r;
+  r.method = "DELETE";
+  r.path = cms + "/b";
+  const std::string rv = Json::parse(call("GET", cms + "/b").body)["metadata"]["resourceVersion"];
+  r.body = R"({"preconditions":{"resourceVersion":")" + rv + R"("}})";
+  EXPECT_EQ(server2.Handle(r).code, 409);
+}
+
 }  // namespace
 }  // namespace arbiter::api
