@@ -188,6 +188,32 @@ TEST(KubeStore, WritesBecomeKubeSchedulersCalls) {
   EXPECT_EQ(refused[0].status().code(), StatusCode::kConflict) << refused[0].status().message();
 }
 
+// A pod that is already terminating leaves at once when the store deletes it (the kubelet's
+// status manager ends a graceful deletion with gracePeriodSeconds 0); a plain DELETE would only
+// start its grace period again.
+TEST(KubeStore, DeletingATerminatingPodEndsItsGracePeriod) {
+  ApiServerOverHttp server;
+  ASSERT_EQ(server.Call("POST", "/api/v1/nodes", {{"metadata", {{"name", "n1"}}}}).code, 201);
+  ASSERT_EQ(server.Call("POST", "/api/v1/namespaces/default/pods", PodJson("c")).code, 201);
+  ASSERT_EQ(server.Call("POST", "/api/v1/namespaces/default/pods/c/binding",
+                        {{"metadata", {{"name", "c"}}}, {"target", {{"kind", "Node"}, {"name", "n1"}}}}).code, 201);
+  ASSERT_EQ(server.Call("DELETE", "/api/v1/namespaces/default/pods/c").code, 200);
+  auto o = Open(server);
+  auto c = o->store->Get("pods", "default", "c");
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->body["metadata"].contains("deletionTimestamp"));  // terminating, for 30 s
+  store::WriteOp del;
+  del.kind = store::WriteOp::Kind::kDelete;
+  del.resource = "pods";
+  del.ns = "default";
+  del.name = "c";
+  del.body = c->body;
+  del.expected_revision = c->revision;
+  auto results = o->store->Apply({del});
+  ASSERT_TRUE(results[0].ok()) << results[0].status().message();
+  EXPECT_EQ(server.Call("GET", "/api/v1/namespaces/default/pods/c").code, 404);
+}
+
 TEST(KubeStore, ListsFollowContinueTokensAndAnUnservedCollectionIsEmpty) {
   // A server of an older version: /version, and nothing of the Workload API.
   httplib::Server old;
