@@ -206,15 +206,18 @@ up() {
   rm -rf "$dir/etcd" "$dir/pki" "$dir"/*.log "$dir/pids"
   chmod 700 "$dir"
   pki
-  local token
+  local token user_token
   token="$(openssl rand -hex 16)"
-  printf '%s,admin,admin-uid,"system:masters"\n' "$token" > "$dir/tokens.csv"
+  user_token="$(openssl rand -hex 16)"
+  # The admin, and a user of no group and no role (what RBAC denies, and how, is compared too).
+  printf '%s,admin,admin-uid,"system:masters"\n%s,plain-user,plain-user-uid\n' "$token" "$user_token" > "$dir/tokens.csv"
   chmod 600 "$dir/tokens.csv"
   cat > "$dir/cluster.env" <<EOF
 ETCD_PORT=$(free_port)
 ETCD_PEER_PORT=$(free_port)
 API_PORT=$(free_port)
 ADMIN_TOKEN=$token
+USER_TOKEN=$user_token
 ARBITER=$arbiter
 SCHEDULER=$scheduler
 EOF

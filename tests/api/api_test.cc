@@ -1089,7 +1089,8 @@ TEST_F(ApiServerTest, ServerSideApplyOwnsFieldsRefusesAnotherManagersChangeUnles
   ASSERT_EQ(conflict.code, 409) << conflict.body;
   const Json status = Parse(conflict);
   EXPECT_EQ(status["reason"], "Conflict");
-  EXPECT_EQ(status["message"], "Apply failed with 1 conflict: conflict with \"alice\" using v1: .data.a");
+  // An Apply manager is named alone (upstream's printManager: "using V at T" is for Update managers).
+  EXPECT_EQ(status["message"], "Apply failed with 1 conflict: conflict with \"alice\": .data.a");
   EXPECT_EQ(status["details"]["causes"][0]["reason"], "FieldManagerConflict");
   EXPECT_EQ(status["details"]["causes"][0]["field"], ".data.a");
   EXPECT_EQ(MustGet(path)["data"]["a"], "1");
@@ -2129,7 +2130,7 @@ TEST_F(ApiServerTest, UnknownFieldsWarnByDefaultFailStrictAndAreNeverStored) {
   ASSERT_EQ(warn.code, 201) << warn.body;
   EXPECT_EQ(warn.warnings, std::vector<std::string>{"unknown field \"spec.containers[0].imagee\""});
   EXPECT_FALSE(MustGet(kPods + "/typo")["spec"]["containers"][0].contains("imagee"));
-  EXPECT_TRUE(IsStatus(Do("POST", kPods, PodJson("x").dump(), {{"fieldValidation", "Loose"}}), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Do("POST", kPods, PodJson("x").dump(), {{"fieldValidation", "Loose"}}), 422, "Invalid"));
   Json wrong = PodJson("wrong");
   wrong["spec"]["priority"] = "high";
   Response typed = Post(kPods, wrong);
@@ -2281,7 +2282,7 @@ TEST_F(BadInputTest, DryRunsRunEverythingAndStoreNothing) {
   EXPECT_EQ(Do("PUT", kPods + "/existing", existing.dump(), {{"dryRun", "All"}}).code, 200);
   EXPECT_EQ(Do("DELETE", kPods + "/existing", "", {{"dryRun", "All"}}).code, 200);
   EXPECT_EQ(Do("DELETE", kPods + "/existing", R"({"dryRun":["All"]})").code, 200);
-  EXPECT_TRUE(IsStatus(Do("POST", kPods, PodJson("x").dump(), {{"dryRun", "Yes"}}), 400, "BadRequest"));
+  EXPECT_TRUE(IsStatus(Do("POST", kPods, PodJson("x").dump(), {{"dryRun", "Yes"}}), 422, "Invalid"));
   ExpectUnchanged();
 }
 
@@ -2811,7 +2812,8 @@ TEST_F(ApiServerTest, EventsOfEitherVersionAreOneEventReadInBoth) {
   EXPECT_EQ(MustGet("/api/v1/namespaces/team/events/web.1")["series"]["count"], 2);
   Json list = MustGet("/apis/events.k8s.io/v1/namespaces/team/events");
   ASSERT_EQ(list["items"].size(), 1u);
-  EXPECT_EQ(list["items"][0]["apiVersion"], "events.k8s.io/v1");
+  EXPECT_EQ(list["apiVersion"], "events.k8s.io/v1");
+  EXPECT_TRUE(list["items"][0].contains("regarding"));  // the new version's names
   EXPECT_EQ(list["items"][0]["series"]["count"], 2);
   // A core event is read in the new version with the deprecated names.
   Json old = {{"apiVersion", "v1"}, {"kind", "Event"}, {"metadata", {{"name", "web.2"}, {"namespace", "team"}}},
@@ -2833,7 +2835,9 @@ TEST_F(ApiServerTest, EventsOfEitherVersionAreOneEventReadInBoth) {
 // when other clients keep writing the object.
 class LosingRacesStore final : public store::Store {
  public:
-  LosingRacesStore(store::Store& inner, int losses) : inner_(inner), losses_(losses) {}
+  // The first `losses` conditional deletes and `update_losses` conditional updates lose a race.
+  LosingRacesStore(store::Store& inner, int losses, int update_losses = 0)
+      : inner_(inner), losses_(losses), update_losses_(update_losses) {}
   StatusOr<store::Object> Create(const std::string& r, const std::string& ns, const std::string& n, Json b) override {
     return inner_.Create(r, ns, n, std::move(b));
   }
@@ -2842,6 +2846,10 @@ class LosingRacesStore final : public store::Store {
   }
   StatusOr<store::Object> Update(const std::string& r, const std::string& ns, const std::string& n, Json b,
                                  int64_t rev) override {
+    if (rev > 0 && update_losses_ > 0) {
+      --update_losses_;
+      return Conflict("the object has been modified");
+    }
     return inner_.Update(r, ns, n, std::move(b), rev);
   }
   StatusOr<store::Object> Delete(const std::string& r, const std::string& ns, const std::string& n, int64_t rev) override {
@@ -2862,6 +2870,7 @@ class LosingRacesStore final : public store::Store {
  private:
   store::Store& inner_;
   int losses_;
+  int update_losses_;
 };
 
 // kube-apiserver's storage retries a delete without preconditions until it wins
@@ -2895,6 +2904,168 @@ TEST(LostRaces, ADeleteWithoutPreconditionsRetriesPastManyLostRacesAndOneWithAPr
   const std::string rv = Json::parse(call("GET", cms + "/b").body)["metadata"]["resourceVersion"];
   r.body = R"({"preconditions":{"resourceVersion":")" + rv + R"("}})";
   EXPECT_EQ(server2.Handle(r).code, 409);
+}
+
+// ---- What kube-apiserver fills in, and how it answers, as tests/apidiff compares them ----
+
+TEST_F(ApiServerTest, APodReadsBackWithKubeApiserversDefaultsAndItsQosClass) {
+  Json pod = PodJson("limited");
+  pod["spec"]["containers"][0]["resources"] = {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}}};
+  pod["spec"]["containers"][0]["ports"] = Json::array({{{"containerPort", 80}}});
+  ASSERT_EQ(Post(kPods, pod).code, 201);
+  const Json got = MustGet(kPods + "/limited");
+  const Json& spec = got["spec"];
+  EXPECT_EQ(spec["dnsPolicy"], "ClusterFirst");
+  EXPECT_EQ(spec["restartPolicy"], "Always");
+  EXPECT_EQ(spec["enableServiceLinks"], true);
+  EXPECT_EQ(spec["securityContext"], Json::object());
+  EXPECT_EQ(spec["schedulerName"], "default-scheduler");
+  EXPECT_EQ(spec["terminationGracePeriodSeconds"], 30);
+  const Json& c = spec["containers"][0];
+  EXPECT_EQ(c["imagePullPolicy"], "IfNotPresent");  // nginx:1.25: tagged, not latest
+  EXPECT_EQ(c["terminationMessagePath"], "/dev/termination-log");
+  EXPECT_EQ(c["terminationMessagePolicy"], "File");
+  EXPECT_EQ(c["ports"][0]["protocol"], "TCP");
+  EXPECT_EQ(c["resources"]["requests"], (Json{{"cpu", "1"}, {"memory", "1Gi"}}));  // requests from limits
+  EXPECT_EQ(got["status"]["qosClass"], "Guaranteed");
+
+  Json bare = PodJson("bare");
+  bare["spec"]["containers"][0] = {{"name", "app"}, {"image", "registry.local:5000/nginx"}};
+  ASSERT_EQ(Post(kPods, bare).code, 201);
+  const Json b = MustGet(kPods + "/bare");
+  EXPECT_EQ(b["spec"]["containers"][0]["imagePullPolicy"], "Always");  // untagged: latest
+  EXPECT_EQ(b["spec"]["containers"][0]["resources"], Json::object());
+  EXPECT_EQ(b["status"]["qosClass"], "BestEffort");
+  ASSERT_EQ(Post(kPods, PodJson("requests-only")).code, 201);
+  EXPECT_EQ(MustGet(kPods + "/requests-only")["status"]["qosClass"], "Burstable");
+
+  // A status written without the class keeps it; the spec's defaults need not be sent again.
+  Json status = MustGet(kPods + "/bare");
+  status["status"].erase("qosClass");
+  status["spec"].erase("dnsPolicy");
+  Response put = Do("PUT", kPods + "/bare/status", status.dump());
+  ASSERT_EQ(put.code, 200) << put.body;
+  EXPECT_EQ(MustGet(kPods + "/bare")["status"]["qosClass"], "BestEffort");
+}
+
+TEST_F(ApiServerTest, ATemplateGetsThePodSpecDefaultsButNotThePodsOwn) {
+  const Json d = {{"apiVersion", "apps/v1"},
+                  {"kind", "Deployment"},
+                  {"metadata", {{"name", "web"}}},
+                  {"spec",
+                   {{"selector", {{"matchLabels", {{"app", "web"}}}}},
+                    {"template",
+                     {{"metadata", {{"labels", {{"app", "web"}}}}},
+                      {"spec", {{"containers", Json::array({{{"name", "c"}, {"image", "nginx:latest"},
+                                                             {"resources", {{"limits", {{"cpu", "1"}}}}}}})}}}}}}}};
+  ASSERT_EQ(Post("/apis/apps/v1/namespaces/default/deployments", d).code, 201);
+  const Json t = MustGet("/apis/apps/v1/namespaces/default/deployments/web")["spec"]["template"]["spec"];
+  EXPECT_EQ(t["dnsPolicy"], "ClusterFirst");
+  EXPECT_EQ(t["containers"][0]["imagePullPolicy"], "Always");
+  // SetDefaults_Pod's own (service links, requests from limits) are a pod's, not a template's.
+  EXPECT_FALSE(t.contains("enableServiceLinks"));
+  EXPECT_FALSE(t["containers"][0]["resources"].contains("requests"));
+}
+
+TEST_F(ApiServerTest, TableRowsCarryMetadataByDefaultTheObjectOrNothingWhenAsked) {
+  ASSERT_EQ(Post(kPods, PodJson("p")).code, 201);
+  const Strings table = {{"accept", "application/json;as=Table;v=v1;g=meta.k8s.io"}};
+  auto rows = [&](const Strings& query) { return Parse(Get(kPods, query, table))["rows"]; };
+  const Json meta = rows({})[0]["object"];
+  EXPECT_EQ(meta["kind"], "PartialObjectMetadata");
+  EXPECT_EQ(meta["apiVersion"], "meta.k8s.io/v1");
+  EXPECT_EQ(meta["metadata"]["name"], "p");
+  EXPECT_FALSE(meta.contains("spec"));
+  EXPECT_EQ(rows({{"includeObject", "Object"}})[0]["object"]["kind"], "Pod");
+  EXPECT_FALSE(rows({{"includeObject", "None"}})[0].contains("object"));
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"includeObject", "Some"}}, table), 400, "BadRequest"));
+  // A single object's Table carries its resourceVersion, as a list's carries the list's.
+  const Json one = Parse(Get(kPods + "/p", {}, table));
+  EXPECT_EQ(one["metadata"]["resourceVersion"], MustGet(kPods + "/p")["metadata"]["resourceVersion"]);
+}
+
+TEST_F(ApiServerTest, ASecretsStringDataIsFoldedIntoDataAndNeverStored) {
+  const Json s = {{"apiVersion", "v1"},
+                  {"kind", "Secret"},
+                  {"metadata", {{"name", "s"}}},
+                  {"data", {{"kept", "YQ=="}}},
+                  {"stringData", {{"password", "hunter2"}}}};
+  ASSERT_EQ(Post("/api/v1/namespaces/default/secrets", s).code, 201);
+  const Json got = MustGet("/api/v1/namespaces/default/secrets/s");
+  EXPECT_EQ(got["data"], (Json{{"kept", "YQ=="}, {"password", "aHVudGVyMg=="}}));
+  EXPECT_FALSE(got.contains("stringData"));
+  EXPECT_EQ(got["type"], "Opaque");
+}
+
+TEST_F(ApiServerTest, ANodeThatStatesOnlyItsCapacityCanAllocateAllOfIt) {
+  const Json n = {{"apiVersion", "v1"},
+                  {"kind", "Node"},
+                  {"metadata", {{"name", "n1"}}},
+                  {"status", {{"capacity", {{"cpu", "4"}, {"memory", "8Gi"}}}}}};
+  ASSERT_EQ(Post("/api/v1/nodes", n).code, 201);
+  const Json got = MustGet("/api/v1/nodes/n1");
+  EXPECT_EQ(got["status"]["allocatable"], (Json{{"cpu", "4"}, {"memory", "8Gi"}}));
+  EXPECT_EQ(got["spec"], Json::object());
+}
+
+TEST_F(ApiServerTest, AnObjectInAnUnknownMediaTypeIsUnsupportedMediaType) {
+  EXPECT_TRUE(IsStatus(Do("POST", kPods, PodJson("x").dump(), {}, {{"content-type", "text/plain"}}), 415,
+                       "UnsupportedMediaType"));
+  EXPECT_EQ(Do("POST", kPods, PodJson("x").dump(), {}, {{"content-type", "application/json; charset=utf-8"}}).code, 201);
+}
+
+TEST_F(ApiServerTest, AnInvalidPodsCausesNameTheFieldNotTheObject) {
+  Json pod = PodJson("q");
+  pod["spec"]["containers"][0]["resources"] = {{"requests", {{"cpu", "2"}}}, {"limits", {{"cpu", "1"}}}};
+  Response r = Post(kPods, pod);
+  ASSERT_EQ(r.code, 422) << r.body;
+  const Json status = Parse(r);
+  ASSERT_FALSE(status["details"]["causes"].empty()) << r.body;
+  EXPECT_TRUE(status["details"]["causes"][0]["field"].get<std::string>().starts_with("spec.containers[0].resources"))
+      << r.body;
+  EXPECT_EQ(status["message"].get<std::string>().find("Pod default/q:"), std::string::npos) << r.body;
+}
+
+TEST(LostRaces, AScalePatchRetriesPastLostRacesAndAStaleResourceVersionOfTheClientsIsAConflict) {
+  auto memory = store::NewMemoryStore();
+  LosingRacesStore store(*memory, 0, 8);  // a controller writes the Deployment's status eight times meanwhile
+  VirtualClock clock(Start());
+  ApiServer server(store, clock, 7, ApiServer::Options{});
+  auto call = [&](const std::string& method, const std::string& path, const std::string& body = "",
+                  const std::string& type = "application/json") {
+    Request r;
+    r.method = method;
+    r.path = path;
+    r.body = body;
+    r.headers["content-type"] = type;
+    return server.Handle(r);
+  };
+  ASSERT_EQ(call("POST", "/api/v1/namespaces", R"({"metadata":{"name":"default"}})").code, 201);
+  const std::string deployments = "/apis/apps/v1/namespaces/default/deployments";
+  const Json d = {{"metadata", {{"name", "web"}}},
+                  {"spec",
+                   {{"replicas", 1},
+                    {"selector", {{"matchLabels", {{"app", "web"}}}}},
+                    {"template",
+                     {{"metadata", {{"labels", {{"app", "web"}}}}},
+                      {"spec", {{"containers", Json::array({{{"name", "c"}, {"image", "nginx:1.25"}}})}}}}}}}};
+  ASSERT_EQ(call("POST", deployments, d.dump()).code, 201);
+  Response scaled = call("PATCH", deployments + "/web/scale", R"({"spec":{"replicas":3}})", "application/merge-patch+json");
+  ASSERT_EQ(scaled.code, 200) << scaled.body;
+  EXPECT_EQ(Json::parse(call("GET", deployments + "/web").body)["spec"]["replicas"], 3);
+  // A Scale of zero replicas has no spec.replicas (omitempty), as upstream encodes it.
+  ASSERT_EQ(call("PATCH", deployments + "/web/scale", R"({"spec":{"replicas":0}})", "application/merge-patch+json").code, 200);
+  EXPECT_FALSE(Json::parse(call("GET", deployments + "/web/scale").body)["spec"].contains("replicas"));
+
+  LosingRacesStore again(*memory, 0, 1);
+  ApiServer server2(again, clock, 7, ApiServer::Options{});
+  const std::string rv = Json::parse(call("GET", deployments + "/web").body)["metadata"]["resourceVersion"];
+  Request put;
+  put.method = "PUT";
+  put.path = deployments + "/web/scale";
+  put.body = Json{{"metadata", {{"name", "web"}, {"namespace", "default"}, {"resourceVersion", rv}}}, {"spec", {{"replicas", 2}}}}.dump();
+  put.headers["content-type"] = "application/json";
+  EXPECT_EQ(server2.Handle(put).code, 409);
 }
 
 }  // namespace

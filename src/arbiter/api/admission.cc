@@ -1,5 +1,7 @@
 // PriorityClass validation, pod priority admission, ResourceQuota and the group hierarchy.
 #include "arbiter/api/admission.h"
+#include "arbiter/api/pod_defaults.h"
+#include "arbiter/base/base64.h"
 
 #include <algorithm>
 #include <functional>
@@ -37,8 +39,8 @@ Status ValidatePriorityClass(Json& pc, const Json* old, store::Store& store) {
   }
   if (value > kHighestUserPriority && !name.starts_with("system-")) {
     return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name +
-                           "\" is invalid: value: Invalid value: " + std::to_string(value) +
-                           ": must not be greater than 1000000000");
+                           "\" is invalid: value: Forbidden: maximum allowed value of a user defined priority is "
+                           "1000000000");
   }
   if (old != nullptr && (*old)["value"] != pc["value"]) {
     return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name + "\" is invalid: value: Invalid value: " +
@@ -338,7 +340,17 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
     for (const char* k : {"schedulerName", "terminationGracePeriodSeconds"}) {
       if (!spec.contains(k) && (*old)["spec"].contains(k)) spec[k] = (*old)["spec"][k];
     }
-    return ValidatePodUpdate(pod, *old);
+    DefaultPod(spec);
+    // The QoS class was decided at creation: a status written without it keeps it.
+    const Json old_qos = (*old).value("/status/qosClass"_json_pointer, Json());
+    if (old_qos.is_string() && !pod.value("/status/qosClass"_json_pointer, Json()).is_string()) {
+      if (!pod["status"].is_object()) pod["status"] = Json::object();
+      pod["status"]["qosClass"] = old_qos;
+    }
+    // A pod stored before its defaults were filled in compares as if they had been.
+    Json defaulted_old = *old;
+    if (defaulted_old["spec"].is_object()) DefaultPod(defaulted_old["spec"]);
+    return ValidatePodUpdate(pod, defaulted_old);
   }
   if (const Json& gates = spec.value("schedulingGates", Json::array()); gates.is_array() && !gates.empty()) {
     if (spec.value("nodeName", Json()).is_string() && !spec["nodeName"].get<std::string>().empty()) {
@@ -378,8 +390,10 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
       return stored.status();
     }
   }
-  if (!spec.contains("schedulerName")) spec["schedulerName"] = "default-scheduler";
-  if (!spec.contains("terminationGracePeriodSeconds")) spec["terminationGracePeriodSeconds"] = 30;
+  DefaultPod(spec);
+  // The pod strategy's PrepareForCreate: the QoS class is decided once, at creation.
+  if (!pod["status"].is_object()) pod["status"] = Json::object();
+  pod["status"]["qosClass"] = PodQosClass(spec);
   // DefaultTolerationSeconds: a pod stays 300 s on a node that went not-ready or unreachable,
   // unless it says otherwise (a toleration of that taint's NoExecute, or of every NoExecute).
   for (const char* key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
@@ -626,6 +640,42 @@ StatusOr<std::vector<std::string>> AuditStoredObjects(store::Store& store) {
   return report;
 }
 
+// The secret strategy: stringData, a write-only convenience, is folded into data (base64) and
+// never stored; the type defaults to Opaque (SetDefaults_Secret).
+Status AdmitSecret(Json& secret) {
+  if (secret.contains("stringData")) {
+    const Json& given = secret["stringData"];
+    if (!given.is_null()) {
+      if (!given.is_object()) {
+        return InvalidArgument("Secret \"" + NameOf(secret) + "\" is invalid: stringData: Invalid value: must be a map of strings");
+      }
+      Json& data = secret["data"];
+      if (!data.is_object()) data = Json::object();
+      for (const auto& [key, value] : given.items()) {
+        if (!value.is_string()) {
+          return InvalidArgument("Secret \"" + NameOf(secret) + "\" is invalid: stringData[" + key + "]: Invalid value: must be a string");
+        }
+        data[key] = base::Base64Encode(value.get<std::string>());
+      }
+    }
+    secret.erase("stringData");
+  }
+  if (!secret.contains("type") || !secret["type"].is_string() || secret["type"].get<std::string>().empty()) secret["type"] = "Opaque";
+  return Status::Ok();
+}
+
+// SetDefaults_NodeStatus: a node that states its capacity and not its allocatable can give all of
+// it; the spec is always present.
+void DefaultNode(Json& node) {
+  if (!node.contains("spec") || node["spec"].is_null()) node["spec"] = Json::object();
+  if (!node.contains("status") || !node["status"].is_object()) return;
+  Json& status = node["status"];
+  if ((!status.contains("allocatable") || status["allocatable"].is_null()) && status.contains("capacity") &&
+      status["capacity"].is_object()) {
+    status["allocatable"] = status["capacity"];
+  }
+}
+
 void InstallAdmission(ApiServer& server) {
   server.AddAdmission([](const ResourceInfo& info, Json& object, const Json* old, store::Store& store) -> Status {
     if (info.StoreKey() == "priorityclasses") return ValidatePriorityClass(object, old, store);
@@ -633,6 +683,8 @@ void InstallAdmission(ApiServer& server) {
     if (info.StoreKey() == "resourcequotas") return ValidateQuota(object);
     if (info.StoreKey() == "events") return ValidateEventNamespace(info, object);
     if (info.StoreKey() == "services") return AdmitService(object, old, store);
+    if (info.StoreKey() == "secrets") return AdmitSecret(object);
+    if (info.StoreKey() == "nodes") DefaultNode(object);
     ARBITER_RETURN_IF_ERROR(AdmitWorkload(info, object, old));
     if (info.StoreKey() == "podgroups" || info.StoreKey() == "compositepodgroups" || info.StoreKey() == "workloads") {
       ARBITER_RETURN_IF_ERROR(AdmitGroupPriorities(info, object, old, store));

@@ -119,7 +119,8 @@ StatusOr<FieldValidation> ParseFieldValidation(const std::string& value) {
   if (value.empty() || value == "Warn") return FieldValidation::kWarn;
   if (value == "Strict") return FieldValidation::kStrict;
   if (value == "Ignore") return FieldValidation::kIgnore;
-  return InvalidArgument("fieldValidation \"" + value + "\" is not one of Ignore, Warn or Strict");
+  return InvalidArgument("fieldValidation: Unsupported value: \"" + value +
+                         "\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"");
 }
 
 SchemaCheck CheckAgainstSchema(Json& object, const pb::Descriptor* d) {
@@ -161,7 +162,8 @@ Json InvalidStatusBody(const std::string& message, std::string_view kind, std::s
     if (!e.field.empty()) c["field"] = e.field;
     causes.push_back(std::move(c));
   }
-  Json details = {{"name", name}, {"kind", kind}, {"causes", causes}};
+  Json details = {{"kind", kind}, {"causes", causes}};
+  if (!name.empty()) details["name"] = name;  // omitempty, as upstream
   if (!group.empty()) details["group"] = group;
   return {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()}, {"status", "Failure"},
           {"message", message}, {"reason", "Invalid"}, {"details", details}, {"code", 422}};

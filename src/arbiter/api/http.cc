@@ -331,7 +331,14 @@ struct HttpServer::Impl {
     AuthnOutcome who = AuthenticateRequest(fields, options.tokens, options.authorizer, attrs);
     if (who.code != 0) {
       Log(r.method, target, who.code, who.code == 403 ? who.user.name : "", remote, who.message);
-      return std::pair{who.code, StatusBody(who.code, who.reason, who.message).dump()};
+      Json body = StatusBody(who.code, who.reason, who.message);
+      if (who.code == 403 && attrs.resource_request) {
+        // NewForbidden(resource, name): the details name what was refused.
+        body["details"] = {{"kind", attrs.resource}};
+        if (!attrs.api_group.empty()) body["details"]["group"] = attrs.api_group;
+        if (!attrs.name.empty()) body["details"]["name"] = attrs.name;
+      }
+      return std::pair{who.code, body.dump()};
     }
     r.user = who.user.name;
     r.uid = who.user.uid;

@@ -325,7 +325,7 @@ Status RecordApply(const Json* current, const Json& applied, Json& merged, const
     }
   }
   if (!taken.empty() && !force) {
-    for (const auto& [e, p] : taken) conflicts->push_back({e->manager, e->api_version, PathText(p)});
+    for (const auto& [e, p] : taken) conflicts->push_back({e->manager, e->api_version, PathText(p), e->operation, e->time, e->subresource});
     return FailedPrecondition("conflict");
   }
   for (auto& [e, p] : taken) e->fields.Erase(p);
@@ -357,7 +357,11 @@ Json ConflictStatus(const std::vector<ApplyConflict>& conflicts, std::string_vie
   Json causes = Json::array();
   std::string last_manager;
   for (const ApplyConflict& c : conflicts) {
-    const std::string with = "conflict with \"" + c.manager + "\"" + (c.api_version.empty() ? "" : " using " + c.api_version);
+    // The manager as upstream's printManager names it: an Update's entry says which version it
+    // wrote, and when; an Apply's only who.
+    std::string with = "conflict with \"" + c.manager + "\"";
+    if (!c.subresource.empty()) with += " with subresource \"" + c.subresource + "\"";
+    if (c.operation == "Update") with += " using " + c.api_version + (c.time.empty() ? "" : " at " + c.time);
     if (conflicts.size() == 1) {
       message += with + ": " + c.field;
     } else {

@@ -66,6 +66,7 @@ void RecordUpdate(const nlohmann::json* old, nlohmann::json& object, const std::
 // no one else owns from `merged`, and records the ownership in merged's managedFields.
 struct ApplyConflict {
   std::string manager, api_version, field;
+  std::string operation, time, subresource;  // of the manager's entry
 };
 Status RecordApply(const nlohmann::json* current, const nlohmann::json& applied, nlohmann::json& merged,
                    const std::string& manager, const std::string& api_version, bool force, const std::string& time,

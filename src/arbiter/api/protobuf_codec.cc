@@ -1,3 +1,4 @@
+#include "arbiter/base/base64.h"
 #include "arbiter/api/protobuf_codec.h"
 
 #include <google/protobuf/dynamic_message.h>
@@ -106,21 +107,9 @@ Status SetScalar(const Json& j, pb::Message* m, const FD* f, bool repeated, cons
       std::string v = j.get<std::string>();
       if (f->type() == FD::TYPE_BYTES) {
         // []byte travels in JSON as base64.
-        static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        std::string out;
-        int val = 0, bits = -8;
-        for (char c : v) {
-          if (c == '=') break;
-          const size_t pos = kAlphabet.find(c);
-          if (pos == std::string::npos) return InvalidArgument(path + ": not base64");
-          val = (val << 6) + static_cast<int>(pos);
-          bits += 6;
-          if (bits >= 0) {
-            out.push_back(static_cast<char>((val >> bits) & 0xFF));
-            bits -= 8;
-          }
-        }
-        v = out;
+        auto decoded = base::Base64Decode(v);
+        if (!decoded) return InvalidArgument(path + ": not base64");
+        v = std::move(*decoded);
       }
       repeated ? r->AddString(m, f, v) : r->SetString(m, f, v);
       return Status::Ok();
@@ -179,20 +168,7 @@ Json ScalarJson(const pb::Message& m, const FD* f, int index) {
     case FD::CPPTYPE_STRING: {
       const std::string v = rep ? r->GetRepeatedString(m, f, index) : r->GetString(m, f);
       if (f->type() != FD::TYPE_BYTES) return v;
-      static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-      std::string out;
-      int val = 0, bits = -6;
-      for (unsigned char c : v) {
-        val = (val << 8) + c;
-        bits += 8;
-        while (bits >= 0) {
-          out.push_back(kAlphabet[(val >> bits) & 0x3F]);
-          bits -= 6;
-        }
-      }
-      if (bits > -6) out.push_back(kAlphabet[((val << 8) >> (bits + 8)) & 0x3F]);
-      while (out.size() % 4 != 0) out.push_back('=');
-      return out;
+      return base::Base64Encode(v);
     }
     case FD::CPPTYPE_INT32: return rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
     case FD::CPPTYPE_INT64: return rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f);

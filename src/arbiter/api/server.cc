@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <sstream>
@@ -221,13 +222,32 @@ std::string QueryOr(const Request& r, const std::string& k, const std::string& f
   return it == r.query.end() ? fallback : it->second;
 }
 
+// An invalid option of a write (dryRun, fieldValidation): kube-apiserver validates the verb's
+// options object (CreateOptions, UpdateOptions, PatchOptions, DeleteOptions) and answers 422 with
+// the field as its cause. `error` is "field: detail".
+Response InvalidOptions(const Request& r, const std::string& error) {
+  const std::string kind = r.method == "POST"    ? "CreateOptions"
+                           : r.method == "PUT"   ? "UpdateOptions"
+                           : r.method == "PATCH" ? "PatchOptions"
+                                                 : "DeleteOptions";
+  const std::string message = kind + ".meta.k8s.io \"\" is invalid: " + error;
+  return JsonResponse(422, InvalidStatusBody(message, kind, "meta.k8s.io", "", FieldErrorsOf(message)));
+}
+
+// TableOptions.includeObject's error, for a value that is none of its three.
+std::string IncludeObjectError(const Request& r) {
+  return "includeObject: Unsupported value: " + Json(QueryOr(r, "includeObject")).dump() +
+         ": supported values: \"None\", \"Metadata\", \"Object\"";
+}
+
+
 // TotalAnnotationSizeLimitB of apimachinery's ValidateAnnotations.
 
 // The dryRun parameter: "" (a real write) or "All" (everything but the write), as upstream.
 StatusOr<bool> DryRunOf(const std::string& v) {
   if (v.empty()) return false;
   if (v == "All") return true;
-  return InvalidArgument("dryRun: Unsupported value: \"" + v + "\": supported values: \"All\"");
+  return InvalidArgument("dryRun: Unsupported value: [\"" + v + "\"]: supported values: \"All\"");
 }
 
 int64_t ParseRevision(const std::string& s) {
@@ -310,7 +330,10 @@ Json StatusBody(int code, const std::string& reason, const std::string& message,
                 const std::string& name) {
   Json s = {{"kind", "Status"},       {"apiVersion", "v1"}, {"metadata", Json::object()}, {"status", "Failure"},
             {"message", message},     {"reason", reason},   {"code", code}};
-  if (!kind.empty() || !name.empty()) s["details"] = {{"name", name}, {"kind", kind}};
+  // StatusDetails' fields are omitempty: an empty name or kind is left out, as upstream.
+  if (!kind.empty() || !name.empty()) s["details"] = Json::object();
+  if (!name.empty()) s["details"]["name"] = name;
+  if (!kind.empty()) s["details"]["kind"] = kind;
   return s;
 }
 
@@ -530,6 +553,18 @@ Response ApiServer::HandleUnchecked(const Request& r) {
     return Error(415, "the Content-Type \"" + ct->second +
                           "\" is not supported: send application/json, application/yaml or application/vnd.kubernetes.protobuf");
   }
+  if (auto ct = r.headers.find("content-type");
+      ct != r.headers.end() && !r.body.empty() && (r.method == "POST" || r.method == "PUT")) {
+    // An object is sent as JSON, YAML or protobuf (patches name their own types, checked by Patch).
+    std::string media = ct->second.substr(0, ct->second.find(';'));
+    while (!media.empty() && media.back() == ' ') media.pop_back();
+    std::transform(media.begin(), media.end(), media.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (!media.empty() && media != "application/json" && media != "application/yaml" && media != "*/*" &&
+        !IsProtobufMediaType(media)) {
+      return Error(415, "the body of the request was in an unknown format - accepted media types include: "
+                        "application/json, application/yaml, application/vnd.kubernetes.protobuf");
+    }
+  }
   bool handled = false;
   Response d = Discovery(r, &handled);
   if (handled) return d;
@@ -638,16 +673,45 @@ Json ScaleOf(const Json& object) {
 
 }  // namespace
 
+namespace {
+
+// A Scale as it travels: ScaleSpec.replicas is omitempty, so zero replicas are no field (a patch
+// applies to the Scale with the field, as the stored object has it).
+Json ScaleWire(Json scale) {
+  if (scale.contains("spec") && scale["spec"].is_object() && scale["spec"].value("replicas", Json()) == Json(0)) {
+    scale["spec"].erase("replicas");
+  }
+  return scale;
+}
+
+}  // namespace
+
 Response ApiServer::Scale(const Request& r, const Target& t) {
+  // A write of the Scale is an update of the object at the revision read here, unless the client
+  // names one: a race lost to another writer (a controller's status) is tried again, as upstream's
+  // GuaranteedUpdate does; a stale resourceVersion of the client's is its 409.
+  for (RaceRetry retry(clock_); retry.Again();) {
+    bool raced = false;
+    Response out = ScaleOnce(r, t, &raced);
+    if (!raced) return out;
+  }
+  return Conflict409(t, "the object has been modified");
+}
+
+Response ApiServer::ScaleOnce(const Request& r, const Target& t, bool* raced) {
   auto current = store_.Get(t.info->StoreKey(), t.ns, t.name);
   if (!current.ok()) {
     return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
                  t.name);
   }
   const Json scale = ScaleOf(current->body);
-  if (r.method == "GET") return JsonResponse(200, scale);
+  if (r.method == "GET") return JsonResponse(200, ScaleWire(scale));
   auto body = ParseBody(r);
   if (!body.ok()) return Error(400, body.status().message());
+  // Whether the client named a resourceVersion (in its Scale, or in its merge patch): a
+  // precondition of its own, never retried.
+  const Json client_rv_value = body->is_object() ? body->value("/metadata/resourceVersion"_json_pointer, Json()) : Json();
+  const bool client_rv = client_rv_value.is_string() && !client_rv_value.get<std::string>().empty();
   Json next;
   if (r.method == "PUT") {
     next = std::move(*body);
@@ -677,7 +741,7 @@ Response ApiServer::Scale(const Request& r, const Target& t) {
   object["spec"]["replicas"] = replicas->get<int64_t>();
   std::string rv = std::to_string(current->revision);
   if (next.contains("metadata") && next["metadata"].is_object() && next["metadata"].contains("resourceVersion") &&
-      next["metadata"]["resourceVersion"].is_string()) {
+      next["metadata"]["resourceVersion"].is_string() && (client_rv || r.method == "PUT")) {
     rv = next["metadata"]["resourceVersion"].get<std::string>();
   }
   object["metadata"]["resourceVersion"] = rv;
@@ -688,10 +752,11 @@ Response ApiServer::Scale(const Request& r, const Target& t) {
   Target whole = t;
   whole.sub.clear();
   Response updated = Update(inner, whole);
+  if (updated.code == 409 && !client_rv) *raced = true;
   if (updated.code != 200) return updated;
   auto stored = Json::parse(updated.body, nullptr, false);
-  if (stored.is_discarded() || r.query.count("dryRun")) return JsonResponse(200, ScaleOf(object));
-  return JsonResponse(200, ScaleOf(stored));
+  if (stored.is_discarded() || r.query.count("dryRun")) return JsonResponse(200, ScaleWire(ScaleOf(object)));
+  return JsonResponse(200, ScaleWire(ScaleOf(stored)));
 }
 
 namespace {
@@ -885,7 +950,13 @@ Response ApiServer::Get(const Request& r, const Target& t) {
     return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
                  t.name);
   }
-  if (WantsTable(r)) return JsonResponse(200, ToTable(t.info->StoreKey(), {&o->body}, clock_.Now()));
+  if (WantsTable(r)) {
+    const auto include = ParseIncludeObject(QueryOr(r, "includeObject"));
+    if (!include) return Error(400, IncludeObjectError(r));
+    Json table = ToTable(t.info->StoreKey(), {&o->body}, clock_.Now(), *include);
+    table["metadata"]["resourceVersion"] = o->body.value("/metadata/resourceVersion"_json_pointer, Json(""));
+    return JsonResponse(200, table);
+  }
   return WireResponse(200, *t.info, o->body);
 }
 
@@ -930,7 +1001,9 @@ Response ApiServer::List(const Request& r, const Target& t) {
   }
   const std::string rv = std::to_string(list->revision);
   if (WantsTable(r)) {
-    Json table = ToTable(t.info->StoreKey(), items, clock_.Now());
+    const auto include = ParseIncludeObject(QueryOr(r, "includeObject"));
+    if (!include) return Error(400, IncludeObjectError(r));
+    Json table = ToTable(t.info->StoreKey(), items, clock_.Now(), *include);
     table["metadata"]["resourceVersion"] = rv;
     return JsonResponse(200, table);
   }
@@ -938,7 +1011,14 @@ Response ApiServer::List(const Request& r, const Target& t) {
               {"apiVersion", t.info->ApiVersion()},
               {"metadata", {{"resourceVersion", rv}}},
               {"items", Json::array()}};
-  for (const Json* o : items) out["items"].push_back(Converted(*t.info) ? CoreEventToEventsV1(*o) : *o);
+  for (const Json* o : items) {
+    Json item = Converted(*t.info) ? CoreEventToEventsV1(*o) : *o;
+    // A list's items carry no kind or apiVersion of their own: the list's say it (upstream's
+    // encoding; clients such as kubectl fill them in when they print).
+    item.erase("kind");
+    item.erase("apiVersion");
+    out["items"].push_back(std::move(item));
+  }
   return JsonResponse(200, out);
 }
 
@@ -949,7 +1029,7 @@ bool ApiServer::Selected(const WatchStream& w, const Json& object) {
 
 std::string ApiServer::WatchLine(const WatchStream& w, const store::Event& e) const {
   if (w.as_table) {
-    const Json table = ToTable(w.resource, {&e.object.body}, clock_.Now());
+    const Json table = ToTable(w.resource, {&e.object.body}, clock_.Now(), w.table_object);
     return Json{{"type", store::EventTypeName(e.type)}, {"object", table}}.dump() + "\n";
   }
   if (w.protobuf) {
@@ -1007,6 +1087,11 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
   w->labels = *labels;
   w->fields = *fields;
   w->as_table = WantsTable(r);
+  if (w->as_table) {
+    const auto include = ParseIncludeObject(QueryOr(r, "includeObject"));
+    if (!include) return Error(400, IncludeObjectError(r));
+    w->table_object = *include;
+  }
   if (auto accept = r.headers.find("accept"); !w->as_table && accept != r.headers.end() &&
                                               IsProtobufMediaType(accept->second)) {
     w->protobuf = ApiSchema::Get().Find(ProtoMessageName(t.info->group, t.info->version, t.info->kind)) != nullptr;
@@ -1108,7 +1193,7 @@ std::optional<Response> ApiServer::CheckEscalation(const Request& r, const Resou
 std::optional<Response> ApiServer::CheckFields(const Request& r, const ResourceInfo& info, Json& object,
                                                std::vector<std::string>& warnings) {
   auto mode = ParseFieldValidation(QueryOr(r, "fieldValidation"));
-  if (!mode.ok()) return Error(400, mode.status().message());
+  if (!mode.ok()) return InvalidOptions(r, mode.status().message());
   const pb::Descriptor* d = ApiSchema::Get().Find(ProtoMessageName(info.group, info.version, info.kind));
   if (d == nullptr || !object.is_object()) return std::nullopt;
   SchemaCheck check = CheckAgainstSchema(object, d);
@@ -1198,6 +1283,13 @@ Status ApiServer::Validate(const ResourceInfo& info, Json& object, const Json* o
       for (const auto& e : decoded.errors) {
         std::string line = e;
         if (line.starts_with("request: document 1: ")) line = line.substr(std::string("request: document 1: ").size());
+        // The decoder names the object it read ("Pod ns/name: "); the message names it already, and
+        // what follows is the field, as each cause's field.
+        if (const std::string origin = std::string(info.kind) + " "; line.starts_with(origin)) {
+          if (const size_t colon = line.find(": "); colon != std::string::npos && line.find(' ', origin.size()) > colon) {
+            line = line.substr(colon + 2);
+          }
+        }
         msg += (msg.empty() ? "" : "; ") + line;
       }
       return InvalidArgument(std::string(info.kind) + " \"" + ObjectName(object) + "\" is invalid: " + msg);
@@ -1227,7 +1319,7 @@ std::string UserAgentOf(const Request& r) {
 
 Response ApiServer::Create(const Request& r, const Target& t, bool applied) {
   const auto dry_run = DryRunOf(QueryOr(r, "dryRun"));
-  if (!dry_run.ok()) return Error(400, dry_run.status().message());
+  if (!dry_run.ok()) return InvalidOptions(r, dry_run.status().message());
   if (t.info->namespaced && t.ns.empty()) {
     return Error(405, "create " + std::string(t.info->resource) + " in a namespace: POST to /namespaces/NS/" +
                           std::string(t.info->resource));
@@ -1282,6 +1374,9 @@ Response ApiServer::Create(const Request& r, const Target& t, bool applied) {
     object["status"] = {{"phase", "Pending"}};  // a new pod's status is the cluster's to write, as upstream
   }
   if (t.info->StoreKey() == "namespaces") {
+    // NamespaceDefaultLabelName: every namespace carries its own name as a label, for selectors.
+    if (!md["labels"].is_object()) md["labels"] = Json::object();
+    md["labels"]["kubernetes.io/metadata.name"] = ObjectName(object);
     object["status"] = {{"phase", "Active"}};
     // The namespace strategy's PrepareForCreate: the namespace controller's finalizer.
     object["spec"] = {{"finalizers", {"kubernetes"}}};
@@ -1325,7 +1420,7 @@ Response ApiServer::Create(const Request& r, const Target& t, bool applied) {
 
 Response ApiServer::Update(const Request& r, const Target& t) {
   const auto dry_run = DryRunOf(QueryOr(r, "dryRun"));
-  if (!dry_run.ok()) return Error(400, dry_run.status().message());
+  if (!dry_run.ok()) return InvalidOptions(r, dry_run.status().message());
   auto body = ParseBody(r);
   if (!body.ok()) return Error(400, body.status().message());
   Json object = std::move(*body);
@@ -1387,7 +1482,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
 
 Response ApiServer::Patch(const Request& r, const Target& t) {
   const auto dry_run = DryRunOf(QueryOr(r, "dryRun"));
-  if (!dry_run.ok()) return Error(400, dry_run.status().message());
+  if (!dry_run.ok()) return InvalidOptions(r, dry_run.status().message());
   const std::string ct = r.headers.count("content-type") ? r.headers.at("content-type") : "";
   auto type = PatchTypeOf(ct);
   if (!type.ok()) return Error(415, type.status().message());
@@ -1628,7 +1723,7 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
     grace = v;
   }
   if (auto d = DryRunOf(QueryOr(r, "dryRun")); !d.ok()) {
-    return Error(400, d.status().message());
+    return InvalidOptions(r, d.status().message());
   } else {
     dry_run = *d;
   }
@@ -1643,7 +1738,7 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
     if (opts->contains("dryRun") && (*opts)["dryRun"].is_array()) {
       for (const Json& d : (*opts)["dryRun"]) {
         auto one = DryRunOf(d.is_string() ? d.get<std::string>() : d.dump());
-        if (!one.ok()) return Error(400, one.status().message());
+        if (!one.ok()) return InvalidOptions(r, one.status().message());
         dry_run = dry_run || *one;
       }
     }
@@ -1692,6 +1787,17 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
                                 : std::string("the object has been modified"));
     }
     return Error(deleted.status());
+  }
+  // An object that is gone is answered with a Status of Success naming it (the generic store's
+  // delete; Pods and Services return the object, as their stores set ReturnDeletedObject). One
+  // still there (graceful termination, finalizers) or a dry run is answered with the object.
+  if (!dry_run && t.info->StoreKey() != "services" && t.info->StoreKey() != "pods" &&
+      store_.Get(t.info->StoreKey(), t.ns, t.name).status().code() == StatusCode::kNotFound) {
+    Json details = {{"name", t.name}, {"kind", std::string(t.info->resource)}};
+    if (!t.info->group.empty()) details["group"] = std::string(t.info->group);
+    if (const Json uid = deleted->body.value("/metadata/uid"_json_pointer, Json()); uid.is_string()) details["uid"] = uid;
+    return JsonResponse(200, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()},
+                              {"status", "Success"}, {"details", std::move(details)}});
   }
   return WireResponse(200, *t.info, deleted->body);
 }

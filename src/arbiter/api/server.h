@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include "arbiter/api/tables.h"
 #include "arbiter/base/json.h"
 
 #include "arbiter/api/authz.h"
@@ -54,6 +55,7 @@ struct WatchStream {
   Selector labels;
   Selector fields;
   bool as_table = false;
+  TableObject table_object = TableObject::kMetadata;  // with as_table: what each row carries
   bool events_v1 = false;  // events.k8s.io/v1: each stored core Event converted
   // Frames of application/vnd.kubernetes.protobuf;stream=watch (the client asked for protobuf
   // and the kind has a protobuf form) instead of JSON lines.
@@ -134,6 +136,7 @@ class ApiServer {
   Response Evict(const Request& r, const Target& t);
   // The scale subresource (autoscaling/v1 Scale) of an object with spec.replicas.
   Response Scale(const Request& r, const Target& t);
+  Response ScaleOnce(const Request& r, const Target& t, bool* raced);
   // A namespace's finalize subresource: only spec.finalizers change.
   Response Finalize(const Request& r, const Target& t);
   // SelfSubjectAccessReview and SelfSubjectReview: what the caller may do, and who it is.

@@ -194,8 +194,8 @@ std::vector<Column> Columns(const std::string& resource) {
             {"Allowed Disruptions", "integer", 0}, {"Age", "string", 0}};
   }
   if (resource == "deployments") {
-    return {{"Name", "string", 0},       {"Ready", "string", 0},      {"Up-to-date", "integer", 0},
-            {"Available", "integer", 0}, {"Age", "string", 0},        {"Containers", "string", 1},
+    return {{"Name", "string", 0},       {"Ready", "string", 0},      {"Up-to-date", "string", 0},
+            {"Available", "string", 0}, {"Age", "string", 0},        {"Containers", "string", 1},
             {"Images", "string", 1},     {"Selector", "string", 1}};
   }
   if (resource == "replicasets") {
@@ -222,15 +222,15 @@ std::vector<Column> Columns(const std::string& resource) {
             {"External-IP", "string", 0}, {"Port(s)", "string", 0}, {"Age", "string", 0},
             {"Selector", "string", 1}};
   }
-  if (resource == "configmaps") return {{"Name", "string", 0}, {"Data", "integer", 0}, {"Age", "string", 0}};
+  if (resource == "configmaps") return {{"Name", "string", 0}, {"Data", "string", 0}, {"Age", "string", 0}};
   if (resource == "secrets") {
-    return {{"Name", "string", 0}, {"Type", "string", 0}, {"Data", "integer", 0}, {"Age", "string", 0}};
+    return {{"Name", "string", 0}, {"Type", "string", 0}, {"Data", "string", 0}, {"Age", "string", 0}};
   }
-  if (resource == "serviceaccounts") return {{"Name", "string", 0}, {"Secrets", "integer", 0}, {"Age", "string", 0}};
+  if (resource == "serviceaccounts") return {{"Name", "string", 0}, {"Secrets", "string", 0}, {"Age", "string", 0}};
   if (resource == "events") {
     return {{"Last Seen", "string", 0}, {"Type", "string", 0},    {"Reason", "string", 0},
             {"Object", "string", 0},    {"Message", "string", 0}, {"Source", "string", 1},
-            {"First Seen", "string", 1}, {"Count", "integer", 1}, {"Name", "string", 1}};
+            {"First Seen", "string", 1}, {"Count", "string", 1}, {"Name", "string", 1}};
   }
   return {{"Name", "string", 0}, {"Age", "string", 0}};
 }
@@ -457,7 +457,14 @@ std::string HumanDuration(Duration d) {
   return std::to_string(hours / 24 / 365) + "y";
 }
 
-Json ToTable(const std::string& resource, const std::vector<const Json*>& objects, Timestamp now,
+std::optional<TableObject> ParseIncludeObject(std::string_view value) {
+  if (value.empty() || value == "Metadata") return TableObject::kMetadata;
+  if (value == "Object") return TableObject::kObject;
+  if (value == "None") return TableObject::kNone;
+  return std::nullopt;
+}
+
+Json ToTable(const std::string& resource, const std::vector<const Json*>& objects, Timestamp now, TableObject include,
              bool with_column_definitions) {
   Json t = {{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", Json::object()}};
   t["columnDefinitions"] = Json::array();
@@ -469,7 +476,17 @@ Json ToTable(const std::string& resource, const std::vector<const Json*>& object
     }
   }
   t["rows"] = Json::array();
-  for (const Json* o : objects) t["rows"].push_back({{"cells", Cells(resource, *o, now)}, {"object", *o}});
+  for (const Json* o : objects) {
+    Json row = {{"cells", Cells(resource, *o, now)}};
+    if (include == TableObject::kObject) {
+      row["object"] = *o;
+    } else if (include == TableObject::kMetadata) {
+      row["object"] = {{"kind", "PartialObjectMetadata"},
+                       {"apiVersion", "meta.k8s.io/v1"},
+                       {"metadata", o->value("metadata", Json::object())}};
+    }
+    t["rows"].push_back(std::move(row));
+  }
   return t;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "arbiter/api/admission.h"
+#include "arbiter/api/pod_defaults.h"
 #include "arbiter/manifest/loader.h"
 
 namespace arbiter::api {
@@ -113,6 +114,10 @@ Status AdmitWorkload(const ResourceInfo& info, Json& object, const Json* old) {
     Default(spec, "suspend", false);
     Default(spec, "successfulJobsHistoryLimit", 3);
     Default(spec, "failedJobsHistoryLimit", 1);
+    Json& job_spec = Obj(Obj(spec, "jobTemplate"), "spec");
+    if (job_spec.contains("template") && job_spec["template"].is_object() && job_spec["template"].contains("spec")) {
+      DefaultPodSpec(job_spec["template"]["spec"]);
+    }
     return Status::Ok();
   }
   if (resource == "jobs") {
@@ -160,6 +165,11 @@ Status AdmitWorkload(const ResourceInfo& info, Json& object, const Json* old) {
         (*old)["spec"]["template"] != spec["template"] && !(*old)["spec"].value("suspend", false)) {
       return InvalidArgument(what + " is invalid: spec.template: Invalid value: ...: field is immutable");
     }
+  }
+  // The template is a pod spec, defaulted as one (after the Job's restartPolicy check above:
+  // a Job must say Never or OnFailure itself).
+  if (spec.contains("template") && spec["template"].is_object() && spec["template"].contains("spec")) {
+    DefaultPodSpec(spec["template"]["spec"]);
   }
   ARBITER_RETURN_IF_ERROR(CheckReplicas(what, spec));
   return CheckSelector(what, spec, old);
