@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include "testing/forwarding_store.h"
 #include "arbiter/base/json.h"
 #include <yaml-cpp/yaml.h>
 
@@ -2833,17 +2834,11 @@ TEST_F(ApiServerTest, EventsOfEitherVersionAreOneEventReadInBoth) {
 
 // A store on which every conditional delete loses its race `losses` times before it may win, as
 // when other clients keep writing the object.
-class LosingRacesStore final : public store::Store {
+class LosingRacesStore final : public test_support::ForwardingStore {
  public:
   // The first `losses` conditional deletes and `update_losses` conditional updates lose a race.
   LosingRacesStore(store::Store& inner, int losses, int update_losses = 0)
-      : inner_(inner), losses_(losses), update_losses_(update_losses) {}
-  StatusOr<store::Object> Create(const std::string& r, const std::string& ns, const std::string& n, Json b) override {
-    return inner_.Create(r, ns, n, std::move(b));
-  }
-  StatusOr<store::Object> Get(const std::string& r, const std::string& ns, const std::string& n) override {
-    return inner_.Get(r, ns, n);
-  }
+      : ForwardingStore(inner), losses_(losses), update_losses_(update_losses) {}
   StatusOr<store::Object> Update(const std::string& r, const std::string& ns, const std::string& n, Json b,
                                  int64_t rev) override {
     if (rev > 0 && update_losses_ > 0) {
@@ -2859,16 +2854,8 @@ class LosingRacesStore final : public store::Store {
     }
     return inner_.Delete(r, ns, n, rev);
   }
-  StatusOr<store::ListResult> List(const std::string& r, const std::string& ns) override { return inner_.List(r, ns); }
-  StatusOr<std::unique_ptr<store::Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t from,
-                                                    store::WatchOptions o) override {
-    return inner_.WatchFrom(r, ns, from, o);
-  }
-  StatusOr<int64_t> Revision() override { return inner_.Revision(); }
-  Status Compact(int64_t rev) override { return inner_.Compact(rev); }
 
  private:
-  store::Store& inner_;
   int losses_;
   int update_losses_;
 };

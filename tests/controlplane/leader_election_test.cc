@@ -1,5 +1,6 @@
 // Leader election over a shared store: one holder at a time, takeover only after a whole lease
 // duration without renewal, and the old holder stops before a new one can start.
+#include "testing/forwarding_store.h"
 #include "arbiter/controlplane/leader_election.h"
 
 #include <gtest/gtest.h>
@@ -85,9 +86,9 @@ TEST(LeaderElection, TwoCandidatesRacingForAnExpiredLeaseNeverBothWin) {
 // A store that stops answering (its API server restarting): every call Unavailable while down.
 using Json = nlohmann::json;
 
-class FlakyStore final : public store::Store {
+class FlakyStore final : public test_support::ForwardingStore {
  public:
-  explicit FlakyStore(store::Store& inner) : inner_(inner) {}
+  using ForwardingStore::ForwardingStore;
   bool down = false;
   StatusOr<store::Object> Create(const std::string& r, const std::string& ns, const std::string& n, Json b) override {
     if (down) return Unavailable("down");
@@ -106,16 +107,6 @@ class FlakyStore final : public store::Store {
     if (down) return Unavailable("down");
     return inner_.Delete(r, ns, n, rev);
   }
-  StatusOr<store::ListResult> List(const std::string& r, const std::string& ns) override { return inner_.List(r, ns); }
-  StatusOr<std::unique_ptr<store::Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t from,
-                                                    store::WatchOptions o) override {
-    return inner_.WatchFrom(r, ns, from, o);
-  }
-  StatusOr<int64_t> Revision() override { return inner_.Revision(); }
-  Status Compact(int64_t rev) override { return inner_.Compact(rev); }
-
- private:
-  store::Store& inner_;
 };
 
 TEST(LeaderElection, AHolderRidesOutAnUnreachableStoreUntilItsRenewDeadline) {
