@@ -3055,5 +3055,16 @@ TEST(LostRaces, AScalePatchRetriesPastLostRacesAndAStaleResourceVersionOfTheClie
   EXPECT_EQ(server2.Handle(put).code, 409);
 }
 
+TEST_F(ApiServerTest, ANamespaceCarriesItsNameAsALabelAndListItemsCarryNoKindOfTheirOwn) {
+  ASSERT_EQ(Post("/api/v1/namespaces", Json{{"metadata", {{"name", "team-l"}}}}).code, 201);
+  EXPECT_EQ(MustGet("/api/v1/namespaces/team-l")["metadata"]["labels"]["kubernetes.io/metadata.name"], "team-l");
+  EXPECT_EQ(List("/api/v1/namespaces", {{"labelSelector", "kubernetes.io/metadata.name=team-l"}}), (Names{"team-l"}));
+  const Json list = MustGet("/api/v1/namespaces");
+  EXPECT_EQ(list["kind"], "NamespaceList");
+  ASSERT_FALSE(list["items"].empty());
+  EXPECT_FALSE(list["items"][0].contains("kind"));
+  EXPECT_FALSE(list["items"][0].contains("apiVersion"));
+}
+
 }  // namespace
 }  // namespace arbiter::api
