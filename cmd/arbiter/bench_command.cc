@@ -205,6 +205,7 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
   if (preemption && !flags.measured_pods_given) o.measured_pods = flags.nodes;
   o.connections = flags.connections_given ? flags.connections : 16;
   o.serve_flags = flags.serve_flags;
+  o.poll_unbound_seconds = flags.poll_unbound;
   o.scheduler_flags = flags.scheduler_flags;
   o.kubeconfig = flags.kubeconfig;
   o.scheduler = flags.scheduler;
@@ -229,6 +230,7 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
       j["preemptorsPerSecond"] = r->bound_per_second;
       j["victimsDeleted"] = r->victims_deleted;
       j["victimsWithDisruptionTarget"] = r->victims_with_condition;
+      j["preemptedEvents"] = r->preempted_events;
     } else {
       j["initialPods"] = o.initial_pods;
       j["pods"] = r->created;
@@ -237,6 +239,11 @@ int RunServeBench(const BenchFlags& flags, std::ostream& out, std::ostream& err)
     j["createsPerSecond"] = r->creates_per_second;
     j["lagAfterLastCreateSeconds"] = r->lag_seconds;
     j["peakRssMiB"] = r->peak_rss_mib;
+    if (o.poll_unbound_seconds > 0) {
+      j["pollUnboundSeconds"] = o.poll_unbound_seconds;
+      j["polls"] = r->polls;
+      j["slowestPollSeconds"] = r->slowest_poll_seconds;
+    }
     if (flags.scenario.rfind("Schedule", 0) == 0) {
       j["scheduler"] = o.scheduler;
       j["apiServer"] = o.kubeconfig.empty() ? "arbiter serve" : o.kubeconfig;

@@ -28,6 +28,7 @@ struct BenchFlags {
   std::string token;
   size_t connections = 8;
   std::vector<std::string> serve_flags;  // Serve scenarios: flags for the server
+  double poll_unbound = 0;  // Serve scenarios: seconds between a client's lists of unbound pods (0: none)
   std::vector<std::string> scheduler_flags;  // Schedule scenarios: flags for the scheduler
   std::string kubeconfig;                     // Schedule scenarios: an API server of one's own
   std::string scheduler = "arbiter";          // Schedule scenarios: arbiter or kube

@@ -92,6 +92,10 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--token", bench.token, "ApiLoad: bearer token");
   bench_cmd->add_option("--store", bench.store, "Serve scenarios: the store of the started server")
       ->check(CLI::IsMember({"sqlite", "etcd"}));
+  bench_cmd->add_option("--poll-unbound", bench.poll_unbound,
+                        "Serve scenarios: while the measured pods are created and bound, a client lists the unbound "
+                        "pods (fieldSelector=spec.nodeName=) every SECONDS, as controllers and dashboards do")
+      ->check(CLI::Range(0.0, 3600.0));
   bench_cmd->add_option("--serve-flag", bench.serve_flags,
                         "Serve scenarios: a flag for the server, as it is (repeatable), e.g. --serve-flag=--fsync");
   bench_cmd->add_option("--scheduler-flag", bench.scheduler_flags,

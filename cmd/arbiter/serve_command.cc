@@ -136,8 +136,16 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   std::signal(SIGPIPE, SIG_IGN);
 
   SystemClock clock;
-  api::ApiServer server(*st, clock, flags.seed ^ static_cast<uint64_t>(clock.Now()), {});
+  api::ApiServer::Options api_options;
+  api_options.sync_list_caches = true;
+  api::ApiServer server(*st, clock, flags.seed ^ static_cast<uint64_t>(clock.Now()), api_options);
   api::InstallAdmission(server);
+  // The lists users make most read caches that exist from the start: they then share every
+  // object with the watch history and the informers instead of listing a copy of their own.
+  if (Status warm = server.PrepareListCaches({"pods", "nodes"}); !warm.ok()) {
+    err << "arbiter serve: " << warm.message() << "\n";
+    return 1;
+  }
   // The simulated containers' logs: the node simulator writes them, pods/log serves them.
   api::ContainerLogs container_logs;
   server.SetContainerLogs(&container_logs);

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "arbiter/base/base64.h"
 #include "testing/forwarding_store.h"
 #include "arbiter/base/json.h"
 #include <yaml-cpp/yaml.h>
@@ -146,7 +148,13 @@ class ApiServerTest : public testing::Test {
   // every request with a response), reported as code 0.
   static Response Call(ApiServer& server, const Request& r) {
     try {
-      return server.Handle(r);
+      Response out = server.Handle(r);
+      // A long list is written a chunk at a time: read it whole, as a client does.
+      if (out.stream && out.stream->keep_alive) {
+        while (auto chunk = out.stream->next()) out.body += *chunk;
+        out.stream.reset();
+      }
+      return out;
     } catch (const std::exception& e) {
       ADD_FAILURE() << r.method << " " << r.path << " threw instead of answering: " << e.what();
       Response out;
@@ -1241,8 +1249,8 @@ TEST_F(ApiServerTest, WatchWithoutResourceVersionStartsWithTheCurrentObjects) {
   Response r = Get(kPods, {{"watch", "true"}});
   ASSERT_NE(r.watch, nullptr) << r.body;
   ASSERT_EQ(r.watch->initial.size(), 2u);
-  EXPECT_EQ(r.watch->initial[0].name, "a");
-  EXPECT_EQ(r.watch->initial[1].name, "b");
+  EXPECT_EQ(r.watch->initial[0]->name, "a");
+  EXPECT_EQ(r.watch->initial[1]->name, "b");
   CreatePod("c");
   std::vector<store::Event> events = NextEvents(*r.watch, 1);
   ASSERT_EQ(events.size(), 1u);
@@ -1724,6 +1732,117 @@ TEST_F(ApiServerTest, MalformedListOptionsAreBadRequestsAndAFutureRevisionTimesO
   ASSERT_TRUE(IsStatus(future, 504, "Timeout")) << future.body;
   EXPECT_EQ(Parse(future)["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
   EXPECT_EQ(Get(kPods, {{"resourceVersion", "0"}}).code, 200);
+}
+
+TEST_F(ApiServerTest, PagesOfAListCarryContinueTokensAndAreReadAtTheFirstPagesRevision) {
+  for (const char* name : {"a", "b", "c", "d", "e"}) CreatePod(name);
+  Json page1 = MustGet(kPods, {{"limit", "2"}});
+  EXPECT_EQ(ItemNames(page1), (Names{"a", "b"}));
+  const std::string token = page1["metadata"].value("continue", "");
+  ASSERT_FALSE(token.empty()) << page1["metadata"].dump();
+  EXPECT_EQ(page1["metadata"]["remainingItemCount"], 3);
+  CreatePod("bb");  // after the first page: not in the later ones
+  ASSERT_EQ(Delete(kPods + "/d").code, 200);
+  Json page2 = MustGet(kPods, {{"limit", "2"}, {"continue", token}});
+  EXPECT_EQ(ItemNames(page2), (Names{"c", "d"}));
+  EXPECT_EQ(page2["metadata"]["resourceVersion"], page1["metadata"]["resourceVersion"]);
+  Json page3 = MustGet(kPods, {{"limit", "2"}, {"continue", page2["metadata"].value("continue", "")}});
+  EXPECT_EQ(ItemNames(page3), (Names{"e"}));
+  EXPECT_FALSE(page3["metadata"].contains("continue"));
+  EXPECT_FALSE(page3["metadata"].contains("remainingItemCount"));
+  // A list of every namespace pages by namespace and name.
+  Json all = MustGet("/api/v1/pods", {{"limit", "4"}});
+  EXPECT_EQ(ItemNames(all), (Names{"a", "b", "bb", "c"}));
+  EXPECT_EQ(ItemNames(MustGet("/api/v1/pods", {{"continue", all["metadata"].value("continue", "")}})), (Names{"e"}));
+}
+
+TEST_F(ApiServerTest, AContinueTokenOlderThanTheHistoryIsExpiredWithOneForTheLatestState) {
+  for (const char* name : {"a", "b", "c"}) CreatePod(name);
+  Json page1 = MustGet(kPods, {{"limit", "1"}});
+  CreatePod("z");
+  MustGet(kPods);  // the list's cache takes the write in now; ten minutes on, it is history
+  clock_.Advance(10 * kMinute);
+  Response expired = Get(kPods, {{"limit", "1"}, {"continue", page1["metadata"].value("continue", "")}});
+  ASSERT_TRUE(IsStatus(expired, 410, "Expired")) << expired.body;
+  EXPECT_NE(MessageOf(expired).find("too old to display a consistent list result"), std::string::npos);
+  const std::string latest = Parse(expired)["metadata"].value("continue", "");
+  ASSERT_FALSE(latest.empty()) << expired.body;
+  EXPECT_EQ(ItemNames(MustGet(kPods, {{"continue", latest}})), (Names{"b", "c", "z"}));
+  // The legacy exact read (a revision and a limit) of a revision no longer kept: Expired too.
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"limit", "1"}, {"resourceVersion", page1["metadata"]["resourceVersion"]}}), 410,
+                       "Expired"));
+}
+
+TEST_F(ApiServerTest, ContinueTokensAndListOptionsAreCheckedAsUpstreamChecksThem) {
+  CreatePod("a");
+  auto token = [](const Json& t) { return base::Base64UrlEncode(t.dump()); };
+  Response v2 = Get(kPods, {{"continue", token({{"v", "meta.k8s.io/v2"}, {"rv", 1}, {"start", "a"}})}});
+  ASSERT_TRUE(IsStatus(v2, 400, "BadRequest")) << v2.body;
+  EXPECT_NE(MessageOf(v2).find("server does not recognize this encoded version"), std::string::npos) << v2.body;
+  Response no_rv = Get(kPods, {{"continue", token({{"v", "meta.k8s.io/v1"}, {"start", "a"}})}});
+  EXPECT_NE(MessageOf(no_rv).find("incorrect encoded start resourceVersion"), std::string::npos) << no_rv.body;
+  Response climbs = Get(kPods, {{"continue", token({{"v", "meta.k8s.io/v1"}, {"rv", 1}, {"start", "../kube-system/x"}})}});
+  ASSERT_TRUE(IsStatus(climbs, 400, "BadRequest")) << climbs.body;
+  Response match_alone = Get(kPods, {{"resourceVersionMatch", "Exact"}});
+  ASSERT_TRUE(IsStatus(match_alone, 422, "Invalid")) << match_alone.body;
+  EXPECT_NE(MessageOf(match_alone).find("resourceVersionMatch is forbidden unless resourceVersion is provided"), std::string::npos);
+  EXPECT_TRUE(IsStatus(Get(kPods, {{"resourceVersionMatch", "Newest"}, {"resourceVersion", "1"}}), 422, "Invalid"));
+  // Exact: the state at that revision (one a paged list read at); NotOlderThan: the latest.
+  CreatePod("a2");
+  const std::string before = MustGet(kPods, {{"limit", "1"}})["metadata"]["resourceVersion"];
+  CreatePod("b");
+  EXPECT_EQ(List(kPods, {{"resourceVersion", before}, {"resourceVersionMatch", "Exact"}}), (Names{"a", "a2"}));
+  EXPECT_EQ(List(kPods, {{"resourceVersion", before}, {"resourceVersionMatch", "NotOlderThan"}}),
+            (Names{"a", "a2", "b"}));
+}
+
+TEST_F(ApiServerTest, AFieldSelectedListOfUnboundPodsReadsTheNodeIndex) {
+  for (int i = 0; i < 20; ++i) CreatePod("p" + std::to_string(i));
+  for (int i = 0; i < 20; i += 2) BindPod("p" + std::to_string(i), "n1");
+  EXPECT_EQ(List(kPods, {{"fieldSelector", "spec.nodeName="}}),
+            (Names{"p1", "p11", "p13", "p15", "p17", "p19", "p3", "p5", "p7", "p9"}));
+  EXPECT_EQ(List(kPods, {{"fieldSelector", "spec.nodeName=n1"}, {"limit", "3"}}), (Names{"p0", "p10", "p12"}));
+  EXPECT_EQ(List(kPods, {{"fieldSelector", "spec.nodeName=n1,metadata.name=p2"}}), (Names{"p2"}));
+  CreatePod("labelled", {{"app", "web"}});
+  EXPECT_EQ(List(kPods, {{"labelSelector", "app=web"}}), (Names{"labelled"}));
+  EXPECT_EQ(List(kPods, {{"labelSelector", "app in (web)"}}), (Names{"labelled"}));
+}
+
+TEST_F(ApiServerTest, AListLongerThanAChunkIsWrittenItemByItemAndReadsWhole) {
+  for (int i = 0; i < 700; ++i) {
+    ASSERT_TRUE(store_->Create("configmaps", "default", "cm" + std::to_string(1000 + i),
+                               {{"apiVersion", "v1"}, {"kind", "ConfigMap"},
+                                {"metadata", {{"name", "cm" + std::to_string(1000 + i)}, {"namespace", "default"}}},
+                                {"data", {{"k", std::string(600, 'x')}}}})
+                    .ok());
+  }
+  Request r;
+  r.method = "GET";
+  r.path = "/api/v1/namespaces/default/configmaps";
+  Response streamed = server_.Handle(r);
+  ASSERT_EQ(streamed.code, 200);
+  ASSERT_TRUE(streamed.stream);  // 700 items: more than are written at once
+  EXPECT_TRUE(streamed.stream->keep_alive);
+  std::string body = streamed.body;
+  size_t chunks = 0;
+  while (auto chunk = streamed.stream->next()) {
+    EXPECT_LE(chunk->size(), size_t{300} << 10);
+    body += *chunk;
+    ++chunks;
+  }
+  EXPECT_GT(chunks, 1u);
+  const Json list = Json::parse(body);
+  EXPECT_EQ(list["kind"], "ConfigMapList");
+  ASSERT_EQ(list["items"].size(), 700u);
+  EXPECT_EQ(list["items"][0]["metadata"]["name"], "cm1000");
+  EXPECT_FALSE(list["items"][0].contains("kind"));
+  // As a Table too.
+  Json table = MustGet("/api/v1/namespaces/default/configmaps", {});
+  Response rows = Get("/api/v1/namespaces/default/configmaps", {},
+                      {{"accept", "application/json;as=Table;v=v1;g=meta.k8s.io"}});
+  ASSERT_EQ(rows.code, 200);
+  EXPECT_EQ(Parse(rows)["rows"].size(), 700u);
+  EXPECT_EQ(Parse(rows)["kind"], "Table");
 }
 
 TEST_F(ApiServerTest, AtStartUpStoredGroupsAreAdmittedAgainAndRefusedNamesReported) {

@@ -34,6 +34,7 @@ class ForwardingStore : public store::Store {
   }
   StatusOr<int64_t> Revision() override { return inner_.Revision(); }
   Status Compact(int64_t rev) override { return inner_.Compact(rev); }
+  bool WatchIsSynchronous() const override { return inner_.WatchIsSynchronous(); }
 
  protected:
   store::Store& inner_;

@@ -3,6 +3,7 @@
 #include "arbiter/api/http.h"
 
 #include "arbiter/api/authn.h"
+#include "arbiter/api/fair_seats.h"
 
 #include "arbiter/api/protobuf_codec.h"
 
@@ -247,12 +248,52 @@ StatusOr<std::string> Inflate(const std::string& in, size_t limit) {
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(ApiServer* a, HttpOptions o) : api(a), options(std::move(o)), workers(std::max<size_t>(1, options.worker_threads)) {}
+  Impl(ApiServer* a, HttpOptions o) : api(a), options(std::move(o)), workers(std::max<size_t>(1, options.worker_threads)) {
+    if (api != nullptr) {
+      FairSeats::Options seat_options;
+      seat_options.seats =
+          options.list_seats > 0 ? options.list_seats : std::max<size_t>(1, std::thread::hardware_concurrency() / 2);
+      seat_options.queue_per_client = options.list_queue_per_client;
+      seats = std::make_unique<FairSeats>(seat_options);
+    }
+  }
 
   ApiServer* api;  // null: the operations endpoints only
   HttpOptions options;
   asio::io_context io;
   asio::thread_pool workers;
+  // After the pool and the I/O context: destroyed first, its running tasks finish while both stand.
+  std::unique_ptr<FairSeats> seats;
+
+  // Runs `work` in a fair seat of `client` (fair_seats.h) and resumes the caller on its own
+  // executor with the result; nullopt when the client's queue (or all queues) are full.
+  template <class T>
+  struct SeatInitiation {
+    Impl* impl;
+    template <class Handler>
+    void operator()(Handler&& handler, std::string client, std::function<T()> work) const {
+      auto executor = asio::get_associated_executor(handler, impl->io.get_executor());
+      auto resume = std::make_shared<std::decay_t<Handler>>(std::forward<Handler>(handler));
+      auto finish = [resume, executor](std::optional<T> value) {
+        asio::post(executor, [resume, value = std::move(value)]() mutable { (*resume)(std::move(value)); });
+      };
+      const bool queued = impl->seats->Submit(client, [work = std::move(work), finish]() {
+        std::optional<T> value;
+        try {
+          value = work();
+        } catch (...) {
+          // Answered as a refusal: the caller must never wait for good.
+        }
+        finish(std::move(value));
+      });
+      if (!queued) finish(std::nullopt);
+    }
+  };
+  template <class T, class Token>
+  auto AsyncInSeat(std::string client, std::function<T()> work, Token&& token) {
+    return asio::async_initiate<Token, void(std::optional<T>)>(SeatInitiation<T>{this}, token, std::move(client),
+                                                              std::move(work));
+  }
   std::unique_ptr<ssl::context> tls;
   std::unique_ptr<tcp::acceptor> acceptor;
   struct Check {
@@ -311,6 +352,18 @@ struct HttpServer::Impl {
                "apiserver_request_total " + std::to_string(requests.load()) + "\n"
                "# HELP apiserver_open_connections Open client connections.\n# TYPE apiserver_open_connections gauge\n"
                "apiserver_open_connections " + std::to_string(connections.load()) + "\n";
+        if (seats) {
+          // The fair seats of collection reads, under API Priority and Fairness' names.
+          text += "# HELP apiserver_flowcontrol_current_executing_seats Seats in use by collection reads.\n"
+                  "# TYPE apiserver_flowcontrol_current_executing_seats gauge\n"
+                  "apiserver_flowcontrol_current_executing_seats " + std::to_string(seats->running()) + "\n"
+                  "# HELP apiserver_flowcontrol_current_inqueue_requests Collection reads waiting for a seat.\n"
+                  "# TYPE apiserver_flowcontrol_current_inqueue_requests gauge\n"
+                  "apiserver_flowcontrol_current_inqueue_requests " + std::to_string(seats->queued()) + "\n"
+                  "# HELP apiserver_flowcontrol_rejected_requests_total Collection reads refused (429): queues full.\n"
+                  "# TYPE apiserver_flowcontrol_rejected_requests_total counter\n"
+                  "apiserver_flowcontrol_rejected_requests_total " + std::to_string(seats->refused()) + "\n";
+        }
       }
       if (metrics) text += metrics();
       res.result(200);
@@ -357,7 +410,8 @@ struct HttpServer::Impl {
     if (ec && ec != http::error::end_of_stream) throw beast::system_error(ec);
   }
 
-  awaitable<bool> StreamWatch(AnyStream& stream, std::shared_ptr<WatchStream> w, unsigned version) {
+  awaitable<bool> StreamWatch(AnyStream& stream, std::shared_ptr<WatchStream> w, unsigned version,
+                              std::string client = "") {
     http::response<http::empty_body> res{http::status::ok, version};
     res.set(http::field::content_type, w->protobuf ? std::string(kProtobufWatchMediaType) : "application/json;stream=watch");
     res.chunked(true);
@@ -373,12 +427,33 @@ struct HttpServer::Impl {
       chunk.clear();
     };
     std::string chunk;
-    for (const auto& o : w->initial) {
-      if (!ApiServer::Selected(*w, o.body)) continue;
-      chunk += api->WatchLine(*w, store::Event{store::EventType::kAdded, o});
-      if (chunk.size() > (256 << 10)) co_await send(chunk);
+    // The initial state, a chunk at a time, each made in a fair seat of the client's (on a worker
+    // without one): never on an I/O thread, whatever its size.
+    size_t next = 0;
+    while (next < w->initial.size()) {
+      WatchStream* const raw = w.get();
+      ApiServer* const server = api;
+      std::function<std::string()> make = [raw, server, &next] {
+        std::string out;
+        while (next < raw->initial.size() && out.size() < (256 << 10)) {
+          out += server->WatchLine(*raw, store::EventType::kAdded, *raw->initial[next], /*shared=*/false);
+          raw->initial[next++].reset();
+        }
+        return out;
+      };
+      if (!client.empty()) {
+        std::optional<std::string> made = co_await AsyncInSeat<std::string>(client, std::move(make), use_awaitable);
+        if (!made) {
+          auto wait = asio::steady_timer(co_await asio::this_coro::executor, std::chrono::milliseconds(50));
+          co_await wait.async_wait(use_awaitable);
+          continue;
+        }
+        chunk = std::move(*made);
+      } else {
+        chunk = co_await asio::co_spawn(workers, [&make]() -> awaitable<std::string> { co_return make(); }, use_awaitable);
+      }
+      co_await send(chunk);
     }
-    co_await send(chunk);
     w->initial.clear();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(w->timeout_seconds);
     const auto executor = co_await asio::this_coro::executor;
@@ -417,11 +492,17 @@ struct HttpServer::Impl {
   // A response streamed as it is made (TextStream: `kubectl logs -f`): the body, then each piece
   // `next` gives (asked on the worker pool, as the API is), chunked, until it ends, times out or
   // the client stops reading.
-  awaitable<void> StreamText(AnyStream& stream, Response out, unsigned version) {
+  // Returns whether the connection may serve another request (the stream ended by itself, it
+  // allows it, and the client asked to keep the connection).
+  // With a `client`, each piece is made in a fair seat of that client's (a long list's chunks).
+  awaitable<bool> StreamText(AnyStream& stream, Response out, unsigned version, bool keep_alive,
+                             std::string client = "") {
     http::response<http::empty_body> res{http::status::ok, version};
     res.set(http::field::content_type, out.content_type);
+    for (const auto& w : out.warnings) res.insert(http::field::warning, "299 - " + Json(w).dump());
     res.chunked(true);
-    res.keep_alive(false);
+    keep_alive = keep_alive && out.stream->keep_alive;
+    res.keep_alive(keep_alive);
     http::response_serializer<http::empty_body> sr{res};
     auto& lowest = beast::get_lowest_layer(stream);
     lowest.expires_after(options.body_timeout);
@@ -435,14 +516,31 @@ struct HttpServer::Impl {
     const std::shared_ptr<TextStream> text = out.stream;
     const auto deadline = std::chrono::steady_clock::now() + text->timeout;
     auto timer = asio::steady_timer(co_await asio::this_coro::executor);
+    bool ended = false;
     while (!stopping && std::chrono::steady_clock::now() < deadline) {
       // The lambda holds a plain pointer (`text` keeps the stream alive): GCC 12 destroys the
       // captures of a lambda temporary in a co_await expression twice, which a shared_ptr
       // capture does not survive.
       TextStream* const raw = text.get();
-      std::optional<std::string> piece = co_await asio::co_spawn(
-          workers, [raw]() -> awaitable<std::optional<std::string>> { co_return raw->next(); }, use_awaitable);
-      if (!piece) break;
+      std::optional<std::string> piece;
+      if (!client.empty()) {
+        std::function<std::optional<std::string>()> next = [raw] { return raw->next(); };
+        std::optional<std::optional<std::string>> made =
+            co_await AsyncInSeat<std::optional<std::string>>(client, std::move(next), use_awaitable);
+        if (!made) {  // the seats' queues are full: try again shortly
+          timer.expires_after(std::chrono::milliseconds(50));
+          co_await timer.async_wait(use_awaitable);
+          continue;
+        }
+        piece = std::move(*made);
+      } else {
+        piece = co_await asio::co_spawn(
+            workers, [raw]() -> awaitable<std::optional<std::string>> { co_return raw->next(); }, use_awaitable);
+      }
+      if (!piece) {
+        ended = true;
+        break;
+      }
       if (!piece->empty()) {
         co_await send(*piece);
         continue;
@@ -452,6 +550,7 @@ struct HttpServer::Impl {
     }
     lowest.expires_after(options.body_timeout);
     co_await asio::async_write(stream, http::make_chunk_last(), use_awaitable);
+    co_return keep_alive && ended;
   }
 
   // After an early answer (413), reads and drops what the client is still sending, for a
@@ -587,18 +686,41 @@ struct HttpServer::Impl {
         if (!keep_alive) co_return;
         continue;
       }
-      // The API may wait on the store: it runs on the worker pool, never on an I/O thread.
-      Response out = co_await asio::co_spawn(
-          workers,
-          [this, &r, route]() -> awaitable<Response> {
-            if (route == nullptr) co_return api->Handle(r);
-            try {
-              co_return (*route)(r);
-            } catch (const std::exception& e) {
-              co_return Response{500, "application/json", StatusBody(500, "InternalError", e.what()).dump(), nullptr, {}, nullptr};
-            }
-          },
-          use_awaitable);
+      // Reads of collections take a fair seat of their client's (by user, or by address when
+      // requests are not authenticated); other requests never wait behind them.
+      const bool in_seat = api != nullptr && route == nullptr && ReadsCollection(r);
+      const std::string client = in_seat ? (r.user.empty() ? "address:" + remote : "user:" + r.user) : "";
+      Response out;
+      if (in_seat) {
+        std::function<Response()> work = [this, &r] { return api->Handle(r); };
+        std::optional<Response> got = co_await AsyncInSeat<Response>(client, std::move(work), use_awaitable);
+        if (!got) {
+          // API Priority and Fairness' answer when the queues overflow.
+          const std::string message = "Too many requests, please try again later.";
+          Log(r.method, target, 429, r.user, remote, message);
+          res.result(429);
+          res.set(http::field::content_type, "application/json");
+          res.set(http::field::retry_after, "1");
+          res.body() = StatusBody(429, "TooManyRequests", message).dump();
+          co_await Write(stream, res, keep_alive);
+          if (!keep_alive) co_return;
+          continue;
+        }
+        out = std::move(*got);
+      } else {
+        // The API may wait on the store: it runs on the worker pool, never on an I/O thread.
+        out = co_await asio::co_spawn(
+            workers,
+            [this, &r, route]() -> awaitable<Response> {
+              if (route == nullptr) co_return api->Handle(r);
+              try {
+                co_return (*route)(r);
+              } catch (const std::exception& e) {
+                co_return Response{500, "application/json", StatusBody(500, "InternalError", e.what()).dump(), nullptr, {}, nullptr};
+              }
+            },
+            use_awaitable);
+      }
       if (out.code >= 400 && !(out.code == 404 && r.method == "GET")) {
         std::string message;
         try {
@@ -609,12 +731,12 @@ struct HttpServer::Impl {
       }
       for (const auto& w : out.warnings) res.insert(http::field::warning, "299 - " + Json(w).dump());
       if (out.watch) {
-        co_await StreamWatch(stream, out.watch, req.version());
+        co_await StreamWatch(stream, out.watch, req.version(), client);
         co_return;
       }
       if (out.stream && out.code == 200) {
-        co_await StreamText(stream, std::move(out), req.version());
-        co_return;
+        if (!co_await StreamText(stream, std::move(out), req.version(), keep_alive, client)) co_return;
+        continue;
       }
       res.result(out.code);
       res.set(http::field::content_type, out.content_type);

@@ -41,6 +41,10 @@ struct HttpOptions {
   Authorizer* authorizer = nullptr;         // with tokens: RBAC for every request
   size_t io_threads = 2;                    // multiplex every connection
   size_t worker_threads = 16;               // run the API's handlers
+  // Lists, watch starts and the chunks of long answers run in this many fair seats, apart from
+  // the workers (fair_seats.h); queued per client, 429 when a client has this many waiting.
+  size_t list_seats = 0;  // 0: half the machine's cores, at least 1
+  size_t list_queue_per_client = 256;
   size_t max_header_bytes = 64 * 1024;
   size_t max_body_bytes = 3 * 1024 * 1024;  // on the wire and after inflation (413 above)
   std::chrono::milliseconds header_timeout{10000};   // a request's headers, from its first byte

@@ -10,11 +10,11 @@ namespace arbiter::api {
 
 using Json = nlohmann::json;
 
-namespace {
-
-void Default(Json& parent, const char* key, Json value) {
+void SetDefault(Json& parent, const char* key, Json value) {
   if (!parent.contains(key) || parent[key].is_null()) parent[key] = std::move(value);
 }
+
+namespace {
 
 // parsers.ParseImageName's tag: "latest" when the reference names neither a tag nor a digest.
 bool PullsAlways(const std::string& image) {
@@ -28,14 +28,14 @@ bool PullsAlways(const std::string& image) {
 void DefaultContainer(Json& c) {
   if (!c.is_object()) return;
   if (c.contains("image") && c["image"].is_string()) {
-    Default(c, "imagePullPolicy", PullsAlways(c["image"].get<std::string>()) ? "Always" : "IfNotPresent");
+    SetDefault(c, "imagePullPolicy", PullsAlways(c["image"].get<std::string>()) ? "Always" : "IfNotPresent");
   }
-  Default(c, "terminationMessagePath", "/dev/termination-log");
-  Default(c, "terminationMessagePolicy", "File");
-  Default(c, "resources", Json::object());
+  SetDefault(c, "terminationMessagePath", "/dev/termination-log");
+  SetDefault(c, "terminationMessagePolicy", "File");
+  SetDefault(c, "resources", Json::object());
   if (c.contains("ports") && c["ports"].is_array()) {
     for (Json& p : c["ports"]) {
-      if (p.is_object()) Default(p, "protocol", "TCP");
+      if (p.is_object()) SetDefault(p, "protocol", "TCP");
     }
   }
 }
@@ -44,11 +44,11 @@ void DefaultContainer(Json& c) {
 
 void DefaultPodSpec(Json& spec) {
   if (!spec.is_object()) return;
-  Default(spec, "dnsPolicy", "ClusterFirst");
-  Default(spec, "restartPolicy", "Always");
-  Default(spec, "securityContext", Json::object());
-  Default(spec, "schedulerName", "default-scheduler");
-  Default(spec, "terminationGracePeriodSeconds", 30);
+  SetDefault(spec, "dnsPolicy", "ClusterFirst");
+  SetDefault(spec, "restartPolicy", "Always");
+  SetDefault(spec, "securityContext", Json::object());
+  SetDefault(spec, "schedulerName", "default-scheduler");
+  SetDefault(spec, "terminationGracePeriodSeconds", 30);
   for (const char* list : {"initContainers", "containers"}) {
     if (!spec.contains(list) || !spec[list].is_array()) continue;
     for (Json& c : spec[list]) DefaultContainer(c);
@@ -58,16 +58,16 @@ void DefaultPodSpec(Json& spec) {
 void DefaultPod(Json& spec) {
   if (!spec.is_object()) return;
   DefaultPodSpec(spec);
-  Default(spec, "enableServiceLinks", true);
+  SetDefault(spec, "enableServiceLinks", true);
   for (const char* list : {"initContainers", "containers"}) {
     if (!spec.contains(list) || !spec[list].is_array()) continue;
     for (Json& c : spec[list]) {
       if (!c.is_object() || !c["resources"].is_object()) continue;
       Json& res = c["resources"];
       if (!res.contains("limits") || !res["limits"].is_object() || res["limits"].empty()) continue;
-      Default(res, "requests", Json::object());
+      SetDefault(res, "requests", Json::object());
       if (!res["requests"].is_object()) continue;
-      for (const auto& [name, q] : res["limits"].items()) Default(res["requests"], name.c_str(), q);
+      for (const auto& [name, q] : res["limits"].items()) SetDefault(res["requests"], name.c_str(), q);
     }
   }
 }

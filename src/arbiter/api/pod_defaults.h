@@ -9,6 +9,10 @@
 
 namespace arbiter::api {
 
+// Sets parent[key] to `value` unless the field is there already (not null): how every default of
+// the API is filled in.
+void SetDefault(nlohmann::json& parent, const char* key, nlohmann::json value);
+
 // SetDefaults_PodSpec and SetDefaults_Container (k8s.io/kubernetes pkg/apis/core/v1/defaults.go),
 // for a pod's spec and a template's alike: a field already set is kept; fields of the wrong type
 // are left for validation to name.

@@ -187,14 +187,34 @@ bool Selector::MatchesLabels(const Json& object) const {
   });
 }
 
+std::string SelectableField(const Json& object, const std::string& field) {
+  std::optional<std::string> v = FieldValue(object, field);
+  // Absent string fields compare as "" (spec.nodeName= selects unbound pods), as upstream.
+  if (!v) return field == "spec.unschedulable" ? "false" : "";
+  return *v;
+}
+
 bool Selector::MatchesFields(const Json& object) const {
   return Matches(requirements_, [&](const std::string& key) -> std::optional<std::string> {
-    std::optional<std::string> v = FieldValue(object, key);
-    // Absent string fields compare as "" (spec.nodeName= selects unbound pods), as upstream.
-    if (!v && key != "spec.unschedulable") return std::string();
-    if (!v) return std::string("false");
-    return v;
+    return SelectableField(object, key);
   });
+}
+
+std::optional<std::string> Selector::Pinned(const std::string& key) const {
+  for (const Requirement& r : requirements_) {
+    if (r.key != key) continue;
+    if ((r.op == Requirement::Op::kEquals || r.op == Requirement::Op::kIn) && r.values.size() == 1) return r.values[0];
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Selector::FirstPinned() const {
+  for (const Requirement& r : requirements_) {
+    if ((r.op == Requirement::Op::kEquals || r.op == Requirement::Op::kIn) && r.values.size() == 1) {
+      return r.key + "=" + r.values[0];
+    }
+  }
+  return std::nullopt;
 }
 
 std::string FormatLabelSelector(const nlohmann::json& selector) {

@@ -2,6 +2,7 @@
 // parsed as kube-apiserver parses them, and matched against objects in their wire form.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,19 @@ class Selector {
   bool MatchesLabels(const nlohmann::json& object) const;
   bool MatchesFields(const nlohmann::json& object) const;
   bool empty() const { return requirements_.empty(); }
+  // The value a requirement pins `key` to (key=v, key==v, key in (v)), if any: a list may then
+  // read only the objects indexed under that value.
+  std::optional<std::string> Pinned(const std::string& key) const;
+  // The first requirement that pins a key to one value, as "key=value" (the labels index's form).
+  std::optional<std::string> FirstPinned() const;
 
  private:
   std::vector<Requirement> requirements_;
 };
+
+// A field of `object` as field selectors compare it: a string or boolean as text; an absent field as
+// "" (spec.nodeName= selects unbound pods), or "false" for spec.unschedulable.
+std::string SelectableField(const nlohmann::json& object, const std::string& field);
 
 // A metav1.LabelSelector object in its string form ("app=web,tier in (a,b),!legacy"), terms
 // sorted as apimachinery's FormatLabelSelector prints them; "" for an empty selector.

@@ -21,6 +21,7 @@
 #include "arbiter/api/managed_fields.h"
 #include "arbiter/api/patch.h"
 #include "arbiter/api/tables.h"
+#include "arbiter/api/server_internal.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/manifest/names.h"
 
@@ -33,6 +34,7 @@ using schema::WireShape;
 namespace pb = google::protobuf;
 
 using Json = nlohmann::json;
+using namespace internal;  // NOLINT: the helpers every part of the server shares
 
 namespace {
 
@@ -53,41 +55,9 @@ class RaceRetry {
   int tries_ = 0;
 };
 
-Response JsonResponse(int code, const Json& body) {
-  Response r;
-  r.code = code;
-  r.body = body.dump();
-  return r;
-}
 
-const char* ReasonFor(int code) {
-  switch (code) {
-    case 400: return "BadRequest";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "NotFound";
-    case 405: return "MethodNotAllowed";
-    case 406: return "NotAcceptable";
-    case 409: return "Conflict";
-    case 410: return "Expired";
-    case 413: return "RequestEntityTooLarge";
-    case 415: return "UnsupportedMediaType";
-    case 422: return "Invalid";
-    case 429: return "TooManyRequests";
-    case 503: return "ServiceUnavailable";
-    default: return "InternalError";
-  }
-}
 
-Response Error(int code, const std::string& message, const std::string& kind = "", const std::string& name = "") {
-  std::string reason = ReasonFor(code);
-  if (code == 409 && message.find("already exists") != std::string::npos) reason = "AlreadyExists";
-  return JsonResponse(code, StatusBody(code, reason, message, kind, name));
-}
 
-Response Error(const Status& s, const std::string& kind = "", const std::string& name = "") {
-  return Error(StatusToHttp(s), s.message(), kind, name);
-}
 
 Response WithWarnings(Response r, const std::vector<std::string>& warnings) {
   r.warnings.insert(r.warnings.end(), warnings.begin(), warnings.end());
@@ -212,15 +182,7 @@ StatusOr<Json> ParseBody(const Request& r) {
 
 // Query booleans as Go's strconv.ParseBool reads them (clients send true, True and 1).
 
-bool WantsTable(const Request& r) {
-  auto it = r.headers.find("accept");
-  return it != r.headers.end() && it->second.find("as=Table") != std::string::npos;
-}
 
-std::string QueryOr(const Request& r, const std::string& k, const std::string& fallback = "") {
-  auto it = r.query.find(k);
-  return it == r.query.end() ? fallback : it->second;
-}
 
 // An invalid option of a write (dryRun, fieldValidation): kube-apiserver validates the verb's
 // options object (CreateOptions, UpdateOptions, PatchOptions, DeleteOptions) and answers 422 with
@@ -234,11 +196,6 @@ Response InvalidOptions(const Request& r, const std::string& error) {
   return JsonResponse(422, InvalidStatusBody(message, kind, "meta.k8s.io", "", FieldErrorsOf(message)));
 }
 
-// TableOptions.includeObject's error, for a value that is none of its three.
-std::string IncludeObjectError(const Request& r) {
-  return "includeObject: Unsupported value: " + Json(QueryOr(r, "includeObject")).dump() +
-         ": supported values: \"None\", \"Metadata\", \"Object\"";
-}
 
 
 // TotalAnnotationSizeLimitB of apimachinery's ValidateAnnotations.
@@ -250,12 +207,6 @@ StatusOr<bool> DryRunOf(const std::string& v) {
   return InvalidArgument("dryRun: Unsupported value: [\"" + v + "\"]: supported values: \"All\"");
 }
 
-int64_t ParseRevision(const std::string& s) {
-  if (s.empty()) return 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  return end != nullptr && *end == '\0' && v > 0 ? v : -1;
-}
 
 std::string ObjectName(const Json& o) {
   if (o.contains("metadata") && o["metadata"].is_object() && o["metadata"].contains("name") &&
@@ -359,13 +310,6 @@ bool NamespaceSpecFinalized(const Json& ns) {
 
 }  // namespace
 
-struct ApiServer::Target {
-  const ResourceInfo* info = nullptr;
-  std::string ns;
-  std::string name;
-  std::string sub;
-  bool watch_prefix = false;
-};
 
 namespace {
 
@@ -385,7 +329,18 @@ bool QueryBool(const std::string& v) {
 }
 
 ApiServer::ApiServer(store::Store& store, const Clock& clock, uint64_t seed, Options options)
-    : store_(store), clock_(clock), options_(std::move(options)), rng_(seed) {}
+    : store_(store), clock_(clock), options_(std::move(options)), rng_(seed) {
+  if (options_.sync_list_caches && store_.WatchIsSynchronous()) syncer_ = std::thread([this] { SyncListCaches(); });
+}
+
+ApiServer::~ApiServer() {
+  {
+    std::lock_guard<std::mutex> lock(syncer_mu_);
+    syncer_stop_ = true;
+  }
+  syncer_cv_.notify_all();
+  if (syncer_.joinable()) syncer_.join();
+}
 
 std::string ApiServer::NewUid() {
   std::lock_guard<std::mutex> lock(rng_mu_);
@@ -454,7 +409,7 @@ Response ApiServer::Handle(const Request& r) {
   }
   // Answered in protobuf when the client prefers it and the object has a protobuf form.
   auto accept = r.headers.find("accept");
-  if (!out.watch && accept != r.headers.end() && IsProtobufMediaType(accept->second) &&
+  if (!out.watch && !out.stream && accept != r.headers.end() && IsProtobufMediaType(accept->second) &&
       out.content_type == "application/json" && !out.body.empty()) {
     const Json body = Json::parse(out.body, nullptr, /*allow_exceptions=*/false);
     if (auto encoded = EncodeProtobufObject(body); encoded.ok()) {
@@ -761,9 +716,6 @@ Response ApiServer::ScaleOnce(const Request& r, const Target& t, bool* raced) {
 
 namespace {
 
-// events.k8s.io/v1 Events are stored as core v1 Events (event_versions.h): converted on the way in
-// and out.
-bool Converted(const ResourceInfo& info) { return info.AnotherVersion(); }
 
 Response WireResponse(int code, const ResourceInfo& info, const Json& stored) {
   return Converted(info) ? JsonResponse(code, CoreEventToEventsV1(stored)) : JsonResponse(code, stored);
@@ -960,67 +912,6 @@ Response ApiServer::Get(const Request& r, const Target& t) {
   return WireResponse(200, *t.info, o->body);
 }
 
-Response ApiServer::List(const Request& r, const Target& t) {
-  auto labels = Selector::ParseLabels(QueryOr(r, "labelSelector"));
-  if (!labels.ok()) return Error(400, labels.status().message());
-  auto fields = Selector::ParseFields(QueryOr(r, "fieldSelector"), std::string(t.info->resource));
-  if (!fields.ok()) return Error(400, fields.status().message());
-  // ListOptions, strictly: a malformed limit is a bad request, and so is any continue token (this
-  // server answers every list whole, which the API allows for any limit, so it never issues one).
-  if (const std::string limit = QueryOr(r, "limit"); !limit.empty()) {
-    int64_t n = 0;
-    const auto [end, ec] = std::from_chars(limit.data(), limit.data() + limit.size(), n);
-    if (ec != std::errc() || end != limit.data() + limit.size() || n < 0) {
-      // kube-apiserver's conversion error for an integer query parameter; a negative limit
-      // is a bad request here too (upstream reads it as no limit).
-      return Error(400, "strconv.ParseInt: parsing " + Json(limit).dump() + ": invalid syntax");
-    }
-  }
-  if (const std::string token = QueryOr(r, "continue"); !token.empty()) {
-    return Error(400, "invalid continue token: continue key is not valid: this server did not issue " +
-                          Json(token.substr(0, 64)).dump());
-  }
-  auto list = store_.List(t.info->StoreKey(), t.ns);
-  if (!list.ok()) return Error(list.status());
-  // A list at a revision the store has not reached: kube-apiserver waits briefly, then answers 504
-  // (ResourceVersionTooLarge) for the client to retry; the store here is never behind itself.
-  if (const std::string at = QueryOr(r, "resourceVersion"); !at.empty() && at != "0") {
-    const int64_t want = ParseRevision(at);
-    if (want < 0) return Error(400, "resourceVersion \"" + at + "\" is not a revision");
-    if (want > list->revision) {
-      Json body = StatusBody(504, "Timeout",
-                             "Timeout: Too large resource version: " + at + ", current: " + std::to_string(list->revision));
-      body["details"] = {{"causes", Json::array({{{"reason", "ResourceVersionTooLarge"}, {"message", "Too large resource version"}}})},
-                         {"retryAfterSeconds", 1}};
-      return JsonResponse(504, body);
-    }
-  }
-  std::vector<const Json*> items;
-  for (const auto& o : list->items) {
-    if (labels->MatchesLabels(o.body) && fields->MatchesFields(o.body)) items.push_back(&o.body);
-  }
-  const std::string rv = std::to_string(list->revision);
-  if (WantsTable(r)) {
-    const auto include = ParseIncludeObject(QueryOr(r, "includeObject"));
-    if (!include) return Error(400, IncludeObjectError(r));
-    Json table = ToTable(t.info->StoreKey(), items, clock_.Now(), *include);
-    table["metadata"]["resourceVersion"] = rv;
-    return JsonResponse(200, table);
-  }
-  Json out = {{"kind", std::string(t.info->kind) + "List"},
-              {"apiVersion", t.info->ApiVersion()},
-              {"metadata", {{"resourceVersion", rv}}},
-              {"items", Json::array()}};
-  for (const Json* o : items) {
-    Json item = Converted(*t.info) ? CoreEventToEventsV1(*o) : *o;
-    // A list's items carry no kind or apiVersion of their own: the list's say it (upstream's
-    // encoding; clients such as kubectl fill them in when they print).
-    item.erase("kind");
-    item.erase("apiVersion");
-    out["items"].push_back(std::move(item));
-  }
-  return JsonResponse(200, out);
-}
 
 
 bool ApiServer::Selected(const WatchStream& w, const Json& object) {
@@ -1028,32 +919,38 @@ bool ApiServer::Selected(const WatchStream& w, const Json& object) {
 }
 
 std::string ApiServer::WatchLine(const WatchStream& w, const store::Event& e) const {
+  return WatchLine(w, e.type, e.object, /*shared=*/true);
+}
+
+std::string ApiServer::WatchLine(const WatchStream& w, store::EventType type, const store::Object& object,
+                                 bool shared) const {
   if (w.as_table) {
-    const Json table = ToTable(w.resource, {&e.object.body}, clock_.Now(), w.table_object);
-    return Json{{"type", store::EventTypeName(e.type)}, {"object", table}}.dump() + "\n";
+    const Json table = ToTable(w.resource, {&object.body}, clock_.Now(), w.table_object);
+    return Json{{"type", store::EventTypeName(type)}, {"object", table}}.dump() + "\n";
   }
   if (w.protobuf) {
-    Json object = w.events_v1 ? CoreEventToEventsV1(e.object.body) : e.object.body;
-    auto encoded = EncodeProtobufObject(object);
+    const Json wire = w.events_v1 ? CoreEventToEventsV1(object.body) : object.body;
+    auto encoded = EncodeProtobufObject(wire);
     if (!encoded.ok()) {
       return WatchErrorLine(w, StatusBody(500, "InternalError", "the object has no protobuf form: " + encoded.status().message()));
     }
-    return EncodeWatchFrame(store::EventTypeName(e.type), *encoded);
+    return EncodeWatchFrame(store::EventTypeName(type), *encoded);
   }
   if (w.events_v1) {
-    return Json{{"type", store::EventTypeName(e.type)}, {"object", CoreEventToEventsV1(e.object.body)}}.dump() + "\n";
+    return Json{{"type", store::EventTypeName(type)}, {"object", CoreEventToEventsV1(object.body)}}.dump() + "\n";
   }
+  if (!shared) return "{\"type\":\"" + std::string(store::EventTypeName(type)) + "\",\"object\":" + object.body.dump() + "}\n";
   {
     std::lock_guard<std::mutex> lock(lines_mu_);
-    if (auto it = lines_.find(LineKey{e.object.revision, static_cast<int>(e.type), e.object.resource, e.object.ns,
-                                      e.object.name});
+    if (auto it = lines_.find(LineKey{object.revision, static_cast<int>(type), object.resource, object.ns,
+                                      object.name});
         it != lines_.end()) {
       return it->second;
     }
   }
-  std::string line = "{\"type\":\"" + std::string(store::EventTypeName(e.type)) + "\",\"object\":" + e.object.body.dump() + "}\n";
+  std::string line = "{\"type\":\"" + std::string(store::EventTypeName(type)) + "\",\"object\":" + object.body.dump() + "}\n";
   std::lock_guard<std::mutex> lock(lines_mu_);
-  if (lines_.emplace(LineKey{e.object.revision, static_cast<int>(e.type), e.object.resource, e.object.ns, e.object.name},
+  if (lines_.emplace(LineKey{object.revision, static_cast<int>(type), object.resource, object.ns, object.name},
                      line)
           .second) {
     lines_bytes_ += line.size();
@@ -1106,11 +1003,21 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
   int64_t from = ParseRevision(rv);
   if (from < 0 && rv != "0") return Error(400, "resourceVersion \"" + rv + "\" is not a revision");
   if (rv.empty() || rv == "0") {
-    // No revision: the current state as ADDED events, then what follows.
-    auto list = store_.List(t.info->StoreKey(), t.ns);
-    if (!list.ok()) return Error(list.status());
-    w->initial = std::move(list->items);
-    from = list->revision;
+    // No revision: the current state as ADDED events (from the list cache, read through the
+    // selectors' index as a list is), then what follows.
+    store::WatchCache::Query q;
+    q.ns = t.ns;
+    if (w->resource == "pods") {
+      if (auto node = fields->Pinned("spec.nodeName")) q.index = {"spec.nodeName", *node};
+    }
+    if (!q.index) {
+      if (auto label = labels->FirstPinned()) q.index = {"labels", *label};
+    }
+    q.match = [&w](const store::Object& o) { return Selected(*w, o.body); };
+    auto page = ListPage(w->resource, q);
+    if (!page.ok()) return Error(page.status());
+    w->initial = std::move(page->items);
+    from = page->revision;
   }
   if (auto latest = store_.Revision(); latest.ok() && from > *latest) {
     // A revision the store has not reached: kube-apiserver gives up after a short wait with 504

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <thread>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,6 +34,7 @@
 #include "arbiter/base/time.h"
 #include "arbiter/store/read_cache.h"
 #include "arbiter/store/store.h"
+#include "arbiter/store/watch_cache.h"
 
 namespace arbiter::api {
 
@@ -60,8 +63,9 @@ struct WatchStream {
   // Frames of application/vnd.kubernetes.protobuf;stream=watch (the client asked for protobuf
   // and the kind has a protobuf form) instead of JSON lines.
   bool protobuf = false;
-  // Objects to send first as ADDED (a watch without a resourceVersion starts with the state).
-  std::vector<store::Object> initial;
+  // Objects to send first as ADDED (a watch without a resourceVersion starts with the state),
+  // already selected.
+  std::vector<store::ObjectPtr> initial;
   int64_t timeout_seconds = 1800;
 };
 
@@ -72,6 +76,9 @@ struct TextStream {
   std::function<std::optional<std::string>()> next;
   std::chrono::milliseconds poll{250};
   std::chrono::seconds timeout{3600};
+  // The connection stays open for the client's next request once the stream ends (a list written
+  // a chunk at a time); a stream without a natural end closes it.
+  bool keep_alive = false;
 };
 
 struct Response {
@@ -94,8 +101,15 @@ class ApiServer {
   struct Options {
     size_t max_body_bytes = 3 * 1024 * 1024;  // kube-apiserver's limit for a request body
     std::string version = "v1.32.0-arbiter";
+    // Keeps the watch caches lists read in step with the store from a thread of their own (as
+    // `arbiter serve` does), woken by each write; otherwise each list brings its cache up to date
+    // first, and only then (tests: deterministic).
+    bool sync_list_caches = false;
   };
   ApiServer(store::Store& store, const Clock& clock, uint64_t seed, Options options);
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
 
   void AddAdmission(AdmissionHook hook) { admission_.push_back(std::move(hook)); }
   // RBAC for SelfSubjectAccessReview and the escalation check on RBAC writes (authentication on).
@@ -103,9 +117,15 @@ class ApiServer {
   // The simulated containers' logs pods/log serves (none: pods/log answers that there is none).
   void SetContainerLogs(const ContainerLogs* logs) { logs_ = logs; }
   Response Handle(const Request& request);
+  // Makes the list caches of `resources` now (each is otherwise made at its resource's first
+  // list), reading the store once; an error names the resource that could not be read.
+  Status PrepareListCaches(const std::vector<std::string>& resources);
 
   // One line of a watch stream for `event` (as a Table row when the watch asked for tables).
   std::string WatchLine(const WatchStream& w, const store::Event& event) const;
+  // The same for an object; `shared`: the line is kept for other watchers of the same event (the
+  // initial state's lines are one watch's own).
+  std::string WatchLine(const WatchStream& w, store::EventType type, const store::Object& object, bool shared) const;
   // The ERROR event that ends a watch with `status` (a Status object), in the stream's encoding.
   static std::string WatchErrorLine(const WatchStream& w, const nlohmann::json& status);
   // Whether `event` passes the watch's selectors.
@@ -125,7 +145,10 @@ class ApiServer {
   // answered with a Status saying what a simulated node cannot do.
   Response PodLog(const Request& r, const Target& t);
   Response SimulatedNode(const Request& r, const Target& t);
+  // Lists (list.cc): from the watch cache of the resource, paged, written item by item.
   Response List(const Request& r, const Target& t);
+  store::WatchCache& ListCache(const std::string& resource);
+  StatusOr<store::WatchCache::Page> ListPage(const std::string& resource, const store::WatchCache::Query& q);
   Response Watch(const Request& r, const Target& t);
   // `applied`: a server-side apply that creates the object (its fields are the manager's Apply).
   Response Create(const Request& r, const Target& t, bool applied = false);
@@ -199,7 +222,22 @@ class ApiServer {
   mutable size_t lines_bytes_ = 0;
   Rng rng_;
   std::vector<AdmissionHook> admission_;
+  // The watch caches lists read, by resource, made at a resource's first list, and the thread that
+  // syncs those with news (Options::sync_list_caches). The syncer's state is declared before the
+  // caches: a write that notifies while they go finds it still there.
+  void SyncListCaches();
+  std::mutex syncer_mu_;
+  std::condition_variable syncer_cv_;
+  std::set<std::string> syncer_pending_;
+  bool syncer_stop_ = false;
+  std::mutex caches_mu_;
+  std::map<std::string, std::unique_ptr<store::WatchCache>> caches_;
+  std::thread syncer_;
 };
+
+// Whether `r` reads a collection (a list, or a watch, whose start may list): the work the HTTP edge
+// runs in a fair seat (fair_seats.h) rather than on a worker of its own.
+bool ReadsCollection(const Request& r);
 
 // A query boolean as Go's strconv.ParseBool reads it (clients send true, True and 1).
 bool QueryBool(const std::string& v);

@@ -19,10 +19,6 @@ Json& Obj(Json& parent, const char* key) {
   return v;
 }
 
-void Default(Json& parent, const char* key, Json value) {
-  if (!parent.contains(key) || parent[key].is_null()) parent[key] = std::move(value);
-}
-
 // Go's %v of a map[string]string, as upstream's messages print labels.
 std::string GoMap(const Json& labels) {
   std::string out = "map[string]string{";
@@ -90,30 +86,30 @@ Status AdmitWorkload(const ResourceInfo& info, Json& object, const Json* old) {
   const std::string what = std::string(info.kind) + "." + std::string(info.group) + " \"" + name + "\"";
   Json& spec = Obj(object, "spec");
   if (resource == "deployments") {
-    Default(spec, "replicas", 1);
+    SetDefault(spec, "replicas", 1);
     Json& strategy = Obj(spec, "strategy");
-    Default(strategy, "type", "RollingUpdate");
+    SetDefault(strategy, "type", "RollingUpdate");
     if (strategy["type"] == "RollingUpdate") {
       Json& ru = Obj(strategy, "rollingUpdate");
-      Default(ru, "maxSurge", "25%");
-      Default(ru, "maxUnavailable", "25%");
+      SetDefault(ru, "maxSurge", "25%");
+      SetDefault(ru, "maxUnavailable", "25%");
     }
-    Default(spec, "revisionHistoryLimit", 10);
-    Default(spec, "progressDeadlineSeconds", 600);
+    SetDefault(spec, "revisionHistoryLimit", 10);
+    SetDefault(spec, "progressDeadlineSeconds", 600);
   } else if (resource == "replicasets") {
-    Default(spec, "replicas", 1);
+    SetDefault(spec, "replicas", 1);
   } else if (resource == "statefulsets") {
-    Default(spec, "replicas", 1);
-    Default(spec, "podManagementPolicy", "OrderedReady");
+    SetDefault(spec, "replicas", 1);
+    SetDefault(spec, "podManagementPolicy", "OrderedReady");
     Json& strategy = Obj(spec, "updateStrategy");
-    Default(strategy, "type", "RollingUpdate");
-    if (strategy["type"] == "RollingUpdate") Default(Obj(strategy, "rollingUpdate"), "partition", 0);
-    Default(spec, "revisionHistoryLimit", 10);
+    SetDefault(strategy, "type", "RollingUpdate");
+    if (strategy["type"] == "RollingUpdate") SetDefault(Obj(strategy, "rollingUpdate"), "partition", 0);
+    SetDefault(spec, "revisionHistoryLimit", 10);
   } else if (resource == "cronjobs") {
-    Default(spec, "concurrencyPolicy", "Allow");
-    Default(spec, "suspend", false);
-    Default(spec, "successfulJobsHistoryLimit", 3);
-    Default(spec, "failedJobsHistoryLimit", 1);
+    SetDefault(spec, "concurrencyPolicy", "Allow");
+    SetDefault(spec, "suspend", false);
+    SetDefault(spec, "successfulJobsHistoryLimit", 3);
+    SetDefault(spec, "failedJobsHistoryLimit", 1);
     Json& job_spec = Obj(Obj(spec, "jobTemplate"), "spec");
     if (job_spec.contains("template") && job_spec["template"].is_object() && job_spec["template"].contains("spec")) {
       DefaultPodSpec(job_spec["template"]["spec"]);
@@ -127,14 +123,14 @@ Status AdmitWorkload(const ResourceInfo& info, Json& object, const Json* old) {
       spec["completions"] = 1;
       spec["parallelism"] = 1;
     }
-    Default(spec, "parallelism", 1);
+    SetDefault(spec, "parallelism", 1);
     const bool per_index = spec.contains("backoffLimitPerIndex") && !spec["backoffLimitPerIndex"].is_null();
-    Default(spec, "backoffLimit", per_index ? INT32_MAX : 6);
-    Default(spec, "completionMode", "NonIndexed");
-    Default(spec, "suspend", false);
+    SetDefault(spec, "backoffLimit", per_index ? INT32_MAX : 6);
+    SetDefault(spec, "completionMode", "NonIndexed");
+    SetDefault(spec, "suspend", false);
     const bool has_policy = spec.contains("podFailurePolicy") && !spec["podFailurePolicy"].is_null();
-    Default(spec, "podReplacementPolicy", has_policy ? "Failed" : "TerminatingOrFailed");
-    Default(spec, "manualSelector", false);
+    SetDefault(spec, "podReplacementPolicy", has_policy ? "Failed" : "TerminatingOrFailed");
+    SetDefault(spec, "manualSelector", false);
     Json& tmpl = Obj(spec, "template");
     Json& tmd = Obj(tmpl, "metadata");
     const std::string policy = tmpl.contains("spec") && tmpl["spec"].is_object() ? tmpl["spec"].value("restartPolicy", "") : "";

@@ -37,6 +37,16 @@ std::string Base64Encode(std::string_view in) {
   return out;
 }
 
+std::string Base64UrlEncode(std::string_view in) {
+  std::string out = Base64Encode(in);
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  for (char& c : out) {
+    if (c == '+') c = '-';
+    if (c == '/') c = '_';
+  }
+  return out;
+}
+
 std::optional<std::string> Base64Decode(std::string_view in) {
   while (!in.empty() && in.back() == '=') in.remove_suffix(1);
   std::string out;

@@ -526,6 +526,33 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
                                     [&] { return watch.bound(initial_group) >= initial; }));
   }
 
+  // The polling client of --poll-unbound, for the measured phase.
+  std::atomic<bool> polling{o.poll_unbound_seconds > 0};
+  size_t polls = 0;
+  double slowest_poll = 0;
+  std::thread poller;
+  if (polling) {
+    poller = std::thread([&] {
+      Api poll_api(server);
+      const auto every = std::chrono::duration<double>(o.poll_unbound_seconds);
+      while (polling) {
+        const auto began = std::chrono::steady_clock::now();
+        (void)poll_api.Get("/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%3D");
+        const auto took = std::chrono::steady_clock::now() - began;
+        ++polls;
+        slowest_poll = std::max(slowest_poll, std::chrono::duration<double>(took).count());
+        if (took < every) std::this_thread::sleep_for(every - took);
+      }
+    });
+  }
+  struct StopPolling {
+    std::atomic<bool>& polling;
+    std::thread& poller;
+    ~StopPolling() {
+      polling = false;
+      if (poller.joinable()) poller.join();
+    }
+  } stop_polling{polling, poller};
   progress("creating " + std::to_string(o.measured_pods) + " measured pods");
   ARBITER_ASSIGN_OR_RETURN(times, CreateMany(server, "/api/v1/namespaces/default/pods", o.measured_pods, o.connections,
                                              [&](size_t i) {
@@ -541,7 +568,11 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
                        std::to_string(o.measured_pods) + " bound)\n" + Diagnose(api) +
                        "the server's data directory and log are kept in " + dir.string());
   }
+  polling = false;
+  if (poller.joinable()) poller.join();
   ServeLoadResult r;
+  r.polls = polls;
+  r.slowest_poll_seconds = slowest_poll;
   const auto done = watch.last_bound("measured");
   r.created = o.measured_pods;
   const double create_seconds = std::chrono::duration<double>(times.last_ack - times.first).count();
@@ -551,6 +582,16 @@ StatusOr<ServeLoadResult> RunServeLoad(const ServeLoadOptions& o, const std::fun
   r.bound_per_second = total > 0 ? static_cast<double>(o.measured_pods) / total : 0;
   r.victims_deleted = watch.deleted("low");
   r.victims_with_condition = watch.deleted_as_disrupted("low");
+  if (preemption) {
+    // Every victim's Preempted event, counted once the recorder has written what it queued.
+    (void)WaitFor("the victims' Preempted events", 30, [&] {
+      auto events = api.Get("/api/v1/namespaces/default/events?fieldSelector=reason%3DPreempted");
+      if (!events.ok() || events->status != 200) return false;
+      const Json found = Json::parse(events->body, nullptr, false);
+      r.preempted_events = found.is_object() && found["items"].is_array() ? found["items"].size() : 0;
+      return r.preempted_events >= r.victims_deleted;
+    });
+  }
   r.peak_rss_mib = child ? child->PeakRssMib() : 0;
   if (external) r.scheduler_peak_rss_mib = scheduler->PeakRssMib();
   std::string metrics;

@@ -38,6 +38,9 @@ struct ServeLoadOptions {
   size_t connections = 16;
   double timeout_seconds = 300;  // for each wait
   std::vector<std::string> serve_flags;  // given to `arbiter serve` as they are
+  // While the measured pods are created and bound, a client of its own lists the unbound pods
+  // (fieldSelector=spec.nodeName=) every this many seconds, as controllers and dashboards poll.
+  double poll_unbound_seconds = 0;
   std::vector<std::string> scheduler_flags;  // Schedule*: given to the scheduler as they are
   // Schedule*: the API server of this kubeconfig instead of a fresh `arbiter serve` (which must
   // hold none of the run's objects and keep the nodes it is given Ready: `arbiter nodes`, as in
@@ -59,6 +62,9 @@ struct ServeLoadResult {
   double bound_per_second = 0;   // measured pods bound per second, from the first create
   size_t victims_deleted = 0;    // ServePreemptionBasic: low-priority pods gone
   size_t victims_with_condition = 0;  // of those, deleted with the DisruptionTarget condition
+  size_t preempted_events = 0;        // ServePreemptionBasic: Preempted events in the namespace at the end
+  size_t polls = 0;                   // with poll_unbound_seconds: lists made, and the slowest
+  double slowest_poll_seconds = 0;
   double peak_rss_mib = 0;       // the server's VmHWM
   double scheduler_peak_rss_mib = 0;  // Schedule*: the scheduler's VmHWM
   // The server's scheduling attempts over the whole run (scheduler_schedule_attempts_total by

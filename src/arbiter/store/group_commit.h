@@ -50,6 +50,7 @@ class GroupCommit final : public Store {
   }
   StatusOr<int64_t> Revision() override { return backing_->Revision(); }
   Status Compact(int64_t revision) override { return backing_->Compact(revision); }
+  bool WatchIsSynchronous() const override { return backing_->WatchIsSynchronous(); }
 
   // How many groups were committed, and how many writes they held; how many wait for the next
   // group now (tests, metrics).

@@ -20,6 +20,7 @@ using Key = std::tuple<std::string, std::string, std::string>;
 class MemoryStore : public Store {
  public:
   explicit MemoryStore(size_t watch_history) : hub_(watch_history, 0) {}
+  bool WatchIsSynchronous() const override { return true; }  // published under the write lock
 
   StatusOr<Object> Create(const std::string& resource, const std::string& ns, const std::string& name,
                           Json body) override {

@@ -51,6 +51,7 @@ class ReadCache final : public Store {
   }
   StatusOr<int64_t> Revision() override { return backing_.Revision(); }
   Status Compact(int64_t revision) override { return backing_.Compact(revision); }
+  bool WatchIsSynchronous() const override { return backing_.WatchIsSynchronous(); }
 
  private:
   struct Cached {

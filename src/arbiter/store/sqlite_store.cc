@@ -92,6 +92,7 @@ std::string ColumnText(sqlite3_stmt* s, int i) {
 class SqliteStore : public Store {
  public:
   SqliteStore(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  bool WatchIsSynchronous() const override { return true; }  // published under the write lock
 
   ~SqliteStore() override {
     hub_.reset();  // open watches report Unavailable from now on

@@ -121,6 +121,11 @@ class Store {
   // Whether Apply wants each update's base body (WriteOp::base); copying it costs the other
   // backends for nothing.
   virtual bool WantsUpdateBase() const { return false; }
+  // Whether every write is in the store's watches by the time it is acknowledged, so that a
+  // reader that applies all events available (Watch::Next(0)) has seen every write acknowledged
+  // before it began (the in-process backends publish under their write lock). On etcd, whose
+  // streams arrive on their own, a caught-up reader cannot know it is.
+  virtual bool WatchIsSynchronous() const { return false; }
 
   // Stores a new object at a new revision. AlreadyExists if the key is taken.
   virtual StatusOr<Object> Create(const std::string& resource, const std::string& ns, const std::string& name,

@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""`arbiter serve` at 50,000 pods under the requests users make: paged and field-selected lists,
+concurrent full lists beside single-pod reads, and a client polling for unbound pods while pods
+are created.
+
+For each binary given (label=path; several to compare builds in one run) and each run: a fresh
+`arbiter serve` on SQLite in a temporary directory, NODES nodes of 4 CPU / 32Gi, then
+
+1. PODS pods of 100m / 500Mi (about 1.6 KB of JSON each) created over 16 keep-alive connections,
+   waited for until all are bound;
+2. MORE pods created the same way while a client lists the unbound pods
+   (fieldSelector=spec.nodeName=) every 0.1 s: the lag is from the last create's answer to the
+   first poll begun after it that finds none;
+3. with PODS + MORE pods bound: the server's RSS (VmRSS) and peak (VmHWM);
+4. GET /api/v1/pods?limit=500 followed through every continue token: pages, items, seconds;
+5. the field-selected list that matches nothing, timed 5 times (median);
+6. 8 concurrent GET /api/v1/pods (whole) while another client GETs one pod in a loop: the
+   slowest single-pod GET, how long the 8 took, and how far RSS rose meanwhile.
+
+Prints one JSON line per run on standard output, progress on standard error.
+
+  scripts/bench-serve-lists.py [--runs 3] [--nodes 5000] [--pods 40000] [--more 10000] \\
+      after=build/bin/arbiter [before=/tmp/before/bin/arbiter]
+"""
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+
+def log(msg):
+    print(f"bench-serve-lists: {msg}", file=sys.stderr, flush=True)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Client:
+    """One keep-alive connection."""
+
+    def __init__(self, port, timeout=600):
+        self.port = port
+        self.timeout = timeout
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+
+    def request(self, method, path, body=None):
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        data = json.dumps(body).encode() if body is not None else None
+        for attempt in range(3):
+            try:
+                self.conn.request(method, path, body=data, headers=headers)
+                resp = self.conn.getresponse()
+                raw = resp.read()
+                return resp.status, raw
+            except (http.client.HTTPException, OSError):
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+                if attempt == 2:
+                    raise
+        raise RuntimeError("unreachable")
+
+    def json(self, method, path, body=None):
+        status, raw = self.request(method, path, body)
+        return status, (json.loads(raw) if raw else None)
+
+
+def rss(pid):
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                out[line.split(":")[0]] = int(line.split()[1]) // 1024  # MiB
+    return out
+
+
+def node(i):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}", "labels": {"kubernetes.io/hostname": f"node-{i}"}},
+            "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
+                       "allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}}
+
+
+def pod(name):
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default",
+                         "labels": {"app": "bench", "tier": "web", "pod-template-hash": "5d8f9c7b6d"},
+                         "annotations": {"bench.arbiter.dev/padding": "x" * 600}},
+            "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
+                                     "resources": {"requests": {"cpu": "100m", "memory": "500Mi"},
+                                                   "limits": {"cpu": "100m", "memory": "500Mi"}}}]}}
+
+
+def create_all(port, collection, objects, threads=16):
+    """Creates `objects` over `threads` keep-alive connections; returns the time of the last answer."""
+    chunks = [objects[i::threads] for i in range(threads)]
+    errors = []
+
+    def work(chunk):
+        c = Client(port)
+        for o in chunk:
+            status, raw = c.request("POST", collection, o)
+            if status != 201:
+                errors.append(f"{status} {raw[:200]!r}")
+
+    ts = [threading.Thread(target=work, args=(ch,)) for ch in chunks]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    if errors:
+        raise RuntimeError(f"{len(errors)} creates failed, first: {errors[0]}")
+    return time.monotonic()
+
+
+def unbound(c):
+    status, body = c.json("GET", "/api/v1/namespaces/default/pods?fieldSelector=" + urllib.parse.quote("spec.nodeName="))
+    if status != 200:
+        raise RuntimeError(f"unbound pods list: {status}")
+    return len(body["items"])
+
+
+def wait_bound(c, what, timeout=900):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        n = unbound(c)
+        if n == 0:
+            return
+        time.sleep(1)
+    raise RuntimeError(f"{what}: pods still unbound after {timeout} s")
+
+
+def one_run(label, binary, args, run):
+    d = tempfile.mkdtemp(prefix="bench-serve-lists-")
+    port = free_port()
+    server = subprocess.Popen([binary, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", d],
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(d, "serve.log"), "w"))
+    try:
+        c = Client(port)
+        for _ in range(200):
+            try:
+                if c.request("GET", "/readyz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        out = {"binary": label, "run": run, "nodes": args.nodes, "pods": args.pods + args.more}
+        log(f"{label} run {run}: {args.nodes} nodes")
+        create_all(port, "/api/v1/nodes", [node(i) for i in range(args.nodes)])
+        log(f"{label} run {run}: {args.pods} pods")
+        create_all(port, "/api/v1/namespaces/default/pods", [pod(f"p-{i}") for i in range(args.pods)])
+        wait_bound(c, "initial pods")
+
+        # 2. MORE pods while a client polls the unbound ones every 0.1 s.
+        log(f"{label} run {run}: {args.more} more pods, a client polling unbound pods")
+        state = {"last_create": None, "bound_at": None, "polls": 0, "stop": False}
+
+        def poller():
+            pc = Client(port)
+            while not state["stop"]:
+                began = time.monotonic()
+                n = unbound(pc)
+                state["polls"] += 1
+                if state["last_create"] is not None and began > state["last_create"] and n == 0:
+                    state["bound_at"] = time.monotonic()
+                    return
+                time.sleep(max(0.0, 0.1 - (time.monotonic() - began)))
+
+        pt = threading.Thread(target=poller)
+        pt.start()
+        state["last_create"] = create_all(port, "/api/v1/namespaces/default/pods",
+                                          [pod(f"q-{i}") for i in range(args.more)])
+        pt.join(timeout=900)
+        state["stop"] = True
+        out["lagSeconds"] = round(state["bound_at"] - state["last_create"], 2) if state["bound_at"] else None
+        out["polls"] = state["polls"]
+
+        # 3. Memory with every pod bound.
+        time.sleep(2)
+        out.update({"rssMiB": rss(server.pid)["VmRSS"], "peakRssMiB": rss(server.pid)["VmHWM"]})
+
+        # 4. Paging.
+        log(f"{label} run {run}: paging with limit=500")
+        began = time.monotonic()
+        pages, items, token, biggest = 0, 0, "", 0
+        while True:
+            path = "/api/v1/pods?limit=500" + ("&continue=" + urllib.parse.quote(token) if token else "")
+            status, raw = c.request("GET", path)
+            if status != 200:
+                raise RuntimeError(f"page {pages + 1}: {status} {raw[:200]!r}")
+            body = json.loads(raw)
+            pages += 1
+            items += len(body["items"])
+            biggest = max(biggest, len(raw))
+            token = body["metadata"].get("continue", "")
+            if not token:
+                break
+        out["paging"] = {"pages": pages, "items": items, "seconds": round(time.monotonic() - began, 2),
+                         "largestPageBytes": biggest}
+
+        # 5. The field-selected list that matches nothing.
+        times = []
+        for _ in range(5):
+            began = time.monotonic()
+            if unbound(c) != 0:
+                raise RuntimeError("pods unbound after the lag phase")
+            times.append(time.monotonic() - began)
+        out["emptySelectedListMs"] = round(statistics.median(times) * 1000, 1)
+
+        # 6. 8 concurrent full lists, single-pod GETs meanwhile, RSS sampled.
+        log(f"{label} run {run}: 8 concurrent full lists")
+        before = rss(server.pid)["VmRSS"]
+        done = threading.Event()
+        gets, peak = [], [before]
+
+        def getter():
+            gc = Client(port)
+            while not done.is_set():
+                began = time.monotonic()
+                status, _ = gc.request("GET", "/api/v1/namespaces/default/pods/p-7")
+                gets.append(time.monotonic() - began)
+                if status != 200:
+                    raise RuntimeError(f"single GET: {status}")
+                time.sleep(0.02)
+
+        def sampler():
+            while not done.is_set():
+                peak.append(rss(server.pid)["VmRSS"])
+                time.sleep(0.1)
+
+        list_times, list_errors = [], []
+
+        def lister():
+            lc = Client(port)
+            began = time.monotonic()
+            status, raw = lc.request("GET", "/api/v1/pods")
+            if status != 200 or len(json.loads(raw)["items"]) != args.pods + args.more:
+                list_errors.append(status)
+            list_times.append(time.monotonic() - began)
+
+        helpers = [threading.Thread(target=getter), threading.Thread(target=sampler)]
+        for t in helpers:
+            t.start()
+        time.sleep(0.3)
+        began = time.monotonic()
+        listers = [threading.Thread(target=lister) for _ in range(8)]
+        for t in listers:
+            t.start()
+        for t in listers:
+            t.join()
+        out_lists = time.monotonic() - began
+        done.set()
+        for t in helpers:
+            t.join()
+        out["concurrentLists"] = {"completed": 8 - len(list_errors), "seconds": round(out_lists, 2),
+                                  "slowestListSeconds": round(max(list_times), 2),
+                                  "rssGrowthMiB": max(peak) - before,
+                                  "singleGets": len(gets), "slowestGetMs": round(max(gets) * 1000, 1),
+                                  "medianGetMs": round(statistics.median(gets) * 1000, 1)}
+        out["peakRssMiB"] = rss(server.pid)["VmHWM"]
+        return out
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--nodes", type=int, default=5000)
+    p.add_argument("--pods", type=int, default=40000)
+    p.add_argument("--more", type=int, default=10000)
+    p.add_argument("binaries", nargs="+", help="label=path of an arbiter binary")
+    args = p.parse_args()
+    binaries = []
+    for b in args.binaries:
+        label, _, path = b.partition("=")
+        if not path:
+            label, path = os.path.basename(b), b
+        if not os.access(path, os.X_OK):
+            p.error(f"{path}: not an executable")
+        binaries.append((label, os.path.realpath(path)))
+    for run in range(1, args.runs + 1):
+        for label, path in binaries:  # interleaved, so that both see the machine alike
+            print(json.dumps(one_run(label, path, args, run)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

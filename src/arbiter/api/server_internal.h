@@ -1,0 +1,92 @@
+// What the parts of ApiServer (server.cc, list.cc) share: the parsed request path, responses
+// and errors, and the reading of common query parameters. Not for use outside api/.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "arbiter/api/event_versions.h"
+#include "arbiter/api/resources.h"
+#include "arbiter/api/server.h"
+
+namespace arbiter::api {
+
+struct ApiServer::Target {
+  const ResourceInfo* info = nullptr;
+  std::string ns;
+  std::string name;
+  std::string sub;
+  bool watch_prefix = false;
+};
+
+namespace internal {
+
+inline Response JsonResponse(int code, const nlohmann::json& body) {
+  Response r;
+  r.code = code;
+  r.body = body.dump();
+  return r;
+}
+
+// The reason of a Status with this code, as kube-apiserver names it.
+inline const char* ReasonFor(int code) {
+  switch (code) {
+    case 400: return "BadRequest";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "NotFound";
+    case 405: return "MethodNotAllowed";
+    case 406: return "NotAcceptable";
+    case 409: return "Conflict";
+    case 410: return "Expired";
+    case 413: return "RequestEntityTooLarge";
+    case 415: return "UnsupportedMediaType";
+    case 422: return "Invalid";
+    case 429: return "TooManyRequests";
+    case 503: return "ServiceUnavailable";
+    default: return "InternalError";
+  }
+}
+
+inline Response Error(int code, const std::string& message, const std::string& kind = "", const std::string& name = "") {
+  std::string reason = ReasonFor(code);
+  if (code == 409 && message.find("already exists") != std::string::npos) reason = "AlreadyExists";
+  return JsonResponse(code, StatusBody(code, reason, message, kind, name));
+}
+
+inline Response Error(const Status& s, const std::string& kind = "", const std::string& name = "") {
+  return Error(StatusToHttp(s), s.message(), kind, name);
+}
+
+// Whether the client asked for a Table (Accept: ...;as=Table;...).
+inline bool WantsTable(const Request& r) {
+  auto it = r.headers.find("accept");
+  return it != r.headers.end() && it->second.find("as=Table") != std::string::npos;
+}
+
+inline std::string QueryOr(const Request& r, const std::string& k, const std::string& fallback = "") {
+  auto it = r.query.find(k);
+  return it == r.query.end() ? fallback : it->second;
+}
+
+// TableOptions.includeObject's error, for a value that is none of its three.
+inline std::string IncludeObjectError(const Request& r) {
+  return "includeObject: Unsupported value: " + nlohmann::json(QueryOr(r, "includeObject")).dump() +
+         ": supported values: \"None\", \"Metadata\", \"Object\"";
+}
+
+// A resourceVersion as a revision: 0 for "", -1 for anything but a positive decimal.
+inline int64_t ParseRevision(const std::string& s) {
+  if (s.empty()) return 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  return end != nullptr && *end == '\0' && v > 0 ? v : -1;
+}
+
+// events.k8s.io/v1 Events are stored as core v1 Events (event_versions.h): converted on the way in
+// and out.
+inline bool Converted(const ResourceInfo& info) { return info.AnotherVersion(); }
+
+}  // namespace internal
+}  // namespace arbiter::api
