@@ -14,7 +14,7 @@ if(NOT ARBITER_CLANGXX OR NOT EXISTS "${_fuzz_runtime}")
   return()
 endif()
 
-set(ARBITER_FUZZ_SECONDS 60 CACHE STRING "How long the loader fuzz test runs")
+set(ARBITER_FUZZ_SECONDS 40 CACHE STRING "How long the loader fuzz test runs")
 # With make, the side build shares the outer build's job slots ($(MAKE) hands it the jobserver);
 # `cmake --build` would build it one file at a time.
 if(CMAKE_GENERATOR MATCHES "Make")

@@ -221,53 +221,43 @@ def one_run(label, binary, args, run):
             times.append(time.monotonic() - began)
         out["emptySelectedListMs"] = round(statistics.median(times) * 1000, 1)
 
-        # 6. 8 concurrent full lists, single-pod GETs meanwhile, RSS sampled.
+        # 6. 8 concurrent full lists (curl processes), single-pod GETs meanwhile from a process of
+        #    their own (no client lock shared with the lists), RSS sampled.
         log(f"{label} run {run}: 8 concurrent full lists")
         before = rss(server.pid)["VmRSS"]
         done = threading.Event()
-        gets, peak = [], [before]
-
-        def getter():
-            gc = Client(port)
-            while not done.is_set():
-                began = time.monotonic()
-                status, _ = gc.request("GET", "/api/v1/namespaces/default/pods/p-7")
-                gets.append(time.monotonic() - began)
-                if status != 200:
-                    raise RuntimeError(f"single GET: {status}")
-                time.sleep(0.02)
+        peak = [before]
 
         def sampler():
             while not done.is_set():
                 peak.append(rss(server.pid)["VmRSS"])
                 time.sleep(0.1)
 
-        list_times, list_errors = [], []
-
-        def lister():
-            lc = Client(port)
-            began = time.monotonic()
-            status, raw = lc.request("GET", "/api/v1/pods")
-            if status != 200 or len(json.loads(raw)["items"]) != args.pods + args.more:
-                list_errors.append(status)
-            list_times.append(time.monotonic() - began)
-
-        helpers = [threading.Thread(target=getter), threading.Thread(target=sampler)]
-        for t in helpers:
-            t.start()
-        time.sleep(0.3)
+        getter = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--single-gets", str(port)],
+                                  stdout=subprocess.PIPE, text=True)
+        sampling = threading.Thread(target=sampler)
+        sampling.start()
+        time.sleep(0.5)
         began = time.monotonic()
-        listers = [threading.Thread(target=lister) for _ in range(8)]
-        for t in listers:
-            t.start()
-        for t in listers:
-            t.join()
-        out_lists = time.monotonic() - began
+        outs = [os.path.join(d, f"list-{i}.json") for i in range(8)]
+        listers = [subprocess.Popen(["curl", "-s", "-o", f, "-w", "%{http_code} %{time_total}",
+                                     f"http://127.0.0.1:{port}/api/v1/pods"], stdout=subprocess.PIPE, text=True)
+                   for f in outs]
+        results = [p.communicate()[0].split() for p in listers]
+        lists_took = time.monotonic() - began
+        time.sleep(0.5)
         done.set()
-        for t in helpers:
-            t.join()
-        out["concurrentLists"] = {"completed": 8 - len(list_errors), "seconds": round(out_lists, 2),
-                                  "slowestListSeconds": round(max(list_times), 2),
+        sampling.join()
+        getter.send_signal(signal.SIGTERM)
+        gets = json.loads(getter.communicate()[0])
+        completed = 0
+        for f, (code, _) in zip(outs, results):
+            with open(f) as fh:
+                if code == "200" and len(json.load(fh)["items"]) == args.pods + args.more:
+                    completed += 1
+            os.remove(f)
+        out["concurrentLists"] = {"completed": completed, "seconds": round(lists_took, 2),
+                                  "slowestListSeconds": round(max(float(t) for _, t in results), 2),
                                   "rssGrowthMiB": max(peak) - before,
                                   "singleGets": len(gets), "slowestGetMs": round(max(gets) * 1000, 1),
                                   "medianGetMs": round(statistics.median(gets) * 1000, 1)}
@@ -282,7 +272,26 @@ def one_run(label, binary, args, run):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def single_gets(port):
+    """GETs one pod every 20 ms until SIGTERM; prints the latencies (seconds) as JSON."""
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    c = Client(port)
+    times = []
+    while not stop:
+        began = time.monotonic()
+        status, _ = c.request("GET", "/api/v1/namespaces/default/pods/p-7")
+        times.append(time.monotonic() - began)
+        if status != 200:
+            raise RuntimeError(f"single GET: {status}")
+        time.sleep(0.02)
+    print(json.dumps(times))
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--single-gets":
+        single_gets(int(sys.argv[2]))
+        return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--nodes", type=int, default=5000)

@@ -1808,6 +1808,18 @@ TEST_F(ApiServerTest, AFieldSelectedListOfUnboundPodsReadsTheNodeIndex) {
   EXPECT_EQ(List(kPods, {{"labelSelector", "app in (web)"}}), (Names{"labelled"}));
 }
 
+TEST_F(ApiServerTest, AGetFromTheListCacheSeesEveryWriteAcknowledgedBeforeIt) {
+  MustGet(kPods);  // the pods' list cache exists from now on; GETs read it
+  CreatePod("fresh", {{"v", "1"}});
+  EXPECT_EQ(MustGet(kPods + "/fresh")["metadata"]["labels"]["v"], "1");
+  Json pod = MustGet(kPods + "/fresh");
+  pod["metadata"]["labels"]["v"] = "2";
+  ASSERT_EQ(Put(kPods + "/fresh", pod).code, 200);
+  EXPECT_EQ(MustGet(kPods + "/fresh")["metadata"]["labels"]["v"], "2");
+  ASSERT_EQ(Delete(kPods + "/fresh").code, 200);
+  EXPECT_TRUE(IsStatus(Get(kPods + "/fresh"), 404, "NotFound"));
+}
+
 TEST_F(ApiServerTest, AListLongerThanAChunkIsWrittenItemByItemAndReadsWhole) {
   for (int i = 0; i < 700; ++i) {
     ASSERT_TRUE(store_->Create("configmaps", "default", "cm" + std::to_string(1000 + i),

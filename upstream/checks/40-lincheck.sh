@@ -7,7 +7,7 @@
 set -euo pipefail
 go build -o bin/lincheck ./cmd/lincheck
 go build -o bin/etcd ./cmd/etcd
-n="${LINCHECK_HISTORIES:-12}"
+n="${LINCHECK_HISTORIES:-10}"
 bin/lincheck --target serve-sqlite --arbiter "$ARBITER_BINARY" --histories "$n" --seed 1
 bin/lincheck --target serve-etcd --arbiter "$ARBITER_BINARY" --etcd bin/etcd --histories "$n" --seed 2
 UPSTREAM_CLUSTER_BUILT=1 bin/lincheck --target upstream --arbiter "$ARBITER_BINARY" --histories "${LINCHECK_UPSTREAM_HISTORIES:-3}" --seed 3

@@ -149,6 +149,7 @@ std::shared_ptr<TextStream> ChunkedItems(std::string head, std::vector<store::Ob
   stream->next = [state]() -> std::optional<std::string> {
     if (state->done) return std::nullopt;
     std::string chunk;
+    chunk.reserve(kChunkBytes + (kChunkBytes >> 2));  // one allocation per chunk, not a doubling series
     if (!state->started) {
       chunk = std::move(state->head);
       state->started = true;

@@ -897,19 +897,28 @@ Response ApiServer::SimulatedNode(const Request& r, const Target& t) {
 }
 
 Response ApiServer::Get(const Request& r, const Target& t) {
-  auto o = store_.Get(t.info->StoreKey(), t.ns, t.name);
+  // From the resource's list cache when it has one (as current as the store, and never waiting on
+  // its writes), else from the store.
+  const std::string resource(t.info->StoreKey());
+  store::WatchCache* cache = nullptr;
+  if (store_.WatchIsSynchronous()) {
+    std::lock_guard<std::mutex> lock(caches_mu_);
+    if (auto it = caches_.find(resource); it != caches_.end()) cache = it->second.get();
+  }
+  auto o = cache != nullptr ? cache->Get({t.ns, t.name}) : store::Shared(store_.Get(resource, t.ns, t.name));
   if (!o.ok()) {
     return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
                  t.name);
   }
+  const Json& body = (*o)->body;
   if (WantsTable(r)) {
     const auto include = ParseIncludeObject(QueryOr(r, "includeObject"));
     if (!include) return Error(400, IncludeObjectError(r));
-    Json table = ToTable(t.info->StoreKey(), {&o->body}, clock_.Now(), *include);
-    table["metadata"]["resourceVersion"] = o->body.value("/metadata/resourceVersion"_json_pointer, Json(""));
+    Json table = ToTable(resource, {&body}, clock_.Now(), *include);
+    table["metadata"]["resourceVersion"] = body.value("/metadata/resourceVersion"_json_pointer, Json(""));
     return JsonResponse(200, table);
   }
-  return WireResponse(200, *t.info, o->body);
+  return WireResponse(200, *t.info, body);
 }
 
 

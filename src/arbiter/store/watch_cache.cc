@@ -1,6 +1,8 @@
 // The watch cache: a versioned in-memory copy of one resource, paged lists read from it.
 #include "arbiter/store/watch_cache.h"
 
+#include "arbiter/store/watch_hub.h"  // DescribeKey
+
 #include <algorithm>
 
 namespace arbiter::store {
@@ -275,6 +277,17 @@ StatusOr<WatchCache::Page> WatchCache::List(const Query& query) {
     if (!pager.Offer(*object)) break;
   }
   return FinishLocked(pager, at);
+}
+
+StatusOr<ObjectPtr> WatchCache::Get(const Key& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!synchronous_) {
+    return FailedPrecondition("the watch cache of " + resource_ + " needs a store whose watch has every acknowledged write at once");
+  }
+  ARBITER_RETURN_IF_ERROR(SyncLocked());
+  auto it = versions_.find(key);
+  if (it == versions_.end() || !it->second.back().object) return NotFound(DescribeKey(resource_, key.first, key.second) + " not found");
+  return it->second.back().object;
 }
 
 Status WatchCache::Sync() {

@@ -107,6 +107,11 @@ class WatchCache {
   // FailedPrecondition when the store's watch is not synchronous (see above).
   StatusOr<Page> List(const Query& query);
 
+  // The object under `key` as of every write acknowledged before the call (consistent as a list
+  // at the latest revision is); NotFound when there is none, FailedPrecondition as for List. A
+  // server reads single objects here too, so that a GET never waits on the store's writes.
+  StatusOr<ObjectPtr> Get(const Key& key);
+
   // Applies what the store's watch has delivered (a list does so first anyway). A server calls it
   // when the notifier says there is news, so that the cache keeps up between lists: its versions
   // age from when they arrive, and a cache left alone too long falls behind the store's history
