@@ -171,6 +171,20 @@ std::shared_ptr<TextStream> ChunkedItems(std::string head, std::vector<store::Ob
 
 }  // namespace
 
+namespace internal {
+
+std::optional<std::pair<std::string, std::string>> IndexFor(const std::string& resource, const Selector& labels,
+                                                            const Selector& fields) {
+  if (resource == "pods") {
+    if (auto node = fields.Pinned("spec.nodeName")) return std::pair<std::string, std::string>{"spec.nodeName", *node};
+    if (auto phase = fields.Pinned("status.phase")) return std::pair<std::string, std::string>{"status.phase", *phase};
+  }
+  if (auto label = labels.FirstPinned()) return std::pair<std::string, std::string>{"labels", *label};
+  return std::nullopt;
+}
+
+}  // namespace internal
+
 bool ReadsCollection(const Request& r) {
   if (r.method != "GET") return false;
   std::vector<std::string_view> s;
@@ -330,18 +344,7 @@ Response ApiServer::List(const Request& r, const Target& t) {
       q.min_revision = want;
     }
   }
-  // Candidates from an index when a selector pins a value of one (an index of the pods' node or
-  // phase, or of every object's labels); the selectors still decide.
-  if (resource == "pods") {
-    if (auto node = fields->Pinned("spec.nodeName")) {
-      q.index = {"spec.nodeName", *node};
-    } else if (auto phase = fields->Pinned("status.phase")) {
-      q.index = {"status.phase", *phase};
-    }
-  }
-  if (!q.index) {
-    if (auto label = labels->FirstPinned()) q.index = {"labels", *label};
-  }
+  q.index = IndexFor(resource, *labels, *fields);
   const bool selected = !labels->empty() || !fields->empty();
   if (selected) {
     q.match = [&labels = *labels, &fields = *fields](const store::Object& o) {

@@ -1016,12 +1016,7 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
     // selectors' index as a list is), then what follows.
     store::WatchCache::Query q;
     q.ns = t.ns;
-    if (w->resource == "pods") {
-      if (auto node = fields->Pinned("spec.nodeName")) q.index = {"spec.nodeName", *node};
-    }
-    if (!q.index) {
-      if (auto label = labels->FirstPinned()) q.index = {"labels", *label};
-    }
+    q.index = IndexFor(w->resource, *labels, *fields);
     q.match = [&w](const store::Object& o) { return Selected(*w, o.body); };
     auto page = ListPage(w->resource, q);
     if (!page.ok()) return Error(page.status());

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "arbiter/api/event_versions.h"
 #include "arbiter/api/resources.h"
@@ -87,6 +89,11 @@ inline int64_t ParseRevision(const std::string& s) {
 // events.k8s.io/v1 Events are stored as core v1 Events (event_versions.h): converted on the way in
 // and out.
 inline bool Converted(const ResourceInfo& info) { return info.AnotherVersion(); }
+
+// The list cache's index a read of `resource` with these selectors draws its candidates from (a
+// pod's node or phase, else a pinned label), if any; the selectors still decide (list.cc).
+std::optional<std::pair<std::string, std::string>> IndexFor(const std::string& resource, const Selector& labels,
+                                                            const Selector& fields);
 
 }  // namespace internal
 }  // namespace arbiter::api
