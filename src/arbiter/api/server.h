@@ -96,6 +96,12 @@ struct Response {
 using AdmissionHook = std::function<Status(const ResourceInfo& resource, nlohmann::json& object,
                                            const nlohmann::json* old, store::Store& store)>;
 
+// Thread safety: Handle (and WatchLine, PrepareListCaches) may be called from any number of
+// threads at once; the HTTP edge calls Handle from its I/O threads and its fair seats. What
+// requests share is guarded inside: the uid source, the cached watch lines and the list caches
+// each by a mutex of their own, and the store by its own contract (store.h). The setup calls
+// (AddAdmission, SetAuthorizer, SetContainerLogs) are not synchronised: make them before the
+// first request.
 class ApiServer {
  public:
   struct Options {
@@ -139,6 +145,8 @@ class ApiServer {
 
  private:
   Response HandleUnchecked(const Request& r);
+  // The route table (routes.cc): the handler of a parsed request.
+  Response Dispatch(const Request& r, const Target& t);
   Response Discovery(const Request& r, bool* handled);
   Response Get(const Request& r, const Target& t);
   // pods/log, from the simulated containers' logs; pods/exec, attach, portforward and proxy,

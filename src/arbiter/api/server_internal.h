@@ -1,4 +1,4 @@
-// What the parts of ApiServer (server.cc, list.cc) share: the parsed request path, responses
+// What the parts of ApiServer (server.cc and the handlers beside it) share: the parsed request path, responses
 // and errors, and the reading of common query parameters. Not for use outside api/.
 #pragma once
 
@@ -7,6 +7,9 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "arbiter/base/time.h"
 
 #include "arbiter/api/event_versions.h"
 #include "arbiter/api/resources.h"
@@ -89,6 +92,50 @@ inline int64_t ParseRevision(const std::string& s) {
 // events.k8s.io/v1 Events are stored as core v1 Events (event_versions.h): converted on the way in
 // and out.
 inline bool Converted(const ResourceInfo& info) { return info.AnotherVersion(); }
+
+// A read-modify-write that lost a race to another writer reads again and retries, as kube-apiserver's
+// storage does: its etcd3 store's GuaranteedUpdate and conditionalDelete loop until they win, so a
+// delete or a patch without a precondition never answers 409 because others wrote meanwhile. The
+// request's time bounds the loop here: 30 s of the server's clock, and at most 10,000 tries (a
+// clock that stands still, as in tests, cannot make it endless).
+class RaceRetry {
+ public:
+  explicit RaceRetry(const Clock& clock) : clock_(clock), deadline_(clock.Now() + 30 * kSecond) {}
+  // Whether to try (again): always the first time, then while time and tries remain.
+  bool Again() { return tries_++ < 5 || (tries_ <= 10000 && clock_.Now() < deadline_); }
+
+ private:
+  const Clock& clock_;
+  const Timestamp deadline_;
+  int tries_ = 0;
+};
+
+// The body of a request as JSON: from JSON, YAML (aliases and nesting beyond a bound refused
+// before anything is built) or Kubernetes protobuf, by its Content-Type.
+StatusOr<nlohmann::json> ParseBody(const Request& r);
+
+// An invalid option of a write (dryRun, fieldValidation): 422 naming the verb's options object
+// (CreateOptions, UpdateOptions, PatchOptions, DeleteOptions). `error` is "field: detail".
+Response InvalidOptions(const Request& r, const std::string& error);
+
+// The dryRun parameter: "" (a real write) or "All" (everything but the write), as upstream.
+StatusOr<bool> DryRunOf(const std::string& v);
+
+// metadata.name, or "" when absent or not a string.
+std::string ObjectName(const nlohmann::json& o);
+
+// The object's metadata.finalizers.
+std::vector<std::string> FinalizersOf(const nlohmann::json& object);
+
+// Whether a Namespace's spec.finalizers is empty (or absent).
+bool NamespaceSpecFinalized(const nlohmann::json& ns);
+
+// kube-apiserver's 409 for a write that lost a race: "Operation cannot be fulfilled on R \"N\": WHY".
+Response Conflict409(const ApiServer::Target& t, const std::string& why);
+
+// A stored object as the answer of a write or read, converted to the version the client asked
+// for (events.k8s.io/v1 Events are stored as core v1 Events).
+Response WireResponse(int code, const ResourceInfo& info, const nlohmann::json& stored);
 
 // The list cache's index a read of `resource` with these selectors draws its candidates from (a
 // pod's node or phase, else a pinned label), if any; the selectors still decide (list.cc).

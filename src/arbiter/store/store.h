@@ -105,6 +105,10 @@ struct WriteOp {
   Json base;
 };
 
+// Thread safety: every backend is safe to call from any number of threads at once. Each write is
+// atomic, and all writes take their revisions in one total order; a read sees a write entirely or
+// not at all. Watches are owned by one reader each, but Stop may be called from
+// any thread. Objects and events a store hands out are immutable and may be shared freely.
 class Store {
  public:
   virtual ~Store() = default;
