@@ -124,7 +124,30 @@ TEST(PriorityAdmission, SystemPrefixIsReservedForBuiltIns) {
   EXPECT_NE(a.errors[0].find("reserved"), std::string::npos);
   // A copy of a built-in class, as a cluster dump contains it, is accepted.
   EXPECT_TRUE(Admit(Class("system-cluster-critical", "2000000000")).errors.empty());
-  EXPECT_FALSE(Admit(Class("system-cluster-critical", "5")).errors.empty());
+  auto wrong_value = Admit(Class("system-cluster-critical", "5"));
+  ASSERT_EQ(wrong_value.errors.size(), 1u);
+  EXPECT_NE(wrong_value.errors[0].find("value of system-cluster-critical PriorityClass must be 2000000000"),
+            std::string::npos)
+      << wrong_value.errors[0];
+}
+
+TEST(PriorityAdmission, TheRuleOnNamesAndValuesIsUpstreamsValidation) {
+  EXPECT_FALSE(CheckPriorityClass("system-node-critical", 2000001000, false));
+  EXPECT_FALSE(CheckPriorityClass("batch", 1000000000, false));
+  EXPECT_FALSE(CheckPriorityClass("batch", -5, true));
+  auto too_high = CheckPriorityClass("batch", 1000000001, false);
+  ASSERT_TRUE(too_high);
+  EXPECT_EQ(too_high->field, "value");
+  EXPECT_EQ(too_high->detail, "maximum allowed value of a user defined priority is 1000000000");
+  auto as_default = CheckPriorityClass("system-node-critical", 2000001000, true);
+  ASSERT_TRUE(as_default);
+  EXPECT_EQ(as_default->field, "metadata.name");
+  EXPECT_NE(as_default->detail.find("error: globalDefault of system-node-critical PriorityClass must be false"),
+            std::string::npos);
+  // A system name is never judged by the user's cap.
+  auto unknown = CheckPriorityClass("system-x", 5, false);
+  ASSERT_TRUE(unknown);
+  EXPECT_NE(unknown->detail.find("error: system-x is not a known system priority class"), std::string::npos);
 }
 
 TEST(PriorityAdmission, AtMostOneGlobalDefault) {

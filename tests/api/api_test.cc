@@ -1633,8 +1633,20 @@ TEST_F(ApiServerTest, SecondGlobalDefaultClassIsForbidden) {
 TEST_F(ApiServerTest, PriorityClassNamesWithTheSystemPrefixAreInvalid) {
   Response r = Post(kClasses, ClassJson("system-mine", 10));
   ASSERT_TRUE(IsStatus(r, 422, "Invalid"));
-  EXPECT_NE(MessageOf(r).find("system-"), std::string::npos);
+  // Upstream's words: the Forbidden field error and IsKnownSystemPriorityClass's reason.
+  EXPECT_EQ(MessageOf(r),
+            "PriorityClass.scheduling.k8s.io \"system-mine\" is invalid: metadata.name: Forbidden: priority class names "
+            "with 'system-' prefix are reserved for system use only. error: system-mine is not a known system priority "
+            "class");
   EXPECT_TRUE(List(kClasses).empty());
+}
+
+TEST_F(ApiServerTest, ABuiltInPriorityClassNameIsReservedForItsOwnValue) {
+  Response r = Post(kClasses, ClassJson("system-cluster-critical", 5));
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid")) << r.body;
+  EXPECT_NE(MessageOf(r).find("error: value of system-cluster-critical PriorityClass must be 2000000000"),
+            std::string::npos)
+      << r.body;
 }
 
 TEST_F(ApiServerTest, PriorityClassValueIsImmutable) {

@@ -36,5 +36,25 @@ TEST(DesiredHealthy, MinAvailableIsTakenAsGivenAndPercentagesRoundUp) {
   EXPECT_EQ(DesiredHealthy(PodDisruptionBudget{}, 3), 0);
 }
 
+TEST(AllowedDisruptions, AreTheHealthyBeyondTheDesiredNeverBelowZero) {
+  EXPECT_EQ(AllowedDisruptions(MinAvailable(2), 4, 3), 1);
+  EXPECT_EQ(AllowedDisruptions(MinAvailable(2), 4, 1), 0);
+  EXPECT_EQ(AllowedDisruptions(MaxUnavailable(1), 3, 3), 1);
+  EXPECT_EQ(AllowedDisruptions(MaxUnavailable(1), 3, 2), 0);
+}
+
+TEST(BudgetCounts, SameNamespaceAndANonEmptySelectorThatMatches) {
+  LabelSelector app;
+  app.requirements.push_back({"app", SelectorOp::kIn, {"web"}});
+  LabelMap web, db;
+  web.Set("app", "web");
+  db.Set("app", "db");
+  EXPECT_TRUE(BudgetCounts("prod", app, "prod", web));
+  EXPECT_FALSE(BudgetCounts("prod", app, "dev", web));
+  EXPECT_FALSE(BudgetCounts("prod", app, "prod", db));
+  // An empty selector matches nothing (the scheduler's and the eviction subresource's reading).
+  EXPECT_FALSE(BudgetCounts("prod", LabelSelector{}, "prod", web));
+}
+
 }  // namespace
 }  // namespace arbiter::model

@@ -166,6 +166,30 @@ void CheckSchedulerNames(const manifest::ClusterObjects& objects, std::vector<st
 
 }  // namespace
 
+std::optional<PriorityClassProblem> CheckPriorityClass(const std::string& name, int64_t value, bool global_default) {
+  if (name.starts_with("system-")) {
+    std::string why = name + " is not a known system priority class";
+    for (const model::PriorityClass& builtin : BuiltinPriorityClasses()) {
+      if (builtin.name != name) continue;
+      if (builtin.value != value) {
+        why = "value of " + name + " PriorityClass must be " + std::to_string(builtin.value);
+      } else if (builtin.global_default != global_default) {
+        why = std::string("globalDefault of ") + name + " PriorityClass must be " + (builtin.global_default ? "true" : "false");
+      } else {
+        return std::nullopt;
+      }
+    }
+    return PriorityClassProblem{PriorityClassProblem::Kind::kReservedName, "metadata.name",
+                                "priority class names with 'system-' prefix are reserved for system use only. error: " + why};
+  }
+  if (value > kHighestUserDefinablePriority) {
+    return PriorityClassProblem{PriorityClassProblem::Kind::kValueTooHigh, "value",
+                                "maximum allowed value of a user defined priority is " +
+                                    std::to_string(kHighestUserDefinablePriority)};
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> AdmitPriorities(manifest::ClusterObjects& objects) {
   std::vector<std::string> errors;
   ClassMap classes;
@@ -175,22 +199,18 @@ std::vector<std::string> AdmitPriorities(manifest::ClusterObjects& objects) {
   const manifest::Origin* global_default_origin = nullptr;
   for (auto& [pc, origin] : objects.priority_classes) {
     const std::string where = origin.ToString() + ": ";
-    if (pc.name.rfind("system-", 0) == 0) {
-      auto it = classes.find(pc.name);
-      const bool same_as_builtin = it != classes.end() && it->second.value == pc.value &&
-                                   !pc.global_default;
-      if (!same_as_builtin) {
+    if (auto problem = CheckPriorityClass(pc.name, pc.value, pc.global_default)) {
+      if (problem->kind == PriorityClassProblem::Kind::kReservedName) {
         errors.push_back(where + "metadata.name: priority class names with the prefix \"system-\" "
                          "are reserved for the built-in classes system-cluster-critical and "
-                         "system-node-critical");
+                         "system-node-critical (" + problem->detail.substr(problem->detail.find("error: ") + 7) + ")");
+      } else {
+        errors.push_back(where + "value: must be no greater than 1000000000 (values above are "
+                         "reserved for system classes), not " + std::to_string(pc.value));
       }
       continue;
     }
-    if (pc.value > kHighestUserDefinablePriority) {
-      errors.push_back(where + "value: must be no greater than 1000000000 (values above are "
-                       "reserved for system classes), not " + std::to_string(pc.value));
-      continue;
-    }
+    if (pc.name.starts_with("system-")) continue;  // a copy of a built-in class, as a cluster dump holds it
     if (pc.global_default) {
       if (global_default != nullptr) {
         errors.push_back(where + "globalDefault: PriorityClass \"" + global_default->name +

@@ -35,6 +35,19 @@ inline constexpr int32_t kSystemCriticalPriority = 2000000000;
 
 std::vector<model::PriorityClass> BuiltinPriorityClasses();
 
+// PriorityClass validation's rule on a class's name and value (rule 2; upstream's
+// ValidatePriorityClass with IsKnownSystemPriorityClass): a name with the "system-" prefix must
+// be a built-in class, with its value and not globalDefault; any other class's value is at most
+// kHighestUserDefinablePriority. The one place this rule lives: `plan` (AdmitPriorities) and
+// `serve`'s API validation both check with it, each wording the problem for its own users.
+struct PriorityClassProblem {
+  enum class Kind { kReservedName, kValueTooHigh };
+  Kind kind = Kind::kReservedName;
+  std::string field;   // "metadata.name" or "value"
+  std::string detail;  // upstream's words, as kube-apiserver's Forbidden field error gives them
+};
+std::optional<PriorityClassProblem> CheckPriorityClass(const std::string& name, int64_t value, bool global_default);
+
 // The Priority admission plugin's rule for one object, a pod or a PodGroup or CompositePodGroup
 // alike (rule 3 and 4 above): the named class decides the priority and the preemption policy;
 // without a name, the global default does; without either, 0 and PreemptLowerPriority. An

@@ -21,8 +21,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-constexpr int64_t kHighestUserPriority = admission::kHighestUserDefinablePriority;
-
 std::string NameOf(const Json& o) { return o["metadata"].value("name", ""); }
 
 Status ValidatePriorityClass(Json& pc, const Json* old, store::Store& store) {
@@ -31,16 +29,13 @@ Status ValidatePriorityClass(Json& pc, const Json* old, store::Store& store) {
     return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name + "\" is invalid: value: Required value");
   }
   const int64_t value = pc["value"].get<int64_t>();
-  if (old == nullptr && name.starts_with("system-") && name != "system-cluster-critical" && name != "system-node-critical") {
-    // A validation error upstream (422), though its field error is of type Forbidden.
-    return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name +
-                           "\" is invalid: metadata.name: Forbidden: priority class names with 'system-' prefix are "
-                           "reserved for system use only");
-  }
-  if (value > kHighestUserPriority && !name.starts_with("system-")) {
-    return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name +
-                           "\" is invalid: value: Forbidden: maximum allowed value of a user defined priority is "
-                           "1000000000");
+  if (old == nullptr) {
+    // PriorityClass validation's rule on names and values, shared with `plan`. A validation error
+    // upstream (422), though its field error is of type Forbidden.
+    if (auto problem = admission::CheckPriorityClass(name, value, pc.value("globalDefault", false))) {
+      return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name + "\" is invalid: " + problem->field +
+                             ": Forbidden: " + problem->detail);
+    }
   }
   if (old != nullptr && (*old)["value"] != pc["value"]) {
     return InvalidArgument("PriorityClass.scheduling.k8s.io \"" + name + "\" is invalid: value: Invalid value: " +

@@ -13,40 +13,6 @@ namespace arbiter::api {
 using Json = nlohmann::json;
 using namespace internal;  // NOLINT: the helpers every part of the server shares
 
-namespace {
-
-// A metav1.LabelSelector (matchLabels and matchExpressions) against labels. An empty selector
-// selects everything, as a PodDisruptionBudget's does.
-bool SelectorMatches(const Json& selector, const Json& labels) {
-  if (!selector.is_object()) return false;
-  auto label = [&](const std::string& k) -> const Json* {
-    return labels.is_object() && labels.contains(k) ? &labels[k] : nullptr;
-  };
-  if (const auto it = selector.find("matchLabels"); it != selector.end() && it->is_object()) {
-    for (const auto& [k, v] : it->items()) {
-      const Json* l = label(k);
-      if (l == nullptr || *l != v) return false;
-    }
-  }
-  if (const auto it = selector.find("matchExpressions"); it != selector.end() && it->is_array()) {
-    for (const Json& e : *it) {
-      if (!e.is_object() || !e.contains("key") || !e["key"].is_string()) return false;
-      const Json* l = label(e["key"].get<std::string>());
-      const std::string op = e.value("operator", "");
-      const Json values = e.value("values", Json::array());
-      const bool listed = l != nullptr && std::find(values.begin(), values.end(), *l) != values.end();
-      if (op == "In" && !listed) return false;
-      if (op == "NotIn" && listed) return false;
-      if (op == "Exists" && l == nullptr) return false;
-      if (op == "DoesNotExist" && l != nullptr) return false;
-      if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist") return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
 Response ApiServer::Evict(const Request& r, const Target& t) {
   auto body = ParseBody(r);
   if (!body.ok()) return Error(400, body.status().message());
@@ -68,11 +34,22 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
   // eviction REST: at most one budget; its status as the disruption controller keeps it).
   auto pdbs = store_.List("poddisruptionbudgets", t.ns);
   if (!pdbs.ok()) return Error(pdbs.status());
-  const Json pod_labels = pod->body["metadata"].value("labels", Json::object());
-  std::vector<const store::Object*> covering;
+  auto labels_of = [](const Json& object) {
+    const auto md = object.find("metadata");
+    if (md == object.end() || !md->is_object()) return model::LabelMap();
+    const auto labels = md->find("labels");
+    return manifest::LabelMapOf(labels == md->end() ? nullptr : &*labels);
+  };
+  const model::LabelMap pod_labels = labels_of(pod->body);
+  // The budgets as the scheduler reads them, matched by the one rule (model::BudgetCounts).
+  std::vector<std::pair<const store::Object*, model::PodDisruptionBudget>> covering;
   for (const auto& pdb : pdbs->items) {
-    const Json sel = pdb.body.value("spec", Json::object()).value("selector", Json::object());
-    if (!sel.empty() && SelectorMatches(sel, pod_labels)) covering.push_back(&pdb);
+    manifest::LoadResult decoded = manifest::DecodeJson("poddisruptionbudget " + t.ns + "/" + pdb.name, pdb.body);
+    if (!decoded.ok() || decoded.objects.pdbs.empty()) {
+      return Error(500, "the disruption budget " + pdb.name + " cannot be read", "pods", t.name);
+    }
+    model::PodDisruptionBudget budget = std::move(decoded.objects.pdbs.front().object);
+    if (model::BudgetCounts(t.ns, budget.selector, t.ns, pod_labels)) covering.emplace_back(&pdb, std::move(budget));
   }
   if (covering.size() > 1) {
     return Error(500, "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
@@ -85,11 +62,9 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
   const bool terminal = pod->body.value("status", Json::object()).value("phase", "") == "Succeeded" ||
                         pod->body.value("status", Json::object()).value("phase", "") == "Failed";
   if (!covering.empty() && !terminal && !pod->body["metadata"].contains("deletionTimestamp")) {
-    const store::Object& pdb = *covering.front();
+    const store::Object& pdb = *covering.front().first;
+    const model::PodDisruptionBudget& budget = covering.front().second;
     const Json& status = pdb.body.value("status", Json::object());
-    manifest::LoadResult decoded = manifest::DecodeJson("poddisruptionbudget", pdb.body);
-    if (!decoded.ok() || decoded.objects.pdbs.empty()) return Error(500, "the pod's disruption budget cannot be read");
-    const model::PodDisruptionBudget& budget = decoded.objects.pdbs.front().object;
     auto refused = [&](int64_t desired, int64_t current) {
       Json b = StatusBody(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.",
                           "pods", t.name);
@@ -120,10 +95,9 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
       // (running and not terminating are healthy), with the shared model::DesiredHealthy.
       auto pods = store_.List("pods", t.ns);
       if (!pods.ok()) return Error(pods.status());
-      const Json sel = pdb.body["spec"].value("selector", Json::object());
       int64_t expected = 0, healthy = 0;
       for (const auto& p : pods->items) {
-        if (!SelectorMatches(sel, p.body["metadata"].value("labels", Json::object()))) continue;
+        if (!model::BudgetCounts(t.ns, budget.selector, p.ns, labels_of(p.body))) continue;
         ++expected;
         if (p.body.value("status", Json::object()).value("phase", "") == "Running" &&
             !p.body["metadata"].contains("deletionTimestamp")) {
@@ -132,7 +106,7 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
       }
       const int64_t desired = model::DesiredHealthy(budget, expected);
       const bool running = pod->body.value("status", Json::object()).value("phase", "") == "Running";
-      if (running && healthy - desired <= 0) return refused(desired, healthy);
+      if (running && model::AllowedDisruptions(budget, expected, healthy) <= 0) return refused(desired, healthy);
     }
   }
   std::optional<int64_t> grace;

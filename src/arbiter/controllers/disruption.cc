@@ -44,7 +44,7 @@ Status DisruptionController::SyncBudget(Context& ctx, const Key& key) {
   const auto& all = pods.objects();
   for (auto it = all.lower_bound({ns, ""}); it != all.end() && it->first.first == ns; ++it) {
     const Json& pod = it->second->body;
-    if (model::LabelSelector sel = budget.selector; !sel.empty() && sel.Matches(LabelsOf(pod))) matching.push_back(&pod);
+    if (model::BudgetCounts(ns, budget.selector, ns, LabelsOf(pod))) matching.push_back(&pod);
   }
   // disruptedPods: kept while the pod is there, not being deleted, and younger than the timeout.
   const Json* disrupted = Find(pdb, {"status", "disruptedPods"});
@@ -96,7 +96,7 @@ Status DisruptionController::SyncBudget(Context& ctx, const Key& key) {
     if (!BeingDeleted(*pod) && PodReady(*pod) && !disrupted_names.contains(NameOf(*pod))) ++healthy;
   }
   const int64_t desired = model::DesiredHealthy(budget, expected);
-  const int64_t allowed = sync_error.empty() ? std::max<int64_t>(healthy - desired, 0) : 0;
+  const int64_t allowed = sync_error.empty() ? model::AllowedDisruptions(budget, expected, healthy) : 0;
 
   Json status = StatusOf(pdb);
   Json next = status;

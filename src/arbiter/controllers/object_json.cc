@@ -52,17 +52,8 @@ std::string NameOf(const Json& o) { return StringAt(o, {"metadata", "name"}); }
 std::string NamespaceOf(const Json& o) { return StringAt(o, {"metadata", "namespace"}); }
 bool BeingDeleted(const Json& o) { return Find(o, {"metadata", "deletionTimestamp"}) != nullptr; }
 
-model::LabelMap LabelMapOf(const Json* labels) {
-  std::vector<std::pair<std::string, std::string>> entries;
-  if (labels != nullptr && labels->is_object()) {
-    for (const auto& [k, v] : labels->items()) {
-      if (v.is_string()) entries.emplace_back(k, v.get<std::string>());
-    }
-  }
-  return model::LabelMap(std::move(entries));
-}
 
-model::LabelMap LabelsOf(const Json& o) { return LabelMapOf(Find(o, {"metadata", "labels"})); }
+model::LabelMap LabelsOf(const Json& o) { return manifest::LabelMapOf(Find(o, {"metadata", "labels"})); }
 
 StatusOr<std::optional<model::LabelSelector>> DecodeSelector(const Json* selector, const std::string& path) {
   if (selector == nullptr || selector->is_null()) return std::optional<model::LabelSelector>();

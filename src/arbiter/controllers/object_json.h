@@ -13,6 +13,7 @@
 
 #include "arbiter/base/status.h"
 #include "arbiter/base/time.h"
+#include "arbiter/manifest/loader.h"
 #include "arbiter/model/labels.h"
 
 namespace arbiter::controllers {
@@ -36,7 +37,7 @@ std::string NameOf(const Json& o);
 std::string NamespaceOf(const Json& o);
 bool BeingDeleted(const Json& o);
 model::LabelMap LabelsOf(const Json& o);  // metadata.labels
-model::LabelMap LabelMapOf(const Json* labels);
+using manifest::LabelMapOf;  // a metadata.labels object as a LabelMap
 
 // A metav1.LabelSelector (null: nullopt, which matches nothing). Errors name `path`.
 StatusOr<std::optional<model::LabelSelector>> DecodeSelector(const Json* selector, const std::string& path);

@@ -602,4 +602,14 @@ LoadResult DecodeFiles(const std::vector<InputFile>& files, TextReader reader, U
 
 }  // namespace
 
+model::LabelMap LabelMapOf(const nlohmann::json* labels) {
+  std::vector<std::pair<std::string, std::string>> entries;
+  if (labels != nullptr && labels->is_object()) {
+    for (const auto& [k, v] : labels->items()) {
+      if (v.is_string()) entries.emplace_back(k, v.get<std::string>());
+    }
+  }
+  return model::LabelMap(std::move(entries));
+}
+
 }  // namespace arbiter::manifest

@@ -117,6 +117,10 @@ LoadResult DecodeEach(const std::vector<InputFile>& files, TextReader reader = T
 // Decodes one object held as JSON (as the API server stores it), as DecodeEach decodes a file
 // named `name` holding its text, without printing and parsing it again.
 LoadResult DecodeJson(const std::string& name, const nlohmann::json& body, bool strict_strings = false);
+
+// A metadata.labels object (as stored: validated) as a LabelMap; entries that are not strings and
+// a `labels` that is null or not an object give none.
+model::LabelMap LabelMapOf(const nlohmann::json* labels);
 // A metav1.LabelSelector held as JSON (null: nullopt), with the decoder's checks; errors name
 // `path` and the field.
 StatusOr<std::optional<model::LabelSelector>> DecodeLabelSelectorJson(const nlohmann::json& selector,

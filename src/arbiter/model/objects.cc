@@ -88,4 +88,8 @@ int32_t DesiredHealthy(const PodDisruptionBudget& pdb, int64_t expected) {
   return static_cast<int32_t>(std::clamp<int64_t>(desired, INT32_MIN, INT32_MAX));
 }
 
+int64_t AllowedDisruptions(const PodDisruptionBudget& pdb, int64_t expected, int64_t healthy) {
+  return std::max<int64_t>(0, healthy - DesiredHealthy(pdb, expected));
+}
+
 }  // namespace arbiter::model

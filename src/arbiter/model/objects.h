@@ -245,6 +245,22 @@ struct PodDisruptionBudget {
 // neither.
 int32_t DesiredHealthy(const PodDisruptionBudget& pdb, int64_t expected);
 
+// The disruptions a budget allows with `healthy` of its `expected` pods healthy: healthy less
+// DesiredHealthy, never below 0 (the disruption controller's disruptionsAllowed). The one rule
+// of the disruption controller's status, the eviction subresource's fallback and the scheduler's
+// count of budgets without a status.
+int64_t AllowedDisruptions(const PodDisruptionBudget& pdb, int64_t expected, int64_t healthy);
+
+// Whether a budget (in `budget_ns`, selecting with `selector`) counts a pod of `pod_ns` with
+// `labels`: the same namespace and a non-empty selector that matches ("a PDB with a nil or empty
+// selector matches nothing", as the scheduler's preemption and the eviction subresource read
+// it). The one matching rule of the scheduler, the eviction subresource and the disruption
+// controller.
+inline bool BudgetCounts(std::string_view budget_ns, const LabelSelector& selector, std::string_view pod_ns,
+                         const LabelMap& labels) {
+  return budget_ns == pod_ns && !selector.empty() && selector.Matches(labels);
+}
+
 struct Namespace {
   std::string name;
   LabelMap labels;

@@ -33,7 +33,7 @@ PdbSplit SplitByPdb(const std::vector<state::PodInfoPtr>& pods, const std::vecto
 
 int32_t DisruptionsAllowed(const model::PodDisruptionBudget& pdb, int64_t expected, int64_t healthy, int64_t evicted) {
   if (pdb.disruptions_allowed) return static_cast<int32_t>(std::max<int64_t>(0, *pdb.disruptions_allowed - evicted));
-  return static_cast<int32_t>(std::max<int64_t>(0, healthy - model::DesiredHealthy(pdb, expected)));
+  return static_cast<int32_t>(std::min<int64_t>(model::AllowedDisruptions(pdb, expected, healthy), INT32_MAX));
 }
 
 std::vector<PdbView> CurrentPdbViews(const std::vector<model::PodDisruptionBudget>& pdbs,

@@ -22,12 +22,7 @@
 
 namespace arbiter::sched::preemption {
 
-// Whether a budget (in `budget_ns`, selecting with `selector`) counts a pod of `pod_ns` with
-// `labels`: same namespace and a non-empty selector that matches. The one matching rule.
-inline bool BudgetCounts(std::string_view budget_ns, const model::LabelSelector& selector, std::string_view pod_ns,
-                         const model::LabelMap& labels) {
-  return budget_ns == pod_ns && !selector.empty() && selector.Matches(labels);
-}
+using model::BudgetCounts;  // the one matching rule (model/objects.h)
 
 struct PdbView {
   std::string ns;
