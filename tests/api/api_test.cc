@@ -1630,6 +1630,22 @@ TEST_F(ApiServerTest, SecondGlobalDefaultClassIsForbidden) {
   EXPECT_EQ(Put(kClasses + "/a", again).code, 200);
 }
 
+TEST_F(ApiServerTest, ListsAskedAgainServeEachVersionAsItIsNow) {
+  // List items are encoded once per version and kept (encoding_cache.h): a list after a change
+  // serves the new version, and one without changes the same bytes.
+  CreatePod("a", {{"app", "web"}});
+  CreatePod("b");
+  const Response first = Get(kPods);
+  EXPECT_EQ(Get(kPods).body, first.body);
+  SetStatus("a", {{"phase", "Running"}});
+  const Json again = Parse(Get(kPods));
+  ASSERT_EQ(again["items"].size(), 2u);
+  EXPECT_EQ(again["items"][0]["status"]["phase"], "Running");
+  EXPECT_EQ(again["items"][0]["metadata"]["resourceVersion"], MustGet(kPods + "/a")["metadata"]["resourceVersion"]);
+  EXPECT_FALSE(again["items"][1].contains("status") && again["items"][1]["status"].contains("phase") &&
+               again["items"][1]["status"]["phase"] == "Running");
+}
+
 TEST_F(ApiServerTest, PriorityClassNamesWithTheSystemPrefixAreInvalid) {
   Response r = Post(kClasses, ClassJson("system-mine", 10));
   ASSERT_TRUE(IsStatus(r, 422, "Invalid"));

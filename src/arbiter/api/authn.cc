@@ -3,6 +3,8 @@
 #include "arbiter/api/resources.h"
 
 #include <cctype>
+#include <fstream>
+#include <sstream>
 #include <optional>
 
 namespace arbiter::api {
@@ -135,5 +137,58 @@ AuthnOutcome AuthenticateRequest(const HeaderFields& headers, const std::map<std
   }
   return out;
 }
+
+namespace {
+
+std::vector<std::string> SplitCsv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, TokenUser>> LoadTokenFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("--token-auth-file " + path + ": cannot be read");
+  std::map<std::string, TokenUser> out;
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f = SplitCsv(line);
+    if (f.size() < 3 || f[0].empty() || f[1].empty()) {
+      return InvalidArgument("--token-auth-file " + path + ": line " + std::to_string(n) +
+                             ": want token,user,uid[,\"group1,group2\"]");
+    }
+    TokenUser u{f[1], f[2], {}};
+    if (f.size() > 3) {
+      std::stringstream gs(f[3]);
+      for (std::string g; std::getline(gs, g, ',');) {
+        if (!g.empty()) u.groups.insert(g);
+      }
+    }
+    if (!out.emplace(f[0], u).second) {
+      return InvalidArgument("--token-auth-file " + path + ": line " + std::to_string(n) + ": duplicate token");
+    }
+  }
+  // An empty file must not mean "no authentication": that would also lift the loopback rule.
+  if (out.empty()) return InvalidArgument("--token-auth-file " + path + ": holds no token (want token,user,uid[,\"groups\"] lines)");
+  return out;
+}
+
 
 }  // namespace arbiter::api

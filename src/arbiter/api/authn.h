@@ -40,4 +40,7 @@ AuthnOutcome AuthenticateRequest(const HeaderFields& headers, const std::map<std
 // kube-apiserver's 403 message for `user` doing `attrs`.
 std::string ForbiddenMessage(const std::string& user, const RequestAttributes& attrs);
 
+// Reads a token file (token,user,uid,"group1,group2" per line); errors name the file and line.
+StatusOr<std::map<std::string, TokenUser>> LoadTokenFile(const std::string& path);
+
 }  // namespace arbiter::api

@@ -4,6 +4,7 @@
 
 #include "arbiter/api/authn.h"
 #include "arbiter/api/fair_seats.h"
+#include "arbiter/api/http_request.h"
 
 #include "arbiter/api/protobuf_codec.h"
 
@@ -27,58 +28,6 @@
 namespace arbiter::api {
 
 using Json = nlohmann::json;
-
-namespace {
-
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-}  // namespace
-
-StatusOr<std::map<std::string, TokenUser>> LoadTokenFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("--token-auth-file " + path + ": cannot be read");
-  std::map<std::string, TokenUser> out;
-  int n = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++n;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> f = SplitCsv(line);
-    if (f.size() < 3 || f[0].empty() || f[1].empty()) {
-      return InvalidArgument("--token-auth-file " + path + ": line " + std::to_string(n) +
-                             ": want token,user,uid[,\"group1,group2\"]");
-    }
-    TokenUser u{f[1], f[2], {}};
-    if (f.size() > 3) {
-      std::stringstream gs(f[3]);
-      for (std::string g; std::getline(gs, g, ',');) {
-        if (!g.empty()) u.groups.insert(g);
-      }
-    }
-    if (!out.emplace(f[0], u).second) {
-      return InvalidArgument("--token-auth-file " + path + ": line " + std::to_string(n) + ": duplicate token");
-    }
-  }
-  // An empty file must not mean "no authentication": that would also lift the loopback rule.
-  if (out.empty()) return InvalidArgument("--token-auth-file " + path + ": holds no token (want token,user,uid[,\"groups\"] lines)");
-  return out;
-}
 
 namespace {
 
@@ -197,53 +146,6 @@ class AnyStream {
 
   Transport& transport_;
 };
-
-// Splits a request target into its decoded path and query parameters (the last value of a
-// repeated key wins, as before).
-void ParseTarget(std::string_view target, std::string* path, std::map<std::string, std::string>* query) {
-  const size_t q = target.find('?');
-  *path = PercentDecode(target.substr(0, q), false, /*keep_separators=*/true);  // PathSegments decodes the rest
-  if (q == std::string_view::npos) return;
-  std::string_view rest = target.substr(q + 1);
-  while (!rest.empty()) {
-    const size_t amp = rest.find('&');
-    const std::string_view pair = rest.substr(0, amp);
-    const size_t eq = pair.find('=');
-    const std::string key = PercentDecode(pair.substr(0, eq), true);
-    if (!key.empty()) (*query)[key] = eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1), true);
-    if (amp == std::string_view::npos) break;
-    rest.remove_prefix(amp + 1);
-  }
-}
-
-// Inflates a gzip (or zlib) body, refusing to produce more than `limit` bytes.
-StatusOr<std::string> Inflate(const std::string& in, size_t limit) {
-  z_stream z{};
-  if (inflateInit2(&z, 15 + 32) != Z_OK) return Internal("zlib cannot start");  // gzip or zlib header
-  std::string out;
-  char buf[64 * 1024];
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof buf;
-    rc = inflate(&z, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      inflateEnd(&z);
-      return InvalidArgument("the gzip request body is corrupt");
-    }
-    out.append(buf, sizeof buf - z.avail_out);
-    if (out.size() > limit) {
-      inflateEnd(&z);
-      return OutOfRange("the request body inflates to more than " + std::to_string(limit) + " bytes");
-    }
-    if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) break;  // truncated input
-  }
-  inflateEnd(&z);
-  if (rc != Z_STREAM_END) return InvalidArgument("the gzip request body is truncated");
-  return out;
-}
 
 }  // namespace
 

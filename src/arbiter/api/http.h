@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 
+#include "arbiter/api/authn.h"
 #include "arbiter/api/authz.h"
 #include "arbiter/api/server.h"
 #include "arbiter/base/status.h"
@@ -29,8 +30,6 @@ namespace arbiter::api {
 // is given none.
 Status WriteSelfSignedCertificate(const std::string& host, const std::string& cert_path, const std::string& key_path);
 
-// Reads a token file; errors name the file and line.
-StatusOr<std::map<std::string, TokenUser>> LoadTokenFile(const std::string& path);
 
 struct HttpOptions {
   std::string host = "127.0.0.1";

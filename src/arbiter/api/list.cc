@@ -407,12 +407,15 @@ Response ApiServer::List(const Request& r, const Target& t) {
     return out;
   }
   const bool events_v1 = Converted(*t.info);
-  auto item = [events_v1](std::string& out, const store::Object& o) {
-    if (events_v1) {
-      AppendItem(out, CoreEventToEventsV1(o.body));
-    } else {
-      AppendItem(out, o.body);
-    }
+  // Each version's item is encoded once while clients keep listing it (encoding_cache.h).
+  auto item = [this, events_v1](std::string& out, const store::Object& o) {
+    out += *encodings_.Get(o, events_v1 ? 1 : 0, [&](std::string& text) {
+      if (events_v1) {
+        AppendItem(text, CoreEventToEventsV1(o.body));
+      } else {
+        AppendItem(text, o.body);
+      }
+    });
   };
   // Protobuf, when the client prefers it and the kind has a form: encoded whole.
   if (auto accept = r.headers.find("accept"); accept != r.headers.end() && IsProtobufMediaType(accept->second)) {

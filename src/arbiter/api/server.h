@@ -28,6 +28,7 @@
 
 #include "arbiter/api/authz.h"
 #include "arbiter/api/container_logs.h"
+#include "arbiter/api/encoding_cache.h"
 #include "arbiter/api/resources.h"
 #include "arbiter/api/selectors.h"
 #include "arbiter/base/rng.h"
@@ -111,6 +112,9 @@ class ApiServer {
     // `arbiter serve` does), woken by each write; otherwise each list brings its cache up to date
     // first, and only then (tests: deterministic).
     bool sync_list_caches = false;
+    // Bounds the list items' encodings kept for the next list that asks for the same versions
+    // (encoding_cache.h); 0 keeps none.
+    size_t encoding_cache_bytes = size_t{32} << 20;
   };
   ApiServer(store::Store& store, const Clock& clock, uint64_t seed, Options options);
   ~ApiServer();
@@ -230,6 +234,7 @@ class ApiServer {
   mutable size_t lines_bytes_ = 0;
   Rng rng_;
   std::vector<AdmissionHook> admission_;
+  EncodingCache encodings_{options_.encoding_cache_bytes};
   // The watch caches lists read, by resource, made at a resource's first list, and the thread that
   // syncs those with news (Options::sync_list_caches). The syncer's state is declared before the
   // caches: a write that notifies while they go finds it still there.

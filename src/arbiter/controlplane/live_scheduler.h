@@ -148,6 +148,11 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   // A write the server refused (invalid, forbidden) or did not take (unreachable): counted and
   // logged, not a pass error.
   Status ReportRefused(const Status& st);
+  // A write that lost a race (the object changed or went away): settled by its next event.
+  static bool Lost(const Status& st);
+  // A write the API server refused (invalid, or forbidden to this scheduler): reported, and the
+  // pass goes on; the object's next change is reconciled as any other.
+  static bool Refused(const Status& st);
   // The budgets from the informer's PodDisruptionBudgets (after a change to any of them).
   void LoadBudgets(const Informers& informers);
   // A claim, volume, storage class or CSI node as the store has it now (nullptr: gone), into the
