@@ -15,12 +15,18 @@ For each binary given (label=path; several to compare builds in one run) and eac
 4. GET /api/v1/pods?limit=500 followed through every continue token: pages, items, seconds;
 5. the field-selected list that matches nothing, timed 5 times (median);
 6. 8 concurrent GET /api/v1/pods (whole) while another client GETs one pod in a loop: the
-   slowest single-pod GET, how long the 8 took, and how far RSS rose meanwhile.
+   slowest single-pod GET, how long the 8 took, and how far RSS rose meanwhile;
+7. the dashboard, then its explanation of a bound pod (its what-if over the whole cluster), as
+   the page asks: the dashboard document once (it builds the dashboard's informers and decoded
+   objects), then the explanation three times, each after a write so that none is answered from
+   the last one: seconds of each and how far RSS rose during the dashboard and the explanations.
+
+With --explain-only, steps 2 and 4-6 are left out (the MORE pods are created without a poller).
 
 Prints one JSON line per run on standard output, progress on standard error.
 
   scripts/bench-serve-lists.py [--runs 3] [--nodes 5000] [--pods 40000] [--more 10000] \\
-      after=build/bin/arbiter [before=/tmp/before/bin/arbiter]
+      [--explain-only] after=build/bin/arbiter [before=/tmp/before/bin/arbiter]
 """
 
 import argparse
@@ -165,6 +171,15 @@ def one_run(label, binary, args, run):
         create_all(port, "/api/v1/namespaces/default/pods", [pod(f"p-{i}") for i in range(args.pods)])
         wait_bound(c, "initial pods")
 
+        if args.explain_only:
+            create_all(port, "/api/v1/namespaces/default/pods", [pod(f"q-{i}") for i in range(args.more)])
+            wait_bound(c, "more pods")
+            time.sleep(2)
+            out.update({"rssMiB": rss(server.pid)["VmRSS"], "peakRssMiB": rss(server.pid)["VmHWM"]})
+            out["explain"] = explain(c, server.pid, label, run)
+            out["peakRssMiB"] = rss(server.pid)["VmHWM"]
+            return out
+
         # 2. MORE pods while a client polls the unbound ones every 0.1 s.
         log(f"{label} run {run}: {args.more} more pods, a client polling unbound pods")
         state = {"last_create": None, "bound_at": None, "polls": 0, "stop": False}
@@ -261,6 +276,7 @@ def one_run(label, binary, args, run):
                                   "rssGrowthMiB": max(peak) - before,
                                   "singleGets": len(gets), "slowestGetMs": round(max(gets) * 1000, 1),
                                   "medianGetMs": round(statistics.median(gets) * 1000, 1)}
+        out["explain"] = explain(c, server.pid, label, run)
         out["peakRssMiB"] = rss(server.pid)["VmHWM"]
         return out
     finally:
@@ -270,6 +286,49 @@ def one_run(label, binary, args, run):
         except subprocess.TimeoutExpired:
             server.kill()
         shutil.rmtree(d, ignore_errors=True)
+
+
+def explain(c, pid, label, run):
+    """Step 7: the explanation of the bound pod p-7, three times, a write before each."""
+    log(f"{label} run {run}: explaining a bound pod")
+    before = rss(pid)["VmRSS"]
+    done = threading.Event()
+    peak = [before]
+
+    def sampler():
+        while not done.is_set():
+            peak.append(rss(pid)["VmRSS"])
+            time.sleep(0.05)
+
+    sampling = threading.Thread(target=sampler, daemon=True)
+    sampling.start()
+    began = time.monotonic()
+    status, raw = c.request("GET", "/apis/arbiter.dev/v1alpha1/dashboard")
+    dashboard_seconds = round(time.monotonic() - began, 3)
+    if status != 200:
+        done.set()
+        raise RuntimeError(f"dashboard: {status} {raw[:300]!r}")
+    time.sleep(0.2)
+    dashboard_growth = max(peak) - before
+    seconds = []
+    for i in range(3):
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"explain-{i}"}, "data": {"k": "v"}}
+        status, raw = c.request("POST", "/api/v1/namespaces/default/configmaps", cm)
+        if status != 201:
+            raise RuntimeError(f"configmap: {status} {raw[:200]!r}")
+        began = time.monotonic()
+        status, raw = c.request("GET", "/apis/arbiter.dev/v1alpha1/namespaces/default/explanations/p-7")
+        seconds.append(round(time.monotonic() - began, 3))
+        if status != 200:
+            raise RuntimeError(f"explanation: {status} {raw[:300]!r}")
+        doc = json.loads(raw)
+        if not doc.get("whatIf") or doc["cycles"][0]["result"] != "Scheduled":
+            done.set()
+            raise RuntimeError(f"explanation of a bound pod without its what-if: {raw[:300]!r}")
+    done.set()
+    sampling.join()
+    return {"dashboardSeconds": dashboard_seconds, "dashboardRssGrowthMiB": dashboard_growth,
+            "seconds": seconds, "rssGrowthMiB": max(peak) - before}
 
 
 def single_gets(port):
@@ -297,6 +356,7 @@ def main():
     p.add_argument("--nodes", type=int, default=5000)
     p.add_argument("--pods", type=int, default=40000)
     p.add_argument("--more", type=int, default=10000)
+    p.add_argument("--explain-only", action="store_true", help="only steps 1, 3 and 7")
     p.add_argument("binaries", nargs="+", help="label=path of an arbiter binary")
     args = p.parse_args()
     binaries = []

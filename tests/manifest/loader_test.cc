@@ -140,6 +140,46 @@ TEST(LoaderTest, ConcatenatesSeveralFilesInOrder) {
   EXPECT_EQ(o.pods[1].origin.ToString(), "pods.yaml: document 2: Pod default/p1");
 }
 
+// Objects decoded one at a time and gathered with Append are what Load reads from the same
+// documents in one input, checked by CheckDecoded as Load checks them.
+TEST(LoaderTest, ObjectsDecodedOneAtATimeAndAppendedAreWhatLoadReadsAtOnce) {
+  const std::vector<std::pair<std::string, std::string>> docs = {
+      {"n.json", R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"2","pods":"10"}}})"},
+      {"pc.json", R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"high"},"value":1000})"},
+      {"p.json", R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"team"},"spec":{"nodeName":"n1","priorityClassName":"high","containers":[{"name":"c"}]}})"},
+      {"q.json", R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"},"spec":{"containers":[{"name":"c"}]}})"},
+  };
+  std::vector<InputFile> files;
+  LoadResult appended;
+  for (const auto& [name, text] : docs) {
+    files.push_back({name, text});
+    LoadResult one = DecodeJson(name, nlohmann::json::parse(text));
+    ASSERT_TRUE(one.ok()) << one.errors.front();
+    Append(appended.objects, one.objects);
+  }
+  CheckDecoded(appended);
+  EXPECT_TRUE(appended.ok()) << appended.errors.front();
+  const ClusterObjects at_once = LoadOk(files);
+  ASSERT_EQ(appended.objects.nodes.size(), 1u);
+  ASSERT_EQ(appended.objects.priority_classes.size(), 1u);
+  ASSERT_EQ(appended.objects.pods.size(), at_once.pods.size());
+  for (size_t i = 0; i < at_once.pods.size(); ++i) {
+    EXPECT_EQ(appended.objects.pods[i].object.Key(), at_once.pods[i].object.Key());
+    EXPECT_EQ(appended.objects.pods[i].object.node_name, at_once.pods[i].object.node_name);
+    EXPECT_EQ(appended.objects.pods[i].object.priority_class_name, at_once.pods[i].object.priority_class_name);
+    EXPECT_EQ(appended.objects.pods[i].origin.file, at_once.pods[i].origin.file);
+  }
+
+  // The whole-input checks see what was gathered: a pod bound to a node left out is named.
+  LoadResult without_node;
+  for (size_t i = 1; i < docs.size(); ++i) {
+    Append(without_node.objects, DecodeJson(docs[i].first, nlohmann::json::parse(docs[i].second)).objects);
+  }
+  CheckDecoded(without_node);
+  ASSERT_FALSE(without_node.ok());
+  EXPECT_TRUE(without_node.errors.front().starts_with("p.json:")) << without_node.errors.front();
+}
+
 TEST(LoaderTest, DocumentIndexesSkipEmptyDocuments) {
   const std::string yaml = "---\n"
                            "---\n"

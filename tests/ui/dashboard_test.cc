@@ -197,6 +197,34 @@ TEST(DashboardService, OneBadStoredObjectIsLeftOutOfAnotherPodsExplanation) {
   EXPECT_NE(own.status().message().find("gone-class"), std::string::npos) << own.status().message();
 }
 
+// Explanations plan from the decoded objects the dashboard keeps current: one asked again after
+// the cluster changed plans the cluster as it is now.
+TEST(DashboardService, AnExplanationAskedAgainAfterAChangePlansTheClusterAsItIsNow) {
+  auto store = store::NewMemoryStore();
+  VirtualClock clock(kT0);
+  ASSERT_TRUE(store->Create("nodes", "", "small", Node("small", "1")).ok());
+  ASSERT_TRUE(store->Create("pods", "default", "asked", Pod("asked", "2", 0)).ok());
+  DashboardService dashboard(*store, clock, nullptr, "default-scheduler");
+  auto before = dashboard.Explain("default", "asked");
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  ASSERT_GE((*before)["cycles"].size(), 1u);
+  EXPECT_EQ((*before)["cycles"][0]["result"], "Unschedulable");
+
+  // A node with room comes, and the pod is asked for again.
+  ASSERT_TRUE(store->Create("nodes", "", "big", Node("big", "4")).ok());
+  auto after = dashboard.Explain("default", "asked");
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  ASSERT_GE((*after)["cycles"].size(), 1u);
+  EXPECT_EQ((*after)["cycles"][0]["result"], "Scheduled");
+  EXPECT_EQ((*after)["cycles"][0]["node"], "big");
+
+  // The big node filled by a pod bound there: the asked pod is unschedulable again.
+  ASSERT_TRUE(store->Create("pods", "default", "filler", Pod("filler", "3", 0, "big")).ok());
+  auto full = dashboard.Explain("default", "asked");
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  EXPECT_EQ((*full)["cycles"][0]["result"], "Unschedulable");
+}
+
 TEST(DashboardService, ExplainsAPendingPodWithEachNodesFilterVerdictsAsPlanExplainDoes) {
   auto store = store::NewMemoryStore();
   VirtualClock clock(kT0);

@@ -15,11 +15,16 @@ namespace arbiter::controlplane {
 
 class DecodeCache {
  public:
+  // Objects are decoded as if read from a file named "PREFIXresource/namespace/name", which is
+  // how their problems are named.
+  explicit DecodeCache(std::string prefix = "") : prefix_(std::move(prefix)) {}
+
+  // The reference stays valid until this object is decoded again or forgotten.
   const manifest::LoadResult& Get(const store::Object& o) {
     auto& slot = decoded_[{o.resource, o.ns, o.name}];
     if (slot.first != o.revision) {
       slot.first = o.revision;
-      slot.second = manifest::DecodeJson(o.resource + "/" + o.ns + "/" + o.name, o.body);
+      slot.second = manifest::DecodeJson(prefix_ + o.resource + "/" + o.ns + "/" + o.name, o.body);
     }
     return slot.second;
   }
@@ -29,6 +34,7 @@ class DecodeCache {
   }
 
  private:
+  std::string prefix_;
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, manifest::LoadResult>> decoded_;
 };
 

@@ -546,11 +546,35 @@ LoadResult Load(const std::vector<InputFile>& files, TextReader reader, UnknownF
                 const std::function<void(LoadResult&)>& expand) {
   LoadResult result = DecodeFiles(files, reader, unknown, /*check_schema=*/true);
   if (result.errors.empty() && expand) expand(result);
-  if (result.errors.empty()) {
-    DropDisabledFields(result.objects);
-    CheckWholeInput(result.objects, result.errors);
-  }
+  if (result.errors.empty()) CheckDecoded(result);
   return result;
+}
+
+void CheckDecoded(LoadResult& result) {
+  DropDisabledFields(result.objects);
+  CheckWholeInput(result.objects, result.errors);
+}
+
+void Append(ClusterObjects& into, const ClusterObjects& from) {
+  auto add = [](auto& to, const auto& more) { to.insert(to.end(), more.begin(), more.end()); };
+  add(into.nodes, from.nodes);
+  add(into.pods, from.pods);
+  add(into.priority_classes, from.priority_classes);
+  add(into.pdbs, from.pdbs);
+  add(into.namespaces, from.namespaces);
+  add(into.workloads, from.workloads);
+  add(into.pod_groups, from.pod_groups);
+  add(into.composite_pod_groups, from.composite_pod_groups);
+  if (!into.config) into.config = from.config;
+  add(into.pod_metrics, from.pod_metrics);
+  if (!into.kubelet_config) into.kubelet_config = from.kubelet_config;
+  add(into.pvcs, from.pvcs);
+  add(into.pvs, from.pvs);
+  add(into.storage_classes, from.storage_classes);
+  add(into.csi_nodes, from.csi_nodes);
+  add(into.workload_controllers, from.workload_controllers);
+  into.pod_controllers.insert(from.pod_controllers.begin(), from.pod_controllers.end());
+  add(into.skipped, from.skipped);
 }
 
 LoadResult DecodeJson(const std::string& name, const nlohmann::json& body, bool strict_strings) {

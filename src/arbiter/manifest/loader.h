@@ -84,6 +84,11 @@ struct ClusterObjects {
   std::vector<Origin> skipped;
 };
 
+// Adds a copy of every object of `from` to `into`, after those it holds: the objects of inputs
+// decoded one at a time (DecodeJson), gathered as Load would have read them in that order. Of the
+// singletons (config, kubelet_config), one `into` already holds is kept.
+void Append(ClusterObjects& into, const ClusterObjects& from);
+
 struct LoadResult {
   ClusterObjects objects;
   std::vector<std::string> errors;  // one line per problem; empty on success
@@ -111,6 +116,9 @@ enum class TextReader { kFast, kReference };
 LoadResult Load(const std::vector<InputFile>& files, TextReader reader = TextReader::kFast,
                 UnknownFields unknown = UnknownFields::kError,
                 const std::function<void(LoadResult&)>& expand = nullptr);
+// What Load does once every input is decoded (and expanded): drops the fields of disabled
+// features and makes the checks that need the whole input, adding their problems to `result`.
+void CheckDecoded(LoadResult& result);
 // Decodes every document on its own, without the checks that need the whole input (the API
 // server validates one object at a time and resolves references against its store).
 LoadResult DecodeEach(const std::vector<InputFile>& files, TextReader reader = TextReader::kFast);

@@ -2,6 +2,7 @@
 #include "arbiter/ui/dashboard.h"
 
 #include <algorithm>
+#include <deque>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -635,55 +636,86 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
   const auto revision = store_.Revision();
   if (!revision.ok()) return revision.status();
   if (explained_ && explained_pod_ == key && explained_revision_ == *revision) return *explained_;
-  auto asked = store_.Get("pods", ns, name);
-  if (!asked.ok()) return asked.status();
-  const std::string group = asked->body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
+  // Every stored object the plan weighs, each decoded on its own: a problem in one (an object
+  // stored before a rule existed) names it, and it is left out rather than failing every
+  // explanation. Pods and nodes come decoded from the dashboard's cache (each version decoded
+  // once, whatever the number of explanations); the other kinds are few and decoded here.
+  struct Part {
+    std::string name;                         // "store:RESOURCE/NAMESPACE/NAME", as its problems name it
+    const manifest::LoadResult* decoded;      // in decoded_ or in `own`
+  };
+  std::vector<Part> parts;
+  std::deque<manifest::LoadResult> own;  // stable addresses as it grows
+  const std::string asked_input = "store:pods/" + ns + "/" + name;
+  std::string group;
   std::optional<std::string> bound_node;
+  std::string asked_uid;
+  std::unique_lock<std::mutex> lk(mu_);
+  last_request_ = std::chrono::steady_clock::now();
+  ARBITER_RETURN_IF_ERROR(SyncLocked());
+  const store::Object* asked = pods_->Find({ns, name});
+  if (asked == nullptr) return NotFound("pods \"" + name + "\" not found in namespace \"" + ns + "\"");
+  group = asked->body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
   if (std::string node = controlplane::NodeOf(asked->body); !node.empty()) bound_node = std::move(node);
-  // Every stored object the plan weighs, each its own input: a problem in one (an object stored
-  // before a rule existed) names it, and it is left out rather than failing every explanation.
-  std::vector<manifest::InputFile> inputs;
+  asked_uid = asked->body.value("/metadata/uid"_json_pointer, std::string());
   for (const Collection& c : kCollections) {
+    const std::string resource = c.resource;
+    if (resource == "nodes") {
+      for (const auto& [k, object] : nodes_->objects()) {
+        parts.push_back({"store:nodes/" + object->ns + "/" + object->name, &decoded_.Get(*object)});
+      }
+      continue;
+    }
+    if (resource == "pods") {
+      for (const auto& [k, object] : pods_->objects()) {
+        const bool is_asked = object->ns == ns && object->name == name;
+        if (!is_asked) {
+          const std::string node = controlplane::NodeOf(object->body);
+          const std::string its_group =
+              object->body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
+          // Of the other pending pods only the asked pod's group's members are planned with it.
+          if (node.empty() && (group.empty() || object->ns != ns || its_group != group)) continue;
+          if (controlplane::Terminal(object->body)) continue;  // an ended pod takes no room
+        }
+        parts.push_back({"store:pods/" + object->ns + "/" + object->name, &decoded_.Get(*object)});
+      }
+      continue;
+    }
     auto list = store_.List(c.resource, "");
     if (!list.ok()) return list.status();
     for (auto& o : list->items) {
       Json body = std::move(o.body);
       body["apiVersion"] = c.api_version;
       body["kind"] = c.kind;
-      if (std::string_view(c.resource) == "pods") {
-        const bool is_asked = o.ns == ns && o.name == name;
-        const std::string node = controlplane::NodeOf(body);
-        const std::string its_group = body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
-        // The asked pod is planned as pending (taken off its node for the what-if); of the other
-        // pending pods only its group's members are planned with it.
-        if (is_asked) {
-          body["spec"].erase("nodeName");
-          if (body.contains("status") && body["status"].is_object()) {
-            body["status"].erase("nominatedNodeName");
-            body["status"]["phase"] = "Pending";
-          }
-        } else if (node.empty() && (group.empty() || o.ns != ns || its_group != group)) {
-          continue;
-        } else if (controlplane::Terminal(body)) {
-          continue;  // an ended pod takes no room (the scheduler's cache drops it)
-        }
-      }
-      inputs.push_back({std::string("store:") + c.resource + "/" + o.ns + "/" + o.name, body.dump()});
+      std::string input = "store:" + resource + "/" + o.ns + "/" + o.name;
+      own.push_back(manifest::DecodeJson(input, body));
+      parts.push_back({std::move(input), &own.back()});
     }
   }
-  const std::string asked_input = "store:pods/" + ns + "/" + name;
-  manifest::LoadResult loaded;
+  // The objects the parts hold, but for those left out; the asked pod planned as pending (taken
+  // off its node and its nomination for the what-if).
+  std::set<std::string> left_out;
   std::vector<std::string> ignored;
-  for (;;) {
-    loaded = manifest::Load(inputs);
-    std::vector<std::string> errors = loaded.errors;
-    if (errors.empty()) errors = admission::AdmitPriorities(loaded.objects);
-    if (errors.empty()) break;
-    // Leave out each object a problem names; the asked pod's own problem is the answer.
+  auto gather = [&] {
+    manifest::LoadResult loaded;
+    for (const Part& p : parts) {
+      if (!left_out.contains(p.name)) manifest::Append(loaded.objects, p.decoded->objects);
+    }
+    for (auto& pod : loaded.objects.pods) {
+      if (pod.object.ns == ns && pod.object.name == name) {
+        pod.object.node_name.clear();
+        pod.object.nominated_node_name.clear();
+      }
+    }
+    manifest::CheckDecoded(loaded);
+    return loaded;
+  };
+  // Leaves out each object a problem names (the asked pod's own problem is the answer).
+  auto leave_out = [&](const std::vector<std::string>& errors) -> Status {
     std::set<std::string> named;
     for (const std::string& e : errors) {
-      for (const manifest::InputFile& in : inputs) {
-        if (e.starts_with(in.name + ":")) named.insert(in.name);
+      for (const Part& p : parts) {
+        if (e.starts_with(p.name + ":")) named.insert(p.name);
       }
     }
     if (named.empty() || named.contains(asked_input)) {
@@ -694,8 +726,23 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
     for (const std::string& e : errors) {
       if (ignored.size() < 20) ignored.push_back(e);
     }
-    std::erase_if(inputs, [&](const manifest::InputFile& in) { return named.contains(in.name); });
+    left_out.insert(named.begin(), named.end());
+    return Status::Ok();
+  };
+  std::vector<std::string> decode_errors;
+  for (const Part& p : parts) {
+    decode_errors.insert(decode_errors.end(), p.decoded->errors.begin(), p.decoded->errors.end());
   }
+  if (!decode_errors.empty()) ARBITER_RETURN_IF_ERROR(leave_out(decode_errors));
+  manifest::LoadResult loaded;
+  for (;;) {
+    loaded = gather();
+    std::vector<std::string> errors = loaded.errors;
+    if (errors.empty()) errors = admission::AdmitPriorities(loaded.objects);
+    if (errors.empty()) break;
+    ARBITER_RETURN_IF_ERROR(leave_out(errors));
+  }
+  lk.unlock();  // the plan reads only its own copy
   sim::PlanOptions options;
   options.explain = true;
   options.start = clock_.Now();
@@ -704,7 +751,7 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
   Json doc = ExplanationJson(key, *plan, bound_node, bound_node.has_value(), clock_.Now());
   if (!ignored.empty()) doc["ignoredObjects"] = ignored;  // what was left out, and why
   if (bound_node) {
-    auto history = History(ns, name, asked->body.value("/metadata/uid"_json_pointer, std::string()), group, *bound_node);
+    auto history = History(ns, name, asked_uid, group, *bound_node);
     if (!history.ok()) return history.status();
     doc["history"] = std::move(*history);
   }

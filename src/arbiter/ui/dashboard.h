@@ -136,7 +136,7 @@ class DashboardService {
   const std::string scheduler_name_;
   std::mutex mu_;
   std::unique_ptr<store::Informer> nodes_, pods_;
-  controlplane::DecodeCache decoded_;
+  controlplane::DecodeCache decoded_{"store:"};  // problems named as "store:pods/NS/NAME"
   // The last document, the store revision it was read at and when it was built.
   std::shared_ptr<const Json> last_;
   int64_t last_revision_ = -1;
