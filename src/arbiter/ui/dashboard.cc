@@ -647,17 +647,15 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
   std::vector<Part> parts;
   std::deque<manifest::LoadResult> own;  // stable addresses as it grows
   const std::string asked_input = "store:pods/" + ns + "/" + name;
-  std::string group;
-  std::optional<std::string> bound_node;
-  std::string asked_uid;
   std::unique_lock<std::mutex> lk(mu_);
   last_request_ = std::chrono::steady_clock::now();
   ARBITER_RETURN_IF_ERROR(SyncLocked());
   const store::Object* asked = pods_->Find({ns, name});
   if (asked == nullptr) return NotFound("pods \"" + name + "\" not found in namespace \"" + ns + "\"");
-  group = asked->body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
+  const std::string group = asked->body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
+  const std::string asked_uid = asked->body.value("/metadata/uid"_json_pointer, std::string());
+  std::optional<std::string> bound_node;
   if (std::string node = controlplane::NodeOf(asked->body); !node.empty()) bound_node = std::move(node);
-  asked_uid = asked->body.value("/metadata/uid"_json_pointer, std::string());
   for (const Collection& c : kCollections) {
     const std::string resource = c.resource;
     if (resource == "nodes") {
@@ -710,12 +708,15 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
     manifest::CheckDecoded(loaded);
     return loaded;
   };
-  // Leaves out each object a problem names (the asked pod's own problem is the answer).
+  // Leaves out each object a problem names (the asked pod's own problem is the answer). A
+  // problem starts with its object's name and a colon; the name has a colon of its own.
+  std::set<std::string_view> part_names;
+  for (const Part& p : parts) part_names.insert(p.name);
   auto leave_out = [&](const std::vector<std::string>& errors) -> Status {
     std::set<std::string> named;
     for (const std::string& e : errors) {
-      for (const Part& p : parts) {
-        if (e.starts_with(p.name + ":")) named.insert(p.name);
+      for (size_t colon = e.find(':'); colon != std::string::npos; colon = e.find(':', colon + 1)) {
+        if (part_names.contains(std::string_view(e).substr(0, colon))) named.emplace(e, 0, colon);
       }
     }
     if (named.empty() || named.contains(asked_input)) {
