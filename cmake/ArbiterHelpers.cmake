@@ -96,6 +96,17 @@ elseif(NOT ARBITER_TEST_OPTIMIZE STREQUAL "build")
   message(FATAL_ERROR "ARBITER_TEST_OPTIMIZE must be debug or build, not '${ARBITER_TEST_OPTIMIZE}'")
 endif()
 
+# How a test binary's tests are registered with CTest. 0 (the default): one CTest test per
+# GoogleTest test (gtest_discover_tests), so that `ctest -R` picks single tests and a failure is
+# named by the test alone. N: the binary is registered as N CTest tests, each running a shard of
+# its tests in one process. The sanitizer tree uses shards (scripts/test.sh): an instrumented
+# process takes 0.2-0.5 s to start and exit (shadow memory, the leak check), which was 40% of
+# that tree's test time with a process per test (docs/ci.md).
+set(ARBITER_TEST_SHARDS 0 CACHE STRING "Register each test binary as this many GoogleTest shards (0: one CTest test per test)")
+if(NOT ARBITER_TEST_SHARDS MATCHES "^[0-9]+$")
+  message(FATAL_ERROR "ARBITER_TEST_SHARDS must be a whole number, not '${ARBITER_TEST_SHARDS}'")
+endif()
+
 # arbiter_test(NAME SRCS ... DEPS ...): a GoogleTest binary registered with CTest.
 function(arbiter_test NAME)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
@@ -107,6 +118,16 @@ function(arbiter_test NAME)
   target_compile_definitions(${NAME} PRIVATE
     ARBITER_SOURCE_DIR_DEFAULT="${PROJECT_SOURCE_DIR}"
     ARBITER_BINARY_DEFAULT="${CMAKE_BINARY_DIR}/bin/arbiter")
-  gtest_discover_tests(${NAME} TEST_PREFIX "${NAME}." DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS unit)
+  if(ARBITER_TEST_SHARDS EQUAL 0)
+    gtest_discover_tests(${NAME} TEST_PREFIX "${NAME}." DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
+      PROPERTIES LABELS unit)
+  else()
+    # GoogleTest's own sharding: shard I runs every test whose index is I modulo the count.
+    foreach(shard RANGE 1 ${ARBITER_TEST_SHARDS})
+      math(EXPR index "${shard} - 1")
+      add_test(NAME ${NAME}.shard-${shard}-of-${ARBITER_TEST_SHARDS} COMMAND ${NAME})
+      set_tests_properties(${NAME}.shard-${shard}-of-${ARBITER_TEST_SHARDS} PROPERTIES LABELS unit
+        ENVIRONMENT "GTEST_TOTAL_SHARDS=${ARBITER_TEST_SHARDS};GTEST_SHARD_INDEX=${index}")
+    endforeach()
+  endif()
 endfunction()
