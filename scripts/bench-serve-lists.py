@@ -22,11 +22,12 @@ For each binary given (label=path; several to compare builds in one run) and eac
    the last one: seconds of each and how far RSS rose during the dashboard and the explanations.
 
 With --explain-only, steps 2 and 4-6 are left out (the MORE pods are created without a poller).
+With --memory-only, only steps 1-3 are made.
 
 Prints one JSON line per run on standard output, progress on standard error.
 
   scripts/bench-serve-lists.py [--runs 3] [--nodes 5000] [--pods 40000] [--more 10000] \\
-      [--explain-only] after=build/bin/arbiter [before=/tmp/before/bin/arbiter]
+      [--explain-only | --memory-only] after=build/bin/arbiter [before=/tmp/before/bin/arbiter]
 """
 
 import argparse
@@ -92,6 +93,18 @@ def rss(pid):
         for line in f:
             if line.startswith(("VmRSS:", "VmHWM:")):
                 out[line.split(":")[0]] = int(line.split()[1]) // 1024  # MiB
+    return out
+
+
+def heap(c):
+    """The server's heap in MiB from /metrics: what it holds, and what its allocator keeps for reuse."""
+    status, raw = c.request("GET", "/metrics")
+    out = {}
+    if status == 200:
+        for line in raw.decode().splitlines():
+            for name, key in (("arbiter_heap_in_use_bytes", "heapInUseMiB"), ("arbiter_heap_held_free_bytes", "heapHeldFreeMiB")):
+                if line.startswith(name + "{"):
+                    out[key] = int(float(line.split()[-1]) / (1 << 20))
     return out
 
 
@@ -207,6 +220,9 @@ def one_run(label, binary, args, run):
         # 3. Memory with every pod bound.
         time.sleep(2)
         out.update({"rssMiB": rss(server.pid)["VmRSS"], "peakRssMiB": rss(server.pid)["VmHWM"]})
+        out.update(heap(c))
+        if args.memory_only:
+            return out
 
         # 4. Paging.
         log(f"{label} run {run}: paging with limit=500")
@@ -357,6 +373,7 @@ def main():
     p.add_argument("--pods", type=int, default=40000)
     p.add_argument("--more", type=int, default=10000)
     p.add_argument("--explain-only", action="store_true", help="only steps 1, 3 and 7")
+    p.add_argument("--memory-only", action="store_true", help="only steps 1 to 3")
     p.add_argument("binaries", nargs="+", help="label=path of an arbiter binary")
     args = p.parse_args()
     binaries = []

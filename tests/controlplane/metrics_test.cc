@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+#include <vector>
+
 namespace arbiter::controlplane {
 namespace {
 
@@ -52,6 +56,20 @@ TEST(SchedulerMetrics, HistogramsAreCumulativeWithSumAndCount) {
   EXPECT_TRUE(Has(t, "scheduler_pod_scheduling_sli_duration_seconds_bucket{le=\"+Inf\"} 6"));
   EXPECT_TRUE(Has(t, "scheduler_pod_scheduling_sli_duration_seconds_sum 2.500000"));
   EXPECT_TRUE(Has(t, "scheduler_pod_scheduling_sli_duration_seconds_count 6"));
+}
+
+TEST(SchedulerMetrics, TheHeapIsReportedAsItsAllocatorCountsIt) {
+  // A test binary's allocator is glibc's (or the sanitizers'); the arbiter executable's is
+  // tcmalloc. Whichever it is, it is named, and a live block shows in the bytes in use.
+  auto block = std::make_unique<std::vector<char>>(size_t{8} << 20, 'x');
+  const std::string t = SchedulerMetricsText(LoopMetrics{}, {});
+  const auto at = t.find("\narbiter_heap_in_use_bytes{allocator=\"");
+  ASSERT_NE(at, std::string::npos) << t;
+  const auto value = t.find("} ", at);
+  ASSERT_NE(value, std::string::npos);
+  EXPECT_GE(std::stoull(t.substr(value + 2)), size_t{8} << 20);
+  EXPECT_NE(t.find("# TYPE arbiter_heap_held_free_bytes gauge\narbiter_heap_held_free_bytes{allocator=\""), std::string::npos);
+  EXPECT_EQ((*block)[0], 'x');
 }
 
 }  // namespace

@@ -1,8 +1,5 @@
 #include "arbiter/bench/model_footprint.h"
 
-#include <dlfcn.h>
-#include <malloc.h>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -11,24 +8,17 @@
 #include <utility>
 #include <vector>
 
+#include "arbiter/base/heap.h"
 #include "arbiter/manifest/loader.h"
 
 namespace arbiter::bench {
 
 namespace {
 
-// The heap bytes in use, as the allocator counts them, each allocator's API found at run time:
-// tcmalloc's when it is the allocator, the sanitizers' when the build has them (they replace
-// malloc, and their mallinfo2 reports nothing), else glibc's.
+// The heap bytes in use, as the allocator counts them.
 std::pair<size_t, std::string> HeapInUse() {
-  using GetProperty = int (*)(const char*, size_t*);
-  using GetBytes = size_t (*)();
-  static auto* tcmalloc = reinterpret_cast<GetProperty>(dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty"));
-  static auto* sanitizer = reinterpret_cast<GetBytes>(dlsym(RTLD_DEFAULT, "__sanitizer_get_current_allocated_bytes"));
-  size_t v = 0;
-  if (tcmalloc != nullptr && tcmalloc("generic.current_allocated_bytes", &v) != 0) return {v, "tcmalloc"};
-  if (sanitizer != nullptr) return {sanitizer(), "sanitizer"};
-  return {mallinfo2().uordblks, "glibc"};
+  HeapStats h = CurrentHeap();
+  return {h.in_use, std::move(h.allocator)};
 }
 
 constexpr const char* kNoThreadCache = "glibc.malloc.tcache_count=0";

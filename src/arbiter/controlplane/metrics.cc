@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "arbiter/base/heap.h"
 #include "arbiter/base/time.h"
 
 namespace arbiter::controlplane {
@@ -54,6 +55,15 @@ std::string SchedulerMetricsText(const LoopMetrics& m, const LoopCounters& c) {
   std::snprintf(sum, sizeof sum, "%.6f", static_cast<double>(m.e2e_micros_sum.load()) / kSecond);
   t += std::string("scheduler_pod_scheduling_sli_duration_seconds_sum ") + sum + "\n";
   t += "scheduler_pod_scheduling_sli_duration_seconds_count " + std::to_string(cumulative) + "\n";
+  // The process's heap: what the program holds, and what the allocator keeps resident for reuse.
+  const HeapStats heap = CurrentHeap();
+  auto gauge = [&](const std::string& name, const std::string& help, size_t v) {
+    t += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + "{allocator=\"" + heap.allocator +
+         "\"} " + std::to_string(v) + "\n";
+  };
+  gauge("arbiter_heap_in_use_bytes", "Heap bytes the process has allocated and not freed", heap.in_use);
+  gauge("arbiter_heap_held_free_bytes", "Heap bytes the allocator keeps for reuse and has not returned to the system",
+        heap.held_free);
   // Arbiter's own: the control loop's store writes and the batches (transactions) they took.
   counter("arbiter_control_loop_store_batches_total", "Store transactions (batches) the control loop committed", "",
           c.batches);

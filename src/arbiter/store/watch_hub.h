@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "arbiter/base/reaper.h"
 #include "arbiter/base/status.h"
@@ -22,6 +23,12 @@ struct WatchHubLimits {
   size_t max_events = kDefaultWatchHistory;
   size_t max_bytes = size_t{128} << 20;
   std::chrono::milliseconds max_age = std::chrono::minutes(5);
+  // An old version (one a later write of the same object superseded, or a deletion) is kept as
+  // its JSON text from this long after it became old: a watch that is up to date has taken it by
+  // then, and only a watch that resumes from further back reads it again (parsing it anew). The
+  // text is about a fifth of the tree's memory (docs/benchmarks.md). Zero: old versions are kept
+  // as they were written.
+  std::chrono::milliseconds compact_after = std::chrono::milliseconds(1000);
   // The clock that ages events (steady time in milliseconds); tests inject one.
   std::function<int64_t()> now_millis;
 };
@@ -35,7 +42,13 @@ size_t ApproximateBytes(const Json& j);
 // strictly increasing revision order. Everything up to the "horizon" revision is no longer kept
 // (evicted by the bound, dropped by Compact, or from before the hub existed): a watch that needs
 // an event at or before the horizon gets Gone. Watches pull from the shared history with their
-// own cursor, so a slow watcher costs nothing until it asks. Thread-safe.
+// own cursor, so a slow watcher costs nothing until it asks.
+//
+// The newest version of each object is kept as written, shared with whoever else holds it (the
+// informers and list caches hold the same event). Old versions, which only the history holds,
+// are turned into their JSON text by a thread of the hub's own once they are
+// `compact_after` old (WatchHubLimits), and counted at the text's size; a watch that reads one
+// gets an event parsed from it, equal to the one published. Thread-safe.
 class WatchHub {
  public:
   // `start_revision` is the store's revision when the hub is created: history before it is not
@@ -64,16 +77,24 @@ class WatchHub {
   int64_t horizon() const;
   // How many events are kept, and how many watches are open (for diagnostics and tests).
   size_t size() const;
-  size_t bytes() const;  // ApproximateBytes of the kept events' bodies
+  size_t bytes() const;  // ApproximateBytes of the kept events' bodies (the text's size once compacted)
   size_t watchers() const;
+  size_t compacted() const;  // how many kept events are held as their JSON text
+  // Turns every old version whose time has come (by the hub's clock) into its text now, and
+  // returns how many it turned. The hub's thread calls it several times a second; with an
+  // injected clock (WatchHubLimits::now_millis) there is no such thread and the caller calls it.
+  size_t CompactOld();
 
   struct State;  // shared with the watches, which may outlive the hub (watch_hub.cc)
 
  private:
+  void CompactorLoop();
+
   std::shared_ptr<State> state_;
   // Events that leave the history are released here, off the writer's thread and outside the
   // hub's lock: the last reference to an old version frees its whole body.
   std::unique_ptr<Reaper> reaper_;
+  std::thread compactor_;  // runs CompactOld (when limits.compact_after > 0)
 };
 
 // ---- Helpers shared by the backends (implemented in store.cc) ----

@@ -1,0 +1,22 @@
+// The process's heap as its allocator counts it, each allocator's API found at run time:
+// tcmalloc's when it is the allocator (the arbiter executable's), the sanitizers' when the build
+// has them (they replace malloc, and glibc's mallinfo2 then reports nothing), else glibc's.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace arbiter {
+
+struct HeapStats {
+  std::string allocator;  // "tcmalloc", "sanitizer" or "glibc"
+  size_t in_use = 0;      // bytes the program has allocated and not freed
+  // Bytes the allocator holds for reuse (freed, or never handed out) and has not returned to the
+  // system: resident, though the program holds none of it. tcmalloc's page heap and caches;
+  // glibc's free chunks; 0 where the allocator does not say.
+  size_t held_free = 0;
+};
+
+HeapStats CurrentHeap();
+
+}  // namespace arbiter
