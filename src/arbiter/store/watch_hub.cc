@@ -94,11 +94,19 @@ Kept* FindKept(State& state, int64_t revision) {
   return it != h.end() && it->revision == revision ? &*it : nullptr;
 }
 
-// Forgets `k` as its object's newest kept event, if it is (the event leaves the history). Needs
-// state.mu.
-void ForgetNewest(State& state, const Kept& k) {
-  auto it = state.newest.find(ObjectKey(k.resource(), k.ns(), k.name()));
-  if (it != state.newest.end() && it->second == k.revision) state.newest.erase(it);
+// Drops the oldest kept event (there must be one), handing what it holds to `retired`; it is no
+// longer its object's newest kept event either. Needs state.mu.
+void DropOldest(State& state, std::vector<std::shared_ptr<const void>>& retired) {
+  Kept& k = state.history.front();
+  state.bytes -= k.bytes;
+  if (k.compacted) --state.compacted;
+  if (!state.newest.empty()) {
+    auto it = state.newest.find(ObjectKey(k.resource(), k.ns(), k.name()));
+    if (it != state.newest.end() && it->second == k.revision) state.newest.erase(it);
+  }
+  if (k.event) retired.push_back(std::move(k.event));
+  if (k.compacted) retired.push_back(std::move(k.compacted));
+  state.history.pop_front();
 }
 
 std::string DescribeWatch(const std::string& resource, const std::string& ns) {
@@ -288,14 +296,8 @@ EventPtr WatchHub::Publish(Event event, size_t bytes) {
     while (state_->history.size() > 1 &&
            (state_->history.size() > l.max_events || state_->bytes > l.max_bytes ||
             now - state_->history.front().at_millis > l.max_age.count())) {
-      Kept& front = state_->history.front();
-      state_->horizon = front.revision;
-      state_->bytes -= front.bytes;
-      if (front.compacted) --state_->compacted;
-      if (l.compact_after.count() > 0) ForgetNewest(*state_, front);
-      if (front.event) retired.push_back(std::move(front.event));
-      if (front.compacted) retired.push_back(std::move(front.compacted));
-      state_->history.pop_front();
+      state_->horizon = state_->history.front().revision;
+      DropOldest(*state_, retired);
     }
     // Notifiers only schedule work, so they run under the lock: none can be removed meanwhile.
     for (auto* notify : state_->notifiers) (*notify)();
@@ -310,15 +312,7 @@ void WatchHub::Compact(int64_t revision) {
   {
     std::lock_guard<std::mutex> lk(state_->mu);
     auto& h = state_->history;
-    while (!h.empty() && h.front().revision <= revision) {
-      Kept& front = h.front();
-      state_->bytes -= front.bytes;
-      if (front.compacted) --state_->compacted;
-      ForgetNewest(*state_, front);
-      if (front.event) retired.push_back(std::move(front.event));
-      if (front.compacted) retired.push_back(std::move(front.compacted));
-      h.pop_front();
-    }
+    while (!h.empty() && h.front().revision <= revision) DropOldest(*state_, retired);
     state_->horizon = std::max(state_->horizon, revision);
     for (auto* notify : state_->notifiers) (*notify)();
   }
