@@ -144,6 +144,8 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--default-run-duration", serve.default_run_duration,
                         "How long a simulated pod that does not restart (a Job's, restartPolicy Never or OnFailure) "
                         "runs without an arbiter.dev/run-duration annotation (0: until deleted)");
+  serve_cmd->add_option("--config", serve.config,
+                        "A KubeSchedulerConfiguration file: the scheduler's profile (one profile)");
   serve_cmd->add_option("--kubelet-config", serve.kubelet_config,
                         "KubeletConfiguration (evictionHard) of the simulated nodes; default: the kubelet's");
 

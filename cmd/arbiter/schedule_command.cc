@@ -31,16 +31,8 @@ namespace {
 StatusOr<model::SchedulerConfig> LoadProfile(const ScheduleFlags& flags) {
   model::SchedulerConfig config;
   if (!flags.config.empty()) {
-    auto file = manifest::ReadInputFile(flags.config);
-    if (!file.ok()) return InvalidArgument("--config: " + file.status().message());
-    manifest::LoadResult loaded = manifest::DecodeEach({*file});
-    if (!loaded.ok()) {
-      std::string all;
-      for (const auto& e : loaded.errors) all += (all.empty() ? "" : "\n") + e;
-      return InvalidArgument(all);
-    }
-    if (!loaded.objects.config) return InvalidArgument("--config " + flags.config + ": no KubeSchedulerConfiguration in it");
-    config = loaded.objects.config->object;
+    ARBITER_ASSIGN_OR_RETURN(loaded, manifest::LoadSchedulerConfigFile("--config", flags.config));
+    config = std::move(loaded);
   }
   if (!flags.scheduler_name.empty()) config.scheduler_name = flags.scheduler_name;
   return config;

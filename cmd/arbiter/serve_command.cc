@@ -180,6 +180,14 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     }
     lo.kubelet = loaded.objects.kubelet_config->object;
   }
+  if (!flags.config.empty()) {
+    auto profile = manifest::LoadSchedulerConfigFile("--config", flags.config);
+    if (!profile.ok()) {
+      err << "arbiter serve: " << profile.status().message() << "\n";
+      return 2;
+    }
+    lo.scheduler = *std::move(profile);
+  }
   lo.simulate_nodes = !flags.no_simulate_nodes;
   lo.nodes.logs = &container_logs;
   {

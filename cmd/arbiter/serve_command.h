@@ -24,6 +24,7 @@ struct ServeFlags {
   bool no_scheduler = false;
   bool fsync = false;
   std::string kubelet_config;  // a KubeletConfiguration file for the simulated nodes
+  std::string config;          // a KubeSchedulerConfiguration file: the scheduler's profile
   // How long a simulated pod that does not restart (a Job's; restartPolicy Never or OnFailure)
   // runs without an arbiter.dev/run-duration annotation: a Go duration, 0 for until deleted.
   std::string default_run_duration = "5s";

@@ -36,13 +36,16 @@ def readme_commands():
     """The README's console blocks: a list of (line number, command, expected output lines)."""
     with open(os.path.join(ROOT, "README.md")) as f:
         lines = f.read().split("\n")
-    out, in_console = [], False
+    out, in_console, indent = [], False, ""
     for number, line in enumerate(lines, 1):
-        if line.startswith("```"):
+        if line.lstrip().startswith("```"):
+            # A block may be indented under a list item; its lines carry the same indent.
             in_console = line.strip() == "```console"
+            indent = line[:len(line) - len(line.lstrip())]
             continue
         if not in_console:
             continue
+        line = line[len(indent):] if line.startswith(indent) else line
         if line.startswith("$ "):
             out.append((number, line[2:], []))
         elif out and line != "^C":

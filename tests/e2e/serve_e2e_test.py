@@ -450,6 +450,57 @@ class NoSchedulerTest(ServeTestCase):
         self.assertEqual(json.loads(events)["items"], [])
 
 
+class SchedulerConfigTest(ServeTestCase):
+    """`serve --config FILE`: the live scheduler runs the profile of a KubeSchedulerConfiguration,
+    here with Arbiter's opt-in `pdbPolicy: Strict` (README, "Beyond upstream")."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        config = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "options", "config",
+                              "strict-budgets.yaml")
+        self.server = Server(self.tmp.name, extra=["--config", config]).start()
+        self.kubeconfig = os.path.join(self.tmp.name, "kubeconfig")
+
+    def test_strict_budgets_keep_the_replicas_and_the_preemptor_waits_naming_the_budget(self):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "options",
+                               "budget.yaml")) as f:
+            cluster = f.read()
+        # The replicas run first, then the urgent pod arrives.
+        pods = cluster.split("kind: Pod\nmetadata: {name: hotfix")
+        self.apply(pods[0].rsplit("---", 1)[0])
+        for name in ("web-0", "web-1"):
+            self.wait_for(name + " running", lambda n=name: (self.pod(n) or {}).get("status", {}).get("phase") == "Running")
+        self.apply("apiVersion: v1\nkind: Pod\nmetadata: {name: hotfix" + pods[1])
+
+        def failed_scheduling():
+            r = self.kubectl("get", "events", "--field-selector", "reason=FailedScheduling,involvedObject.name=hotfix",
+                             "-o", "json")
+            items = json.loads(r.stdout)["items"]
+            return items[0]["message"] if items else None
+
+        message = self.wait_for("hotfix's FailedScheduling", failed_scheduling)
+        self.assertIn("Preemption would violate PodDisruptionBudget default/web (pdbPolicy: Strict)", message)
+        time.sleep(1)
+        for name in ("web-0", "web-1"):
+            p = self.pod(name)
+            self.assertEqual(p["status"]["phase"], "Running")
+            self.assertNotIn("deletionTimestamp", p["metadata"])
+        self.assertFalse(self.pod("hotfix")["spec"].get("nodeName"))
+        self.assertFalse(self.pod("hotfix")["status"].get("nominatedNodeName"))
+
+    def test_a_bad_config_stops_the_server_naming_the_field(self):
+        bad = os.path.join(self.tmp.name, "bad.yaml")
+        with open(bad, "w") as f:
+            f.write("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+                    "- pluginConfig:\n  - name: DefaultPreemption\n    args: {pdbPolicy: Sometimes}\n")
+        data = os.path.join(self.tmp.name, "other")
+        os.makedirs(data)
+        r = subprocess.run([ARBITER, "serve", "--listen", "127.0.0.1:0", "--data-dir", data, "--config", bad],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("args.pdbPolicy: must be BestEffort or Strict", r.stderr)
+
+
 class PythonClientTest(ServeTestCase):
     def test_list_and_watch(self):
         from kubernetes import client, watch

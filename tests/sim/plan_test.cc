@@ -22,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using arbiter::testing::PodOf;
+using arbiter::testing::VictimNames;
 
 using arbiter::testing::SourceDir;
 
@@ -243,14 +244,6 @@ std::string VictimPolicyCluster(const std::string& config) {
   y += arbiter::testing::Pod("c", "1", "n1", "{}", "  priorityClassName: p50\n");
   y += arbiter::testing::Pod("urgent", "3", "", "{}", "  priorityClassName: p100\n");
   return y + config;
-}
-
-std::set<std::string> VictimNames(const PlanResult& r) {
-  std::set<std::string> out;
-  for (const auto& p : r.preemptions) {
-    for (const auto& v : p.victims) out.insert(v.name);
-  }
-  return out;
 }
 
 TEST(VictimSelection, KubernetesReprievesByImportance) {

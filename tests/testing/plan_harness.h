@@ -2,6 +2,7 @@
 // and look up pods in the result.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,15 @@ inline sim::PodPlan PodOf(const sim::PlanResult& r, const std::string& name) {
   }
   ADD_FAILURE() << "pod " << name << " is not in the plan";
   return {};
+}
+
+// The names (namespace/name) of every victim of every preemption in the plan.
+inline std::set<std::string> VictimNames(const sim::PlanResult& r) {
+  std::set<std::string> out;
+  for (const auto& p : r.preemptions) {
+    for (const auto& v : p.victims) out.insert(v.name);
+  }
+  return out;
 }
 
 // A node manifest with the given allocatable and labels (YAML flow map, e.g. "{zone: a}").

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <set>
 
 #include "arbiter/bench/fixtures.h"
 #include "arbiter/bench/nomad_placement.h"
 #include "arbiter/bench/preemption_scenarios.h"
+#include "arbiter/manifest/loader.h"
 #include "arbiter/model/quantity.h"
 
 namespace arbiter::bench {
@@ -62,7 +65,8 @@ class Fields {
 };
 
 struct Runner {
-  sim::ClusterSimulation sim{model::SchedulerConfig{}, kStart, QuietSimulation(0)};
+  explicit Runner(model::SchedulerConfig config) : sim(std::move(config), kStart, QuietSimulation(0)) {}
+  sim::ClusterSimulation sim;
   size_t nodes = 0;
   size_t pods = 0;
   std::vector<std::string> last_groups;
@@ -222,8 +226,25 @@ StatusOr<Json> RunScenarioFile(const std::string& path, const std::function<void
   if (root["labels"]) {
     for (const auto& l : root["labels"]) j["labels"].push_back(l.as<std::string>());
   }
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    static const std::set<std::string> kKeys = {"name", "labels", "expect", "steps", "anchor", "config"};
+    if (!kKeys.count(key)) {
+      return Status(StatusCode::kInvalidArgument,
+                    path + ": " + key + ": unknown field (name, labels, config, steps, expect, anchor)");
+    }
+  }
+  // `config`: a KubeSchedulerConfiguration file (relative to the scenario's directory) whose
+  // profile the scenario's scheduler runs.
+  model::SchedulerConfig config;
+  if (const YAML::Node c = root["config"]) {
+    if (!c.IsScalar()) return Status(StatusCode::kInvalidArgument, path + ": config: must be a file name");
+    const std::filesystem::path file = std::filesystem::path(path).parent_path() / c.as<std::string>();
+    ARBITER_ASSIGN_OR_RETURN(loaded, manifest::LoadSchedulerConfigFile(path + ": config", file.string()));
+    config = std::move(loaded);
+  }
   const double calibration = CalibrationMillis();
-  Runner runner;
+  Runner runner(std::move(config));
   ARBITER_RETURN_IF_ERROR(runner.sim.Init());
   const YAML::Node steps = root["steps"];
   if (!steps || !steps.IsSequence() || steps.size() == 0) {

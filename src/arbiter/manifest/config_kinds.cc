@@ -209,7 +209,7 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
         const std::string ap = cp + ".args";
         if (name == "DefaultPreemption") {
           d_.KnownFields(args, ap, {"apiVersion", "kind", "minCandidateNodesPercentage", "minCandidateNodesAbsolute",
-                                    "victimSelection", "priorityDelta"});
+                                    "victimSelection", "priorityDelta", "pdbPolicy", "minRuntimeSeconds"});
           if (auto v = d_.Int(D::Child(args, "minCandidateNodesPercentage"),
                               ap + ".minCandidateNodesPercentage", 0, 100)) {
             cfg.min_candidate_nodes_percentage = static_cast<int32_t>(*v);
@@ -232,7 +232,19 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
             }
           }
           if (auto v = d_.Int(D::Child(args, "priorityDelta"), ap + ".priorityDelta", 1, kInt32Max)) {
-            cfg.nomad_priority_delta = static_cast<int32_t>(*v);
+            cfg.priority_delta = static_cast<int32_t>(*v);
+          }
+          if (auto v = d_.String(D::Child(args, "pdbPolicy"), ap + ".pdbPolicy")) {
+            if (*v == "BestEffort") {
+              cfg.pdb_policy = model::PdbPolicy::kBestEffort;
+            } else if (*v == "Strict") {
+              cfg.pdb_policy = model::PdbPolicy::kStrict;
+            } else {
+              d_.Error(ap + ".pdbPolicy", "must be BestEffort or Strict, not \"" + *v + "\"");
+            }
+          }
+          if (auto v = d_.Int(D::Child(args, "minRuntimeSeconds"), ap + ".minRuntimeSeconds", 0, kMaxMinRuntimeSeconds)) {
+            cfg.min_runtime_seconds = *v;
           }
         } else if (name == "NodeResourcesFit") {
           d_.KnownFields(args, ap, {"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"});

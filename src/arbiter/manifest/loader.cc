@@ -636,4 +636,17 @@ model::LabelMap LabelMapOf(const nlohmann::json* labels) {
   return model::LabelMap(std::move(entries));
 }
 
+StatusOr<model::SchedulerConfig> LoadSchedulerConfigFile(const std::string& what, const std::string& path) {
+  auto file = ReadInputFile(path);
+  if (!file.ok()) return InvalidArgument(what + ": " + file.status().message());
+  LoadResult loaded = DecodeEach({*file});
+  if (!loaded.ok()) {
+    std::string all;
+    for (const auto& e : loaded.errors) all += (all.empty() ? "" : "\n") + e;
+    return InvalidArgument(all);
+  }
+  if (!loaded.objects.config) return InvalidArgument(what + " " + path + ": no KubeSchedulerConfiguration in it");
+  return loaded.objects.config->object;
+}
+
 }  // namespace arbiter::manifest

@@ -122,6 +122,10 @@ void CheckDecoded(LoadResult& result);
 // Decodes every document on its own, without the checks that need the whole input (the API
 // server validates one object at a time and resolves references against its store).
 LoadResult DecodeEach(const std::vector<InputFile>& files, TextReader reader = TextReader::kFast);
+// The profile of the KubeSchedulerConfiguration in the file at `path` (one profile), as the
+// commands and the bench read a --config file: InvalidArgument, naming `what` ("--config") and
+// the file, when it cannot be read, does not decode strictly, or holds no such object.
+StatusOr<model::SchedulerConfig> LoadSchedulerConfigFile(const std::string& what, const std::string& path);
 // Decodes one object held as JSON (as the API server stores it), as DecodeEach decodes a file
 // named `name` holding its text, without printing and parsing it again.
 LoadResult DecodeJson(const std::string& name, const nlohmann::json& body, bool strict_strings = false);

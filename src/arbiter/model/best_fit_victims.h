@@ -29,8 +29,9 @@ namespace arbiter::model {
 // delta of 10 or greater"); Arbiter lets both users configure it.
 inline constexpr int32_t kNomadPriorityDelta = 10;
 
-// True if a victim of `victim_priority` may be preempted by a preemptor of `priority`.
-inline bool NomadEligible(int64_t priority, int64_t victim_priority, int32_t delta) {
+// The priority delta rule, for Nomad's preemptor and DefaultPreemption's every victim policy:
+// true if a victim of `victim_priority` may be preempted by a preemptor of `priority`.
+inline bool PriorityDeltaAllows(int64_t priority, int64_t victim_priority, int32_t delta) {
   return priority - victim_priority >= delta;
 }
 

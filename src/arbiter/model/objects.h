@@ -367,9 +367,14 @@ struct Workload {
 enum class ScoringStrategy { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
 
 // How DefaultPreemption picks victims on a node: kube-scheduler's rule (every lower-priority pod
-// removed, then reprieved by importance), or Nomad's (only pods at least `nomad_priority_delta`
+// removed, then reprieved by importance), or Nomad's (only pods at least the priority delta
 // lower; by ascending priority, best fit by Nomad's distance, then the superset filter).
 enum class VictimSelection { kKubernetes, kNomad };
+
+// What preemption does about PodDisruptionBudgets: upstream's best effort (a candidate that
+// violates budgets is chosen only when no other is found), or never violate one (Arbiter's
+// `pdbPolicy: Strict`: the pod stays pending instead).
+enum class PdbPolicy { kBestEffort, kStrict };
 
 struct ResourceWeight {
   std::string name;
@@ -391,9 +396,21 @@ struct SchedulerConfig {
   // DefaultPreemptionArgs.
   int32_t min_candidate_nodes_percentage = 10;
   int32_t min_candidate_nodes_absolute = 100;
-  // Arbiter's extension (DefaultPreemptionArgs.victimSelection and .priorityDelta).
+  // Arbiter's extensions of DefaultPreemptionArgs, each off by default (docs/upstream-rules.md,
+  // "Deliberate departures"):
+  //   victimSelection  the victim policy on a node (above);
+  //   priorityDelta    how much lower than the preemptor a victim's priority must be; unset:
+  //                    Nomad's 10 under the Nomad policy, any lower priority (1) under Kubernetes';
+  //   pdbPolicy        Strict: a candidate whose victims would violate a budget is no candidate;
+  //   minRuntimeSeconds  a pod that started less than this long ago is no victim.
   VictimSelection victim_selection = VictimSelection::kKubernetes;
-  int32_t nomad_priority_delta = kNomadPriorityDelta;
+  std::optional<int32_t> priority_delta;
+  PdbPolicy pdb_policy = PdbPolicy::kBestEffort;
+  int64_t min_runtime_seconds = 0;
+  // The delta in force for the configured victim policy.
+  int32_t EffectivePriorityDelta() const {
+    return priority_delta.value_or(victim_selection == VictimSelection::kNomad ? kNomadPriorityDelta : 1);
+  }
   // NodeResourcesFitArgs.scoringStrategy.
   ScoringStrategy scoring_strategy = ScoringStrategy::kLeastAllocated;
   std::vector<ResourceWeight> scoring_resources = {{"cpu", 1}, {"memory", 1}};

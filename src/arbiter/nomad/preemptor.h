@@ -36,7 +36,7 @@ class Preemptor {
       : job_(job), delta_(delta), plan_preemptions_(plan_preemptions) {}
 
   bool Eligible(const Alloc& a) const {
-    return a.has_job && !(a.ns == job_.ns && a.job_id == job_.id) && model::NomadEligible(job_.priority, a.job_priority, delta_);
+    return a.has_job && !(a.ns == job_.ns && a.job_id == job_.id) && model::PriorityDeltaAllows(job_.priority, a.job_priority, delta_);
   }
   double Penalty(const Alloc& a) const;
 

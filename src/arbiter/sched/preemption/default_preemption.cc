@@ -7,6 +7,13 @@
 
 namespace arbiter::sched::preemption {
 
+Status StrictPdbStatus(const std::vector<PdbView>& pdbs, const Candidate& c) {
+  std::vector<const model::Pod*> victims;
+  for (const auto& v : c.victims) victims.push_back(&v->pod);
+  std::string violation = StrictPdbViolation(pdbs, victims);
+  return violation.empty() ? Status() : Status(Code::kUnschedulable, std::move(violation));
+}
+
 DefaultPreemption::DefaultPreemption(Handle* handle, PreemptionActuator* actuator, Options options)
     : handle_(handle), actuator_(actuator), options_(options) {}
 
@@ -99,7 +106,9 @@ const DryRun& DefaultPreemption::DryRunCache::Get(const Evaluation& ev, const No
   const auto& sums = node.pod_summaries();
   e.generation = node.generation();
   e.pod_class = pod_class_;
-  e.reads_now = std::any_of(sums.begin(), sums.end(), [](const NodeInfo::PodSummary& p) { return !p.has_start; });
+  // With minRuntimeSeconds every started pod's eligibility reads the time.
+  e.reads_now = ev.eligible.ReadsNow() ||
+                std::any_of(sums.begin(), sums.end(), [](const NodeInfo::PodSummary& p) { return !p.has_start; });
   e.now = ev.now;
   e.budgets_version = budgets_version_;
   // The budgets the dry run read: those matching one of the node's pods of at most the
@@ -136,6 +145,7 @@ DefaultPreemption::Candidates DefaultPreemption::FindCandidates(Evaluation& ev,
   // their result. Not on the pod's own nominated node (there its nomination does not count), and
   // not by victim unit (a unit's pods on other nodes are read too).
   const bool cached = dry_runs_.Begin(ev, snap);
+  const bool strict_pdbs = handle_->config().pdb_policy == model::PdbPolicy::kStrict;
   const NodeInfo* own_nomination = snap.Get(handle_->nominator().NominatedNode(ev.pod.uid()));
   std::vector<const Candidate*> violating;
   std::vector<const Candidate*> non_violating;
@@ -156,6 +166,14 @@ DefaultPreemption::Candidates DefaultPreemption::FindCandidates(Evaluation& ev,
       if (r.first) candidate = &found.fresh.emplace_back(std::move(*r.first));
       fresh_status = std::move(r.second);
       status = &fresh_status;
+    }
+    if (candidate != nullptr && strict_pdbs && candidate->num_pdb_violations > 0) {
+      // pdbPolicy Strict: a candidate that evicts more of a budget's pods than it allows is none.
+      fresh_status = StrictPdbStatus(ev.pdbs, *candidate);
+      if (!fresh_status.IsSuccess()) {
+        candidate = nullptr;
+        status = &fresh_status;
+      }
     }
     if (candidate != nullptr) {
       auto& list = candidate->num_pdb_violations == 0 ? non_violating : violating;

@@ -63,6 +63,10 @@ struct PreemptionMetrics {
   }
 };
 
+// pdbPolicy Strict: OK when the candidate's victims together stay within every budget's allowed
+// disruptions, else an Unschedulable status naming the budgets they exceed.
+Status StrictPdbStatus(const std::vector<PdbView>& pdbs, const Candidate& c);
+
 class DefaultPreemption final : public PostFilterPlugin {
  public:
   static constexpr std::string_view kName = "DefaultPreemption";
@@ -112,8 +116,9 @@ class DefaultPreemption final : public PostFilterPlugin {
       uint64_t generation = UINT64_MAX;
       uint64_t pod_class = 0;
       // The importance order reads the time only for a pod that has not started ("no start =
-      // now"). On a node where every pod has started, the result holds at any time: on a live
-      // clock, which moves between any two cycles, that is what lets it be reused at all.
+      // now"), and eligibility only with minRuntimeSeconds. On a node where every pod has started
+      // and without that option, the result holds at any time: on a live clock, which moves
+      // between any two cycles, that is what lets it be reused at all.
       bool reads_now = true;
       Timestamp now = 0;
       uint64_t budgets_version = 0;

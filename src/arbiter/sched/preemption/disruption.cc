@@ -24,6 +24,22 @@ bool PdbBudgets::Consume(const model::Pod& pod) {
   return violating;
 }
 
+std::vector<std::string> PdbBudgets::Exceeded() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < pdbs_.size(); ++i) {
+    if (allowed_[i] < 0) out.push_back(pdbs_[i].ns + "/" + pdbs_[i].name);
+  }
+  return out;
+}
+
+std::string StrictPdbViolation(const std::vector<PdbView>& pdbs, const std::vector<const model::Pod*>& victims) {
+  PdbBudgets budgets(pdbs);
+  for (const model::Pod* v : victims) budgets.Consume(*v);
+  std::string names;
+  for (const auto& n : budgets.Exceeded()) names += (names.empty() ? "" : ", ") + n;
+  return names.empty() ? names : "Preemption would violate PodDisruptionBudget " + names + " (pdbPolicy: Strict)";
+}
+
 PdbSplit SplitByPdb(const std::vector<state::PodInfoPtr>& pods, const std::vector<PdbView>& pdbs) {
   PdbSplit out;
   PdbBudgets budgets(pdbs);

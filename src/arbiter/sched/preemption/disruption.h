@@ -45,6 +45,8 @@ class PdbBudgets {
  public:
   explicit PdbBudgets(const std::vector<PdbView>& pdbs);
   bool Consume(const model::Pod& pod);
+  // The budgets charged beyond what they allow so far, as "namespace/name", in the budgets' order.
+  std::vector<std::string> Exceeded() const;
 
  private:
   const std::vector<PdbView>& pdbs_;
@@ -55,6 +57,13 @@ struct PdbSplit {
   std::vector<state::PodInfoPtr> violating;
   std::vector<state::PodInfoPtr> non_violating;
 };
+
+// pdbPolicy Strict's rule: whether `victims`, evicted together, take more of some budget's pods
+// than it allows. Upstream flags a victim as violating by its place among all the potential
+// victims (§5 step 7), which may flag a set that stays within every budget; Strict forbids only
+// a set that does not. The message names the budgets exceeded ("Preemption would violate
+// PodDisruptionBudget ns/name (pdbPolicy: Strict)"); empty when none is.
+std::string StrictPdbViolation(const std::vector<PdbView>& pdbs, const std::vector<const model::Pod*>& victims);
 
 // REQUIRES: `pods` sorted by importance, most important first. Both groups keep that order.
 PdbSplit SplitByPdb(const std::vector<state::PodInfoPtr>& pods, const std::vector<PdbView>& pdbs);

@@ -206,13 +206,12 @@ std::optional<DryRun> ReprieveOnSummaries(const Evaluation& ev, const NodeInfo& 
   const PodInfo& pod = ev.pod;
   if (!ev.pdbs.empty() || !pod.pod.requests.scalars.empty()) return std::nullopt;
   const auto& sums = node.pod_summaries();
-  const int32_t prio = pod.pod.priority;
   // 1) Potential victims, as indices; the pods' resources without them.
   SmallVector<uint32_t, 16> potential;
   int64_t cpu = node.requested().milli_cpu, mem = node.requested().memory, eph = node.requested().ephemeral_storage;
   for (uint32_t i = 0; i < sums.size(); ++i) {
     const auto& p = sums[i];
-    if (p.priority >= prio) continue;
+    if (!ev.eligible.MayEvict(p.priority, p.has_start, p.start)) continue;
     if (p.has_scalars) return std::nullopt;  // extended resources: the general resource trial
     potential.push_back(i);
     cpu -= p.milli_cpu;
@@ -324,6 +323,15 @@ struct PodPolicy {
 
 }  // namespace
 
+Evaluation::Evaluation(Handle& h, const CycleState& s, const PodInfo& p, std::vector<PdbView> budgets, FastPath fp)
+    : handle(h),
+      state(s),
+      pod(p),
+      pdbs(std::move(budgets)),
+      fast_path(std::move(fp)),
+      now(h.clock().Now()),
+      eligible(h.config(), p.pod.priority, now) {}
+
 FastPath FastPath::For(const Framework& fw, const CycleState& state, bool enabled) {
   FastPath fp;
   if (!enabled || fw.HasActivePreFilterExtensions(state)) return fp;
@@ -351,10 +359,11 @@ DryRun KubernetesVictimSelection::SelectVictimsOnNode(Evaluation& ev, const Node
   if (ev.fast_path.applies) {
     if (auto r = ReprieveOnSummaries(ev, node)) return std::move(*r);
   }
-  // 1) Potential victims: strictly lower priority (§14.1: equal priority never).
+  // 1) Potential victims: strictly lower priority (§14.1: equal priority never), or as the
+  // options narrow it (Evaluation::MayEvict).
   std::vector<PodInfoPtr> potential;
   for (const auto& p : node.pods()) {
-    if (p->pod.priority < ev.pod.pod.priority) potential.push_back(p);
+    if (ev.eligible.MayEvict(p->pod.priority, p->pod)) potential.push_back(p);
   }
   // §14.5: no lower-priority pod, no filters run.
   if (potential.empty()) return Fail(NoVictims());
@@ -382,7 +391,7 @@ DryRun NomadVictimSelection::SelectVictimsOnNode(Evaluation& ev, const NodeInfo&
   std::map<int64_t, std::vector<PodInfoPtr>> buckets;  // by priority
   for (const auto& p : node.pods()) {
     const int64_t priority = EffectivePriority(ev.handle, p->pod);
-    if (model::NomadEligible(pod.pod.priority, priority, ev.handle.config().nomad_priority_delta)) {
+    if (ev.eligible.MayEvict(priority, p->pod)) {  // Nomad's delta rule (model::PriorityDeltaAllows) and the options
       buckets[priority].push_back(p);
     }
   }
@@ -414,13 +423,16 @@ DryRun NomadVictimSelection::SelectVictimsOnNode(Evaluation& ev, const NodeInfo&
 }
 
 DryRun SelectUnitVictimsOnNode(Evaluation& ev, const NodeInfo& node) {
-  // 1) Units of the strictly lower-priority pods on the node (by effective priority).
+  // 1) Units of the strictly lower-priority pods on the node (by effective priority). A unit goes
+  // whole, so with minRuntimeSeconds one member too young to go keeps the whole unit.
   UnitBuilder& builder = ev.units();
   std::vector<size_t> ids;
   for (const auto& p : node.pods()) {
-    if (builder.PriorityOf(p->pod) >= ev.pod.pod.priority) continue;
+    if (!ev.eligible.MayEvict(builder.PriorityOf(p->pod), p->pod)) continue;
     const size_t id = builder.UnitOf(p);
-    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    if (std::find(ids.begin(), ids.end(), id) != ids.end()) continue;
+    const VictimUnit& unit = builder.units()[id];
+    if (ev.eligible.MayEvictAll(unit.priority, unit.pods)) ids.push_back(id);
   }
   if (ids.empty()) return Fail(NoVictims());
   std::vector<VictimUnit*> units;

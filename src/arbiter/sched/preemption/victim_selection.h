@@ -35,6 +35,7 @@
 #include "arbiter/sched/framework/framework.h"
 #include "arbiter/sched/preemption/candidate.h"
 #include "arbiter/sched/preemption/disruption.h"
+#include "arbiter/sched/preemption/eligibility.h"
 #include "arbiter/sched/preemption/victim_units.h"
 
 namespace arbiter::sched::preemption {
@@ -62,8 +63,7 @@ struct FastPath {
 };
 
 struct Evaluation {
-  Evaluation(Handle& h, const CycleState& s, const PodInfo& p, std::vector<PdbView> budgets, FastPath fp)
-      : handle(h), state(s), pod(p), pdbs(std::move(budgets)), fast_path(std::move(fp)), now(h.clock().Now()) {}
+  Evaluation(Handle& h, const CycleState& s, const PodInfo& p, std::vector<PdbView> budgets, FastPath fp);
 
   Handle& handle;
   const CycleState& state;
@@ -71,6 +71,9 @@ struct Evaluation {
   const std::vector<PdbView> pdbs;
   const FastPath fast_path;
   const Timestamp now;
+
+  // Who may be a victim (eligibility.h).
+  const VictimEligibility eligible;
 
   // The victim units of this call, built as nodes need them and shared by every node (a unit
   // may span nodes).

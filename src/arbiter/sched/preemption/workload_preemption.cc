@@ -7,6 +7,7 @@
 
 #include "arbiter/sched/framework/framework.h"
 #include "arbiter/sched/framework/nominator.h"
+#include "arbiter/sched/preemption/eligibility.h"
 #include "arbiter/sched/preemption/reprieve.h"
 #include "arbiter/sched/preemption/victim_units.h"
 
@@ -46,15 +47,19 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
     }
   }
 
-  // 1-2) Units of strictly lower priority, over the whole cluster.
+  // 1-2) Units of strictly lower priority (or as the options narrow it: eligibility.h), over the
+  // whole cluster.
   UnitBuilder builder(*host_);
+  const VictimEligibility eligible(host_->config(), priority, host_->clock().Now());
   std::vector<size_t> ids;
   std::set<size_t> seen;
   for (const NodeInfo* n : host_->snapshot().nodes()) {
     for (const auto& p : n->pods()) {
-      if (builder.PriorityOf(p->pod) >= priority) continue;
+      if (!eligible.MayEvict(builder.PriorityOf(p->pod), p->pod)) continue;
       const size_t id = builder.UnitOf(p);
-      if (seen.insert(id).second) ids.push_back(id);
+      if (!seen.insert(id).second) continue;
+      const VictimUnit& unit = builder.units()[id];
+      if (eligible.MayEvictAll(unit.priority, unit.pods)) ids.push_back(id);
     }
   }
   if (ids.empty()) return fail("No preemption victims found for incoming pod group.");
@@ -63,7 +68,8 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
   // 3) Importance, then PDB classification; violating units are tried first.
   std::stable_sort(units.begin(), units.end(),
                    [](const VictimUnit* a, const VictimUnit* b) { return MoreImportantUnit(*a, *b); });
-  ClassifyByPdb(units, actuator_ != nullptr ? actuator_->Pdbs() : std::vector<PdbView>{});
+  const std::vector<PdbView> pdbs = actuator_ != nullptr ? actuator_->Pdbs() : std::vector<PdbView>{};
+  ClassifyByPdb(units, pdbs);
   std::stable_partition(units.begin(), units.end(), [](const VictimUnit* u) { return u->violates_pdb; });
 
   // 4) Remove every potential victim; 5) place the group once.
@@ -173,6 +179,15 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
       [&](const VictimUnit* u) { victims.push_back(u); });
   host_->RestoreSnapshot();
   if (victims.empty()) return fail("Preemption is not helpful for scheduling the pod group.");
+  if (host_->config().pdb_policy == model::PdbPolicy::kStrict) {
+    // pdbPolicy Strict: the group stays pending rather than exceed a budget.
+    std::vector<const model::Pod*> all;
+    for (const VictimUnit* u : victims) {
+      for (const auto& p : u->pods) all.push_back(&p->pod);
+    }
+    std::string violation = StrictPdbViolation(pdbs, all);
+    if (!violation.empty()) return fail(violation + ".");
+  }
 
   // 7-8) Evict whole units, most important first, and nominate the placed pods.
   std::stable_sort(victims.begin(), victims.end(),

@@ -1,0 +1,172 @@
+// Arbiter's opt-in preemption options (DefaultPreemptionArgs beyond upstream's): each on a
+// cluster where it changes the outcome, beside the outcome upstream's rules give on the same
+// cluster (the options off).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "tests/testing/manifest_builders.h"
+#include "tests/testing/plan_harness.h"
+
+namespace arbiter::sim::preemption_options {
+namespace {
+
+using arbiter::testing::NodeY;
+using arbiter::testing::PodOf;
+using arbiter::testing::PodY;
+using arbiter::testing::VictimNames;
+
+std::string Classes() {
+  std::string y;
+  for (auto [name, value] : {std::pair{"p50", 50}, std::pair{"p60", 60}, std::pair{"p95", 95}, std::pair{"p100", 100}}) {
+    y += "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: " + std::string(name) +
+         "}\nvalue: " + std::to_string(value) + "\n";
+  }
+  return y;
+}
+
+std::string PreemptionArgs(const std::string& args) {
+  return arbiter::testing::ProfileConfig("  pluginConfig:\n  - name: DefaultPreemption\n    args: " + args + "\n");
+}
+
+// --- priorityDelta under the Kubernetes policy ---------------------------------------------
+// A 4-CPU node runs `mid` (priority 95, 3 CPUs) and `low` (50, 1 CPU); `urgent` (100) needs 3.
+std::string DeltaCluster(const std::string& config) {
+  return Classes() + NodeY("n1").Cpu("4").Y() + PodY("mid").On("n1").PriorityClass("p95").Cpu("3").Y() +
+         PodY("low").On("n1").PriorityClass("p50").Cpu("1").Y() + PodY("urgent").PriorityClass("p100").Cpu("3").Y() +
+         config;
+}
+
+TEST(PreemptionOptions, UpstreamPreemptsAPodOnePriorityBelow) {
+  // Both lower pods go, `mid` cannot come back (3 + 3 > 4), `low` can: `mid` is the victim.
+  auto r = arbiter::testing::Plan(DeltaCluster(""));
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/mid"}));
+  EXPECT_TRUE(PodOf(r, "default/urgent").scheduled);
+}
+
+TEST(PreemptionOptions, PriorityDeltaSparesPodsCloseInPriority) {
+  // With a delta of 10, `mid` (5 below) may not go and `low` alone frees too little: no candidate.
+  auto r = arbiter::testing::Plan(DeltaCluster(PreemptionArgs("{priorityDelta: 10}")));
+  EXPECT_TRUE(r.preemptions.empty());
+  EXPECT_FALSE(PodOf(r, "default/urgent").scheduled);
+  // The dry run without `low` still finds too little CPU, and says so as upstream's would.
+  EXPECT_EQ(PodOf(r, "default/urgent").message,
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Insufficient cpu.");
+  // A delta of 5 still allows `mid`.
+  auto five = arbiter::testing::Plan(DeltaCluster(PreemptionArgs("{priorityDelta: 5}")));
+  EXPECT_EQ(VictimNames(five), (std::set<std::string>{"default/mid"}));
+}
+
+// --- pdbPolicy ---------------------------------------------------------------------------------
+// A 4-CPU node runs web-0 and web-1 (priority 50, 2 CPUs, app: web) under a budget of
+// minAvailable 2 (no disruption allowed); `urgent` (100) needs 2 CPUs.
+std::string BudgetCluster(const std::string& config, const std::string& budget = "minAvailable: 2") {
+  return Classes() + NodeY("n1").Cpu("4").Y() +
+         PodY("web-0").On("n1").Labels("{app: web}").PriorityClass("p50").Cpu("2").Y() +
+         PodY("web-1").On("n1").Labels("{app: web}").PriorityClass("p50").Cpu("2").Y() +
+         "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web-pdb, namespace: default}\n"
+         "spec:\n  " +
+         budget + "\n  selector: {matchLabels: {app: web}}\n" + PodY("urgent").PriorityClass("p100").Cpu("2").Y() +
+         config;
+}
+
+TEST(PreemptionOptions, UpstreamViolatesABudgetWhenNoOtherCandidateExists) {
+  auto r = arbiter::testing::Plan(BudgetCluster(""));
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  ASSERT_EQ(r.preemptions[0].victims.size(), 1u);
+  EXPECT_TRUE(r.preemptions[0].victims[0].violates_pdb);
+  EXPECT_TRUE(PodOf(r, "default/urgent").scheduled);
+}
+
+TEST(PreemptionOptions, StrictBudgetsLeaveThePodPendingAndNameTheBudget) {
+  auto r = arbiter::testing::Plan(BudgetCluster(PreemptionArgs("{pdbPolicy: Strict}")));
+  EXPECT_TRUE(r.preemptions.empty());
+  const auto& urgent = PodOf(r, "default/urgent");
+  EXPECT_FALSE(urgent.scheduled);
+  EXPECT_NE(urgent.message.find("Preemption would violate PodDisruptionBudget default/web-pdb (pdbPolicy: Strict)"),
+            std::string::npos)
+      << urgent.message;
+}
+
+TEST(PreemptionOptions, StrictBudgetsKeepAVictimSetWithinTheBudget) {
+  // maxUnavailable 1 allows one disruption. web-0 (priority 60, 1 CPU) is more important than
+  // web-1 (50, 3 CPUs), so upstream charges the budget to web-0 first and flags web-1 as
+  // violating; the reprieve keeps web-0, and web-1 alone is within the budget: Strict allows it.
+  std::string y = Classes() + NodeY("n1").Cpu("4").Y() +
+                  PodY("web-0").On("n1").Labels("{app: web}").PriorityClass("p60").Cpu("1").Y() +
+                  PodY("web-1").On("n1").Labels("{app: web}").PriorityClass("p50").Cpu("3").Y() +
+                  "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web-pdb, namespace: default}\n"
+                  "spec:\n  maxUnavailable: 1\n  selector: {matchLabels: {app: web}}\n" +
+                  PodY("urgent").PriorityClass("p100").Cpu("3").Y();
+  auto upstream = arbiter::testing::Plan(y);
+  ASSERT_EQ(upstream.preemptions.size(), 1u);
+  ASSERT_EQ(upstream.preemptions[0].victims.size(), 1u);
+  EXPECT_EQ(upstream.preemptions[0].victims[0].name, "default/web-1");
+  EXPECT_TRUE(upstream.preemptions[0].victims[0].violates_pdb);
+  auto strict = arbiter::testing::Plan(y + PreemptionArgs("{pdbPolicy: Strict}"));
+  EXPECT_EQ(VictimNames(strict), (std::set<std::string>{"default/web-1"}));
+  EXPECT_TRUE(PodOf(strict, "default/urgent").scheduled);
+}
+
+TEST(PreemptionOptions, StrictBudgetsPreferAnotherNode) {
+  // A second node whose victim no budget covers: upstream prefers it too (fewest violations);
+  // Strict reaches the same answer without ever holding the violating candidate.
+  std::string y = BudgetCluster(PreemptionArgs("{pdbPolicy: Strict}")) + NodeY("n2").Cpu("2").Y() +
+                  PodY("batch").On("n2").PriorityClass("p50").Cpu("2").Y();
+  auto r = arbiter::testing::Plan(y);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/batch"}));
+  EXPECT_EQ(PodOf(r, "default/urgent").node, "n2");
+}
+
+// --- minRuntimeSeconds -------------------------------------------------------------------------
+// A 4-CPU node runs `old` (started 10:00) and `young` (started 10:50), both priority 50 and
+// 2 CPUs; `urgent` (100, 2 CPUs) was created at 11:00, which is the plan's now.
+std::string RuntimeCluster(const std::string& config) {
+  return Classes() + NodeY("n1").Cpu("4").Y() +
+         PodY("old").On("n1").PriorityClass("p50").Cpu("2").Status("  startTime: \"2026-01-01T10:00:00Z\"\n").Y() +
+         PodY("young").On("n1").PriorityClass("p50").Cpu("2").Status("  startTime: \"2026-01-01T10:50:00Z\"\n").Y() +
+         PodY("urgent").Metadata("  creationTimestamp: \"2026-01-01T11:00:00Z\"\n").PriorityClass("p100").Cpu("2").Y() +
+         config;
+}
+
+TEST(PreemptionOptions, UpstreamPreemptsTheYoungestOfEqualPriority) {
+  // The earlier start is the more important: `old` comes back first and `young` goes.
+  auto r = arbiter::testing::Plan(RuntimeCluster(""));
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/young"}));
+}
+
+TEST(PreemptionOptions, MinRuntimeProtectsPodsThatStartedRecently) {
+  // `young` ran 10 minutes, under the 30 required: only `old` may go, and it frees enough.
+  auto r = arbiter::testing::Plan(RuntimeCluster(PreemptionArgs("{minRuntimeSeconds: 1800}")));
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/old"}));
+  EXPECT_TRUE(PodOf(r, "default/urgent").scheduled);
+  // At 2 hours neither may go.
+  auto none = arbiter::testing::Plan(RuntimeCluster(PreemptionArgs("{minRuntimeSeconds: 7200}")));
+  EXPECT_TRUE(none.preemptions.empty());
+  EXPECT_FALSE(PodOf(none, "default/urgent").scheduled);
+}
+
+TEST(PreemptionOptions, MinRuntimeAppliesUnderTheNomadPolicyToo) {
+  auto r = arbiter::testing::Plan(RuntimeCluster(PreemptionArgs("{victimSelection: Nomad, minRuntimeSeconds: 1800}")));
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/old"}));
+}
+
+// --- decoding ----------------------------------------------------------------------------------
+TEST(PreemptionOptions, BadValuesAreInputErrorsNamingTheField) {
+  auto errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{pdbPolicy: Never}")));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("args.pdbPolicy: must be BestEffort or Strict, not \"Never\""), std::string::npos) << errors[0];
+  errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{minRuntimeSeconds: -1}")));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("args.minRuntimeSeconds"), std::string::npos) << errors[0];
+  errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{minRuntimeSecond: 60}")));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("minRuntimeSecond"), std::string::npos) << errors[0];
+  errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{priorityDelta: 0}")));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("args.priorityDelta"), std::string::npos) << errors[0];
+}
+
+}  // namespace
+}  // namespace arbiter::sim::preemption_options
