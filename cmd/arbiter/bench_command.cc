@@ -405,6 +405,7 @@ int RunBench(const BenchFlags& flags, std::ostream& out, std::ostream& err) {
       j["meanExcessVictims"] = q.mean_excess_victims;
       j["meanExcessPrioritySum"] = q.mean_excess_priority_sum;
       j["cheaperThanOptimum"] = q.beat_optimum;
+      if (q.engine == "optimal") j["searchBoundHit"] = q.fallbacks;
       out << j.dump() << "\n";
     }
     return 0;

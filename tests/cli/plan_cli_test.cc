@@ -282,8 +282,13 @@ TEST(BenchCli, DecisionQualityNeverBeatsTheExhaustiveOptimum) {
               j["clustersWherePreemptionHelps"].get<int>())
         << line;
     EXPECT_GT(j["clustersWherePreemptionHelps"].get<int>(), 0) << line;
+    if (j["engine"] == "optimal") {
+      // victimSelection Optimal finds the optimum on every one of these clusters, within its bound.
+      EXPECT_EQ(j["optimal"], j["clustersWherePreemptionHelps"]) << line;
+      EXPECT_EQ(j["searchBoundHit"], 0) << line;
+    }
   }
-  EXPECT_EQ(engines, 2);
+  EXPECT_EQ(engines, 3);
 }
 
 TEST(BenchCli, ScenarioFileErrorsNameTheStepAndField) {

@@ -296,7 +296,7 @@ TEST(VictimSelection, UnknownPolicyIsAnInputError) {
       "  pluginConfig:\n  - name: DefaultPreemption\n    args: {victimSelection: Cheapest}\n");
   const auto errors = arbiter::testing::LoadErrors(VictimPolicyCluster(config));
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_NE(errors[0].find("args.victimSelection: must be Kubernetes or Nomad"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("args.victimSelection: must be Kubernetes, Nomad or Optimal"), std::string::npos) << errors[0];
 }
 
 }  // namespace

@@ -152,6 +152,121 @@ TEST(PreemptionOptions, MinRuntimeAppliesUnderTheNomadPolicyToo) {
   EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/old"}));
 }
 
+// --- victimCost --------------------------------------------------------------------------------
+// Two full nodes, each with one priority-50 victim that frees room for `urgent` (100, 1 CPU):
+// `big` on n1 (4 CPUs, started 10:30: 4 x 1800 = 7200 CPU-seconds lost) and `small` on n2
+// (1 CPU, started 10:00: 3600 CPU-seconds). Every rule of upstream before its start-time rule
+// ties; `urgent` was created at 11:00, the plan's now.
+std::string CostCluster(const std::string& config) {
+  return Classes() + NodeY("n1").Cpu("4").Y() + NodeY("n2").Cpu("1").Y() +
+         PodY("big").On("n1").PriorityClass("p50").Cpu("4").Status("  startTime: \"2026-01-01T10:30:00Z\"\n").Y() +
+         PodY("small").On("n2").PriorityClass("p50").Cpu("1").Status("  startTime: \"2026-01-01T10:00:00Z\"\n").Y() +
+         PodY("urgent").Metadata("  creationTimestamp: \"2026-01-01T11:00:00Z\"\n").PriorityClass("p100").Cpu("1").Y() +
+         config;
+}
+
+TEST(PreemptionOptions, UpstreamPreemptsTheMostRecentlyStartedVictim) {
+  auto r = arbiter::testing::Plan(CostCluster(""));
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/big"}));
+  EXPECT_EQ(PodOf(r, "default/urgent").node, "n1");
+}
+
+TEST(PreemptionOptions, LostWorkCostPreemptsTheVictimThatLosesLeast) {
+  auto r = arbiter::testing::Plan(CostCluster(PreemptionArgs("{victimCost: LostWork}")), 0, /*explain=*/true);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/small"}));
+  EXPECT_EQ(PodOf(r, "default/urgent").node, "n2");
+  bool said = false;
+  for (const auto& c : r.cycles) {
+    for (const auto& line : c.post_filter_explanation) said = said || line.find("least work lost (victimCost: LostWork)") != std::string::npos;
+  }
+  EXPECT_TRUE(said) << "the explanation names the rule that decided";
+}
+
+TEST(PreemptionOptions, LostWorkSaturatesInsteadOfOverflowing) {
+  // 9 x 10^12 CPUs (absurd, but within what Arbiter accepts) for a year is beyond int64 milli-CPU
+  // seconds.
+  std::string y = Classes() + NodeY("n1").Cpu("9000000000000").Y() + NodeY("n2").Cpu("1").Y() +
+                  PodY("huge").On("n1").PriorityClass("p50").Cpu("9000000000000")
+                      .Status("  startTime: \"2025-01-01T00:00:00Z\"\n").Y() +
+                  PodY("small").On("n2").PriorityClass("p50").Cpu("1").Status("  startTime: \"2025-01-01T00:00:00Z\"\n").Y() +
+                  PodY("urgent").Metadata("  creationTimestamp: \"2026-01-01T11:00:00Z\"\n").PriorityClass("p100").Cpu("1").Y() +
+                  PreemptionArgs("{victimCost: LostWork}");
+  auto r = arbiter::testing::Plan(y);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/small"}));
+}
+
+// --- victimSelection: Optimal ------------------------------------------------------------------
+// A 4-CPU node runs `big` (priority 50, 2 CPUs, started first), `s1` and `s2` (50, 1 CPU each);
+// `urgent` (100) needs 2 CPUs. Upstream's reprieve keeps the most important pod first (`big`) and
+// so evicts two pods; `big` alone frees as much.
+std::string GreedyMissCluster(const std::string& config) {
+  return Classes() + NodeY("n1").Cpu("4").Y() +
+         PodY("big").On("n1").PriorityClass("p50").Cpu("2").Status("  startTime: \"2026-01-01T09:00:00Z\"\n").Y() +
+         PodY("s1").On("n1").PriorityClass("p50").Cpu("1").Status("  startTime: \"2026-01-01T10:00:00Z\"\n").Y() +
+         PodY("s2").On("n1").PriorityClass("p50").Cpu("1").Status("  startTime: \"2026-01-01T10:00:00Z\"\n").Y() +
+         PodY("urgent").Metadata("  creationTimestamp: \"2026-01-01T11:00:00Z\"\n").PriorityClass("p100").Cpu("2").Y() +
+         config;
+}
+
+TEST(PreemptionOptions, UpstreamsGreedyReprieveEvictsTwoWhereOneSuffices) {
+  auto r = arbiter::testing::Plan(GreedyMissCluster(""));
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/s1", "default/s2"}));
+}
+
+TEST(PreemptionOptions, OptimalEvictsTheFewestAndExplainsItsSearch) {
+  auto r = arbiter::testing::Plan(GreedyMissCluster(PreemptionArgs("{victimSelection: Optimal}")), 0, /*explain=*/true);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/big"}));
+  EXPECT_TRUE(PodOf(r, "default/urgent").scheduled);
+  bool said = false;
+  for (const auto& c : r.cycles) {
+    for (const auto& line : c.post_filter_explanation) {
+      said = said || line.find("victimSelection Optimal searched 1 node(s)") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(said);
+  EXPECT_EQ(r.preemption_metrics.optimal_searches, 1u);
+  EXPECT_EQ(r.preemption_metrics.optimal_fallbacks, 0u);
+}
+
+TEST(PreemptionOptions, OptimalPrefersALowerTopPriorityOverFewerVictims) {
+  // `mid` (95, 2 CPUs) alone would do, but two priority-50 pods rank better: the highest victim
+  // priority comes before the count, as in upstream's node choice.
+  std::string y = Classes() + NodeY("n1").Cpu("4").Y() + PodY("mid").On("n1").PriorityClass("p95").Cpu("2").Y() +
+                  PodY("s1").On("n1").PriorityClass("p50").Cpu("1").Y() +
+                  PodY("s2").On("n1").PriorityClass("p50").Cpu("1").Y() +
+                  PodY("urgent").PriorityClass("p100").Cpu("2").Y() + PreemptionArgs("{victimSelection: Optimal}");
+  auto r = arbiter::testing::Plan(y);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/s1", "default/s2"}));
+}
+
+TEST(PreemptionOptions, OptimalCountsBudgetViolationsAsEvictionsBeyondTheAllowance) {
+  // A budget over `big` and `s1` allows one disruption. Upstream flags `s1` (after `big` took the
+  // allowance) and evicts s1 and s2: one flagged violation. Optimal finds `big` alone, which stays
+  // within the budget.
+  std::string y = GreedyMissCluster(PreemptionArgs("{victimSelection: Optimal}"));
+  y += "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: guard, namespace: default}\n"
+       "spec:\n  maxUnavailable: 1\n  selector: {matchLabels: {guarded: \"yes\"}}\n";
+  // Label big and s1 (the builder's pods carry {} labels): rewrite their label maps.
+  for (const char* name : {"name: big\n", "name: s1\n"}) {
+    const size_t at = y.find(name);
+    ASSERT_NE(at, std::string::npos);
+    const size_t labels = y.find("labels: {}", at);
+    y.replace(labels, std::string("labels: {}").size(), "labels: {guarded: \"yes\"}");
+  }
+  auto r = arbiter::testing::Plan(y);
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/big"}));
+  EXPECT_FALSE(r.preemptions[0].victims[0].violates_pdb);
+}
+
+TEST(PreemptionOptions, OptimalKeepsUpstreamsAnswerWhenItIsAlreadyBest) {
+  // Every lower pod must go (the delta cluster's upstream answer is already the only set).
+  auto upstream = arbiter::testing::Plan(DeltaCluster(""));
+  auto optimal = arbiter::testing::Plan(DeltaCluster(PreemptionArgs("{victimSelection: Optimal}")));
+  EXPECT_EQ(VictimNames(optimal), VictimNames(upstream));
+  EXPECT_EQ(PodOf(optimal, "default/urgent").node, PodOf(upstream, "default/urgent").node);
+}
+
 // --- decoding ----------------------------------------------------------------------------------
 TEST(PreemptionOptions, BadValuesAreInputErrorsNamingTheField) {
   auto errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{pdbPolicy: Never}")));
@@ -163,6 +278,9 @@ TEST(PreemptionOptions, BadValuesAreInputErrorsNamingTheField) {
   errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{minRuntimeSecond: 60}")));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("minRuntimeSecond"), std::string::npos) << errors[0];
+  errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{victimCost: Cheapest}")));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("args.victimCost: must be None or LostWork, not \"Cheapest\""), std::string::npos) << errors[0];
   errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{priorityDelta: 0}")));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("args.priorityDelta"), std::string::npos) << errors[0];

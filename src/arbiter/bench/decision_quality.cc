@@ -2,6 +2,8 @@
 #include "arbiter/bench/decision_quality.h"
 
 #include <algorithm>
+#include <limits>
+#include <tuple>
 #include <map>
 #include <optional>
 #include <set>
@@ -72,12 +74,23 @@ RandomCluster Generate(Rng& rng, size_t index) {
   return c;
 }
 
-// The cost of evicting `victims` (pods of the cluster).
+// The cost of evicting `victims` (pods of the cluster), in the order kube-scheduler's node choice
+// compares candidates (pickOneNodeForPreemption), written here apart from the engines:
+//   1. PDB violations: evictions beyond each budget's disruptionsAllowed;
+//   2. the highest victim priority;
+//   3. the sum of (priority + 2^31), so that fewer victims come first;
+//   4. the latest earliest start among the highest-priority victims.
 struct Cost {
   int violations = 0;
-  std::vector<int32_t> priorities;  // highest first
-  size_t count = 0;
-  auto operator<=>(const Cost&) const = default;
+  int64_t top = 0;
+  int64_t offset_sum = 0;
+  Timestamp neg_top_start = 0;
+  size_t count = 0;          // reported, not compared (the sum orders by it)
+  int64_t priority_sum = 0;  // likewise
+  auto operator<=>(const Cost& o) const {
+    return std::tie(violations, top, offset_sum, neg_top_start) <=> std::tie(o.violations, o.top, o.offset_sum, o.neg_top_start);
+  }
+  bool operator==(const Cost& o) const { return (*this <=> o) == 0; }
 };
 
 Cost CostOf(const RandomCluster& c, const std::vector<const model::Pod*>& victims) {
@@ -87,8 +100,17 @@ Cost CostOf(const RandomCluster& c, const std::vector<const model::Pod*>& victim
     for (const model::Pod* v : victims) taken += pdb.selector.Matches(v->labels) ? 1 : 0;
     cost.violations += std::max(0, taken - pdb.disruptions_allowed.value_or(0));
   }
-  for (const model::Pod* v : victims) cost.priorities.push_back(v->priority);
-  std::sort(cost.priorities.rbegin(), cost.priorities.rend());
+  cost.top = std::numeric_limits<int64_t>::min();
+  for (const model::Pod* v : victims) {
+    cost.top = std::max<int64_t>(cost.top, v->priority);
+    cost.offset_sum += int64_t{v->priority} + (int64_t{1} << 31);
+    cost.priority_sum += v->priority;
+  }
+  Timestamp earliest = std::numeric_limits<Timestamp>::max();
+  for (const model::Pod* v : victims) {
+    if (v->priority == cost.top) earliest = std::min(earliest, v->start_time.value_or(kQualityStart));
+  }
+  cost.neg_top_start = -earliest;
   cost.count = victims.size();
   return cost;
 }
@@ -121,9 +143,11 @@ std::optional<Cost> Optimum(const RandomCluster& c) {
   return best;
 }
 
-// The engine's first decision: its victims, or nullopt if it preempted nothing.
+// The engine's first decision: its victims, or nullopt if it preempted nothing; `fallbacks`
+// counts the nodes where victimSelection Optimal's search hit its bound.
 StatusOr<std::optional<std::vector<const model::Pod*>>> FirstDecision(const RandomCluster& c,
-                                                                      const model::SchedulerConfig& config) {
+                                                                      const model::SchedulerConfig& config,
+                                                                      uint64_t* fallbacks) {
   sim::SimulationOptions o;
   o.max_cycles = 1000;
   sim::ClusterSimulation s(config, kQualityStart, o);
@@ -137,6 +161,7 @@ StatusOr<std::optional<std::vector<const model::Pod*>>> FirstDecision(const Rand
     auto out = s.Step(&idle);
     if (!out.ok()) return out.status();
   }
+  *fallbacks = s.result().preemption_metrics.optimal_fallbacks;
   if (s.result().preemptions.empty()) return std::optional<std::vector<const model::Pod*>>();
   std::vector<const model::Pod*> victims;
   for (const auto& v : s.result().preemptions.front().victims) {
@@ -150,10 +175,12 @@ StatusOr<std::optional<std::vector<const model::Pod*>>> FirstDecision(const Rand
 }  // namespace
 
 StatusOr<std::vector<EngineQuality>> RunDecisionQuality(size_t clusters, uint64_t seed) {
-  std::vector<std::pair<std::string, model::SchedulerConfig>> engines(2);
+  std::vector<std::pair<std::string, model::SchedulerConfig>> engines(3);
   engines[0].first = "kubernetes-default";
   engines[1].first = "nomad-victim-policy";
   engines[1].second.victim_selection = model::VictimSelection::kNomad;
+  engines[2].first = "optimal";
+  engines[2].second.victim_selection = model::VictimSelection::kOptimal;
   std::vector<EngineQuality> out(engines.size());
   std::vector<double> excess_victims(engines.size()), excess_priority(engines.size());
   std::vector<size_t> preempted(engines.size());
@@ -166,8 +193,10 @@ StatusOr<std::vector<EngineQuality>> RunDecisionQuality(size_t clusters, uint64_
     for (size_t e = 0; e < engines.size(); ++e) {
       EngineQuality& q = out[e];
       ++q.clusters;
-      auto decision = FirstDecision(c, engines[e].second);
+      uint64_t fallbacks = 0;
+      auto decision = FirstDecision(c, engines[e].second, &fallbacks);
       if (!decision.ok()) return decision.status();
+      if (fallbacks > 0) ++q.fallbacks;
       if (!*decision) {
         ++q.missed;
         continue;
@@ -181,11 +210,8 @@ StatusOr<std::vector<EngineQuality>> RunDecisionQuality(size_t clusters, uint64_
       } else {
         ++q.worse;
       }
-      int64_t sum_engine = 0, sum_best = 0;
-      for (int32_t p : cost.priorities) sum_engine += p;
-      for (int32_t p : best->priorities) sum_best += p;
       excess_victims[e] += static_cast<double>(cost.count) - static_cast<double>(best->count);
-      excess_priority[e] += static_cast<double>(sum_engine - sum_best);
+      excess_priority[e] += static_cast<double>(cost.priority_sum - best->priority_sum);
     }
   }
   for (size_t e = 0; e < engines.size(); ++e) {

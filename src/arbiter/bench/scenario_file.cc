@@ -127,6 +127,9 @@ struct Runner {
     ARBITER_ASSIGN_OR_RETURN(grace, f.Int("gracePeriodSeconds", model::kDefaultTerminationGracePeriodSeconds, 0));
     ARBITER_ASSIGN_OR_RETURN(per_node, f.Int("runningPerNode", 0, 0));
     ARBITER_ASSIGN_OR_RETURN(per_group, f.Int("podsPerGroup", 0, 0));
+    // Running pods started `count - i` seconds before the run, plus this (an older cohort).
+    ARBITER_ASSIGN_OR_RETURN(started_before, f.Int("startedSecondsEarlier", 0, 0));
+    if (started_before > 100LL * 366 * 24 * 3600) return f.Error("startedSecondsEarlier", "must be at most 100 years");
     if (per_node > 0 && nodes == 0) return f.Error("runningPerNode", "no nodes were created before this step");
     if (per_group > 0 && static_cast<size_t>((count + per_group - 1) / per_group) > last_groups.size()) {
       return f.Error("podsPerGroup", "needs " + std::to_string((count + per_group - 1) / per_group) +
@@ -141,7 +144,7 @@ struct Runner {
       if (per_node > 0) {
         const size_t node = static_cast<size_t>(i / per_node) % nodes;
         p.node_name = "node-" + std::to_string(node);
-        p.start_time = kStart - static_cast<Timestamp>(count - i) * kSecond;
+        p.start_time = kStart - static_cast<Timestamp>(count - i + started_before) * kSecond;
         ARBITER_RETURN_IF_ERROR(sim.AddRunningPod(std::move(p)));
       } else {
         sim.AddPendingPod(std::move(p));

@@ -209,7 +209,7 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
         const std::string ap = cp + ".args";
         if (name == "DefaultPreemption") {
           d_.KnownFields(args, ap, {"apiVersion", "kind", "minCandidateNodesPercentage", "minCandidateNodesAbsolute",
-                                    "victimSelection", "priorityDelta", "pdbPolicy", "minRuntimeSeconds"});
+                                    "victimSelection", "priorityDelta", "pdbPolicy", "minRuntimeSeconds", "victimCost"});
           if (auto v = d_.Int(D::Child(args, "minCandidateNodesPercentage"),
                               ap + ".minCandidateNodesPercentage", 0, 100)) {
             cfg.min_candidate_nodes_percentage = static_cast<int32_t>(*v);
@@ -221,14 +221,16 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
           if (cfg.min_candidate_nodes_percentage == 0 && cfg.min_candidate_nodes_absolute == 0) {
             d_.Error(ap, "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero");
           }
-          // Arbiter's extension: Nomad's victim policy for pods.
+          // Arbiter's extensions (model::SchedulerConfig), each off unless set.
           if (auto v = d_.String(D::Child(args, "victimSelection"), ap + ".victimSelection")) {
             if (*v == "Kubernetes") {
               cfg.victim_selection = model::VictimSelection::kKubernetes;
             } else if (*v == "Nomad") {
               cfg.victim_selection = model::VictimSelection::kNomad;
+            } else if (*v == "Optimal") {
+              cfg.victim_selection = model::VictimSelection::kOptimal;
             } else {
-              d_.Error(ap + ".victimSelection", "must be Kubernetes or Nomad, not \"" + *v + "\"");
+              d_.Error(ap + ".victimSelection", "must be Kubernetes, Nomad or Optimal, not \"" + *v + "\"");
             }
           }
           if (auto v = d_.Int(D::Child(args, "priorityDelta"), ap + ".priorityDelta", 1, kInt32Max)) {
@@ -245,6 +247,15 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
           }
           if (auto v = d_.Int(D::Child(args, "minRuntimeSeconds"), ap + ".minRuntimeSeconds", 0, kMaxMinRuntimeSeconds)) {
             cfg.min_runtime_seconds = *v;
+          }
+          if (auto v = d_.String(D::Child(args, "victimCost"), ap + ".victimCost")) {
+            if (*v == "None") {
+              cfg.victim_cost = model::VictimCost::kNone;
+            } else if (*v == "LostWork") {
+              cfg.victim_cost = model::VictimCost::kLostWork;
+            } else {
+              d_.Error(ap + ".victimCost", "must be None or LostWork, not \"" + *v + "\"");
+            }
           }
         } else if (name == "NodeResourcesFit") {
           d_.KnownFields(args, ap, {"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"});

@@ -367,14 +367,20 @@ struct Workload {
 enum class ScoringStrategy { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
 
 // How DefaultPreemption picks victims on a node: kube-scheduler's rule (every lower-priority pod
-// removed, then reprieved by importance), or Nomad's (only pods at least the priority delta
-// lower; by ascending priority, best fit by Nomad's distance, then the superset filter).
-enum class VictimSelection { kKubernetes, kNomad };
+// removed, then reprieved by importance), Nomad's (only pods at least the priority delta lower;
+// by ascending priority, best fit by Nomad's distance, then the superset filter), or Arbiter's
+// Optimal (the exact best set under the order kube-scheduler's node choice compares, bounded).
+enum class VictimSelection { kKubernetes, kNomad, kOptimal };
 
 // What preemption does about PodDisruptionBudgets: upstream's best effort (a candidate that
 // violates budgets is chosen only when no other is found), or never violate one (Arbiter's
 // `pdbPolicy: Strict`: the pod stays pending instead).
 enum class PdbPolicy { kBestEffort, kStrict };
+
+// How preemption weighs what a victim set costs beyond upstream's node-choice rules: not at all,
+// or by the work it throws away (Arbiter's `victimCost: LostWork`: CPU requests times the time
+// since each victim started, compared just before upstream's start-time rule).
+enum class VictimCost { kNone, kLostWork };
 
 struct ResourceWeight {
   std::string name;
@@ -402,11 +408,14 @@ struct SchedulerConfig {
   //   priorityDelta    how much lower than the preemptor a victim's priority must be; unset:
   //                    Nomad's 10 under the Nomad policy, any lower priority (1) under Kubernetes';
   //   pdbPolicy        Strict: a candidate whose victims would violate a budget is no candidate;
-  //   minRuntimeSeconds  a pod that started less than this long ago is no victim.
+  //   minRuntimeSeconds  a pod that started less than this long ago is no victim;
+  //   victimCost       LostWork: among candidates tied before upstream's start-time rule, the
+  //                    one whose victims lose the least CPU-seconds of work.
   VictimSelection victim_selection = VictimSelection::kKubernetes;
   std::optional<int32_t> priority_delta;
   PdbPolicy pdb_policy = PdbPolicy::kBestEffort;
   int64_t min_runtime_seconds = 0;
+  VictimCost victim_cost = VictimCost::kNone;
   // The delta in force for the configured victim policy.
   int32_t EffectivePriorityDelta() const {
     return priority_delta.value_or(victim_selection == VictimSelection::kNomad ? kNomadPriorityDelta : 1);

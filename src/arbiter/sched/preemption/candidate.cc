@@ -79,7 +79,26 @@ std::vector<size_t> KeepBest(const std::vector<const Candidate*>& c, const std::
 
 }  // namespace
 
-std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<const Candidate*>& candidates) {
+int64_t LostWork(const Candidate& c, Timestamp now) {
+  int64_t total = 0;
+  auto add = [&](int64_t milli_cpu, bool started, Timestamp start) {
+    if (!started || start >= now || milli_cpu <= 0) return;
+    int64_t lost = 0;
+    if (__builtin_mul_overflow(milli_cpu, (now - start) / kSecond, &lost) || __builtin_add_overflow(total, lost, &total)) {
+      total = std::numeric_limits<int64_t>::max();
+    }
+  };
+  if (!c.victims.empty()) {
+    for (const auto& v : c.victims) add(v->pod.requests.milli_cpu, v->pod.start_time.has_value(), v->pod.start_time.value_or(0));
+  } else {
+    const auto& sums = c.node->pod_summaries();
+    for (uint32_t i : c.victim_indices) add(sums[i].milli_cpu, sums[i].has_start, sums[i].start);
+  }
+  return total;
+}
+
+std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<const Candidate*>& candidates,
+                                                        const PickOptions& options) {
   if (candidates.size() == 1) return {0, "the only candidate"};
   const auto& c = candidates;
   std::vector<size_t> left(c.size());
@@ -96,6 +115,11 @@ std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<const 
   // 4) Fewest victims.
   left = KeepBest(c, left, [](const Candidate& x) { return x.victim_count; });
   if (left.size() == 1) return {left[0], "fewest victims"};
+  // Arbiter's victimCost LostWork (off by default): the least work thrown away.
+  if (options.lost_work) {
+    left = KeepBest(c, left, [&](const Candidate& x) { return LostWork(x, options.now); });
+    if (left.size() == 1) return {left[0], "least work lost (victimCost: LostWork)"};
+  }
   // 5) Latest earliest start time among the highest-priority victims (the youngest).
   left = KeepBest(c, left, [](const Candidate& x) { return -x.earliest_top_start; });
   if (left.size() == 1) return {left[0], "latest start among the highest-priority victims"};

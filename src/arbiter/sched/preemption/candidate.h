@@ -61,8 +61,20 @@ inline constexpr int64_t kPriorityOffset = int64_t{std::numeric_limits<int32_t>:
 // a start time counts as starting `now`), then UID as the final tie-break.
 bool MoreImportantPod(const model::Pod& a, const model::Pod& b, Timestamp now);
 
+// The CPU work `c`'s victims would lose, in milli-CPU seconds: each victim's CPU request times
+// the whole seconds since it started (none for a pod not started, or started after `now`),
+// saturating at INT64_MAX (requests are user input).
+int64_t LostWork(const Candidate& c, Timestamp now);
+
+// What the choice weighs beyond upstream's rules (model::SchedulerConfig::victim_cost).
+struct PickOptions {
+  bool lost_work = false;  // victimCost LostWork: least LostWork before the start-time rule
+  Timestamp now = 0;
+};
+
 // The choice of §7 among `candidates` (non-empty, keys set). Returns the index and the rule that
 // decided, for explanations.
-std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<const Candidate*>& candidates);
+std::pair<size_t, std::string> PickOneNodeForPreemption(const std::vector<const Candidate*>& candidates,
+                                                        const PickOptions& options = {});
 
 }  // namespace arbiter::sched::preemption

@@ -68,10 +68,12 @@ DryRun DefaultPreemption::SelectVictimsOnNode(Evaluation& ev, const NodeInfo& no
   // shared importance order, and `all`-mode groups evicted whole. Units come first under either
   // victim policy: an `all` group is never broken up.
   if (ev.ByUnits(node)) return SelectUnitVictimsOnNode(ev, node);
-  const VictimSelection& selection = handle_->config().victim_selection == model::VictimSelection::kNomad
-                                         ? static_cast<const VictimSelection&>(nomad_)
-                                         : kubernetes_;
-  return selection.SelectVictimsOnNode(ev, node);
+  switch (handle_->config().victim_selection) {
+    case model::VictimSelection::kNomad: return nomad_.SelectVictimsOnNode(ev, node);
+    case model::VictimSelection::kOptimal: return optimal_.SelectVictimsOnNode(ev, node);
+    case model::VictimSelection::kKubernetes: break;
+  }
+  return kubernetes_.SelectVictimsOnNode(ev, node);
 }
 
 bool DefaultPreemption::DryRunCache::Begin(const Evaluation& ev, const state::Snapshot& snap) {
@@ -249,6 +251,25 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
                FastPath::For(handle_->framework(), state, options_.resource_fast_path));
     candidates = FindCandidates(*ev, potential, diagnosis, explain ? &out.explanation : nullptr);
   }
+  if (ev && ev->optimal.searched + ev->optimal.not_applicable > 0) {
+    const auto& o = ev->optimal;
+    metrics_.optimal_searches += o.searched;
+    metrics_.optimal_fallbacks += o.fallbacks;
+    metrics_.optimal_not_applicable += o.not_applicable;
+    if (explain) {
+      std::string line = "preemption: victimSelection Optimal searched " + std::to_string(o.searched) + " node(s) in " +
+                         std::to_string(o.steps) + " step(s)";
+      if (o.fallbacks > 0) {
+        line += "; the search bound was hit on " + std::to_string(o.fallbacks) + " node(s), which keep the greedy victims:";
+        for (const auto& n : o.fallback_nodes) line += " " + n;
+      }
+      if (o.not_applicable > 0) {
+        line += "; " + std::to_string(o.not_applicable) +
+                " node(s) keep the greedy victims because filters other than resources read their pods";
+      }
+      out.explanation.push_back(line);
+    }
+  }
   if (candidates.list.empty()) {
     // No node can help: the nomination is cleared.
     out.status = unschedulable(FitErrorMessage(handle_->snapshot().size(), diagnosis));
@@ -264,7 +285,10 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
     }
   }
   // 4) Choose.
-  auto [best, rule] = PickOneNodeForPreemption(candidates.list);
+  PickOptions pick;
+  pick.lost_work = handle_->config().victim_cost == model::VictimCost::kLostWork;
+  pick.now = ev->now;
+  auto [best, rule] = PickOneNodeForPreemption(candidates.list, pick);
   Candidate chosen = *candidates.list[best];
   chosen.Materialize();
   if (explain) out.explanation.push_back("preemption: chose " + chosen.node->name() + " (" + rule + ")");

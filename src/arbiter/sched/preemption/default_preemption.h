@@ -12,8 +12,10 @@
 //      enough in all. On each node a dry run (§5) by the configured victim selection —
 //      Kubernetes or Nomad — or by victim unit on a node running pod group members.
 //   4. SelectCandidate (§7, candidate.h): fewest PDB violations; lowest highest-victim priority;
-//      smallest sum of (priority + 2^31); fewest victims; latest start among the
-//      highest-priority victims; then the first in scan order.
+//      smallest sum of (priority + 2^31); fewest victims; [with victimCost LostWork, Arbiter's
+//      option: least work lost;] latest start among the highest-priority victims; then the first
+//      in scan order. With pdbPolicy Strict (Arbiter's option) a candidate exceeding a budget is
+//      none.
 //   5. PrepareCandidate (§8): the actuator evicts the victims; lower-priority pods nominated to
 //      the node lose their nomination; the preemptor is nominated to the node but not bound.
 //
@@ -53,6 +55,11 @@ struct PreemptionMetrics {
   uint64_t victims_buckets[kVictimBuckets] = {};
   double evaluation_seconds_sum = 0;
   uint64_t evaluation_seconds_count = 0;
+  // victimSelection Optimal (Arbiter's): nodes searched exactly, nodes that kept the greedy victims
+  // because the search bound was hit, and nodes where the exact search does not apply.
+  uint64_t optimal_searches = 0;
+  uint64_t optimal_fallbacks = 0;
+  uint64_t optimal_not_applicable = 0;
 
   void ObserveVictims(size_t n) {
     ++preemptions;
@@ -149,6 +156,7 @@ class DefaultPreemption final : public PostFilterPlugin {
   PreemptionMetrics metrics_;
   const KubernetesVictimSelection kubernetes_{};
   const NomadVictimSelection nomad_{};
+  const OptimalVictimSelection optimal_{};
   DryRunCache dry_runs_;
   // Allocations reused from call to call; no value carries over.
   struct Buffers {

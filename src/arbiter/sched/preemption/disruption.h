@@ -47,6 +47,8 @@ class PdbBudgets {
   bool Consume(const model::Pod& pod);
   // The budgets charged beyond what they allow so far, as "namespace/name", in the budgets' order.
   std::vector<std::string> Exceeded() const;
+  // The evictions charged beyond what the budgets allow so far, summed over the budgets.
+  int64_t Excess() const;
 
  private:
   const std::vector<PdbView>& pdbs_;

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -75,6 +76,17 @@ struct Evaluation {
   // Who may be a victim (eligibility.h).
   const VictimEligibility eligible;
 
+  // victimSelection Optimal's record of this call (optimal_victims.cc): nodes searched, search
+  // steps taken, nodes left with the greedy answer because a bound was hit (named, for
+  // --explain), and nodes where the exact search does not apply (other filters read the pods).
+  struct OptimalRecord {
+    size_t searched = 0;
+    size_t steps = 0;
+    size_t fallbacks = 0;
+    std::vector<std::string> fallback_nodes;
+    size_t not_applicable = 0;
+  } optimal;
+
   // The victim units of this call, built as nodes need them and shared by every node (a unit
   // may span nodes).
   UnitBuilder& units() {
@@ -106,6 +118,20 @@ class KubernetesVictimSelection final : public VictimSelection {
 
 class NomadVictimSelection final : public VictimSelection {
  public:
+  DryRun SelectVictimsOnNode(Evaluation& ev, const NodeInfo& node) const override;
+};
+
+// Arbiter's `victimSelection: Optimal` (docs/upstream-rules.md Part F§4): the Kubernetes
+// policy's answer, then, where the resource-only dry run applies, an exact search for a set that
+// ranks strictly better under §7's order (PDB violations counted as evictions beyond each budget's
+// allowance; the highest victim priority; the sum of priority + 2^31; the latest start among the
+// highest-priority victims). The search is bounded in steps, per node and per call, so that its
+// answer never depends on timing: a node whose bound is hit keeps the greedy answer, and the call
+// records it (Evaluation::optimal) for --explain and the metrics.
+class OptimalVictimSelection final : public VictimSelection {
+ public:
+  static constexpr size_t kStepsPerNode = 20'000;
+  static constexpr size_t kStepsPerCall = 400'000;
   DryRun SelectVictimsOnNode(Evaluation& ev, const NodeInfo& node) const override;
 };
 
