@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--priority-delta", plan.nomad_priority_delta,
                        "Nomad mode: how much lower a victim's job priority must be (Nomad: 10)")
       ->check(CLI::Range(1, 32766));
+  plan_cmd->add_option("--victim-selection", plan.nomad_victim_selection,
+                       "Nomad mode: nomad (Nomad's best fit, the default) or optimal (Arbiter's: the fewest and "
+                       "lowest-priority allocations that free a task group's CPU, memory and disk)")
+      ->check(CLI::IsMember({"nomad", "optimal"}));
   plan_cmd->add_flag("--plan-applier", plan.nomad_plan_applier,
                      "Nomad mode: refuse a placement whose node still overflows after its victims leave, as a real "
                      "submission's plan applier would (nomad job plan shows it)");

@@ -74,6 +74,7 @@ int RunNomadPlan(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
   options.seed = flags.seed;
   options.priority_delta = flags.nomad_priority_delta;
   options.plan_applier = flags.nomad_plan_applier;
+  options.optimal_victims = flags.nomad_victim_selection == "optimal";
   const nomad::NomadPlan plan = nomad::PlanJob(in.cluster, in.job, options);
   out << (flags.output == "json" ? nomad::RenderJson(in.job, plan) : nomad::RenderTable(in.job, plan));
   // The output is `nomad job plan`'s; what a real submission would do differently goes to stderr.
@@ -216,6 +217,11 @@ int RunKubernetesPlan(const PlanFlags& flags, std::ostream& out, std::ostream& e
 }  // namespace
 
 int RunPlanCommand(const PlanFlags& flags, std::ostream& out, std::ostream& err) {
+  if (!flags.nomad && !flags.nomad_victim_selection.empty()) {
+    err << "arbiter plan: --victim-selection is for --nomad; a Kubernetes plan takes DefaultPreemption's "
+           "victimSelection from the KubeSchedulerConfiguration in its input\n";
+    return 2;  // invalid input, as Kubernetes plans exit
+  }
   try {
     return flags.nomad ? RunNomadPlan(flags, out, err) : RunKubernetesPlan(flags, out, err);
   } catch (const std::bad_alloc&) {

@@ -17,6 +17,7 @@ struct PlanFlags {
   bool explain = false;
   bool nomad = false;
   int32_t nomad_priority_delta = model::kNomadPriorityDelta;  // a victim's job is at least this much lower
+  std::string nomad_victim_selection;  // Nomad mode: "nomad" (default) or "optimal" 
   bool nomad_plan_applier = false;    // refuse placements the plan applier would (not `nomad job plan`'s output)
   bool no_fast_paths = false;
   std::string max_input_size = "1Gi";  // all input files together (a Kubernetes quantity)

@@ -6,6 +6,7 @@
 
 #include "arbiter/controlplane/metrics.h"
 #include "arbiter/controlplane/pod_json.h"
+#include "arbiter/sched/preemption/preemption_history.h"
 
 namespace arbiter::controlplane {
 namespace {
@@ -19,16 +20,7 @@ class LiveSchedulerTest : public ::testing::Test {
       : store_(store::NewMemoryStore()),
         clock_(kStart),
         batch_(*store_),
-        live_(*store_, batch_, clock_, {}, metrics_,
-              [this](const store::Object& o) -> const manifest::LoadResult& {
-                return decoded_[{o.resource, o.ns, o.name, o.revision}] =
-                           manifest::DecodeJson(o.resource + "/" + o.name, o.body);
-              },
-              [this](const std::string&, const std::string& pod, const std::string&, const std::string&,
-                     const std::string& reason, const std::string&) {
-                events_.push_back(reason + " " + pod);
-                return Status::Ok();
-              }) {
+        live_(*store_, batch_, clock_, {}, metrics_, Decoder(), Recorder()) {
     for (const char* r : {"nodes", "pods", "namespaces", "priorityclasses", "poddisruptionbudgets", "podgroups",
                           "compositepodgroups", "workloads", "persistentvolumeclaims", "persistentvolumes",
                           "storageclasses", "csinodes"}) {
@@ -36,14 +28,28 @@ class LiveSchedulerTest : public ::testing::Test {
     }
   }
 
-  // Syncs every informer, then one pass over what changed.
-  void Pass() {
+  // What every scheduler of these tests decodes with, and records events to.
+  DecodeFn Decoder() {
+    return [this](const store::Object& o) -> const manifest::LoadResult& {
+      return decoded_[{o.resource, o.ns, o.name, o.revision}] = manifest::DecodeJson(o.resource + "/" + o.name, o.body);
+    };
+  }
+  RecordEventFn Recorder() {
+    return [this](const std::string&, const std::string& pod, const std::string&, const std::string&,
+                  const std::string& reason, const std::string&) {
+      events_.push_back(reason + " " + pod);
+      return Status::Ok();
+    };
+  }
+
+  // Syncs every informer, then one pass over what changed (of `live`, the fixture's by default).
+  void Pass(LiveScheduler* live = nullptr) {
     Changes changes;
     for (auto& [r, inf] : informers_) {
       ASSERT_TRUE(inf->Sync().ok());
       changes[r] = inf->TakeChanged();
     }
-    Status st = live_.Pass(informers_, changes);
+    Status st = (live != nullptr ? *live : live_).Pass(informers_, changes);
     ASSERT_TRUE(st.ok()) << st.message();
   }
   void SyncOnly() {
@@ -429,6 +435,51 @@ TEST_F(LiveSchedulerTest, ANewLeaderRebuildsFromTheStoreAndBindsNothingTwice) {
   EXPECT_EQ(NodeOf(Pod("b")), "n1");
   EXPECT_EQ(Count("Scheduled a"), 1);
   EXPECT_EQ(metrics_.scheduled.load(), 2u);
+}
+
+TEST_F(LiveSchedulerTest, TheThrashGuardRecordsALineagesPreemptionsOnItsControllerAndSparesItThen) {
+  // A scheduler with maxPreemptionsPerPod 1 within an hour (Arbiter's opt-in thrash guard).
+  LiveSchedulerOptions options;
+  options.config.max_preemptions_per_pod = 1;
+  options.config.preemption_window_seconds = 3600;
+  LiveScheduler guarded(*store_, batch_, clock_, options, metrics_, Decoder(), Recorder());
+  auto pass = [&] { Pass(&guarded); };
+  Json rs = {{"apiVersion", "apps/v1"},
+             {"kind", "ReplicaSet"},
+             {"metadata", {{"name", "web"}, {"namespace", "default"}, {"uid", "rs-1"}}},
+             {"spec", {{"replicas", 2}}}};
+  ASSERT_TRUE(store_->Create("replicasets", "default", "web", rs).ok());
+  auto owned = [&](const std::string& pod) {
+    Json p = Pod(pod);
+    p["metadata"]["ownerReferences"] = Json::array(
+        {{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web"}, {"uid", "rs-1"}, {"controller", true}}});
+    ASSERT_TRUE(store_->Update("pods", "default", pod, p, RevisionOf(pod)).ok());
+  };
+  AddNode("n1", "1");
+  AddNode("n2", "1");
+  AddPod("web-0", "1", 0, "n1");
+  AddPod("web-1", "1", 0, "n2");
+  owned("web-0");
+  owned("web-1");
+  AddPod("high", "1", 100);
+  pass();
+  // One of the two goes; its lineage's time is written on the ReplicaSet.
+  const bool first_on_n1 = Terminating(Pod("web-0"));
+  EXPECT_NE(first_on_n1, Terminating(Pod("web-1")));
+  auto owner = store_->Get("replicasets", "default", "web");
+  ASSERT_TRUE(owner.ok());
+  const Json& annotations = owner->body["metadata"]["annotations"];
+  ASSERT_TRUE(annotations.contains("arbiter.dev/preemptions")) << owner->body.dump();
+  auto times = sched::preemption::ParsePreemptionsAnnotation(annotations["arbiter.dev/preemptions"].get<std::string>());
+  ASSERT_TRUE(times.ok()) << times.status().message();
+  EXPECT_EQ(times->size(), 1u);
+  // A second preemptor may not take the other replica: its lineage had its one preemption.
+  clock_.Advance(10 * kSecond);
+  AddPod("high-2", "1", 100);
+  pass();
+  EXPECT_FALSE(Terminating(Pod(first_on_n1 ? "web-1" : "web-0")));
+  EXPECT_EQ(NodeOf(Pod("high-2")), "");
+  EXPECT_EQ(Count("Preempted web-0") + Count("Preempted web-1"), 1);
 }
 
 }  // namespace

@@ -421,6 +421,29 @@ TEST(NomadSupersetFilter, PlanKeepsOnlyTheCoveringVictim) {
   EXPECT_EQ(r.plan.desired_updates.at("web").preemptions, 1);
 }
 
+// Arbiter's --victim-selection optimal: Nomad takes the lowest bucket first, so a small
+// priority-20 allocation goes beside the priority-30 one that alone would free enough; the exact
+// search keeps the set that ranks best (the same top priority, fewer victims).
+TEST(NomadOptimalVictims, TheFewestAllocationsAtTheLowestTopPriority) {
+  const Alloc s = MakeAlloc("small", "low", 20, {200, 100, 0});
+  const Alloc b = MakeAlloc("big", "mid", 30, {2000, 100, 0});
+  Job job;
+  job.id = "hi";
+  job.priority = 70;
+  const std::map<std::string, int64_t> none;
+  const Resources capacity{3000, 4000, 0}, ask{1800, 100, 0};
+  Preemptor nomad(job, kDefaultPriorityDelta, none);
+  auto greedy = nomad.ForTaskGroup(capacity, {&s, &b}, ask);
+  ASSERT_EQ(greedy.size(), 2u);
+  Preemptor optimal(job, kDefaultPriorityDelta, none, /*optimal=*/true);
+  auto best = optimal.ForTaskGroup(capacity, {&s, &b}, ask);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0]->id, "big");
+  // Where Nomad's answer is already best, it stands.
+  auto same = optimal.ForTaskGroup(capacity, {&s, &b}, Resources{900, 100, 0});
+  EXPECT_EQ(same, nomad.ForTaskGroup(capacity, {&s, &b}, Resources{900, 100, 0}));
+}
+
 // ---------------------------------------------------------------------------------------------
 // 6. max_parallel penalty (§4).
 

@@ -267,6 +267,135 @@ TEST(PreemptionOptions, OptimalKeepsUpstreamsAnswerWhenItIsAlreadyBest) {
   EXPECT_EQ(PodOf(optimal, "default/urgent").node, PodOf(upstream, "default/urgent").node);
 }
 
+// --- the thrash guard: maxPreemptionsPerPod within preemptionWindowSeconds ---------------------
+// A ReplicaSet `web` (uid rs-1) whose pods were preempted at 10:20 and 10:40 (its annotation, as a
+// live scheduler writes it) runs `web-0` (priority 50, 2 CPUs, started 10:30) beside `batch`
+// (50, 2 CPUs, started 10:00, no controller) on a 4-CPU node; `urgent` (100, 2 CPUs) was created
+// at 11:00, the plan's now.
+std::string ThrashCluster(const std::string& config) {
+  return Classes() + NodeY("n1").Cpu("4").Y() +
+         "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: web\n  namespace: default\n  uid: rs-1\n"
+         "  annotations:\n    arbiter.dev/preemptions: '[\"2026-01-01T10:20:00Z\",\"2026-01-01T10:40:00Z\"]'\n"
+         "spec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+         "    spec:\n      priorityClassName: p50\n      containers: [{name: c, image: x, resources: {requests: {cpu: \"2\"}}}]\n" +
+         PodY("web-0")
+             .On("n1")
+             .Labels("{app: web}")
+             .Metadata("  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: rs-1, controller: true}]\n")
+             .PriorityClass("p50")
+             .Cpu("2")
+             .Status("  startTime: \"2026-01-01T10:30:00Z\"\n")
+             .Y() +
+         PodY("batch").On("n1").PriorityClass("p50").Cpu("2").Status("  startTime: \"2026-01-01T10:00:00Z\"\n").Y() +
+         PodY("urgent").Metadata("  creationTimestamp: \"2026-01-01T11:00:00Z\"\n").PriorityClass("p100").Cpu("2").Y() +
+         config;
+}
+
+TEST(PreemptionOptions, UpstreamPreemptsAPodWhateverItsLineageSuffered) {
+  auto r = arbiter::testing::Plan(ThrashCluster(""));
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/web-0"}));
+}
+
+TEST(PreemptionOptions, TheThrashGuardSparesALineagePreemptedTooOftenInTheWindow) {
+  // Two preemptions within the hour: web-0's lineage has had its share; `batch` goes instead.
+  auto r = arbiter::testing::Plan(
+      ThrashCluster(PreemptionArgs("{maxPreemptionsPerPod: 2, preemptionWindowSeconds: 3600}")));
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/batch"}));
+  // Within 10 minutes (after 10:50) none counts: the guard does not apply.
+  auto recent = arbiter::testing::Plan(
+      ThrashCluster(PreemptionArgs("{maxPreemptionsPerPod: 2, preemptionWindowSeconds: 600}")));
+  EXPECT_EQ(VictimNames(recent), (std::set<std::string>{"default/web-0"}));
+}
+
+TEST(PreemptionOptions, TheThrashGuardCountsThePlansOwnPreemptions) {
+  // Two 2-CPU nodes run one replica of `web` each (priority 50), a third runs `svc` (60); two
+  // urgent pods need a node each. Upstream evicts both replicas (the lower priority); with one
+  // preemption allowed per lineage, the second urgent pod takes `svc`'s node.
+  std::string y = Classes() + NodeY("n1").Cpu("2").Y() + NodeY("n2").Cpu("2").Y() + NodeY("n3").Cpu("2").Y();
+  for (const char* pod : {"web-0", "web-1"}) {
+    y += PodY(pod)
+             .On(std::string(pod) == "web-0" ? "n1" : "n2")
+             .Metadata("  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: rs-1, controller: true}]\n")
+             .PriorityClass("p50")
+             .Cpu("2")
+             .Y();
+  }
+  y += PodY("svc").On("n3").PriorityClass("p60").Cpu("2").Y() + PodY("urgent-a").PriorityClass("p100").Cpu("2").Y() +
+       PodY("urgent-b").PriorityClass("p100").Cpu("2").Y();
+  auto upstream = arbiter::testing::Plan(y);
+  EXPECT_EQ(VictimNames(upstream), (std::set<std::string>{"default/web-0", "default/web-1"}));
+  auto guarded = arbiter::testing::Plan(y + PreemptionArgs("{maxPreemptionsPerPod: 1, preemptionWindowSeconds: 3600}"));
+  const auto victims = VictimNames(guarded);
+  EXPECT_EQ(victims.size(), 2u);
+  EXPECT_TRUE(victims.count("default/svc"));
+}
+
+TEST(PreemptionOptions, ABadPreemptionsAnnotationIsAnInputErrorNamingTheObject) {
+  std::string y = ThrashCluster(PreemptionArgs("{maxPreemptionsPerPod: 2, preemptionWindowSeconds: 3600}"));
+  const std::string good = "'[\"2026-01-01T10:20:00Z\",\"2026-01-01T10:40:00Z\"]'";
+  y.replace(y.find(good), good.size(), "'[\"yesterday\"]'");
+  manifest::LoadResult loaded = manifest::Load({{"test.yaml", y}});
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_TRUE(admission::AdmitPriorities(loaded.objects).empty());
+  auto r = sim::RunPlan(loaded.objects, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("ReplicaSet default/web: metadata.annotations.arbiter.dev/preemptions"),
+            std::string::npos)
+      << r.status().message();
+}
+
+// --- crossNodePreemption ------------------------------------------------------------------------
+// Zone a: n1 (4 CPUs, empty) and n2 (2 CPUs: `db-old`, priority 50, 1 CPU, app=db, beside `keep`,
+// 200, 1 CPU); zone b: n3, full with a priority-200 pod. `db-new` (100, 2 CPUs, app=db) may not
+// share a zone with another app=db pod. Only n1 has room, but `db-old` on n2 rejects it there.
+std::string AntiAffinityCluster(const std::string& config) {
+  return Classes() + "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p200}\nvalue: 200\n" +
+         NodeY("n1").Labels("{topology.kubernetes.io/zone: a}").Cpu("4").Y() +
+         NodeY("n2").Labels("{topology.kubernetes.io/zone: a}").Cpu("2").Y() +
+         NodeY("n3").Labels("{topology.kubernetes.io/zone: b}").Cpu("4").Y() +
+         PodY("db-old").On("n2").Labels("{app: db}").PriorityClass("p50").Cpu("1").Y() +
+         PodY("keep").On("n2").PriorityClass("p200").Cpu("1").Y() + PodY("big").On("n3").PriorityClass("p200").Cpu("4").Y() +
+         PodY("db-new")
+             .Labels("{app: db}")
+             .PriorityClass("p100")
+             .Cpu("2")
+             .Spec(arbiter::testing::RequiredPodTerm("podAntiAffinity", "{app: db}", "topology.kubernetes.io/zone"))
+             .Y() +
+         config;
+}
+
+TEST(PreemptionOptions, UpstreamCannotHelpAPodRejectedByAPodOnAnotherNode) {
+  auto r = arbiter::testing::Plan(AntiAffinityCluster(""));
+  EXPECT_TRUE(r.preemptions.empty());
+  EXPECT_FALSE(PodOf(r, "default/db-new").scheduled);
+}
+
+TEST(PreemptionOptions, CrossNodePreemptionEvictsTheRejectingPodOnAnotherNode) {
+  auto r = arbiter::testing::Plan(AntiAffinityCluster(PreemptionArgs("{crossNodePreemption: true}")), 0,
+                                  /*explain=*/true);
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/db-old"}));
+  EXPECT_EQ(r.preemptions[0].victims[0].node, "n2");
+  const auto& db = PodOf(r, "default/db-new");
+  EXPECT_TRUE(db.scheduled);
+  EXPECT_EQ(db.node, "n1");
+  bool said = false;
+  for (const auto& c : r.cycles) {
+    for (const auto& line : c.post_filter_explanation) said = said || line.find("crossNodePreemption") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
+TEST(PreemptionOptions, CrossNodePreemptionTakesOnlyWhatRejectsThePod) {
+  // A second app=db pod in zone a: both must go, and nothing else of the zone.
+  std::string y = AntiAffinityCluster(PreemptionArgs("{crossNodePreemption: true}"));
+  y += PodY("db-older").On("n1").Labels("{app: db}").PriorityClass("p50").Cpu("1").Y();
+  y += PodY("web").On("n1").Labels("{app: web}").PriorityClass("p50").Cpu("1").Y();
+  auto r = arbiter::testing::Plan(y);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/db-old", "default/db-older"}));
+  EXPECT_EQ(PodOf(r, "default/db-new").node, "n1");
+}
+
 // --- decoding ----------------------------------------------------------------------------------
 TEST(PreemptionOptions, BadValuesAreInputErrorsNamingTheField) {
   auto errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{pdbPolicy: Never}")));
@@ -281,6 +410,16 @@ TEST(PreemptionOptions, BadValuesAreInputErrorsNamingTheField) {
   errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{victimCost: Cheapest}")));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("args.victimCost: must be None or LostWork, not \"Cheapest\""), std::string::npos) << errors[0];
+  errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{maxPreemptionsPerPod: 3}")));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("maxPreemptionsPerPod and preemptionWindowSeconds must be set together"), std::string::npos)
+      << errors[0];
+  errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{maxPreemptionsPerPod: 65, preemptionWindowSeconds: 60}")));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("args.maxPreemptionsPerPod"), std::string::npos) << errors[0];
+  errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{crossNodePreemption: sometimes}")));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("args.crossNodePreemption"), std::string::npos) << errors[0];
   errors = arbiter::testing::LoadErrors(DeltaCluster(PreemptionArgs("{priorityDelta: 0}")));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("args.priorityDelta"), std::string::npos) << errors[0];

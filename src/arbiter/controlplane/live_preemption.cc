@@ -4,6 +4,8 @@
 #include "arbiter/controlplane/live_scheduler.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "arbiter/controlplane/metrics.h"
 #include "arbiter/controlplane/pod_json.h"
@@ -100,6 +102,9 @@ void LiveScheduler::Evict(const std::vector<sched::preemption::Eviction>& victim
     pdb_status_.Evicted(v.Key());
     updated = true;
 
+    if (config_.ThrashGuard() && !v.controller_uid.empty()) {
+      if (const store::Object* cur = Current(key)) RecordLineagePreemption(*cur, v.controller_uid, now);
+    }
     WriteEviction(key, v.uid, v.termination_grace_period_seconds, message, now, 0);
   }
   if (updated) scheduler_->queue().MoveOnEvent(sched::ClusterEvent::kAssignedPodUpdate);
@@ -154,6 +159,63 @@ void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_
     next["metadata"]["deletionGracePeriodSeconds"] = grace;
     Write(*cur, std::move(next), deleted);
   }
+}
+
+namespace {
+
+// The resource of a controller kind that owns pods (its lineage's annotation is written there);
+// empty for another kind.
+std::string ControllerResource(const std::string& api_version, const std::string& kind) {
+  static const std::map<std::pair<std::string, std::string>, std::string> kResources = {
+      {{"apps/v1", "ReplicaSet"}, "replicasets"},   {{"apps/v1", "StatefulSet"}, "statefulsets"},
+      {{"apps/v1", "DaemonSet"}, "daemonsets"},     {{"batch/v1", "Job"}, "jobs"},
+      {{"v1", "ReplicationController"}, "replicationcontrollers"}};
+  auto it = kResources.find({api_version, kind});
+  return it == kResources.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+void LiveScheduler::RecordLineagePreemption(const store::Object& victim, const std::string& owner_uid, Timestamp now) {
+  history_.Record(owner_uid, now);
+  const Json* refs = nullptr;
+  if (auto md = victim.body.find("metadata"); md != victim.body.end() && md->is_object()) {
+    if (auto r = md->find("ownerReferences"); r != md->end() && r->is_array()) refs = &*r;
+  }
+  if (refs == nullptr) return;
+  for (const Json& ref : *refs) {
+    if (!ref.is_object() || ref.value("controller", false) != true || ref.value("uid", "") != owner_uid) continue;
+    const std::string resource = ControllerResource(ref.value("apiVersion", ""), ref.value("kind", ""));
+    if (!resource.empty()) WriteLineageAnnotation(resource, {victim.ns, ref.value("name", "")}, owner_uid, 0);
+    return;
+  }
+}
+
+void LiveScheduler::WriteLineageAnnotation(const std::string& resource, const Key& owner, const std::string& owner_uid,
+                                           int retries) {
+  auto stored = store_.Get(resource, owner.first, owner.second);
+  // Gone, or the store unreachable: the record kept here still guards this scheduler's decisions.
+  if (!stored.ok() || StringAt(stored->body, "metadata", "uid") != owner_uid) return;
+  Json next = stored->body;
+  Json& annotations = next["metadata"]["annotations"];
+  if (!annotations.is_object()) annotations = Json::object();
+  const std::string name(sched::preemption::kPreemptionsAnnotation);
+  // Times the annotation already holds (another scheduler's, an earlier run's) count too.
+  if (auto it = annotations.find(name); it != annotations.end() && it->is_string()) {
+    if (auto times = sched::preemption::ParsePreemptionsAnnotation(it->get_ref<const std::string&>()); times.ok()) {
+      history_.Seed(owner_uid, *times);
+    }
+  }
+  annotations[name] = sched::preemption::FormatPreemptionsAnnotation(history_.Times(owner_uid));
+  batch_.Update(*stored, std::move(next), [this, resource, owner, owner_uid, retries](const StatusOr<store::ObjectPtr>& r) -> Status {
+    if (r.ok()) return Status::Ok();
+    if (r.status().code() == StatusCode::kConflict && retries < kEvictionRetries) {
+      WriteLineageAnnotation(resource, owner, owner_uid, retries + 1);
+      return Status::Ok();
+    }
+    if (Refused(r.status())) return ReportRefused(r.status());
+    return Lost(r.status()) ? Status::Ok() : r.status();
+  });
 }
 
 void LiveScheduler::ClearNomination(const state::PodInfoPtr& pod) {

@@ -41,6 +41,7 @@
 #include "arbiter/sched/cycle/scheduler.h"
 #include "arbiter/sched/preemption/disruption.h"
 #include "arbiter/sched/preemption/pdb_status.h"
+#include "arbiter/sched/preemption/preemption_history.h"
 #include "arbiter/store/informer.h"
 #include "arbiter/store/store.h"
 
@@ -97,6 +98,7 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   void PreemptForGroup(const std::string& group, std::string_view kind,
                        const std::vector<sched::preemption::Eviction>& victims) override;
   void ClearNomination(const state::PodInfoPtr& pod) override;
+  const sched::preemption::PreemptionHistory* History() const override { return &history_; }
 
  private:
   enum class Place { kNone, kPending, kBound };
@@ -139,6 +141,11 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
                            const std::string& message, int retries);
   void WriteEviction(const Key& key, const std::string& uid, int64_t grace, const std::string& message, Timestamp now,
                      int retries);
+  // The thrash guard (maxPreemptionsPerPod): records the preemption of `victim`'s lineage (its
+  // controller's uid) at `now`, and writes the lineage's times on the controller as the
+  // annotation arbiter.dev/preemptions (merged with what it holds; retried like an eviction).
+  void RecordLineagePreemption(const store::Object& victim, const std::string& owner_uid, Timestamp now);
+  void WriteLineageAnnotation(const std::string& resource, const Key& owner, const std::string& owner_uid, int retries);
   // Queues `next` over `cur` (conditional on its revision); once written, it is remembered until
   // the echo, and `done` sees the result. A write the store refuses as stale or gone is no error.
   void Write(const store::Object& cur, nlohmann::json next, WriteBatch::Done done = nullptr);
@@ -180,6 +187,7 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   std::map<std::string, std::set<Key>> waiting_for_node_;  // bound pods whose node is not known yet
   // The budgets, counted over pods_ (known), the cache (healthy) and this scheduler's evictions.
   sched::preemption::PdbStatusTracker pdb_status_;
+  sched::preemption::PreemptionHistory history_;  // the thrash guard's record, by lineage
   std::map<Key, std::string> last_failure_;             // the last FailedScheduling message written
 };
 

@@ -209,7 +209,8 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
         const std::string ap = cp + ".args";
         if (name == "DefaultPreemption") {
           d_.KnownFields(args, ap, {"apiVersion", "kind", "minCandidateNodesPercentage", "minCandidateNodesAbsolute",
-                                    "victimSelection", "priorityDelta", "pdbPolicy", "minRuntimeSeconds", "victimCost"});
+                                    "victimSelection", "priorityDelta", "pdbPolicy", "minRuntimeSeconds", "victimCost", "maxPreemptionsPerPod",
+                                    "preemptionWindowSeconds", "crossNodePreemption"});
           if (auto v = d_.Int(D::Child(args, "minCandidateNodesPercentage"),
                               ap + ".minCandidateNodesPercentage", 0, 100)) {
             cfg.min_candidate_nodes_percentage = static_cast<int32_t>(*v);
@@ -256,6 +257,21 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
             } else {
               d_.Error(ap + ".victimCost", "must be None or LostWork, not \"" + *v + "\"");
             }
+          }
+          const auto max_preemptions = d_.Int(D::Child(args, "maxPreemptionsPerPod"), ap + ".maxPreemptionsPerPod", 0,
+                                              int64_t{model::kMaxPreemptionsPerPod});
+          if (max_preemptions) cfg.max_preemptions_per_pod = static_cast<int32_t>(*max_preemptions);
+          const auto window = d_.Int(D::Child(args, "preemptionWindowSeconds"), ap + ".preemptionWindowSeconds", 0,
+                                     kMaxMinRuntimeSeconds);
+          if (window) cfg.preemption_window_seconds = *window;
+          // (Checked together only when each decoded: a bad one is reported once, by itself.)
+          const bool guard_decoded = (max_preemptions || !D::Present(D::Child(args, "maxPreemptionsPerPod"))) &&
+                                     (window || !D::Present(D::Child(args, "preemptionWindowSeconds")));
+          if (auto v = d_.Bool(D::Child(args, "crossNodePreemption"), ap + ".crossNodePreemption")) {
+            cfg.cross_node_preemption = *v;
+          }
+          if (guard_decoded && (cfg.max_preemptions_per_pod > 0) != (cfg.preemption_window_seconds > 0)) {
+            d_.Error(ap, "maxPreemptionsPerPod and preemptionWindowSeconds must be set together (or neither)");
           }
         } else if (name == "NodeResourcesFit") {
           d_.KnownFields(args, ap, {"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"});

@@ -334,6 +334,7 @@ void ObjectDecoder::DecodePod(const Node& root, Origin origin) {
       for (auto [field, value] : {std::pair{"kind", &c.kind}, {"name", &c.name}, {"uid", &c.uid}}) {
         if (const Node v = D::Child(ref, field); v.IsScalar()) *value = v.Scalar();
       }
+      pod.controller_uid = c.uid;
       out_.pod_controllers[pod.ns + "/" + pod.name] = std::move(c);
     }
   }

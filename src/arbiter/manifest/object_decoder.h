@@ -23,7 +23,7 @@ namespace arbiter::manifest::internal {
 inline constexpr int kMaxListDepth = 8;
 inline constexpr int64_t kInt32Min = INT32_MIN;
 inline constexpr int64_t kInt32Max = INT32_MAX;
-// DefaultPreemptionArgs.minRuntimeSeconds at most: ten years.
+// DefaultPreemptionArgs.minRuntimeSeconds (and preemptionWindowSeconds) at most: ten years.
 inline constexpr int64_t kMaxMinRuntimeSeconds = int64_t{10} * 366 * 24 * 3600;
 
 using D = Decoder;

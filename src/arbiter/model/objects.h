@@ -144,6 +144,10 @@ struct Pod {
   std::vector<HostPort> host_ports;
   int64_t termination_grace_period_seconds = kDefaultTerminationGracePeriodSeconds;
   std::string pod_group_name;  // spec.schedulingGroup.podGroupName
+  // The uid of the controller that owns the pod (metadata.ownerReferences' entry with
+  // controller: true), empty for none: the pod's lineage, which a controller's replacement pods
+  // share (the thrash guard counts preemptions by it).
+  std::string controller_uid;
   // spec.schedulingGates' names, in order: while any remains the pod waits outside activeQ
   // (the SchedulingGates PreEnqueue plugin).
   std::vector<std::string> scheduling_gates;
@@ -392,6 +396,9 @@ struct UtilizationShapePoint {
   int64_t score = 0;        // 0..10
 };
 
+// DefaultPreemptionArgs.maxPreemptionsPerPod at most, and so the times a lineage's record keeps.
+inline constexpr int32_t kMaxPreemptionsPerPod = 64;
+
 // The parts of kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration that Arbiter honours.
 struct SchedulerConfig {
   std::string scheduler_name = "default-scheduler";
@@ -410,12 +417,21 @@ struct SchedulerConfig {
   //   pdbPolicy        Strict: a candidate whose victims would violate a budget is no candidate;
   //   minRuntimeSeconds  a pod that started less than this long ago is no victim;
   //   victimCost       LostWork: among candidates tied before upstream's start-time rule, the
-  //                    one whose victims lose the least CPU-seconds of work.
+  //                    one whose victims lose the least CPU-seconds of work;
+  //   maxPreemptionsPerPod, preemptionWindowSeconds  the thrash guard: a pod whose lineage (its
+  //                    controller's uid) was preempted that many times within the window is no
+  //                    victim (both set, or neither);
+  //   crossNodePreemption  a pod rejected by anti-affinity or topology spread may evict the
+  //                    lower-priority pods of other nodes whose presence rejects it.
   VictimSelection victim_selection = VictimSelection::kKubernetes;
   std::optional<int32_t> priority_delta;
   PdbPolicy pdb_policy = PdbPolicy::kBestEffort;
   int64_t min_runtime_seconds = 0;
   VictimCost victim_cost = VictimCost::kNone;
+  int32_t max_preemptions_per_pod = 0;
+  int64_t preemption_window_seconds = 0;
+  bool cross_node_preemption = false;
+  bool ThrashGuard() const { return max_preemptions_per_pod > 0 && preemption_window_seconds > 0; }
   // The delta in force for the configured victim policy.
   int32_t EffectivePriorityDelta() const {
     return priority_delta.value_or(victim_selection == VictimSelection::kNomad ? kNomadPriorityDelta : 1);

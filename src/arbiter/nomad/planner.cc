@@ -112,7 +112,7 @@ class Planner {
     Option o;
     o.node = n;
     o.alloc.resources = tg.Ask();  // its identity is filled in by Apply, for the chosen option only
-    Preemptor preemptor(job_, options_.priority_delta, plan_preemptions_);
+    Preemptor preemptor(job_, options_.priority_delta, plan_preemptions_, options_.optimal_victims);
     auto remove = [&](const std::vector<const Alloc*>& victims) {
       for (const Alloc* v : victims) {
         proposed.erase(std::remove(proposed.begin(), proposed.end(), v), proposed.end());

@@ -38,6 +38,9 @@ namespace arbiter::nomad {
 struct PlannerOptions {
   uint64_t seed = 0;
   int32_t priority_delta = kDefaultPriorityDelta;
+  // Arbiter's opt-in (plan --nomad --victim-selection optimal): for a task group's CPU, memory and
+  // disk, the fewest and lowest-priority allocations that free them (Preemptor::ForTaskGroup).
+  bool optimal_victims = false;
   // Refuse a node that still overflows after its victims leave, as the plan applier of a real
   // submission would; off = `nomad job plan`'s output.
   bool plan_applier = false;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "arbiter/model/best_fit_victims.h"
+#include "arbiter/model/exact_victims.h"
 
 namespace arbiter::nomad {
 
@@ -50,10 +51,32 @@ std::vector<const Alloc*> Preemptor::ForTaskGroup(const Resources& capacity, con
     if (Eligible(*a)) buckets[a->job_priority].push_back({a, Penalty(*a)});
   }
   std::vector<const Alloc*> victims;
+  std::vector<const Alloc*> eligible;
+  for (const auto& [priority, list] : buckets) {
+    for (const auto& c : list) eligible.push_back(c.alloc);
+  }
   for (const auto& c : model::BestFitVictims(std::move(buckets), available, ask, TaskGroupPolicy{})) {
     victims.push_back(c.alloc);
   }
-  return victims;
+  if (!optimal_ || victims.empty()) return victims;
+  // What must be freed in each dimension the ask names.
+  std::vector<model::ExactAmount> need;
+  std::vector<int64_t Resources::*> dims;
+  for (int64_t Resources::* d : {&Resources::cpu, &Resources::memory, &Resources::disk}) {
+    if (ask.*d <= 0) continue;
+    need.push_back(model::ExactAmount{ask.*d} - model::ExactAmount{available.*d});
+    dims.push_back(d);
+  }
+  model::ExactVictimSearch<const Alloc*> search(std::move(need), 0, {}, kOptimalSteps);
+  std::vector<model::ExactVictimSearch<const Alloc*>::Member> members;
+  for (const Alloc* v : victims) members.push_back({v->job_priority, 0, nullptr});
+  for (const Alloc* a : eligible) {
+    std::vector<model::ExactAmount> frees;
+    for (auto d : dims) frees.push_back(a->resources.*d);
+    search.Add(a, a->job_priority, 0, std::move(frees), {});
+  }
+  if (!search.Run(search.RankOf(members)) || !search.improved()) return victims;  // Nomad's stands
+  return search.Victims();
 }
 
 std::vector<const Alloc*> Preemptor::ForNetwork(const Node& node, const std::vector<const Alloc*>& proposed,

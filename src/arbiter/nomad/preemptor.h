@@ -30,17 +30,23 @@ double ResourceDistance(const Resources& need, const Resources& alloc);
 
 class Preemptor {
  public:
+  // The exact search's bound per placement (steps, so that a plan never depends on timing).
+  static constexpr size_t kOptimalSteps = 50'000;
   // `plan_preemptions`: allocations already preempted by this plan, per "namespace/job/group",
   // counted over all nodes (the max_parallel penalty reads it).
-  Preemptor(const Job& job, int32_t delta, const std::map<std::string, int64_t>& plan_preemptions)
-      : job_(job), delta_(delta), plan_preemptions_(plan_preemptions) {}
+  // `optimal`: Arbiter's opt-in for the CPU / memory / disk path (ForTaskGroup).
+  Preemptor(const Job& job, int32_t delta, const std::map<std::string, int64_t>& plan_preemptions, bool optimal = false)
+      : job_(job), delta_(delta), plan_preemptions_(plan_preemptions), optimal_(optimal) {}
 
   bool Eligible(const Alloc& a) const {
     return a.has_job && !(a.ns == job_.ns && a.job_id == job_.id) && model::PriorityDeltaAllows(job_.priority, a.job_priority, delta_);
   }
   double Penalty(const Alloc& a) const;
 
-  // `capacity`: the node's capacity less reserved; `proposed`: what runs on it now.
+  // `capacity`: the node's capacity less reserved; `proposed`: what runs on it now. With
+  // `optimal`, Nomad's answer is then bettered where it can be: the set that ranks best under
+  // the order kube-scheduler's node choice uses, on job priorities (the highest victim priority,
+  // then the sum of priority + 2^31, so fewer first; model/exact_victims.h, bounded in steps).
   std::vector<const Alloc*> ForTaskGroup(const Resources& capacity, const std::vector<const Alloc*>& proposed,
                                          const Resources& ask) const;
   // A network ask on a node; `held` is what the allocation being placed already holds there
@@ -55,6 +61,7 @@ class Preemptor {
   const Job& job_;
   int32_t delta_;
   const std::map<std::string, int64_t>& plan_preemptions_;
+  bool optimal_;
 };
 
 }  // namespace arbiter::nomad

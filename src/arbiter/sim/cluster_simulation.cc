@@ -137,6 +137,7 @@ void ClusterSimulation::Evict(Preemption entry, const std::vector<sched::preempt
     evicted.deletion_timestamp = AddSecondsCapped(clock_.Now(), evicted.termination_grace_period_seconds);
     evicted.preempted_by_scheduler = true;
     if (!pdb_status_.empty()) pdb_status_.Evicted(v.Key());
+    history_.Record(v.controller_uid, clock_.Now());
     terminations_.push({*evicted.deletion_timestamp, termination_seq_++, v.uid});
     AddEvent("Normal", "Preempted", v, by);
     (void)scheduler_.UpdateBoundPod(state::MakePodInfo(std::move(evicted)));

@@ -17,6 +17,7 @@
 #include "arbiter/base/status.h"
 #include "arbiter/sched/cycle/scheduler.h"
 #include "arbiter/sched/preemption/pdb_status.h"
+#include "arbiter/sched/preemption/preemption_history.h"
 
 namespace arbiter::sim {
 
@@ -139,6 +140,11 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
   void PreemptForGroup(const std::string& group, std::string_view kind,
                        const std::vector<sched::preemption::Eviction>& victims) override;
   void ClearNomination(const state::PodInfoPtr& pod) override;
+  const sched::preemption::PreemptionHistory* History() const override { return &history_; }
+  // Preemptions of a lineage known before the run (its controller's arbiter.dev/preemptions).
+  void SeedPreemptions(const std::string& owner_uid, const std::vector<Timestamp>& times) {
+    history_.Seed(owner_uid, times);
+  }
 
  private:
   struct Termination {
@@ -165,6 +171,7 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
   PlanResult result_;
   // The budgets, counted over every pod added (tracked only when there are budgets).
   sched::preemption::PdbStatusTracker pdb_status_;
+  sched::preemption::PreemptionHistory history_;  // every eviction, by the victim's lineage
   std::map<std::string, size_t> plan_index_;     // pending pod UID -> index in result_.pods
   std::vector<model::Pod> pending_;              // pending group members and gated pods, in the order added
   std::map<std::string, size_t> group_index_;    // root group -> index in result_.groups

@@ -42,6 +42,22 @@ StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const Plan
   ARBITER_RETURN_IF_ERROR(sim.Init());
   for (const auto& [ns, origin] : objects.namespaces) sim.SetNamespace(ns);
   for (const auto& [pdb, origin] : objects.pdbs) sim.AddPdb(pdb);
+  // The thrash guard's record from the controllers' annotations (written by a live scheduler).
+  for (const auto& [w, origin] : objects.workload_controllers) {
+    if (!w.is_object()) continue;
+    const auto md = w.find("metadata");
+    if (md == w.end() || !md->is_object()) continue;
+    const auto annotations = md->find("annotations");
+    if (annotations == md->end() || !annotations->is_object()) continue;
+    const auto it = annotations->find(std::string(sched::preemption::kPreemptionsAnnotation));
+    if (it == annotations->end() || !it->is_string()) continue;
+    auto times = sched::preemption::ParsePreemptionsAnnotation(it->get_ref<const std::string&>());
+    if (!times.ok()) {
+      return InvalidArgument(origin.ToString() + ": metadata.annotations." + times.status().message());
+    }
+    const auto uid = md->find("uid");
+    if (uid != md->end() && uid->is_string()) sim.SeedPreemptions(uid->get<std::string>(), *times);
+  }
   for (const auto& [node, origin] : objects.nodes) ARBITER_RETURN_IF_ERROR(sim.AddNode(node));
   state::StorageIndex& storage = sim.scheduler().storage_index();
   for (const auto& [c, origin] : objects.storage_classes) storage.SetClass(c);

@@ -83,7 +83,8 @@ bool DefaultPreemption::DryRunCache::Begin(const Evaluation& ev, const state::Sn
   const bool budgets_known = std::all_of(pdbs.begin(), pdbs.end(), [&](const PdbView& v) {
     return v.budgets_version != 0 && v.budgets_version == budgets_version_;
   });
-  pod_class_ = ev.fast_path.applies && budgets_known ? ev.handle.pod_class() : 0;
+  // Not with the thrash guard: its answers change with every preemption anywhere.
+  pod_class_ = ev.fast_path.applies && budgets_known && !ev.eligible.ReadsPods() ? ev.handle.pod_class() : 0;
   if (pod_class_ == 0) return false;
   if (structure_ != snap.structure_version() || entries_.size() != snap.size()) {
     entries_.assign(snap.size(), Entry{});
@@ -248,7 +249,8 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
   Candidates candidates;
   if (!potential.empty()) {
     ev.emplace(*handle_, state, pod, actuator_ != nullptr ? actuator_->Pdbs() : std::vector<PdbView>{},
-               FastPath::For(handle_->framework(), state, options_.resource_fast_path));
+               FastPath::For(handle_->framework(), state, options_.resource_fast_path),
+               actuator_ != nullptr ? actuator_->History() : nullptr);
     candidates = FindCandidates(*ev, potential, diagnosis, explain ? &out.explanation : nullptr);
   }
   if (ev && ev->optimal.searched + ev->optimal.not_applicable > 0) {
@@ -269,6 +271,15 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
       }
       out.explanation.push_back(line);
     }
+  }
+  if (explain && ev && ev->cross_node_candidates + ev->cross_node_skipped > 0) {
+    std::string line = "preemption: crossNodePreemption: " + std::to_string(ev->cross_node_candidates) +
+                       " candidate(s) evict pods of other nodes in their topology domains";
+    if (ev->cross_node_skipped > 0) {
+      line += "; " + std::to_string(ev->cross_node_skipped) + " node(s) had more than " +
+              std::to_string(kMaxCrossNodeVictims) + " such pods in play and keep upstream's answer";
+    }
+    out.explanation.push_back(line);
   }
   if (candidates.list.empty()) {
     // No node can help: the nomination is cleared.

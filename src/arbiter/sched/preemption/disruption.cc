@@ -40,12 +40,6 @@ std::string StrictPdbViolation(const std::vector<PdbView>& pdbs, const std::vect
   return names.empty() ? names : "Preemption would violate PodDisruptionBudget " + names + " (pdbPolicy: Strict)";
 }
 
-int64_t PdbBudgets::Excess() const {
-  int64_t out = 0;
-  for (int64_t a : allowed_) out += a < 0 ? -a : 0;
-  return out;
-}
-
 PdbSplit SplitByPdb(const std::vector<state::PodInfoPtr>& pods, const std::vector<PdbView>& pdbs) {
   PdbSplit out;
   PdbBudgets budgets(pdbs);

@@ -22,6 +22,8 @@
 
 namespace arbiter::sched::preemption {
 
+class PreemptionHistory;
+
 using model::BudgetCounts;  // the one matching rule (model/objects.h)
 
 struct PdbView {
@@ -47,8 +49,6 @@ class PdbBudgets {
   bool Consume(const model::Pod& pod);
   // The budgets charged beyond what they allow so far, as "namespace/name", in the budgets' order.
   std::vector<std::string> Exceeded() const;
-  // The evictions charged beyond what the budgets allow so far, summed over the budgets.
-  int64_t Excess() const;
 
  private:
   const std::vector<PdbView>& pdbs_;
@@ -120,6 +120,9 @@ class PreemptionActuator {
                                const std::vector<Eviction>& victims) = 0;
   // Clears the nomination of a pending pod (a lower-priority pod nominated to the chosen node).
   virtual void ClearNomination(const state::PodInfoPtr& pod) = 0;
+  // The preemptions of each lineage so far, for the thrash guard (preemption_history.h); null
+  // when the actuator keeps none.
+  virtual const PreemptionHistory* History() const { return nullptr; }
 };
 
 }  // namespace arbiter::sched::preemption

@@ -7,7 +7,11 @@
 //   * priorityDelta: at least this much lower, under every policy;
 //   * minRuntimeSeconds: a pod that started less than this long ago is no victim (one that has
 //     not started has lost no work and may go). A unit goes whole, so one member too young to go
-//     keeps the whole unit.
+//     keeps the whole unit (and likewise below).
+//   * maxPreemptionsPerPod within preemptionWindowSeconds (the thrash guard): a pod whose lineage
+//     (its controller's uid, preemption_history.h) was preempted that many times in the window is
+//     no victim. That reads the pod itself, so a caller that sees only a node's pod summaries
+//     must not decide with them (ReadsPods).
 #pragma once
 
 #include <algorithm>
@@ -16,37 +20,54 @@
 
 #include "arbiter/base/time.h"
 #include "arbiter/model/objects.h"
+#include "arbiter/sched/preemption/preemption_history.h"
 #include "arbiter/state/node_info.h"
 
 namespace arbiter::sched::preemption {
 
 class VictimEligibility {
  public:
-  VictimEligibility(const model::SchedulerConfig& cfg, int64_t preemptor_priority, Timestamp now)
+  // `history` may be null (no preemption recorded yet, or no guard).
+  VictimEligibility(const model::SchedulerConfig& cfg, int64_t preemptor_priority, Timestamp now,
+                    const PreemptionHistory* history = nullptr)
       : preemptor_priority_(preemptor_priority),
         delta_(cfg.EffectivePriorityDelta()),
-        // minRuntimeSeconds is bounded by the decoder (ten years): no overflow.
-        started_by_(cfg.min_runtime_seconds > 0 ? now - cfg.min_runtime_seconds * kSecond : kLastTimestamp) {}
+        // minRuntimeSeconds and preemptionWindowSeconds are bounded by the decoder (ten years):
+        // no overflow.
+        started_by_(cfg.min_runtime_seconds > 0 ? now - cfg.min_runtime_seconds * kSecond : kLastTimestamp),
+        history_(cfg.ThrashGuard() ? history : nullptr),
+        max_preemptions_(static_cast<size_t>(cfg.max_preemptions_per_pod)),
+        window_start_(now - cfg.preemption_window_seconds * kSecond) {}
 
   // A pod of effective `priority` that started at `start` (if `has_start`).
   bool MayEvict(int64_t priority, bool has_start, Timestamp start) const {
     return model::PriorityDeltaAllows(preemptor_priority_, priority, delta_) && (!has_start || start <= started_by_);
   }
   bool MayEvict(int64_t priority, const model::Pod& p) const {
-    return MayEvict(priority, p.start_time.has_value(), p.start_time.value_or(0));
+    return MayEvict(priority, p.start_time.has_value(), p.start_time.value_or(0)) && !Thrashed(p);
   }
+  // The thrash guard: the pod's lineage was preempted too often lately.
+  bool Thrashed(const model::Pod& p) const {
+    return history_ != nullptr && !p.controller_uid.empty() &&
+           history_->CountSince(p.controller_uid, window_start_) >= max_preemptions_;
+  }
+  // Whether the answers need the pods themselves, not only their priority and start.
+  bool ReadsPods() const { return history_ != nullptr; }
   // A unit of effective `priority`: only when every pod of it may go.
   bool MayEvictAll(int64_t priority, const std::vector<state::PodInfoPtr>& pods) const {
     return std::all_of(pods.begin(), pods.end(), [&](const state::PodInfoPtr& p) { return MayEvict(priority, p->pod); });
   }
-  // Whether the answers depend on the time (minRuntimeSeconds is set): a dry run cached at one
-  // time does not hold at another.
-  bool ReadsNow() const { return started_by_ != kLastTimestamp; }
+  // Whether the answers depend on the time (minRuntimeSeconds or the thrash guard is set): a dry
+  // run cached at one time does not hold at another.
+  bool ReadsNow() const { return started_by_ != kLastTimestamp || history_ != nullptr; }
 
  private:
   int64_t preemptor_priority_;
   int32_t delta_;         // SchedulerConfig::EffectivePriorityDelta
   Timestamp started_by_;  // now less minRuntimeSeconds; kLastTimestamp when unset
+  const PreemptionHistory* history_;  // null: no thrash guard
+  size_t max_preemptions_;
+  Timestamp window_start_;  // now less preemptionWindowSeconds
 };
 
 }  // namespace arbiter::sched::preemption

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "arbiter/model/best_fit_victims.h"
 #include "arbiter/sched/preemption/reprieve.h"
@@ -55,6 +59,41 @@ class FilterTrial {
 
  private:
   const Framework& fw_;
+  const PodInfo& pod_;
+  NodeInfo node_;
+  CycleState state_;
+};
+
+// A trial on the candidate node that can also take out pods of other nodes: those leave the
+// PreFilter state (told with their own node), never the candidate node's copy.
+class CrossTrial {
+ public:
+  CrossTrial(const Evaluation& ev, const NodeInfo& original)
+      : fw_(ev.handle.framework()), snap_(ev.handle.snapshot()), pod_(ev.pod), node_(original), state_(ev.state.Clone()) {}
+  const std::string& node_name() const { return node_.name(); }
+  Status Open() { return {}; }
+  Status Remove(const PodInfoPtr& v) {
+    if (v->pod.node_name == node_.name()) {
+      node_.RemovePod(v->uid());
+      return fw_.RunPreFilterExtensionRemovePod(state_, pod_, *v, node_);
+    }
+    const NodeInfo* other = snap_.Get(v->pod.node_name);
+    return other == nullptr ? Status() : fw_.RunPreFilterExtensionRemovePod(state_, pod_, *v, *other);
+  }
+  Status Add(const PodInfoPtr& v) {
+    if (v->pod.node_name == node_.name()) {
+      node_.AddPod(v);
+      return fw_.RunPreFilterExtensionAddPod(state_, pod_, *v, node_);
+    }
+    const NodeInfo* other = snap_.Get(v->pod.node_name);
+    return other == nullptr ? Status() : fw_.RunPreFilterExtensionAddPod(state_, pod_, *v, *other);
+  }
+  Status Check() { return fw_.RunFilterPluginsWithNominatedPods(state_, pod_, node_); }
+  bool Fits() { return Check().IsSuccess(); }
+
+ private:
+  const Framework& fw_;
+  const state::Snapshot& snap_;
   const PodInfo& pod_;
   NodeInfo node_;
   CycleState state_;
@@ -172,6 +211,34 @@ DryRun ReprieveByPod(const Evaluation& ev, const NodeInfo& node, Trial& trial, s
   return {std::move(c), {}};
 }
 
+// crossNodePreemption (docs/upstream-rules.md Part F§6): after the node's own pods could not
+// make room (`local` says why), and the reason is inter-pod anti-affinity or topology spread,
+// the dry run again with the lower-priority pods of other nodes in the node's domains that those
+// rules count taken out too, then upstream's reprieve over all of them. nullopt where it does
+// not apply or does not help (upstream's answer stands).
+std::optional<DryRun> CrossNodeVictims(Evaluation& ev, const NodeInfo& node, const Status& local) {
+  if (!ev.handle.config().cross_node_preemption || local.code() != Code::kUnschedulable) return std::nullopt;
+  if (local.plugin() != "InterPodAffinity" && local.plugin() != "PodTopologySpread") return std::nullopt;
+  if (!ev.cross_node) {
+    ev.cross_node.emplace();
+    ev.cross_node->Build(ev);
+  }
+  std::vector<PodInfoPtr> potential = ev.cross_node->OtherNodesPods(node);
+  if (potential.empty()) return std::nullopt;
+  if (potential.size() > kMaxCrossNodeVictims) {
+    ++ev.cross_node_skipped;
+    return std::nullopt;
+  }
+  for (const auto& p : node.pods()) {
+    if (ev.eligible.MayEvict(p->pod.priority, p->pod)) potential.push_back(p);
+  }
+  CrossTrial trial(ev, node);
+  DryRun r = ReprieveByPod(ev, node, trial, std::move(potential));
+  if (!r.first) return std::nullopt;
+  ++ev.cross_node_candidates;
+  return r;
+}
+
 // The same by victim unit: importance by MoreImportantUnit, PDB classification per unit,
 // violating units first; a unit goes or stays whole.
 template <typename Trial>
@@ -204,7 +271,7 @@ DryRun ReprieveByUnit(const Evaluation& ev, const NodeInfo& node, Trial& trial, 
 // storage beside pods that ask no more, with no budget in play. nullopt where it does not apply.
 std::optional<DryRun> ReprieveOnSummaries(const Evaluation& ev, const NodeInfo& node) {
   const PodInfo& pod = ev.pod;
-  if (!ev.pdbs.empty() || !pod.pod.requests.scalars.empty()) return std::nullopt;
+  if (!ev.pdbs.empty() || !pod.pod.requests.scalars.empty() || ev.eligible.ReadsPods()) return std::nullopt;
   const auto& sums = node.pod_summaries();
   // 1) Potential victims, as indices; the pods' resources without them.
   SmallVector<uint32_t, 16> potential;
@@ -323,14 +390,73 @@ struct PodPolicy {
 
 }  // namespace
 
-Evaluation::Evaluation(Handle& h, const CycleState& s, const PodInfo& p, std::vector<PdbView> budgets, FastPath fp)
+Evaluation::Evaluation(Handle& h, const CycleState& s, const PodInfo& p, std::vector<PdbView> budgets, FastPath fp,
+                       const PreemptionHistory* history)
     : handle(h),
       state(s),
       pod(p),
       pdbs(std::move(budgets)),
       fast_path(std::move(fp)),
       now(h.clock().Now()),
-      eligible(h.config(), p.pod.priority, now) {}
+      eligible(h.config(), p.pod.priority, now, history) {}
+
+void CrossNodeIndex::Build(const Evaluation& ev) {
+  const model::Pod& preemptor = ev.pod.pod;
+  // What can make another node's pod reject the preemptor: the preemptor's required
+  // anti-affinity terms and DoNotSchedule spread constraints (pods their selectors match), and
+  // the required anti-affinity terms of existing pods (those that match the preemptor).
+  struct Rule {
+    std::string key;
+    const model::LabelSelector* selector;  // over the other pod's labels
+  };
+  std::vector<Rule> rules;
+  for (const auto& t : preemptor.affinity.pod_anti_affinity.required) {
+    if (t.label_selector) rules.push_back({t.topology_key, &*t.label_selector});
+  }
+  for (const auto& c : preemptor.topology_spread_constraints) {
+    if (c.when_unsatisfiable == model::UnsatisfiableAction::kDoNotSchedule && c.label_selector) {
+      rules.push_back({c.topology_key, &*c.label_selector});
+    }
+  }
+  const state::Snapshot& snap = ev.handle.snapshot();
+  for (const NodeInfo* n : snap.nodes()) {
+    const model::LabelMap& labels = n->node().labels;
+    auto index = [&](const std::string& key, const PodInfoPtr& p) {
+      const std::string* value = labels.Find(key);
+      if (value == nullptr) return;
+      auto& list = by_domain_[{key, *value}];
+      if (list.empty() || list.back() != p) list.push_back(p);
+      keys_.insert(key);
+    };
+    for (const auto& p : n->pods()) {
+      if (!ev.eligible.MayEvict(p->pod.priority, p->pod)) continue;
+      for (const Rule& r : rules) {
+        if (r.selector->Matches(p->pod.labels)) index(r.key, p);
+      }
+    }
+    for (const auto& p : n->pods_with_required_anti_affinity()) {
+      if (!ev.eligible.MayEvict(p->pod.priority, p->pod)) continue;
+      for (const auto& t : p->pod.affinity.pod_anti_affinity.required) {
+        if (t.label_selector && t.label_selector->Matches(preemptor.labels)) index(t.topology_key, p);
+      }
+    }
+  }
+}
+
+std::vector<PodInfoPtr> CrossNodeIndex::OtherNodesPods(const NodeInfo& node) const {
+  std::vector<PodInfoPtr> out;
+  std::set<const PodInfo*> seen;
+  for (const std::string& key : keys_) {
+    const std::string* value = node.node().labels.Find(key);
+    if (value == nullptr) continue;
+    auto it = by_domain_.find({key, *value});
+    if (it == by_domain_.end()) continue;
+    for (const auto& p : it->second) {
+      if (p->pod.node_name != node.name() && seen.insert(p.get()).second) out.push_back(p);
+    }
+  }
+  return out;
+}
 
 FastPath FastPath::For(const Framework& fw, const CycleState& state, bool enabled) {
   FastPath fp;
@@ -365,14 +491,25 @@ DryRun KubernetesVictimSelection::SelectVictimsOnNode(Evaluation& ev, const Node
   for (const auto& p : node.pods()) {
     if (ev.eligible.MayEvict(p->pod.priority, p->pod)) potential.push_back(p);
   }
-  // §14.5: no lower-priority pod, no filters run.
-  if (potential.empty()) return Fail(NoVictims());
+  // §14.5: no lower-priority pod, no filters run (unless crossNodePreemption may find victims
+  // elsewhere: then the filters say why the node rejects the pod).
+  if (potential.empty()) {
+    if (ev.handle.config().cross_node_preemption && !ev.fast_path.applies) {
+      FilterTrial as_is(ev, node);
+      if (auto cross = CrossNodeVictims(ev, node, as_is.Check())) return std::move(*cross);
+    }
+    return Fail(NoVictims());
+  }
   if (ev.fast_path.applies) {
     ResourceTrial trial(ev, node);
     return ReprieveByPod(ev, node, trial, std::move(potential));
   }
   FilterTrial trial(ev, node);
-  return ReprieveByPod(ev, node, trial, std::move(potential));
+  DryRun local = ReprieveByPod(ev, node, trial, std::move(potential));
+  if (!local.first) {
+    if (auto cross = CrossNodeVictims(ev, node, local.second)) return std::move(*cross);
+  }
+  return local;
 }
 
 DryRun NomadVictimSelection::SelectVictimsOnNode(Evaluation& ev, const NodeInfo& node) const {

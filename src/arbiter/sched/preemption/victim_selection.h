@@ -27,7 +27,9 @@
 // (SelectUnitVictimsOnNode, victim_units.h): an `all`-mode group is never broken up.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <optional>
 #include <utility>
@@ -63,8 +65,30 @@ struct FastPath {
                   const model::Resources& used, int64_t pod_count) const;
 };
 
+struct Evaluation;
+
+// crossNodePreemption (Arbiter's option): at most this many pods of other nodes are weighed for
+// one node; beyond, the node keeps upstream's answer (the call counts it).
+inline constexpr size_t kMaxCrossNodeVictims = 256;
+
+// crossNodePreemption's index, built once per call: the potential victims on every node that
+// the preemptor's rules can count against it (pods its required anti-affinity terms or its
+// DoNotSchedule spread constraints select; pods whose own required anti-affinity selects it),
+// by topology domain (key, value). A superset: the reprieve keeps whichever need not go.
+class CrossNodeIndex {
+ public:
+  void Build(const Evaluation& ev);
+  // Those in `node`'s domains, on other nodes, each once.
+  std::vector<PodInfoPtr> OtherNodesPods(const NodeInfo& node) const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::vector<PodInfoPtr>> by_domain_;
+  std::set<std::string> keys_;
+};
+
 struct Evaluation {
-  Evaluation(Handle& h, const CycleState& s, const PodInfo& p, std::vector<PdbView> budgets, FastPath fp);
+  Evaluation(Handle& h, const CycleState& s, const PodInfo& p, std::vector<PdbView> budgets, FastPath fp,
+             const PreemptionHistory* history = nullptr);
 
   Handle& handle;
   const CycleState& state;
@@ -86,6 +110,12 @@ struct Evaluation {
     std::vector<std::string> fallback_nodes;
     size_t not_applicable = 0;
   } optimal;
+
+  // crossNodePreemption's index (built on first use) and record: nodes whose candidate evicts
+  // pods of other nodes, and nodes where too many such pods were in play to weigh.
+  std::optional<CrossNodeIndex> cross_node;
+  size_t cross_node_candidates = 0;
+  size_t cross_node_skipped = 0;
 
   // The victim units of this call, built as nodes need them and shared by every node (a unit
   // may span nodes).

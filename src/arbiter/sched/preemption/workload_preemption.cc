@@ -50,7 +50,8 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
   // 1-2) Units of strictly lower priority (or as the options narrow it: eligibility.h), over the
   // whole cluster.
   UnitBuilder builder(*host_);
-  const VictimEligibility eligible(host_->config(), priority, host_->clock().Now());
+  const VictimEligibility eligible(host_->config(), priority, host_->clock().Now(),
+                                   actuator_ != nullptr ? actuator_->History() : nullptr);
   std::vector<size_t> ids;
   std::set<size_t> seen;
   for (const NodeInfo* n : host_->snapshot().nodes()) {
