@@ -291,6 +291,28 @@ TEST(BenchCli, DecisionQualityNeverBeatsTheExhaustiveOptimum) {
   EXPECT_EQ(engines, 3);
 }
 
+TEST(BenchCli, ScenarioFileRefusesAMisspeltFieldAtEveryLevel) {
+  const std::string step = ::testing::TempDir() + "misspelt-step.yaml";
+  std::ofstream(step) << "name: Bad\nsteps:\n- createNodes: {count: 2}\n- createPods: {count: 3, runingPerNode: 1}\n";
+  CliRun r = Arbiter("bench " + step);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("steps[1].createPods: runingPerNode: unknown field"), std::string::npos) << r.err;
+  const std::string top = ::testing::TempDir() + "misspelt-top.yaml";
+  std::ofstream(top) << "name: Bad\nconfg: x.yaml\nsteps:\n- barrier: {}\n";
+  r = Arbiter("bench " + top);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("confg: unknown field"), std::string::npos) << r.err;
+  // A scenario's configuration decodes strictly too, named by the scenario that points at it.
+  const std::string config = ::testing::TempDir() + "bad-config.yaml";
+  std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+                           "- pluginConfig:\n  - name: DefaultPreemption\n    args: {victimSelection: Best}\n";
+  const std::string with_config = ::testing::TempDir() + "with-config.yaml";
+  std::ofstream(with_config) << "name: Bad\nconfig: bad-config.yaml\nsteps:\n- barrier: {}\n";
+  r = Arbiter("bench " + with_config);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("args.victimSelection: must be Kubernetes, Nomad or Optimal"), std::string::npos) << r.err;
+}
+
 TEST(BenchCli, ScenarioFileErrorsNameTheStepAndField) {
   const std::string path = ::testing::TempDir() + "bad-scenario.yaml";
   std::ofstream(path) << "name: Bad\nsteps:\n- createNodes: {count: 2}\n- createPods: {count: 3, cpu: lots}\n";

@@ -58,6 +58,21 @@ class Fields {
     return v && v.IsScalar() && v.as<std::string>() == "true";
   }
   const std::string& where() const { return where_; }
+  // Every field of the step is one of `known`: a misspelt field is an error naming it, never a
+  // default silently taken.
+  Status Known(std::initializer_list<std::string_view> known) const {
+    if (!node_ || node_.IsNull()) return Status::Ok();
+    if (!node_.IsMap()) return Status(StatusCode::kInvalidArgument, where_ + ": must be a map of fields");
+    for (const auto& kv : node_) {
+      const std::string key = kv.first.as<std::string>();
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        std::string list;
+        for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        return Error(key, "unknown field (" + list + ")");
+      }
+    }
+    return Status::Ok();
+  }
 
  private:
   std::string where_;
@@ -85,6 +100,7 @@ struct Runner {
   } churn;
 
   Status CreateNodes(const Fields& f) {
+    ARBITER_RETURN_IF_ERROR(f.Known({"count", "cpu", "memory", "maxPods"}));
     ARBITER_ASSIGN_OR_RETURN(count, f.Int("count", 1, 1));
     ARBITER_ASSIGN_OR_RETURN(cpu, f.Quantity("cpu", 4000, true));
     ARBITER_ASSIGN_OR_RETURN(memory, f.Quantity("memory", int64_t{32} << 30, false));
@@ -100,6 +116,7 @@ struct Runner {
   }
 
   Status CreatePodGroups(const Fields& f) {
+    ARBITER_RETURN_IF_ERROR(f.Known({"count", "minCount", "priority", "disruptionMode"}));
     ARBITER_ASSIGN_OR_RETURN(count, f.Int("count", 1, 1));
     ARBITER_ASSIGN_OR_RETURN(min_count, f.Int("minCount", 1, 0));
     ARBITER_ASSIGN_OR_RETURN(priority, f.Int("priority", 0, -2147483648LL));
@@ -120,6 +137,8 @@ struct Runner {
   }
 
   Status CreatePods(const Fields& f) {
+    ARBITER_RETURN_IF_ERROR(f.Known({"count", "cpu", "memory", "priority", "gracePeriodSeconds", "runningPerNode",
+                                     "podsPerGroup", "startedSecondsEarlier", "measure"}));
     ARBITER_ASSIGN_OR_RETURN(count, f.Int("count", 1, 1));
     ARBITER_ASSIGN_OR_RETURN(cpu, f.Quantity("cpu", 100, true));
     ARBITER_ASSIGN_OR_RETURN(memory, f.Quantity("memory", int64_t{500} << 20, false));
@@ -158,6 +177,7 @@ struct Runner {
   }
 
   Status SetChurn(const Fields& f) {
+    ARBITER_RETURN_IF_ERROR(f.Known({"mode", "everyMeasuredPods", "cpu", "memory", "priority", "gracePeriodSeconds"}));
     ARBITER_ASSIGN_OR_RETURN(mode, f.String("mode", "create"));
     if (mode != "create") return f.Error("mode", "only create is supported");
     ARBITER_ASSIGN_OR_RETURN(every, f.Int("everyMeasuredPods", 100, 1));
@@ -270,8 +290,10 @@ StatusOr<Json> RunScenarioFile(const std::string& path, const std::function<void
     } else if (op == "churn") {
       ARBITER_RETURN_IF_ERROR(runner.SetChurn(f));
     } else if (op == "barrier") {
+      ARBITER_RETURN_IF_ERROR(f.Known({}));
       ARBITER_RETURN_IF_ERROR(runner.Barrier(progress));
     } else if (op == "nomadPlacement") {
+      ARBITER_RETURN_IF_ERROR(f.Known({"nodes"}));
       ARBITER_ASSIGN_OR_RETURN(n, f.Int("nodes", 5000, 1));
       auto r = RunNomadPlacement(static_cast<size_t>(n), 0);
       if (!r.ok()) return r.status();
