@@ -482,5 +482,34 @@ TEST_F(LiveSchedulerTest, TheThrashGuardRecordsALineagesPreemptionsOnItsControll
   EXPECT_EQ(Count("Preempted web-0") + Count("Preempted web-1"), 1);
 }
 
+TEST_F(LiveSchedulerTest, ANewSchedulerStartsTheThrashGuardFromTheControllersAnnotations) {
+  // An earlier scheduler preempted the ReplicaSet's pods 10 s ago (its annotation); this one,
+  // built afresh with one preemption allowed per hour, spares the lineage from its first cycle.
+  LiveSchedulerOptions options;
+  options.config.max_preemptions_per_pod = 1;
+  options.config.preemption_window_seconds = 3600;
+  Json rs = {{"apiVersion", "apps/v1"},
+             {"kind", "ReplicaSet"},
+             {"metadata",
+              {{"name", "web"},
+               {"namespace", "default"},
+               {"uid", "rs-1"},
+               {"annotations", {{"arbiter.dev/preemptions", "[\"" + FormatRfc3339(clock_.Now() - 10 * kSecond) + "\"]"}}}}},
+             {"spec", {{"replicas", 1}}}};
+  ASSERT_TRUE(store_->Create("replicasets", "default", "web", rs).ok());
+  AddNode("n1", "1");
+  AddPod("web-0", "1", 0, "n1");
+  Json p = Pod("web-0");
+  p["metadata"]["ownerReferences"] = Json::array(
+      {{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "web"}, {"uid", "rs-1"}, {"controller", true}}});
+  ASSERT_TRUE(store_->Update("pods", "default", "web-0", p, RevisionOf("web-0")).ok());
+  AddPod("high", "1", 100);
+  LiveScheduler guarded(*store_, batch_, clock_, options, metrics_, Decoder(), Recorder());
+  Pass(&guarded);
+  EXPECT_FALSE(Terminating(Pod("web-0")));
+  EXPECT_EQ(NodeOf(Pod("high")), "");
+  EXPECT_EQ(Count("Preempted web-0"), 0);
+}
+
 }  // namespace
 }  // namespace arbiter::controlplane

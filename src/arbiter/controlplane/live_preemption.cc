@@ -176,6 +176,32 @@ std::string ControllerResource(const std::string& api_version, const std::string
 
 }  // namespace
 
+void LiveScheduler::SeedPreemptionHistory() {
+  if (!config_.ThrashGuard()) return;
+  // The times earlier schedulers wrote on the controllers (arbiter.dev/preemptions), merged in
+  // each time this one is built, so that a restarted or newly elected scheduler guards as its
+  // predecessor did. A resource that cannot be listed is only logged.
+  const std::string name(sched::preemption::kPreemptionsAnnotation);
+  for (const char* resource : {"replicasets", "statefulsets", "daemonsets", "jobs", "replicationcontrollers"}) {
+    auto listed = store_.List(resource, "");
+    if (!listed.ok()) {
+      if (options_.log) {
+        options_.log("Reading preemption history failed",
+                     "resource=\"" + std::string(resource) + "\" err=\"" + listed.status().message() + "\"");
+      }
+      continue;
+    }
+    for (const store::Object& o : listed->items) {
+      const Json* annotations = At(o.body, "metadata", "annotations");
+      if (annotations == nullptr || !annotations->is_object()) continue;
+      auto it = annotations->find(name);
+      if (it == annotations->end() || !it->is_string()) continue;
+      auto times = sched::preemption::ParsePreemptionsAnnotation(it->get_ref<const std::string&>());
+      if (times.ok()) history_.Seed(std::string(StringAt(o.body, "metadata", "uid")), *times);
+    }
+  }
+}
+
 void LiveScheduler::RecordLineagePreemption(const store::Object& victim, const std::string& owner_uid, Timestamp now) {
   history_.Record(owner_uid, now);
   const Json* refs = nullptr;

@@ -85,6 +85,7 @@ Status LiveScheduler::Build(const Informers& informers) {
   scheduler_->cache().SetBoundPodObserver(
       [this](const model::Pod* before, const model::Pod* after) { pdb_status_.BoundChanged(before, after); });
   LoadBudgets(informers);
+  SeedPreemptionHistory();
   ARBITER_RETURN_IF_ERROR(scheduler_->Init(this));
   for (const auto& [key, o_ptr] : informers.at("namespaces")->objects()) {
     const store::Object& o = *o_ptr;

@@ -145,6 +145,8 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   // controller's uid) at `now`, and writes the lineage's times on the controller as the
   // annotation arbiter.dev/preemptions (merged with what it holds; retried like an eviction).
   void RecordLineagePreemption(const store::Object& victim, const std::string& owner_uid, Timestamp now);
+  // With the thrash guard on: the record starts from the controllers' annotations (when built).
+  void SeedPreemptionHistory();
   void WriteLineageAnnotation(const std::string& resource, const Key& owner, const std::string& owner_uid, int retries);
   // Queues `next` over `cur` (conditional on its revision); once written, it is remembered until
   // the echo, and `done` sees the result. A write the store refuses as stale or gone is no error.
