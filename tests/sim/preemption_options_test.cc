@@ -307,6 +307,16 @@ TEST(PreemptionOptions, TheThrashGuardSparesALineagePreemptedTooOftenInTheWindow
   EXPECT_EQ(VictimNames(recent), (std::set<std::string>{"default/web-0"}));
 }
 
+TEST(PreemptionOptions, TheThrashGuardCountsEveryVictimOfOneDecision) {
+  // Two replicas evicted by one decision share a time: the annotation holds it twice, and both
+  // count.
+  std::string y = ThrashCluster(PreemptionArgs("{maxPreemptionsPerPod: 2, preemptionWindowSeconds: 3600}"));
+  const std::string two = "'[\"2026-01-01T10:20:00Z\",\"2026-01-01T10:40:00Z\"]'";
+  y.replace(y.find(two), two.size(), "'[\"2026-01-01T10:40:00Z\",\"2026-01-01T10:40:00Z\"]'");
+  auto r = arbiter::testing::Plan(y);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/batch"}));
+}
+
 TEST(PreemptionOptions, TheThrashGuardCountsThePlansOwnPreemptions) {
   // Two 2-CPU nodes run one replica of `web` each (priority 50), a third runs `svc` (60); two
   // urgent pods need a node each. Upstream evicts both replicas (the lower priority); with one

@@ -27,11 +27,15 @@ namespace arbiter::sched::preemption {
 
 class VictimEligibility {
  public:
+  // Pods (a policy's dry run by pod), or victim units (the dry run by unit, B§7, and pod-group
+  // preemption, B§4): those take any lower priority unless priorityDelta is set, whatever the
+  // victim policy (Nomad's delta of 10 is the pods' policy alone).
+  enum class Scope { kPods, kUnits };
   // `history` may be null (no preemption recorded yet, or no guard).
   VictimEligibility(const model::SchedulerConfig& cfg, int64_t preemptor_priority, Timestamp now,
-                    const PreemptionHistory* history = nullptr)
+                    const PreemptionHistory* history = nullptr, Scope scope = Scope::kPods)
       : preemptor_priority_(preemptor_priority),
-        delta_(cfg.EffectivePriorityDelta()),
+        delta_(scope == Scope::kUnits ? cfg.priority_delta.value_or(1) : cfg.EffectivePriorityDelta()),
         // minRuntimeSeconds and preemptionWindowSeconds are bounded by the decoder (ten years):
         // no overflow.
         started_by_(cfg.min_runtime_seconds > 0 ? now - cfg.min_runtime_seconds * kSecond : kLastTimestamp),

@@ -90,9 +90,9 @@ DryRun OptimalVictimSelection::SelectVictimsOnNode(Evaluation& ev, const NodeInf
   const Needs needs = NeedsOf(ev, node);
   std::vector<int64_t> allowed;
   for (const PdbView& v : ev.pdbs) allowed.push_back(v.disruptions_allowed);
-  const size_t steps_left = kStepsPerCall - std::min(kStepsPerCall, ev.optimal.steps);
-  model::ExactVictimSearch<PodInfoPtr> search(needs.amounts, needs.pods, std::move(allowed),
-                                              std::min(kStepsPerNode, steps_left));
+  // A bound per node only, so that a node's answer depends on nothing else (the dry-run cache
+  // keeps it for the next equivalent pod).
+  model::ExactVictimSearch<PodInfoPtr> search(needs.amounts, needs.pods, std::move(allowed), kStepsPerNode);
   const Timestamp now = ev.now;
   std::vector<std::vector<uint32_t>> greedy_budgets;
   for (const auto& v : g.victims) greedy_budgets.push_back(BudgetsOf(ev, v->pod));

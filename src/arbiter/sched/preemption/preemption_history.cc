@@ -23,8 +23,16 @@ void PreemptionHistory::Record(const std::string& owner_uid, Timestamp at) {
 void PreemptionHistory::Seed(const std::string& owner_uid, const std::vector<Timestamp>& times) {
   if (owner_uid.empty() || times.empty()) return;
   auto& known = times_[owner_uid];
-  for (Timestamp t : times) {
-    if (!std::binary_search(known.begin(), known.end(), t)) Merge(known, t);
+  // A multiset union: each time as often as the more of the two records holds it (several
+  // victims of one decision share a time; the annotation may be this record's own echo).
+  std::vector<Timestamp> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size();) {
+    const Timestamp t = sorted[i];
+    size_t n = 0;
+    while (i < sorted.size() && sorted[i] == t) ++i, ++n;
+    const auto [lo, hi] = std::equal_range(known.begin(), known.end(), t);
+    for (size_t have = static_cast<size_t>(hi - lo); have < n; ++have) Merge(known, t);
   }
 }
 

@@ -33,7 +33,8 @@ class PreemptionHistory {
 
   // A preemption of a pod of lineage `owner_uid` at `at`.
   void Record(const std::string& owner_uid, Timestamp at);
-  // Times known from elsewhere (the controller's annotation), merged with those recorded.
+  // Times known from elsewhere (the controller's annotation), merged with those recorded: each
+  // time as many times as the more of the two holds it.
   void Seed(const std::string& owner_uid, const std::vector<Timestamp>& times);
   // How many of the lineage's preemptions happened at `since` or later.
   size_t CountSince(const std::string& owner_uid, Timestamp since) const;

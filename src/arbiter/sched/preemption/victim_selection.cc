@@ -398,7 +398,8 @@ Evaluation::Evaluation(Handle& h, const CycleState& s, const PodInfo& p, std::ve
       pdbs(std::move(budgets)),
       fast_path(std::move(fp)),
       now(h.clock().Now()),
-      eligible(h.config(), p.pod.priority, now, history) {}
+      eligible(h.config(), p.pod.priority, now, history),
+      unit_eligible(h.config(), p.pod.priority, now, history, VictimEligibility::Scope::kUnits) {}
 
 void CrossNodeIndex::Build(const Evaluation& ev) {
   const model::Pod& preemptor = ev.pod.pod;
@@ -429,13 +430,14 @@ void CrossNodeIndex::Build(const Evaluation& ev) {
       keys_.insert(key);
     };
     for (const auto& p : n->pods()) {
-      if (!ev.eligible.MayEvict(p->pod.priority, p->pod)) continue;
+      // A pod group's member goes only with its unit (B§7), which this path does not weigh.
+      if (!p->pod.pod_group_name.empty() || !ev.eligible.MayEvict(p->pod.priority, p->pod)) continue;
       for (const Rule& r : rules) {
         if (r.selector->Matches(p->pod.labels)) index(r.key, p);
       }
     }
     for (const auto& p : n->pods_with_required_anti_affinity()) {
-      if (!ev.eligible.MayEvict(p->pod.priority, p->pod)) continue;
+      if (!p->pod.pod_group_name.empty() || !ev.eligible.MayEvict(p->pod.priority, p->pod)) continue;
       for (const auto& t : p->pod.affinity.pod_anti_affinity.required) {
         if (t.label_selector && t.label_selector->Matches(preemptor.labels)) index(t.topology_key, p);
       }
@@ -565,11 +567,11 @@ DryRun SelectUnitVictimsOnNode(Evaluation& ev, const NodeInfo& node) {
   UnitBuilder& builder = ev.units();
   std::vector<size_t> ids;
   for (const auto& p : node.pods()) {
-    if (!ev.eligible.MayEvict(builder.PriorityOf(p->pod), p->pod)) continue;
+    if (!ev.unit_eligible.MayEvict(builder.PriorityOf(p->pod), p->pod)) continue;
     const size_t id = builder.UnitOf(p);
     if (std::find(ids.begin(), ids.end(), id) != ids.end()) continue;
     const VictimUnit& unit = builder.units()[id];
-    if (ev.eligible.MayEvictAll(unit.priority, unit.pods)) ids.push_back(id);
+    if (ev.unit_eligible.MayEvictAll(unit.priority, unit.pods)) ids.push_back(id);
   }
   if (ids.empty()) return Fail(NoVictims());
   std::vector<VictimUnit*> units;

@@ -97,8 +97,9 @@ struct Evaluation {
   const FastPath fast_path;
   const Timestamp now;
 
-  // Who may be a victim (eligibility.h).
+  // Who may be a victim (eligibility.h): by pod, and by victim unit.
   const VictimEligibility eligible;
+  const VictimEligibility unit_eligible;
 
   // victimSelection Optimal's record of this call (optimal_victims.cc): nodes searched, search
   // steps taken, nodes left with the greedy answer because a bound was hit (named, for
@@ -155,13 +156,13 @@ class NomadVictimSelection final : public VictimSelection {
 // policy's answer, then, where the resource-only dry run applies, an exact search for a set that
 // ranks strictly better under §7's order (PDB violations counted as evictions beyond each budget's
 // allowance; the highest victim priority; the sum of priority + 2^31; the latest start among the
-// highest-priority victims). The search is bounded in steps, per node and per call, so that its
-// answer never depends on timing: a node whose bound is hit keeps the greedy answer, and the call
-// records it (Evaluation::optimal) for --explain and the metrics.
+// highest-priority victims). The search is bounded in steps per node, so that its answer never
+// depends on timing nor on the other nodes (a dry run may be cached): a node whose bound is hit
+// keeps the greedy answer, and the call records it (Evaluation::optimal) for --explain and the
+// metrics (a cached result is not searched, nor counted, again).
 class OptimalVictimSelection final : public VictimSelection {
  public:
   static constexpr size_t kStepsPerNode = 20'000;
-  static constexpr size_t kStepsPerCall = 400'000;
   DryRun SelectVictimsOnNode(Evaluation& ev, const NodeInfo& node) const override;
 };
 

@@ -51,7 +51,8 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
   // whole cluster.
   UnitBuilder builder(*host_);
   const VictimEligibility eligible(host_->config(), priority, host_->clock().Now(),
-                                   actuator_ != nullptr ? actuator_->History() : nullptr);
+                                   actuator_ != nullptr ? actuator_->History() : nullptr,
+                                   VictimEligibility::Scope::kUnits);
   std::vector<size_t> ids;
   std::set<size_t> seen;
   for (const NodeInfo* n : host_->snapshot().nodes()) {
