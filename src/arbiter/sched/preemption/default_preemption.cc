@@ -67,7 +67,16 @@ DryRun DefaultPreemption::SelectVictimsOnNode(Evaluation& ev, const NodeInfo& no
   // From v1.37 a lone pod preempts group members as units (Part B §7): group priority, the
   // shared importance order, and `all`-mode groups evicted whole. Units come first under either
   // victim policy: an `all` group is never broken up.
-  if (ev.ByUnits(node)) return SelectUnitVictimsOnNode(ev, node);
+  if (ev.ByUnits(node)) {
+    DryRun r = SelectUnitVictimsOnNode(ev, node);
+    if (r.first && handle_->config().victim_selection == model::VictimSelection::kOptimal) {
+      // Optimal compares every candidate by the exact count of evictions beyond the budgets.
+      std::vector<const model::Pod*> victims;
+      for (const auto& v : r.first->victims) victims.push_back(&v->pod);
+      r.first->num_pdb_violations = static_cast<int>(EvictionsBeyondBudgets(ev.pdbs, victims));
+    }
+    return r;
+  }
   switch (handle_->config().victim_selection) {
     case model::VictimSelection::kNomad: return nomad_.SelectVictimsOnNode(ev, node);
     case model::VictimSelection::kOptimal: return optimal_.SelectVictimsOnNode(ev, node);

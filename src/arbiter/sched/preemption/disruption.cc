@@ -40,6 +40,19 @@ std::string StrictPdbViolation(const std::vector<PdbView>& pdbs, const std::vect
   return names.empty() ? names : "Preemption would violate PodDisruptionBudget " + names + " (pdbPolicy: Strict)";
 }
 
+int64_t EvictionsBeyondBudgets(const std::vector<PdbView>& pdbs, const std::vector<const model::Pod*>& victims) {
+  std::vector<int64_t> taken(pdbs.size(), 0);
+  for (const model::Pod* v : victims) {
+    const std::string key = v->Key();
+    for (size_t b = 0; b < pdbs.size(); ++b) {
+      if (pdbs[b].Matches(*v) && !pdbs[b].disrupted_pods.count(key)) ++taken[b];
+    }
+  }
+  int64_t out = 0;
+  for (size_t b = 0; b < pdbs.size(); ++b) out += std::max<int64_t>(0, taken[b] - pdbs[b].disruptions_allowed);
+  return out;
+}
+
 PdbSplit SplitByPdb(const std::vector<state::PodInfoPtr>& pods, const std::vector<PdbView>& pdbs) {
   PdbSplit out;
   PdbBudgets budgets(pdbs);

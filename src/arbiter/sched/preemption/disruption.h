@@ -66,6 +66,9 @@ struct PdbSplit {
 // a set that does not. The message names the budgets exceeded ("Preemption would violate
 // PodDisruptionBudget ns/name (pdbPolicy: Strict)"); empty when none is.
 std::string StrictPdbViolation(const std::vector<PdbView>& pdbs, const std::vector<const model::Pod*>& victims);
+// How many evictions of `victims` go beyond the budgets' allowances, summed over the budgets: the
+// count victimSelection Optimal compares candidates by (upstream counts flagged victims).
+int64_t EvictionsBeyondBudgets(const std::vector<PdbView>& pdbs, const std::vector<const model::Pod*>& victims);
 
 // REQUIRES: `pods` sorted by importance, most important first. Both groups keep that order.
 PdbSplit SplitByPdb(const std::vector<state::PodInfoPtr>& pods, const std::vector<PdbView>& pdbs);
