@@ -222,42 +222,38 @@ void ObjectDecoder::DecodeConfig(const Node& root, Origin origin) {
           if (cfg.min_candidate_nodes_percentage == 0 && cfg.min_candidate_nodes_absolute == 0) {
             d_.Error(ap, "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero");
           }
-          // Arbiter's extensions (model::SchedulerConfig), each off unless set.
-          if (auto v = d_.String(D::Child(args, "victimSelection"), ap + ".victimSelection")) {
-            if (*v == "Kubernetes") {
-              cfg.victim_selection = model::VictimSelection::kKubernetes;
-            } else if (*v == "Nomad") {
-              cfg.victim_selection = model::VictimSelection::kNomad;
-            } else if (*v == "Optimal") {
-              cfg.victim_selection = model::VictimSelection::kOptimal;
-            } else {
-              d_.Error(ap + ".victimSelection", "must be Kubernetes, Nomad or Optimal, not \"" + *v + "\"");
+          // Arbiter's extensions (model::SchedulerConfig), each off unless set. An enumerated
+          // value must be one of `values`; the error lists them.
+          auto one_of = [&]<typename E>(const char* field, E& out,
+                                        std::initializer_list<std::pair<std::string_view, E>> values) {
+            auto v = d_.String(D::Child(args, field), ap + "." + field);
+            if (!v) return;
+            std::string names;
+            size_t k = 0;
+            for (const auto& [allowed, value] : values) {
+              if (allowed == *v) {
+                out = value;
+                return;
+              }
+              names += std::string(k == 0 ? "" : k + 1 == values.size() ? " or " : ", ") + std::string(allowed);
+              ++k;
             }
-          }
+            d_.Error(ap + "." + field, "must be " + names + ", not \"" + *v + "\"");
+          };
+          one_of("victimSelection", cfg.victim_selection,
+                 {{"Kubernetes", model::VictimSelection::kKubernetes},
+                  {"Nomad", model::VictimSelection::kNomad},
+                  {"Optimal", model::VictimSelection::kOptimal}});
           if (auto v = d_.Int(D::Child(args, "priorityDelta"), ap + ".priorityDelta", 1, kInt32Max)) {
             cfg.priority_delta = static_cast<int32_t>(*v);
           }
-          if (auto v = d_.String(D::Child(args, "pdbPolicy"), ap + ".pdbPolicy")) {
-            if (*v == "BestEffort") {
-              cfg.pdb_policy = model::PdbPolicy::kBestEffort;
-            } else if (*v == "Strict") {
-              cfg.pdb_policy = model::PdbPolicy::kStrict;
-            } else {
-              d_.Error(ap + ".pdbPolicy", "must be BestEffort or Strict, not \"" + *v + "\"");
-            }
-          }
+          one_of("pdbPolicy", cfg.pdb_policy,
+                 {{"BestEffort", model::PdbPolicy::kBestEffort}, {"Strict", model::PdbPolicy::kStrict}});
           if (auto v = d_.Int(D::Child(args, "minRuntimeSeconds"), ap + ".minRuntimeSeconds", 0, kMaxMinRuntimeSeconds)) {
             cfg.min_runtime_seconds = *v;
           }
-          if (auto v = d_.String(D::Child(args, "victimCost"), ap + ".victimCost")) {
-            if (*v == "None") {
-              cfg.victim_cost = model::VictimCost::kNone;
-            } else if (*v == "LostWork") {
-              cfg.victim_cost = model::VictimCost::kLostWork;
-            } else {
-              d_.Error(ap + ".victimCost", "must be None or LostWork, not \"" + *v + "\"");
-            }
-          }
+          one_of("victimCost", cfg.victim_cost,
+                 {{"None", model::VictimCost::kNone}, {"LostWork", model::VictimCost::kLostWork}});
           const auto max_preemptions = d_.Int(D::Child(args, "maxPreemptionsPerPod"), ap + ".maxPreemptionsPerPod", 0,
                                               int64_t{model::kMaxPreemptionsPerPod});
           if (max_preemptions) cfg.max_preemptions_per_pod = static_cast<int32_t>(*max_preemptions);

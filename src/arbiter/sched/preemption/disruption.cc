@@ -45,7 +45,7 @@ int64_t EvictionsBeyondBudgets(const std::vector<PdbView>& pdbs, const std::vect
   for (const model::Pod* v : victims) {
     const std::string key = v->Key();
     for (size_t b = 0; b < pdbs.size(); ++b) {
-      if (pdbs[b].Matches(*v) && !pdbs[b].disrupted_pods.count(key)) ++taken[b];
+      if (pdbs[b].Charges(*v, key)) ++taken[b];
     }
   }
   int64_t out = 0;

@@ -39,6 +39,11 @@ struct PdbView {
 
   // Whether this budget counts `pod`: same namespace, a non-empty selector matching its labels.
   bool Matches(const model::Pod& pod) const { return BudgetCounts(ns, selector, pod.ns, pod.labels); }
+  // Whether evicting `pod` (whose Key() is `key`) takes from this budget: it counts the pod, and
+  // its status does not list the pod as disrupted already.
+  bool Charges(const model::Pod& pod, const std::string& key) const {
+    return Matches(pod) && (disrupted_pods.empty() || !disrupted_pods.count(key));
+  }
 };
 
 // The budgets of a pass over victims in importance order: Consume charges a pod to every budget

@@ -68,7 +68,7 @@ std::vector<uint32_t> BudgetsOf(const Evaluation& ev, const model::Pod& p) {
   std::vector<uint32_t> out;
   const std::string key = p.Key();
   for (uint32_t b = 0; b < ev.pdbs.size(); ++b) {
-    if (ev.pdbs[b].Matches(p) && !ev.pdbs[b].disrupted_pods.count(key)) out.push_back(b);
+    if (ev.pdbs[b].Charges(p, key)) out.push_back(b);
   }
   return out;
 }
