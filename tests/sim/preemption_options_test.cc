@@ -267,6 +267,62 @@ TEST(PreemptionOptions, OptimalKeepsUpstreamsAnswerWhenItIsAlreadyBest) {
   EXPECT_EQ(PodOf(optimal, "default/urgent").node, PodOf(upstream, "default/urgent").node);
 }
 
+// --- victimSelection Optimal for a pod group: alternative placements by topology domain -----
+// Zone a: a1, a2 of 2 CPUs, each running a priority-50 pod of 1 CPU. Zone b: b1, b2 of 4 CPUs,
+// each running a priority-95 pod of 3 CPUs. A gang of two (priority 100) needs 2 CPUs a pod. With
+// every lower pod removed, the roomier zone-b nodes score best, so upstream places the gang there
+// and evicts both priority-95 pods; preempting within zone a evicts two priority-50 pods instead.
+std::string GangZonesCluster(const std::string& config) {
+  std::string y = Classes();
+  for (const char* n : {"a1", "a2"}) y += NodeY(n).Cpu("2").Labels("{topology.kubernetes.io/zone: a}").Y();
+  for (const char* n : {"b1", "b2"}) y += NodeY(n).Cpu("4").Labels("{topology.kubernetes.io/zone: b}").Y();
+  y += PodY("cheap-1").On("a1").PriorityClass("p50").Cpu("1").Y() + PodY("cheap-2").On("a2").PriorityClass("p50").Cpu("1").Y();
+  y += PodY("dear-1").On("b1").PriorityClass("p95").Cpu("3").Y() + PodY("dear-2").On("b2").PriorityClass("p95").Cpu("3").Y();
+  y += "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: train, namespace: default}\n"
+       "spec:\n  schedulingPolicy: {gang: {minCount: 2}}\n  priorityClassName: p100\n";
+  for (const char* n : {"train-0", "train-1"}) {
+    y += PodY(n).PriorityClass("p100").Cpu("2").Spec("  schedulingGroup: {podGroupName: train}\n").Y();
+  }
+  return y + config;
+}
+
+TEST(PreemptionOptions, UpstreamPlacesAGangWhereTheRoomIsAndEvictsDearerPods) {
+  auto r = arbiter::testing::Plan(GangZonesCluster(""));
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/dear-1", "default/dear-2"}));
+  EXPECT_EQ(PodOf(r, "default/train-0").node.substr(0, 1), "b");
+}
+
+TEST(PreemptionOptions, OptimalTriesAGangPerTopologyDomainAndKeepsTheCheapestVictims) {
+  auto r = arbiter::testing::Plan(GangZonesCluster(PreemptionArgs("{victimSelection: Optimal}")), 0, /*explain=*/true);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/cheap-1", "default/cheap-2"}));
+  EXPECT_TRUE(PodOf(r, "default/train-0").scheduled);
+  EXPECT_EQ(PodOf(r, "default/train-0").node.substr(0, 1), "a");
+  EXPECT_EQ(PodOf(r, "default/train-1").node.substr(0, 1), "a");
+  bool said = false;
+  for (const auto& c : r.cycles) {
+    for (const auto& m : c.members) {
+      for (const auto& line : m.post_filter_explanation) {
+        said = said || line.find("preempting within topology.kubernetes.io/zone=a, 2 victim(s), ranks best") != std::string::npos;
+      }
+    }
+  }
+  EXPECT_TRUE(said);
+}
+
+TEST(PreemptionOptions, OptimalKeepsUpstreamsGangPlacementWhenNoDomainDoesBetter) {
+  // Make zone a's pods as dear as zone b's: every attempt evicts two priority-95 pods, and the
+  // upstream attempt comes first.
+  std::string y = GangZonesCluster(PreemptionArgs("{victimSelection: Optimal}"));
+  for (const char* name : {"name: cheap-1\n", "name: cheap-2\n"}) {
+    const size_t at = y.find(name);
+    ASSERT_NE(at, std::string::npos);
+    const size_t pc = y.find("priorityClassName: p50", at);
+    y.replace(pc, std::string("priorityClassName: p50").size(), "priorityClassName: p95");
+  }
+  auto r = arbiter::testing::Plan(y);
+  EXPECT_EQ(VictimNames(r), (std::set<std::string>{"default/dear-1", "default/dear-2"}));
+}
+
 // --- the thrash guard: maxPreemptionsPerPod within preemptionWindowSeconds ---------------------
 // A ReplicaSet `web` (uid rs-1) whose pods were preempted at 10:20 and 10:40 (its annotation, as a
 // live scheduler writes it) runs `web-0` (priority 50, 2 CPUs, started 10:30) beside `batch`

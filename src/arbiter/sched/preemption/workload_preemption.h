@@ -18,6 +18,15 @@
 //      touches are replayed: the verdicts elsewhere cannot change (upstream's phase 1).
 //   7. The victims are the units not reprieved, all their pods; 8. they are evicted and every
 //      placed pod is nominated to its node.
+//
+// victimSelection Optimal (Arbiter's, off by default; docs/upstream-rules.md Part F) adds
+// alternative placements: for each topology domain the group could use (the values of the
+// members' required pod affinity, anti-affinity and spread keys, then of
+// topology.kubernetes.io/zone; at most kMaxGroupAlternatives), steps 4-6 again with only the
+// units that have a pod in that domain removed. Each attempt's whole victim set is ranked as
+// node choice ranks candidates (candidate.h: evictions beyond each budget's allowance, the
+// highest victim priority, the offset sum, the count, then the start-time rule); the upstream
+// attempt comes first and wins ties.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +35,7 @@
 
 #include "arbiter/sched/framework/group_host.h"
 #include "arbiter/sched/preemption/disruption.h"
+#include "arbiter/sched/preemption/victim_units.h"
 
 namespace arbiter::sched::preemption {
 
@@ -50,7 +60,27 @@ class WorkloadPreemption final : public PodGroupPostFilterPlugin {
 
   const WorkloadPreemptionMetrics& metrics() const { return metrics_; }
 
+  // The most alternative placements victimSelection Optimal tries for one group decision.
+  static constexpr size_t kMaxGroupAlternatives = 32;
+
  private:
+  // One run of steps 4-6 over `units` (reprieval order); the snapshot matches the cache after.
+  struct GroupAttempt {
+    bool placed_any = false;  // the group placed feasibly with every unit of `units` removed
+    std::string reason;       // why not
+    std::vector<std::pair<PodInfoPtr, std::string>> nominations;  // placed pod -> node, in order
+    std::vector<const VictimUnit*> victims;                        // the units not reprieved
+    uint64_t reprieved = 0;
+  };
+  GroupAttempt Attempt(const state::GroupNode& root, const std::vector<PodInfoPtr>& pods,
+                       const std::vector<VictimUnit*>& units);
+  // victimSelection Optimal: replaces `chosen` (and its Strict violation) by the best-ranked
+  // attempt over single topology domains, if one ranks strictly better.
+  void ChooseAmongDomains(const state::GroupNode& root, const std::vector<PodInfoPtr>& pods,
+                          const std::vector<VictimUnit*>& units, const std::vector<PdbView>& pdbs, GroupAttempt& chosen,
+                          std::string& strict_violation, std::vector<std::string>& explanation);
+  static std::vector<const model::Pod*> PodsOf(const std::vector<const VictimUnit*>& victims);
+
   GroupHost* host_;
   PreemptionActuator* actuator_;
   WorkloadPreemptionMetrics metrics_;
