@@ -11,6 +11,7 @@
 #include "plan_command.h"
 #include "schedule_command.h"
 #include "serve_command.h"
+#include "simulate_command.h"
 
 namespace {
 
@@ -71,6 +72,27 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--validate", plan.validate,
                        "An unknown field in the input: strict (an error), warn (planned without it) or ignore")
       ->check(CLI::IsMember({"strict", "warn", "ignore", "true", "false"}));
+
+  arbiter::cmd::SimulateFlags simulate;
+  CLI::App* simulate_cmd = app.add_subcommand(
+      "simulate", "Simulate a cluster over time on a virtual clock: arrivals, runs, preemptions, a report per band");
+  simulate_cmd->add_option("-f,--filename", simulate.files,
+                           "The cluster: Nodes, PriorityClasses, a KubeSchedulerConfiguration (YAML or JSON)");
+  simulate_cmd->add_option("--workload", simulate.workload, "Arrivals as JSON Lines (docs/simulate.md)");
+  simulate_cmd->add_option("--generate", simulate.generate,
+                           "Without --workload: a seeded workload with a trace's shape")
+      ->check(CLI::IsMember({"borg", "alibaba"}));
+  simulate_cmd->add_option("--nodes", simulate.nodes, "Generated nodes (4 CPU, 16Gi) when -f gives none")
+      ->check(CLI::Range(1, 1000000));
+  simulate_cmd->add_option("--pods", simulate.pods, "Pods of the generated workload")->check(CLI::Range(1, 10000000));
+  simulate_cmd->add_option("--duration", simulate.duration, "Simulated time (a Go duration: 24h, 90m)");
+  simulate_cmd->add_option("--seed", simulate.seed, "Seed of the random source (the workload, tie-breaks, names)");
+  simulate_cmd->add_option("--compare", simulate.compare,
+                           "Also simulate under this KubeSchedulerConfiguration and report both");
+  simulate_cmd->add_option("-o,--output", simulate.output, "Report format")
+      ->check(CLI::IsMember({"table", "json", "html"}));
+  simulate_cmd->add_option("--output-file", simulate.output_file, "Write the report to FILE instead of stdout");
+  simulate_cmd->add_flag("--progress", simulate.progress, "Show progress on stderr even when it is not a terminal");
 
   arbiter::cmd::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Run an in-process scheduling benchmark");
@@ -254,6 +276,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   if (plan_cmd->parsed()) return arbiter::cmd::RunPlanCommand(plan, std::cout, std::cerr);
+  if (simulate_cmd->parsed()) return arbiter::cmd::RunSimulateCommand(simulate, std::cout, std::cerr);
   bench.initial_pods_given = bench_cmd->count("--initial-pods") > 0;
   bench.connections_given = bench_cmd->count("--connections") > 0;
   bench.measured_pods_given = bench_cmd->count("--pods") > 0;

@@ -140,6 +140,7 @@ void ClusterSimulation::Evict(Preemption entry, const std::vector<sched::preempt
     history_.Record(v.controller_uid, clock_.Now());
     terminations_.push({*evicted.deletion_timestamp, termination_seq_++, v.uid});
     AddEvent("Normal", "Preempted", v, by);
+    if (options_.on_evicted) options_.on_evicted(v, entry.preemptor, entry.preemptor_kind);
     (void)scheduler_.UpdateBoundPod(state::MakePodInfo(std::move(evicted)));
     updated = true;
   }
@@ -166,7 +167,49 @@ void ClusterSimulation::TerminateDue() {
     if (!pdb_status_.empty()) pdb_status_.Forget(uid);
     ++cluster_version_;
     AddEvent("Normal", "Killing", pod->pod, "Stopping container (grace period over)");
+    if (options_.on_terminated) options_.on_terminated(pod->pod);
   }
+}
+
+Status ClusterSimulation::RemoveBoundPod(const std::string& uid) {
+  ARBITER_RETURN_IF_ERROR(scheduler_.DeleteBoundPod(uid));
+  if (!pdb_status_.empty()) pdb_status_.Forget(uid);
+  ++cluster_version_;
+  return Status::Ok();
+}
+
+void ClusterSimulation::RemovePendingPod(const std::string& uid) {
+  scheduler_.nominator().DeleteNominatedPod(uid);
+  scheduler_.queue().Delete(uid);
+  attempted_at_.erase(uid);
+  if (!pdb_status_.empty()) pdb_status_.Forget(uid);
+}
+
+StatusOr<std::optional<sched::CycleOutcome>> ClusterSimulation::StepUntil(Timestamp limit, bool* blocked) {
+  *blocked = false;
+  TerminateDue();
+  std::optional<sched::CycleOutcome> out = scheduler_.ScheduleOne();
+  if (out) {
+    if (out->scheduled && out->pod) attempted_at_.erase(out->pod->uid());
+    for (const auto& m : out->members) {
+      if (m.scheduled && m.pod) attempted_at_.erase(m.pod->uid());
+    }
+    Record(*out);
+    return out;
+  }
+  // Unlike Step, no settling test: the caller's changes keep coming, and a pod waits for the
+  // events and wake-ups a live scheduler would see.
+  Timestamp next = limit;
+  if (!terminations_.empty()) next = std::min(next, terminations_.top().at);
+  if (std::optional<Timestamp> wake = scheduler_.queue().NextWakeup(); wake && *wake > clock_.Now()) {
+    next = std::min(next, *wake);
+  }
+  if (next <= clock_.Now() || next >= limit) {
+    *blocked = true;
+    return std::optional<sched::CycleOutcome>();
+  }
+  clock_.AdvanceTo(next);
+  return std::optional<sched::CycleOutcome>();
 }
 
 StatusOr<std::optional<sched::CycleOutcome>> ClusterSimulation::Step(bool* idle) {

@@ -100,6 +100,11 @@ struct SimulationOptions {
   // See sched::SchedulerOptions::reuse_verdicts and wall_clock.
   bool reuse_verdicts = true;
   const Clock* wall_clock = nullptr;
+  // Told of each victim as it is marked for deletion (its preemptor: a pod's or a group's
+  // namespace/name, and the preemptor's kind), and of each pod as it leaves its node at the end
+  // of its grace period; `arbiter simulate` keeps its statistics and its controllers by them.
+  std::function<void(const model::Pod& victim, const std::string& preemptor, std::string_view kind)> on_evicted;
+  std::function<void(const model::Pod& pod)> on_terminated;
 };
 
 class ClusterSimulation final : public sched::preemption::PreemptionActuator {
@@ -128,6 +133,16 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
   StatusOr<std::optional<sched::CycleOutcome>> Step(bool* idle);
   // Steps until nothing more can change.
   Status RunUntilIdle();
+  // One step for a caller that brings changes of its own at `limit` (`arbiter simulate`'s
+  // arrivals and completions): a cycle if a pod is ready; else virtual time runs to the next
+  // termination or queue wake-up (backoff expiry, the unschedulable pods' flush), never past
+  // `limit`. `blocked` turns true when nothing can happen before `limit` (the clock stays).
+  StatusOr<std::optional<sched::CycleOutcome>> StepUntil(Timestamp limit, bool* blocked);
+  // A bound pod leaves its node now (its work done, or its owner gone), waking the pods that wait
+  // for room. NotFound if it is not bound.
+  Status RemoveBoundPod(const std::string& uid);
+  // A pending pod is deleted before it was scheduled (its owner gone).
+  void RemovePendingPod(const std::string& uid);
 
   PlanResult& result() { return result_; }
   sched::Scheduler& scheduler() { return scheduler_; }

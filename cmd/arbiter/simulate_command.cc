@@ -1,0 +1,242 @@
+// `arbiter simulate`: flags to a cluster and a workload, the simulation, the report.
+#include "simulate_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "arbiter/admission/priority_admission.h"
+#include "arbiter/base/time.h"
+#include "arbiter/manifest/loader.h"
+#include "arbiter/model/quantity.h"
+#include "arbiter/simulate/day_simulation.h"
+#include "arbiter/simulate/report.h"
+#include "arbiter/simulate/workload.h"
+#include "html_file.h"
+
+namespace arbiter::cmd {
+
+namespace {
+
+constexpr int kInvalid = 2;
+constexpr uint64_t kMaxWorkloadBytes = 4ULL << 30;  // a workload file (about 40 million arrivals)
+
+// Generated nodes: 4 CPU, 16 GiB and 110 pods each (a Borg-sized machine), in ten zones.
+manifest::Sourced<model::Node> GeneratedNode(int64_t i) {
+  model::Node n;
+  char name[32];
+  std::snprintf(name, sizeof name, "node-%06lld", static_cast<long long>(i));
+  n.name = name;
+  n.labels.Set("kubernetes.io/hostname", n.name);
+  n.labels.Set("topology.kubernetes.io/zone", "zone-" + std::to_string(i % 10));
+  n.allocatable.milli_cpu = 4000;
+  n.allocatable.memory = 16LL << 30;
+  n.allocatable.pods = 110;
+  n.capacity = n.allocatable;
+  manifest::Origin origin;
+  origin.file = "--nodes";
+  origin.kind = "Node";
+  origin.object = n.name;
+  return {std::move(n), origin};
+}
+
+std::string Clock(int64_t seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(seconds / 3600),
+                static_cast<long long>(seconds / 60 % 60));
+  return buf;
+}
+
+void PrintTable(const simulate::Report& r, std::ostream& out) {
+  out << r.config << ": " << r.nodes << " nodes, " << Clock(r.duration_seconds) << ", " << r.totals.pods << " pods, "
+      << "mean utilisation " << static_cast<int>(r.utilisation * 1000) / 10.0 << "%\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-14s %9s %9s %26s %10s %8s %14s %8s %8s\n", "BAND", "PRIORITY", "PODS",
+                "PENDING P50/P95/P99 (s)", "PREEMPTED", "CAUSED", "LOST CPU-S", "CASCADE", "PENDING");
+  out << line;
+  auto row = [&](const simulate::BandReport& b, bool total) {
+    char pending[64];
+    std::snprintf(pending, sizeof pending, "%.1f/%.1f/%.1f", b.pending_seconds.p50, b.pending_seconds.p95,
+                  b.pending_seconds.p99);
+    std::snprintf(line, sizeof line, "%-14s %9s %9lld %26s %10lld %8lld %14.0f %8d %8lld\n", b.name.c_str(),
+                  total ? "" : std::to_string(b.priority).c_str(), static_cast<long long>(b.pods), pending,
+                  static_cast<long long>(b.preemptions), static_cast<long long>(b.preemptions_caused),
+                  b.lost_cpu_seconds, b.cascade_depth, static_cast<long long>(b.pending_at_end));
+    out << line;
+  };
+  for (const auto& b : r.bands) row(b, false);
+  row(r.totals, true);
+}
+
+}  // namespace
+
+int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostream& err) {
+  const std::string me = "arbiter simulate: ";
+  auto nanos = ParseGoDurationNanos(flags.duration);
+  if (!nanos.ok() || *nanos < 1'000'000'000LL || *nanos > 3650LL * 24 * 3600 * 1'000'000'000LL) {
+    err << me << "--duration: \"" << flags.duration << "\" is not a duration from 1s to 3650 days (e.g. 24h, 90m)\n";
+    return kInvalid;
+  }
+  const int64_t duration = *nanos / 1'000'000'000LL;
+  if (!flags.workload.empty() && !flags.generate.empty()) {
+    err << me << "give --workload or --generate, not both\n";
+    return kInvalid;
+  }
+
+  // The cluster.
+  std::vector<manifest::InputFile> files;
+  for (const auto& path : flags.files) {
+    auto f = manifest::ReadInputFile(path);
+    if (!f.ok()) {
+      err << f.status().message() << "\n";
+      return kInvalid;
+    }
+    files.push_back(std::move(*f));
+  }
+  manifest::LoadResult loaded = manifest::Load(files);
+  if (!loaded.ok()) {
+    for (const auto& e : loaded.errors) err << e << "\n";
+    return kInvalid;
+  }
+  manifest::ClusterObjects& cluster = loaded.objects;
+  if (!cluster.pods.empty()) {
+    err << me << cluster.pods.front().origin.ToString()
+        << ": the cluster files hold pods; the workload brings every pod (--workload or --generate)\n";
+    return kInvalid;
+  }
+  if (cluster.nodes.empty()) {
+    for (int64_t i = 0; i < flags.nodes; ++i) cluster.nodes.push_back(GeneratedNode(i));
+  }
+  const simulate::TraceShape shape =
+      flags.generate == "alibaba" ? simulate::TraceShape::kAlibaba : simulate::TraceShape::kBorg;
+  if (flags.workload.empty()) {
+    // The trace's bands, unless the cluster defines classes of those names.
+    for (const auto& band : simulate::BandsOf(shape)) {
+      bool have = false;
+      for (const auto& [pc, origin] : cluster.priority_classes) have = have || pc.name == band.name;
+      if (have) continue;
+      model::PriorityClass pc;
+      pc.name = band.name;
+      pc.value = band.priority;
+      manifest::Origin origin;
+      origin.file = "--generate";
+      origin.kind = "PriorityClass";
+      origin.object = band.name;
+      cluster.priority_classes.push_back({pc, origin});
+    }
+  }
+  if (auto errors = admission::AdmitPriorities(cluster); !errors.empty()) {
+    for (const auto& e : errors) err << e << "\n";
+    return kInvalid;
+  }
+
+  // The workload.
+  std::vector<simulate::Arrival> arrivals;
+  if (!flags.workload.empty()) {
+    auto f = manifest::ReadInputFile(flags.workload, kMaxWorkloadBytes);
+    if (!f.ok()) {
+      err << f.status().message() << "\n";
+      return kInvalid;
+    }
+    auto parsed = simulate::ParseWorkload(f->content, flags.workload);
+    if (!parsed.ok()) {
+      err << parsed.status().message() << "\n";
+      return kInvalid;
+    }
+    arrivals = std::move(*parsed);
+  } else {
+    simulate::GenerateOptions g;
+    g.shape = shape;
+    g.pods = flags.pods;
+    g.duration_seconds = duration;
+    g.seed = flags.seed;
+    for (const auto& [node, origin] : cluster.nodes) g.cluster_milli_cpu += node.allocatable.milli_cpu;
+    arrivals = simulate::GenerateWorkload(g);
+  }
+
+  // The configurations.
+  std::string primary_name = "upstream defaults";
+  if (cluster.config) primary_name = cluster.config->origin.file;
+  std::optional<manifest::ClusterObjects> other;
+  if (!flags.compare.empty()) {
+    auto config = manifest::LoadSchedulerConfigFile("--compare", flags.compare);
+    if (!config.ok()) {
+      err << config.status().message() << "\n";
+      return kInvalid;
+    }
+    other = cluster;
+    manifest::Origin origin;
+    origin.file = flags.compare;
+    origin.kind = "KubeSchedulerConfiguration";
+    other->config = manifest::Sourced<model::SchedulerConfig>{*config, origin};
+  }
+
+  const bool show = flags.progress || isatty(STDERR_FILENO) == 1;
+  auto run = [&](const manifest::ClusterObjects& c, const std::string& name) -> StatusOr<simulate::Report> {
+    simulate::SimulateOptions o;
+    o.duration_seconds = duration;
+    o.seed = flags.seed;
+    const auto began = std::chrono::steady_clock::now();
+    if (show) {
+      o.progress = [&, name](const simulate::SimulateOptions::Progress& p) {
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+        const double done = p.duration_seconds > 0 ? static_cast<double>(p.simulated_seconds) / p.duration_seconds : 0;
+        const double eta = done > 0.01 ? elapsed * (1 - done) / done : 0;
+        char line[200];
+        std::snprintf(line, sizeof line, "\r%s: simulated %s of %s, %lld pods, %lld pending, ETA %.0f s   ",
+                      name.c_str(), Clock(p.simulated_seconds).c_str(), Clock(p.duration_seconds).c_str(),
+                      static_cast<long long>(p.pods), static_cast<long long>(p.pending), eta);
+        err << line << std::flush;
+      };
+    }
+    auto r = simulate::Simulate(c, name, arrivals, o);
+    if (show) err << "\n";
+    return r;
+  };
+  auto report = run(cluster, primary_name);
+  if (!report.ok()) {
+    err << me << report.status().message() << "\n";
+    return report.status().code() == StatusCode::kInvalidArgument ? kInvalid : 1;
+  }
+  std::optional<simulate::Report> compared;
+  if (other) {
+    auto r = run(*other, flags.compare);
+    if (!r.ok()) {
+      err << me << r.status().message() << "\n";
+      return r.status().code() == StatusCode::kInvalidArgument ? kInvalid : 1;
+    }
+    compared = std::move(*r);
+  }
+  const simulate::Report* cmp = compared ? &*compared : nullptr;
+
+  std::string text;
+  if (flags.output == "json") {
+    text = simulate::ReportJson(*report, cmp);
+  } else if (flags.output == "html") {
+    text = simulate::ReportHtml(*report, cmp);
+  } else {
+    std::ostringstream s;
+    PrintTable(*report, s);
+    if (cmp != nullptr) {
+      s << "\n";
+      PrintTable(*cmp, s);
+    }
+    text = s.str();
+  }
+  if (flags.output_file.empty()) {
+    out << text;
+    return 0;
+  }
+  if (Status st = WriteHtml(flags.output_file, text); !st.ok()) {
+    err << me << "--output-file: " << st.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace arbiter::cmd

@@ -1,0 +1,537 @@
+// `arbiter simulate`'s engine: arrivals, runs, completions and preemptions on a virtual clock
+// around sim::ClusterSimulation.
+#include "arbiter/simulate/day_simulation.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <queue>
+#include <unordered_map>
+
+#include "arbiter/admission/priority_admission.h"
+#include "arbiter/base/rng.h"
+#include "arbiter/controllers/workload_objects.h"
+#include "arbiter/manifest/names.h"
+#include "arbiter/model/quantity.h"
+#include "arbiter/sim/cluster_simulation.h"
+
+namespace arbiter::simulate {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// The virtual clock starts at 2026-01-01T00:00:00Z.
+constexpr Timestamp kStart = 1767225600LL * kSecond;
+constexpr const char* kNoClassBand = "(no class)";
+constexpr const char* kUidPrefix = "sim-";
+
+enum class PodState : uint8_t { kPending, kRunning, kTerminating, kCompleted, kPreempted, kWithdrawn };
+
+struct SimPod {
+  uint32_t workload = 0;
+  uint32_t band = 0;
+  PodState state = PodState::kPending;
+  int32_t cascade = 0;  // the depth of the preemption whose victim this pod replaces (0: none)
+  Timestamp created = 0;
+  Timestamp started = 0;
+  int64_t milli_cpu = 0;
+};
+
+struct SimWorkload {
+  const Arrival* arrival = nullptr;
+  model::Pod prototype;  // admitted; name and uid are set per pod
+  std::string generate_name;
+  std::vector<uint32_t> pods;
+  bool ended = false;
+  int32_t cascade = 0;  // the deepest of its pods' (a group preempts as one)
+};
+
+enum class EventKind : uint8_t { kCompletion, kDeploymentEnd };
+
+struct Event {
+  Timestamp at = 0;
+  uint64_t seq = 0;
+  EventKind kind = EventKind::kCompletion;
+  uint32_t id = 0;
+  bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+};
+
+struct BandStats {
+  BandReport report;
+  std::vector<float> pending_seconds;
+};
+
+Percentiles Of(std::vector<float>& v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) {
+    // The nearest-rank percentile.
+    const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return static_cast<double>(v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)]);
+  };
+  p.p50 = at(0.50);
+  p.p95 = at(0.95);
+  p.p99 = at(0.99);
+  return p;
+}
+
+class Day {
+ public:
+  Day(const manifest::ClusterObjects& cluster, const std::vector<Arrival>& arrivals, const SimulateOptions& options)
+      : cluster_(cluster), arrivals_(arrivals), options_(options), rng_(options.seed ^ 0x5157u),
+        sim_(cluster.config ? cluster.config->object : model::SchedulerConfig{}, kStart, SimOptions()) {}
+
+  StatusOr<Report> Run(const std::string& config_name) {
+    ARBITER_RETURN_IF_ERROR(Setup());
+    const Timestamp end = kStart + options_.duration_seconds * kSecond;
+    size_t next_arrival = 0;
+    VirtualClock& clock = sim_.clock();
+    for (;;) {
+      Timestamp next = end;
+      for (;;) {
+        // The next outside change (a cycle may just have added a completion).
+        next = end;
+        if (next_arrival < arrivals_.size()) next = std::min(next, ArrivalTime(arrivals_[next_arrival]));
+        if (!events_.empty()) next = std::min(next, events_.top().at);
+        bool blocked = false;
+        auto out = sim_.StepUntil(next, &blocked);
+        if (!out.ok()) return out.status();
+        if (*out) {
+          ++cycles_;
+          OnOutcome(**out);
+        }
+        ARBITER_RETURN_IF_ERROR(Replace());
+        Tick();
+        if (blocked) break;
+      }
+      if (next >= end) break;
+      Account();
+      clock.AdvanceTo(next);
+      while (next_arrival < arrivals_.size() && ArrivalTime(arrivals_[next_arrival]) <= clock.Now()) {
+        ARBITER_RETURN_IF_ERROR(Arrive(arrivals_[next_arrival++]));
+      }
+      while (!events_.empty() && events_.top().at <= clock.Now()) {
+        const Event e = events_.top();
+        events_.pop();
+        ARBITER_RETURN_IF_ERROR(Handle(e));
+      }
+    }
+    clock.AdvanceTo(end);
+    Account();
+    return Finish(config_name);
+  }
+
+ private:
+  sim::SimulationOptions SimOptions() {
+    sim::SimulationOptions o;
+    o.seed = options_.seed;
+    o.record = false;
+    o.max_cycles = SIZE_MAX;
+    o.on_evicted = [this](const model::Pod& victim, const std::string& preemptor, std::string_view kind) {
+      OnEvicted(victim, preemptor, kind);
+    };
+    o.on_terminated = [this](const model::Pod& pod) { OnTerminated(pod); };
+    return o;
+  }
+
+  Timestamp ArrivalTime(const Arrival& a) const { return kStart + a.time_ms * kMillisecond; }
+
+  Status Setup() {
+    ARBITER_RETURN_IF_ERROR(sim_.Init());
+    for (const auto& [ns, origin] : cluster_.namespaces) sim_.SetNamespace(ns);
+    for (const auto& [pdb, origin] : cluster_.pdbs) sim_.AddPdb(pdb);
+    for (const auto& [node, origin] : cluster_.nodes) {
+      ARBITER_RETURN_IF_ERROR(sim_.AddNode(node));
+      allocatable_milli_cpu_ += node.allocatable.milli_cpu;
+    }
+    // Bands: the cluster's classes, highest first (then by name), and pods without one.
+    std::vector<std::pair<int32_t, std::string>> classes;
+    for (const auto& [pc, origin] : cluster_.priority_classes) classes.emplace_back(pc.value, pc.name);
+    std::sort(classes.begin(), classes.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    for (const auto& [value, name] : classes) AddBand(name, value);
+    sample_every_ = (options_.sample_seconds > 0 ? options_.sample_seconds
+                                                 : std::max<int64_t>(1, options_.duration_seconds / 288)) *
+                    kSecond;
+    next_sample_ = kStart;
+    last_account_ = kStart;
+    return Status::Ok();
+  }
+
+  uint32_t AddBand(const std::string& name, int32_t priority) {
+    auto [it, added] = band_index_.emplace(name, static_cast<uint32_t>(bands_.size()));
+    if (added) {
+      BandStats b;
+      b.report.name = name;
+      b.report.priority = priority;
+      bands_.push_back(std::move(b));
+    }
+    return it->second;
+  }
+
+  // ---- Making pods, by the controllers' rules ----------------------------------------------
+
+  Json PodTemplate(const Arrival& a, bool restart_always) const {
+    Json requests = {{"cpu", model::Quantity::FromMilli(a.milli_cpu).ToString()}};
+    if (a.memory_bytes > 0) {
+      requests["memory"] = model::Quantity::FromValue(a.memory_bytes, model::Quantity::Format::kBinarySI).ToString();
+    }
+    Json spec = {{"restartPolicy", restart_always ? "Always" : "Never"},
+                 {"containers", Json::array({{{"name", "main"},
+                                              {"image", "registry.k8s.io/pause:3.10"},
+                                              {"resources", {{"requests", requests}}}}})}};
+    if (!a.priority_class.empty()) spec["priorityClassName"] = a.priority_class;
+    if (a.kind == ArrivalKind::kGang) spec["schedulingGroup"] = {{"podGroupName", a.name}};
+    return {{"metadata", {{"labels", {{"app", a.name}}}}}, {"spec", spec}};
+  }
+
+  // The pod the workload's controller makes (a Job's, a ReplicaSet's), or the bare pod.
+  Json MadePod(const Arrival& a, const std::string& owner_uid) const {
+    const Json metadata = {{"name", a.name}, {"namespace", a.ns}, {"uid", owner_uid}};
+    switch (a.kind) {
+      case ArrivalKind::kPod: {
+        Json pod = PodTemplate(a, false);
+        pod["apiVersion"] = "v1";
+        pod["kind"] = "Pod";
+        pod["metadata"]["name"] = a.name;
+        pod["metadata"]["namespace"] = a.ns;
+        return pod;
+      }
+      case ArrivalKind::kDeployment: {
+        const Json deployment = {{"apiVersion", controllers::kDeploymentApiVersion},
+                                 {"kind", controllers::kDeploymentKind},
+                                 {"metadata", metadata},
+                                 {"spec",
+                                  {{"replicas", a.count},
+                                   {"selector", {{"matchLabels", {{"app", a.name}}}}},
+                                   {"template", PodTemplate(a, true)}}}};
+        Json rs = controllers::NewReplicaSetOf(deployment, a.count);
+        rs["metadata"]["uid"] = owner_uid + "-rs";
+        const std::string rs_name = rs["metadata"].value("name", a.name);
+        return controllers::PodFromTemplate(rs["spec"]["template"], rs, controllers::kReplicaSetApiVersion,
+                                            controllers::kReplicaSetKind, rs_name + "-");
+      }
+      case ArrivalKind::kJob:
+      case ArrivalKind::kGang: {
+        // Disruptions are not failures: preemption never uses up the Job's backoffLimit.
+        const Json policy = {{"rules", Json::array({{{"action", "Ignore"},
+                                                     {"onPodConditions", Json::array({{{"type", "DisruptionTarget"}}})}}})}};
+        const Json job = {{"apiVersion", controllers::kJobApiVersion},
+                          {"kind", controllers::kJobKind},
+                          {"metadata", metadata},
+                          {"spec",
+                           {{"parallelism", a.count},
+                            {"completions", a.count},
+                            {"podFailurePolicy", policy},
+                            {"template", PodTemplate(a, false)}}}};
+        return controllers::JobPod(job, std::nullopt);
+      }
+    }
+    return Json::object();
+  }
+
+  Status Arrive(const Arrival& a) {
+    const uint32_t w = static_cast<uint32_t>(workloads_.size());
+    SimWorkload work;
+    work.arrival = &a;
+    const std::string where = "workload arrival " + a.ns + "/" + a.name;
+    Json pod = MadePod(a, "workload-" + std::to_string(w));
+    work.generate_name = pod["metadata"].value("generateName", "");
+    if (pod["metadata"].contains("generateName")) pod["metadata"]["name"] = work.generate_name + "prototype";
+    manifest::LoadResult decoded = manifest::DecodeJson(where, pod);
+    if (!decoded.ok() || decoded.objects.pods.size() != 1) {
+      return InvalidArgument(where + ": its pod does not decode: " +
+                             (decoded.errors.empty() ? std::string("no pod") : decoded.errors.front()));
+    }
+    // Admission, as `plan` admits its input: the pod's priority from the cluster's classes, and
+    // the gang's PodGroup with the same class.
+    manifest::ClusterObjects admit;
+    admit.priority_classes = cluster_.priority_classes;
+    admit.pods.push_back(std::move(decoded.objects.pods.front()));
+    if (a.kind == ArrivalKind::kGang) {
+      model::PodGroup g;
+      g.ns = a.ns;
+      g.name = a.name;
+      g.policy = model::GroupPolicy::kGang;
+      g.min_count = a.count;
+      g.priority.priority_class_name = a.priority_class;
+      manifest::Origin origin;
+      origin.file = where;
+      origin.kind = "PodGroup";
+      origin.object = a.ns + "/" + a.name;
+      admit.pod_groups.push_back({g, origin});
+    }
+    std::vector<std::string> errors = admission::AdmitPriorities(admit);
+    if (!errors.empty()) return InvalidArgument(where + ": " + errors.front());
+    if (a.kind == ArrivalKind::kGang) sim_.AddPodGroup(admit.pod_groups.front().object);
+    work.prototype = std::move(admit.pods.front().object);
+    const std::string band = work.prototype.priority_class_name.empty() ? kNoClassBand : work.prototype.priority_class_name;
+    band_of_workload_.push_back(AddBand(band, work.prototype.priority));
+    workloads_.push_back(std::move(work));
+    if (a.kind == ArrivalKind::kDeployment) {
+      events_.push({AddSecondsCapped(sim_.clock().Now(), a.run_seconds), seq_++, EventKind::kDeploymentEnd, w});
+    }
+    if (a.kind == ArrivalKind::kGang) by_group_.emplace(a.ns + "/" + a.name, w);
+    for (int32_t i = 0; i < a.count; ++i) MakePod(w, 0);
+    return Status::Ok();
+  }
+
+  void MakePod(uint32_t w, int32_t cascade) {
+    SimWorkload& work = workloads_[w];
+    const uint32_t idx = static_cast<uint32_t>(pods_.size());
+    model::Pod pod = work.prototype;
+    if (!work.generate_name.empty()) {
+      std::string name;
+      do {
+        name = work.generate_name + manifest::GeneratedNameSuffix(rng_);
+      } while (by_key_.contains(pod.ns + "/" + name));
+      pod.name = std::move(name);
+    }
+    pod.uid = kUidPrefix + std::to_string(idx);
+    pod.creation_timestamp = sim_.clock().Now();
+    SimPod sp;
+    sp.workload = w;
+    sp.band = band_of_workload_[w];
+    sp.cascade = cascade;
+    sp.created = sim_.clock().Now();
+    sp.milli_cpu = pod.requests.milli_cpu;
+    pods_.push_back(sp);
+    work.pods.push_back(idx);
+    work.cascade = std::max(work.cascade, cascade);
+    ++bands_[sp.band].report.pods;
+    ++pending_;
+    by_key_.emplace(pod.Key(), idx);
+    sim_.AddPendingPod(std::move(pod), sim_.clock().Now());
+  }
+
+  static std::optional<uint32_t> IndexOf(const std::string& uid) {
+    if (uid.rfind(kUidPrefix, 0) != 0) return std::nullopt;
+    uint32_t idx = 0;
+    const char* begin = uid.data() + std::char_traits<char>::length(kUidPrefix);
+    auto [ptr, ec] = std::from_chars(begin, uid.data() + uid.size(), idx);
+    if (ec != std::errc() || ptr != uid.data() + uid.size()) return std::nullopt;
+    return idx;
+  }
+
+  // ---- What the scheduler did --------------------------------------------------------------
+
+  void OnOutcome(const sched::CycleOutcome& out) {
+    if (!out.group.empty()) {
+      for (const auto& m : out.members) {
+        if (m.scheduled && m.pod) OnBound(m.pod->uid());
+      }
+      return;
+    }
+    if (out.scheduled && out.pod) OnBound(out.pod->uid());
+  }
+
+  void OnBound(const std::string& uid) {
+    auto idx = IndexOf(uid);
+    if (!idx || *idx >= pods_.size() || pods_[*idx].state != PodState::kPending) return;
+    SimPod& p = pods_[*idx];
+    const Timestamp now = sim_.clock().Now();
+    Account();
+    p.state = PodState::kRunning;
+    p.started = now;
+    used_milli_cpu_ += p.milli_cpu;
+    --pending_;
+    BandStats& b = bands_[p.band];
+    ++b.report.scheduled;
+    b.pending_seconds.push_back(static_cast<float>(static_cast<double>(now - p.created) / kSecond));
+    const Arrival& a = *workloads_[p.workload].arrival;
+    if (a.kind != ArrivalKind::kDeployment) {
+      events_.push({AddSecondsCapped(now, a.run_seconds), seq_++, EventKind::kCompletion, *idx});
+    }
+  }
+
+  void OnEvicted(const model::Pod& victim, const std::string& preemptor, std::string_view kind) {
+    auto idx = IndexOf(victim.uid);
+    if (!idx || *idx >= pods_.size()) return;
+    SimPod& v = pods_[*idx];
+    if (v.state != PodState::kRunning) return;
+    const Timestamp now = sim_.clock().Now();
+    // The preemptor: a pod, or a group preempting as one.
+    int32_t depth = 1;
+    std::optional<uint32_t> band;
+    if (kind == "Pod") {
+      if (auto it = by_key_.find(preemptor); it != by_key_.end()) {
+        depth = pods_[it->second].cascade + 1;
+        band = pods_[it->second].band;
+      }
+    } else if (auto it = by_group_.find(preemptor); it != by_group_.end()) {
+      depth = workloads_[it->second].cascade + 1;
+      band = band_of_workload_[it->second];
+    }
+    if (band) {
+      BandReport& caused = bands_[*band].report;
+      ++caused.preemptions_caused;
+      caused.cascade_depth = std::max(caused.cascade_depth, depth);
+    }
+    v.state = PodState::kTerminating;
+    BandReport& suffered = bands_[v.band].report;
+    ++suffered.preemptions;
+    suffered.lost_cpu_seconds += static_cast<double>(v.milli_cpu) / 1000.0 * static_cast<double>(now - v.started) / kSecond;
+    to_replace_.emplace_back(*idx, depth);
+  }
+
+  void OnTerminated(const model::Pod& pod) {
+    auto idx = IndexOf(pod.uid);
+    if (!idx || *idx >= pods_.size() || pods_[*idx].state != PodState::kTerminating) return;
+    Account();
+    pods_[*idx].state = PodState::kPreempted;
+    used_milli_cpu_ -= pods_[*idx].milli_cpu;
+  }
+
+  // The controllers' replacements for this step's victims (made after the cycle that evicted
+  // them, as the controllers see the terminating pods through their informers).
+  Status Replace() {
+    for (const auto& [idx, depth] : to_replace_) {
+      const uint32_t w = pods_[idx].workload;
+      if (workloads_[w].ended || workloads_[w].arrival->kind == ArrivalKind::kPod) continue;
+      MakePod(w, depth);
+    }
+    to_replace_.clear();
+    return Status::Ok();
+  }
+
+  Status Handle(const Event& e) {
+    if (e.kind == EventKind::kCompletion) {
+      SimPod& p = pods_[e.id];
+      if (p.state != PodState::kRunning) return Status::Ok();  // preempted before it finished
+      ARBITER_RETURN_IF_ERROR(Complete(e.id));
+      return Status::Ok();
+    }
+    SimWorkload& work = workloads_[e.id];
+    work.ended = true;
+    for (uint32_t idx : work.pods) {
+      SimPod& p = pods_[idx];
+      if (p.state == PodState::kRunning) {
+        ARBITER_RETURN_IF_ERROR(Complete(idx));
+      } else if (p.state == PodState::kPending) {
+        sim_.RemovePendingPod(kUidPrefix + std::to_string(idx));
+        p.state = PodState::kWithdrawn;
+        --pending_;
+        ++bands_[p.band].report.withdrawn;
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Complete(uint32_t idx) {
+    SimPod& p = pods_[idx];
+    Account();
+    ARBITER_RETURN_IF_ERROR(sim_.RemoveBoundPod(kUidPrefix + std::to_string(idx)));
+    p.state = PodState::kCompleted;
+    used_milli_cpu_ -= p.milli_cpu;
+    ++bands_[p.band].report.completed;
+    return Status::Ok();
+  }
+
+  // ---- Utilisation and progress ------------------------------------------------------------
+
+  // Adds the time since the last change at the current use, and the samples it passed.
+  void Account() {
+    const Timestamp now = sim_.clock().Now();
+    const double share =
+        allocatable_milli_cpu_ > 0 ? static_cast<double>(used_milli_cpu_) / static_cast<double>(allocatable_milli_cpu_) : 0;
+    const Timestamp end = kStart + options_.duration_seconds * kSecond;
+    while (next_sample_ <= now && next_sample_ < end) {
+      samples_.push_back({(next_sample_ - kStart) / kSecond, share});
+      next_sample_ += sample_every_;
+    }
+    if (now > last_account_) {
+      cpu_time_ += share * static_cast<double>(now - last_account_);
+      last_account_ = now;
+    }
+  }
+
+  void Tick() {
+    if (!options_.progress || ++ticks_ % 2000 != 0) return;
+    options_.progress({(sim_.clock().Now() - kStart) / kSecond, options_.duration_seconds,
+                       static_cast<int64_t>(pods_.size()), pending_});
+  }
+
+  StatusOr<Report> Finish(const std::string& config_name) {
+    Report r;
+    r.config = config_name;
+    r.nodes = static_cast<int64_t>(cluster_.nodes.size());
+    r.duration_seconds = options_.duration_seconds;
+    r.arrivals = static_cast<int64_t>(workloads_.size());
+    r.cycles = cycles_;
+    for (const SimPod& p : pods_) {
+      if (p.state == PodState::kRunning) ++bands_[p.band].report.running_at_end;
+      if (p.state == PodState::kPending) ++bands_[p.band].report.pending_at_end;
+    }
+    std::vector<float> all;
+    BandReport& t = r.totals;
+    t.name = "total";
+    for (BandStats& b : bands_) {
+      all.insert(all.end(), b.pending_seconds.begin(), b.pending_seconds.end());
+      b.report.pending_seconds = Of(b.pending_seconds);
+      const BandReport& x = b.report;
+      t.pods += x.pods;
+      t.scheduled += x.scheduled;
+      t.completed += x.completed;
+      t.withdrawn += x.withdrawn;
+      t.running_at_end += x.running_at_end;
+      t.pending_at_end += x.pending_at_end;
+      t.preemptions += x.preemptions;
+      t.preemptions_caused += x.preemptions_caused;
+      t.lost_cpu_seconds += x.lost_cpu_seconds;
+      t.cascade_depth = std::max(t.cascade_depth, x.cascade_depth);
+      r.bands.push_back(x);
+    }
+    t.pending_seconds = Of(all);
+    std::stable_sort(r.bands.begin(), r.bands.end(), [](const BandReport& a, const BandReport& b) {
+      return a.priority != b.priority ? a.priority > b.priority : a.name < b.name;
+    });
+    r.utilisation = options_.duration_seconds > 0
+                        ? cpu_time_ / static_cast<double>(options_.duration_seconds * kSecond)
+                        : 0;
+    r.samples = std::move(samples_);
+    return r;
+  }
+
+  const manifest::ClusterObjects& cluster_;
+  const std::vector<Arrival>& arrivals_;
+  SimulateOptions options_;
+  Rng rng_;
+  sim::ClusterSimulation sim_;
+  std::vector<SimPod> pods_;
+  std::vector<SimWorkload> workloads_;
+  std::vector<uint32_t> band_of_workload_;
+  std::vector<BandStats> bands_;
+  std::map<std::string, uint32_t> band_index_;
+  // Lookups only (never iterated): pods by namespace/name, gangs by their group.
+  std::unordered_map<std::string, uint32_t> by_key_;
+  std::unordered_map<std::string, uint32_t> by_group_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  uint64_t seq_ = 0;
+  std::vector<std::pair<uint32_t, int32_t>> to_replace_;  // victim, depth of its preemption
+  int64_t pending_ = 0;
+  int64_t cycles_ = 0;
+  uint64_t ticks_ = 0;
+  int64_t allocatable_milli_cpu_ = 0;
+  int64_t used_milli_cpu_ = 0;
+  double cpu_time_ = 0;  // integral of the used share over time, in microseconds
+  Timestamp last_account_ = 0;
+  Timestamp next_sample_ = 0;
+  Duration sample_every_ = kSecond;
+  std::vector<UtilisationSample> samples_;
+};
+
+}  // namespace
+
+StatusOr<Report> Simulate(const manifest::ClusterObjects& cluster, const std::string& config_name,
+                          const std::vector<Arrival>& arrivals, const SimulateOptions& options) {
+  if (options.duration_seconds <= 0) return InvalidArgument("the duration must be positive");
+  if (cluster.nodes.empty()) return InvalidArgument("the cluster has no nodes");
+  Day day(cluster, arrivals, options);
+  return day.Run(config_name);
+}
+
+}  // namespace arbiter::simulate

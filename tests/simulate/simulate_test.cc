@@ -1,0 +1,246 @@
+// `arbiter simulate`: every pod accounted for, each statistic on a scenario small enough to
+// check by hand, identical reports for identical inputs, and strict workload files.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "arbiter/admission/priority_admission.h"
+#include "arbiter/simulate/day_simulation.h"
+#include "arbiter/simulate/report.h"
+#include "arbiter/simulate/workload.h"
+
+namespace arbiter::simulate {
+namespace {
+
+// A cluster of `cpus` nodes (one node per entry, its CPUs) and the classes low 10, mid 50,
+// high 100, admitted as `simulate` admits its -f files.
+manifest::ClusterObjects Cluster(const std::vector<int64_t>& cpus) {
+  manifest::ClusterObjects c;
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    model::Node n;
+    n.name = "n" + std::to_string(i + 1);
+    n.labels.Set("kubernetes.io/hostname", n.name);
+    n.allocatable.milli_cpu = cpus[i] * 1000;
+    n.allocatable.memory = 64LL << 30;
+    n.allocatable.pods = 110;
+    n.capacity = n.allocatable;
+    c.nodes.push_back({n, {}});
+  }
+  for (auto [name, value] : {std::pair{"low", 10}, std::pair{"mid", 50}, std::pair{"high", 100}}) {
+    model::PriorityClass pc;
+    pc.name = name;
+    pc.value = value;
+    c.priority_classes.push_back({pc, {}});
+  }
+  EXPECT_TRUE(admission::AdmitPriorities(c).empty());
+  return c;
+}
+
+// The cluster with the generated Borg workload's classes added.
+manifest::ClusterObjects WithBorgBands(manifest::ClusterObjects c) {
+  for (const Band& band : BandsOf(TraceShape::kBorg)) {
+    model::PriorityClass pc;
+    pc.name = band.name;
+    pc.value = band.priority;
+    c.priority_classes.push_back({pc, {}});
+  }
+  return c;
+}
+
+Arrival A(int64_t at_seconds, ArrivalKind kind, const std::string& name, const std::string& pc, int64_t cpus,
+          int64_t run_seconds, int32_t count = 1) {
+  Arrival a;
+  a.time_ms = at_seconds * 1000;
+  a.kind = kind;
+  a.name = name;
+  a.priority_class = pc;
+  a.milli_cpu = cpus * 1000;
+  a.run_seconds = run_seconds;
+  a.count = count;
+  return a;
+}
+
+Report RunDay(const manifest::ClusterObjects& c, const std::vector<Arrival>& arrivals, int64_t duration) {
+  SimulateOptions o;
+  o.duration_seconds = duration;
+  o.sample_seconds = 10;
+  auto r = Simulate(c, "test", arrivals, o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : Report{};
+}
+
+const BandReport& BandOf(const Report& r, const std::string& name) {
+  for (const auto& b : r.bands) {
+    if (b.name == name) return b;
+  }
+  static const BandReport kNone;
+  ADD_FAILURE() << "no band " << name;
+  return kNone;
+}
+
+TEST(Simulate, APodWaitsForTheRoomAnEarlierPodFreesAndTheTimeIsItsPendingTime) {
+  // One 4-CPU node: `first` runs 0-100 s; `second` arrives at 10 s and waits until 100 s.
+  auto r = RunDay(Cluster({4}), {A(0, ArrivalKind::kJob, "first", "low", 4, 100), A(10, ArrivalKind::kJob, "second", "low", 4, 50)},
+               200);
+  const BandReport& low = BandOf(r, "low");
+  EXPECT_EQ(low.pods, 2);
+  EXPECT_EQ(low.completed, 2);
+  EXPECT_DOUBLE_EQ(low.pending_seconds.p50, 0);   // nearest rank of {0, 90}
+  EXPECT_DOUBLE_EQ(low.pending_seconds.p99, 90);
+  EXPECT_EQ(low.preemptions, 0);
+  // 4 CPUs of 4 busy from 0 to 150 s of 200.
+  EXPECT_DOUBLE_EQ(r.utilisation, 0.75);
+}
+
+TEST(Simulate, APreemptionCountsForBothBandsWithTheVictimsLostWorkAndItsReplacementWaits) {
+  // `batch` (low, 4 CPUs, 1000 s) runs from 0; `urgent` (high, a Pod) arrives at 100 s, evicts it
+  // (4 CPUs x 100 s lost), waits out its 30 s grace period and runs 130-230 s. The Job replaces
+  // its pod at once; the replacement waits until 230 s.
+  auto r = RunDay(Cluster({4}), {A(0, ArrivalKind::kJob, "batch", "low", 4, 1000), A(100, ArrivalKind::kPod, "urgent", "high", 4, 100)},
+               2000);
+  const BandReport& low = BandOf(r, "low");
+  const BandReport& high = BandOf(r, "high");
+  EXPECT_EQ(low.pods, 2);  // the victim and its replacement
+  EXPECT_EQ(low.preemptions, 1);
+  EXPECT_EQ(low.preemptions_caused, 0);
+  EXPECT_DOUBLE_EQ(low.lost_cpu_seconds, 400);
+  EXPECT_DOUBLE_EQ(low.pending_seconds.p99, 130);  // the replacement: created 100 s, bound 230 s
+  EXPECT_EQ(low.completed, 1);                     // the replacement, 230-1230 s
+  EXPECT_EQ(high.preemptions_caused, 1);
+  EXPECT_EQ(high.cascade_depth, 1);
+  EXPECT_DOUBLE_EQ(high.pending_seconds.p50, 30);
+  EXPECT_EQ(high.completed, 1);
+  EXPECT_EQ(r.totals.preemptions, 1);
+}
+
+TEST(Simulate, CascadeDepthFollowsAReplacementThatPreemptsInTurn) {
+  // n1 (4 CPUs) runs `svc` (mid, 3 CPUs); n2 (3 CPUs) runs `batch` (low, 3 CPUs). `urgent` (high,
+  // 4 CPUs) fits only n1 and evicts `svc` (depth 1); svc's replacement fits only n2 and evicts
+  // `batch` (depth 2); batch's replacement finds no room.
+  auto r = RunDay(Cluster({4, 3}),
+               {A(0, ArrivalKind::kDeployment, "svc", "mid", 3, 5000), A(0, ArrivalKind::kJob, "batch", "low", 3, 5000),
+                A(100, ArrivalKind::kPod, "urgent", "high", 4, 5000)},
+               1000);
+  EXPECT_EQ(BandOf(r, "high").cascade_depth, 1);
+  EXPECT_EQ(BandOf(r, "mid").cascade_depth, 2);
+  EXPECT_EQ(BandOf(r, "mid").preemptions, 1);
+  EXPECT_EQ(BandOf(r, "low").preemptions, 1);
+  EXPECT_EQ(BandOf(r, "low").pending_at_end, 1);
+  EXPECT_EQ(r.totals.cascade_depth, 2);
+}
+
+TEST(Simulate, ADeploymentsEndWithdrawsItsPendingPodsAndCompletesItsRunningOnes) {
+  // Three replicas of 2 CPUs on one 4-CPU node: two run, one waits; at 500 s the Deployment goes.
+  auto r = RunDay(Cluster({4}), {A(0, ArrivalKind::kDeployment, "web", "mid", 2, 500, 3)}, 1000);
+  const BandReport& mid = BandOf(r, "mid");
+  EXPECT_EQ(mid.pods, 3);
+  EXPECT_EQ(mid.completed, 2);
+  EXPECT_EQ(mid.withdrawn, 1);
+  EXPECT_EQ(mid.pending_at_end, 0);
+  EXPECT_DOUBLE_EQ(r.utilisation, 0.5);
+}
+
+TEST(Simulate, AGangRunsOnlyWhenAllItsPodsFit) {
+  // A gang of 3 x 2 CPUs on two 4-CPU nodes (room for 4 pods) beside a 4-CPU Job that runs
+  // 0-100 s: the gang waits for the Job, then all three run together. A failed pod group is
+  // retried at each backoff expiry, event or not (upstream's), so its backoff has grown to 10 s by
+  // then: tried at 96 s, it binds at 106 s, 105 s after it arrived.
+  auto r = RunDay(Cluster({4, 4}), {A(0, ArrivalKind::kJob, "first", "low", 4, 100), A(1, ArrivalKind::kGang, "team", "low", 2, 50, 3)},
+               400);
+  const BandReport& low = BandOf(r, "low");
+  EXPECT_EQ(low.pods, 4);
+  EXPECT_EQ(low.completed, 4);
+  EXPECT_DOUBLE_EQ(low.pending_seconds.p99, 105);
+}
+
+// Every pod made ends in exactly one state: completed, withdrawn, a victim, running, pending.
+void ExpectConserved(const BandReport& b) {
+  EXPECT_EQ(b.pods, b.completed + b.withdrawn + b.preemptions + b.running_at_end + b.pending_at_end) << b.name;
+  EXPECT_LE(b.scheduled, b.pods) << b.name;
+  EXPECT_EQ(b.scheduled, b.completed + b.preemptions + b.running_at_end) << b.name;
+}
+
+TEST(Simulate, EveryPodArrivesAndCompletesRunsWaitsOrWasPreempted) {
+  GenerateOptions g;
+  g.pods = 1500;
+  g.duration_seconds = 6 * 3600;
+  g.seed = 7;
+  manifest::ClusterObjects c = WithBorgBands(Cluster(std::vector<int64_t>(40, 4)));
+  for (const auto& [node, origin] : c.nodes) g.cluster_milli_cpu += node.allocatable.milli_cpu;
+  const std::vector<Arrival> arrivals = GenerateWorkload(g);
+  int64_t arrived = 0;
+  for (const auto& a : arrivals) arrived += a.count;
+  EXPECT_EQ(arrived, 1500);
+  Report r = RunDay(c, arrivals, g.duration_seconds);
+  for (const auto& b : r.bands) ExpectConserved(b);
+  ExpectConserved(r.totals);
+  // Replacements are the only pods beyond the arrivals', one per victim of a controller.
+  EXPECT_GE(r.totals.pods, arrived);
+  EXPECT_LE(r.totals.pods - arrived, r.totals.preemptions);
+  EXPECT_GT(r.totals.preemptions, 0);  // the generated load contends
+  EXPECT_GT(r.utilisation, 0.5);
+}
+
+TEST(Simulate, IdenticalInputsGiveByteIdenticalReports) {
+  GenerateOptions g;
+  g.pods = 600;
+  g.duration_seconds = 3 * 3600;
+  g.seed = 3;
+  g.cluster_milli_cpu = 20 * 4000;
+  manifest::ClusterObjects c = WithBorgBands(Cluster(std::vector<int64_t>(20, 4)));
+  const auto w1 = GenerateWorkload(g);
+  const auto w2 = GenerateWorkload(g);
+  EXPECT_EQ(FormatWorkload(w1), FormatWorkload(w2));
+  const std::string a = ReportJson(RunDay(c, w1, g.duration_seconds), nullptr);
+  const std::string b = ReportJson(RunDay(c, w2, g.duration_seconds), nullptr);
+  EXPECT_EQ(a, b);
+  g.seed = 4;
+  EXPECT_NE(FormatWorkload(GenerateWorkload(g)), FormatWorkload(w1));
+}
+
+TEST(SimulateWorkload, FormattedArrivalsReadBackTheSame) {
+  GenerateOptions g;
+  g.shape = TraceShape::kAlibaba;
+  g.pods = 300;
+  g.duration_seconds = 3600;
+  const auto arrivals = GenerateWorkload(g);
+  const std::string text = FormatWorkload(arrivals);
+  auto back = ParseWorkload(text, "w.jsonl");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(FormatWorkload(*back), text);
+}
+
+TEST(SimulateWorkload, BadLinesAreErrorsNamingTheFileLineAndField) {
+  auto error = [](const std::string& text) {
+    auto r = ParseWorkload(text, "w.jsonl");
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  const std::string good = R"({"time": 0, "kind": "Job", "name": "a", "cpu": "1", "runSeconds": 10})";
+  EXPECT_EQ(error(good + "\n"), "ok");
+  EXPECT_EQ(error(good + "\n" + R"({"time": 0, "kind": "Job", "name": "b", "runSecond": 10})"),
+            "w.jsonl:2: runSecond: unknown field (time, kind, namespace, name, priorityClass, cpu, memory, runSeconds, count)");
+  EXPECT_EQ(error(R"({"time": 0, "kind": "Cron", "name": "a", "runSeconds": 1})"),
+            "w.jsonl:1: kind: must be Pod, Job, Deployment or Gang, not \"Cron\"");
+  EXPECT_EQ(error(good + "\n" + good), "w.jsonl:2: name: \"a\" arrives twice in namespace default");
+  EXPECT_EQ(error(R"({"time": -1, "kind": "Job", "name": "a", "runSeconds": 1})"),
+            "w.jsonl:1: time: must be between 0 and 315360000");
+  EXPECT_EQ(error(R"({"time": 0, "kind": "Job", "name": "a", "cpu": "lots", "runSeconds": 1})").rfind("w.jsonl:1: cpu: ", 0), 0u);
+  EXPECT_EQ(error(R"({"time": 0, "kind": "Pod", "name": "a", "runSeconds": 1, "count": 2})"),
+            "w.jsonl:1: count: a Pod arrival is one pod");
+  EXPECT_EQ(error("{not json\n"), "w.jsonl:1: not a JSON object");
+  EXPECT_EQ(error(R"({"time": 0, "kind": "Job", "name": "Bad_Name", "runSeconds": 1})"),
+            "w.jsonl:1: name: must be a DNS label of at most 52 characters, not \"Bad_Name\"");
+}
+
+TEST(SimulateWorkload, AnUnknownPriorityClassIsAnErrorNamingTheArrival) {
+  SimulateOptions o;
+  o.duration_seconds = 100;
+  auto r = Simulate(Cluster({4}), "test", {A(0, ArrivalKind::kJob, "etl", "gold", 1, 10)}, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("workload arrival default/etl"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("gold"), std::string::npos) << r.status().message();
+}
+
+}  // namespace
+}  // namespace arbiter::simulate
