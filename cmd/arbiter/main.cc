@@ -85,6 +85,10 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--nodes", simulate.nodes, "Generated nodes (4 CPU, 16Gi) when -f gives none")
       ->check(CLI::Range(1, 1000000));
   simulate_cmd->add_option("--pods", simulate.pods, "Pods of the generated workload")->check(CLI::Range(1, 10000000));
+  simulate_cmd->add_option("--load", simulate.load,
+                           "The generated work over what the cluster can run in the duration (run times are scaled "
+                           "to it)")
+      ->check(CLI::Range(0.01, 100.0));
   simulate_cmd->add_option("--duration", simulate.duration, "Simulated time (a Go duration: 24h, 90m)");
   simulate_cmd->add_option("--seed", simulate.seed, "Seed of the random source (the workload, tie-breaks, names)");
   simulate_cmd->add_option("--compare", simulate.compare,
@@ -93,6 +97,19 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json", "html"}));
   simulate_cmd->add_option("--output-file", simulate.output_file, "Write the report to FILE instead of stdout");
   simulate_cmd->add_flag("--progress", simulate.progress, "Show progress on stderr even when it is not a terminal");
+
+  arbiter::cmd::ConvertFlags convert;
+  CLI::App* convert_cmd =
+      simulate_cmd->add_subcommand("convert", "Convert a public cluster trace's tables to a workload file");
+  convert_cmd->add_option("--from", convert.from, "The trace: borg2019 (collection_events, instance_events as JSON "
+                                                  "Lines) or alibaba2018 (batch_task, container_meta as CSV)")
+      ->required()
+      ->check(CLI::IsMember({"borg2019", "alibaba2018"}));
+  convert_cmd->add_option("input", convert.inputs, "The trace's tables (their names tell which)")->required();
+  convert_cmd->add_option("-o,--output", convert.output, "The workload file to write (JSON Lines)")->required();
+  convert_cmd->add_option("--machine-cpu", convert.machine_cpu, "What a normalised 1.0 of CPU is (a quantity)");
+  convert_cmd->add_option("--machine-memory", convert.machine_memory,
+                          "What a normalised 1.0 (Alibaba: 100%) of memory is (a quantity)");
 
   arbiter::cmd::BenchFlags bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Run an in-process scheduling benchmark");
@@ -276,6 +293,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   if (plan_cmd->parsed()) return arbiter::cmd::RunPlanCommand(plan, std::cout, std::cerr);
+  if (convert_cmd->parsed()) return arbiter::cmd::RunConvertCommand(convert, std::cout, std::cerr);
   if (simulate_cmd->parsed()) return arbiter::cmd::RunSimulateCommand(simulate, std::cout, std::cerr);
   bench.initial_pods_given = bench_cmd->count("--initial-pods") > 0;
   bench.connections_given = bench_cmd->count("--connections") > 0;

@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "arbiter/admission/priority_admission.h"
 #include "arbiter/base/time.h"
 #include "arbiter/manifest/loader.h"
 #include "arbiter/model/quantity.h"
+#include "arbiter/simulate/convert.h"
 #include "arbiter/simulate/day_simulation.h"
 #include "arbiter/simulate/report.h"
 #include "arbiter/simulate/workload.h"
@@ -74,6 +76,45 @@ void PrintTable(const simulate::Report& r, std::ostream& out) {
 
 }  // namespace
 
+int RunConvertCommand(const ConvertFlags& flags, std::ostream& out, std::ostream& err) {
+  const std::string me = "arbiter simulate convert: ";
+  simulate::ConvertOptions o;
+  auto cpu = model::Quantity::Parse(flags.machine_cpu);
+  if (!cpu.ok() || cpu->milli() <= 0) {
+    err << me << "--machine-cpu: \"" << flags.machine_cpu << "\" is not a positive quantity (e.g. 4, 3500m)\n";
+    return kInvalid;
+  }
+  auto memory = model::Quantity::Parse(flags.machine_memory);
+  if (!memory.ok() || memory->value() <= 0) {
+    err << me << "--machine-memory: \"" << flags.machine_memory << "\" is not a positive quantity (e.g. 16Gi)\n";
+    return kInvalid;
+  }
+  o.machine_milli_cpu = cpu->milli();
+  o.machine_memory = memory->value();
+  std::vector<simulate::TraceFile> files;
+  for (const auto& path : flags.inputs) {
+    auto f = manifest::ReadInputFile(path, kMaxWorkloadBytes);
+    if (!f.ok()) {
+      err << f.status().message() << "\n";
+      return kInvalid;
+    }
+    files.push_back({path, std::move(f->content)});
+  }
+  auto arrivals = simulate::ConvertTrace(flags.from, files, o);
+  if (!arrivals.ok()) {
+    err << me << arrivals.status().message() << "\n";
+    return kInvalid;
+  }
+  int64_t pods = 0;
+  for (const auto& a : *arrivals) pods += a.count;
+  if (Status st = WriteHtml(flags.output, simulate::FormatWorkload(*arrivals)); !st.ok()) {
+    err << me << "-o: " << st.message() << "\n";
+    return 1;
+  }
+  out << flags.output << ": " << arrivals->size() << " arrivals, " << pods << " pods\n";
+  return 0;
+}
+
 int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostream& err) {
   const std::string me = "arbiter simulate: ";
   auto nanos = ParseGoDurationNanos(flags.duration);
@@ -113,9 +154,37 @@ int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostre
   }
   const simulate::TraceShape shape =
       flags.generate == "alibaba" ? simulate::TraceShape::kAlibaba : simulate::TraceShape::kBorg;
-  if (flags.workload.empty()) {
-    // The trace's bands, unless the cluster defines classes of those names.
-    for (const auto& band : simulate::BandsOf(shape)) {
+  // The workload, read before admission: the bands it names may need classes.
+  std::vector<simulate::Arrival> arrivals;
+  if (!flags.workload.empty()) {
+    auto f = manifest::ReadInputFile(flags.workload, kMaxWorkloadBytes);
+    if (!f.ok()) {
+      err << f.status().message() << "\n";
+      return kInvalid;
+    }
+    auto parsed = simulate::ParseWorkload(f->content, flags.workload);
+    if (!parsed.ok()) {
+      err << parsed.status().message() << "\n";
+      return kInvalid;
+    }
+    arrivals = std::move(*parsed);
+  }
+  {
+    // A generated workload's bands, and those of the generated or converted traces that a
+    // workload file names, unless the cluster defines classes of those names.
+    std::vector<simulate::Band> bands;
+    if (flags.workload.empty()) {
+      bands = simulate::BandsOf(shape);
+    } else {
+      std::set<std::string> named;
+      for (const auto& a : arrivals) named.insert(a.priority_class);
+      for (auto s : {simulate::TraceShape::kBorg, simulate::TraceShape::kAlibaba}) {
+        for (const auto& band : simulate::BandsOf(s)) {
+          if (named.contains(band.name)) bands.push_back(band);
+        }
+      }
+    }
+    for (const auto& band : bands) {
       bool have = false;
       for (const auto& [pc, origin] : cluster.priority_classes) have = have || pc.name == band.name;
       if (have) continue;
@@ -134,26 +203,14 @@ int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostre
     return kInvalid;
   }
 
-  // The workload.
-  std::vector<simulate::Arrival> arrivals;
-  if (!flags.workload.empty()) {
-    auto f = manifest::ReadInputFile(flags.workload, kMaxWorkloadBytes);
-    if (!f.ok()) {
-      err << f.status().message() << "\n";
-      return kInvalid;
-    }
-    auto parsed = simulate::ParseWorkload(f->content, flags.workload);
-    if (!parsed.ok()) {
-      err << parsed.status().message() << "\n";
-      return kInvalid;
-    }
-    arrivals = std::move(*parsed);
-  } else {
+  // A generated workload, sized to the cluster.
+  if (flags.workload.empty()) {
     simulate::GenerateOptions g;
     g.shape = shape;
     g.pods = flags.pods;
     g.duration_seconds = duration;
     g.seed = flags.seed;
+    g.load = flags.load;
     for (const auto& [node, origin] : cluster.nodes) g.cluster_milli_cpu += node.allocatable.milli_cpu;
     arrivals = simulate::GenerateWorkload(g);
   }

@@ -15,6 +15,7 @@ struct SimulateFlags {
   std::string generate;            // borg or alibaba, when no workload is given
   int64_t nodes = 1000;            // generated nodes, when the files hold none
   int64_t pods = 10000;            // generated pods
+  double load = 0.8;               // the generated work over what the cluster can run in the duration
   std::string duration = "24h";
   uint64_t seed = 1;
   std::string compare;             // another KubeSchedulerConfiguration to simulate beside
@@ -22,6 +23,17 @@ struct SimulateFlags {
   std::string output_file;
   bool progress = false;           // force the progress line even when stderr is not a terminal
 };
+
+// `arbiter simulate convert --from FORMAT INPUT... -o FILE.jsonl`.
+struct ConvertFlags {
+  std::string from;  // borg2019 or alibaba2018
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string machine_cpu = "4";        // what a normalised 1.0 of CPU is
+  std::string machine_memory = "16Gi";  // what a normalised 1.0 (or 100%) of memory is
+};
+
+int RunConvertCommand(const ConvertFlags& flags, std::ostream& out, std::ostream& err);
 
 int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostream& err);
 

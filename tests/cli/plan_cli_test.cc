@@ -415,8 +415,8 @@ TEST(PlanCli, PlansTheExampleDeploymentAndNotesWhatItExpandedAndSkipped) {
 TEST(PlanCli, SmallMistakesAreNamedWithTheirFix) {
   CliRun typo = Arbiter("plna -f x.yaml");
   EXPECT_EQ(typo.exit_code, 2);
-  EXPECT_EQ(typo.err, "arbiter: unknown command \"plna\" (did you mean \"plan\"?); the commands are plan, bench, serve, "
-                      "schedule, nodes, version\n");
+  EXPECT_EQ(typo.err, "arbiter: unknown command \"plna\" (did you mean \"plan\"?); the commands are plan, simulate, bench, "
+                      "serve, schedule, nodes, version\n");
   CliRun nomad = Arbiter("plan -f " + arbiter::testing::SourceDir() + "/examples/nomad/job.json");
   EXPECT_EQ(nomad.exit_code, 2);
   EXPECT_NE(nomad.err.find("kind: is required (this looks like a Nomad file: plan it with --nomad"), std::string::npos)

@@ -2,10 +2,13 @@
 // check by hand, identical reports for identical inputs, and strict workload files.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "arbiter/admission/priority_admission.h"
+#include "arbiter/simulate/convert.h"
 #include "arbiter/simulate/day_simulation.h"
 #include "arbiter/simulate/report.h"
 #include "arbiter/simulate/workload.h"
@@ -240,6 +243,70 @@ TEST(SimulateWorkload, AnUnknownPriorityClassIsAnErrorNamingTheArrival) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("workload arrival default/etl"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("gold"), std::string::npos) << r.status().message();
+}
+
+// ---- The trace converters, on samples written in each trace's public schema ------------------
+
+TraceFile Sample(const std::string& name) {
+  const std::string path = std::string(ARBITER_SIMULATE_TESTDATA) + "/" + name;
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "missing sample " << path;
+  std::stringstream s;
+  s << in.rdbuf();
+  return {name, s.str()};
+}
+
+TEST(SimulateConvert, Borg2019JobsAndAllocSetsBecomeJobsAndDeploymentsInTheirTiers) {
+  auto r = ConvertTrace("borg2019",
+                        {Sample("borg2019_collection_events.jsonl"), Sample("borg2019_instance_events.jsonl")}, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // 1001: an alloc set of two 0.125-CPU instances still running at the trace's end (1200 s):
+  // runs of 1195 and 1194 s, the median the upper. 1002: three instances, runs of 300, 400 and
+  // 580 s, mean request 1/3 of a 4-CPU machine. 1003: evicted after 120 s.
+  EXPECT_EQ(FormatWorkload(*r),
+            R"({"time":0,"kind":"Deployment","name":"alloc-1001","priorityClass":"production","cpu":"500m","memory":"1Gi","runSeconds":1195,"count":2})"
+            "\n"
+            R"({"time":600,"kind":"Job","name":"job-1002","priorityClass":"beb","cpu":"1333m","memory":"4Gi","runSeconds":400,"count":3})"
+            "\n"
+            R"({"time":900,"kind":"Job","name":"job-1003","priorityClass":"free","cpu":"250m","memory":"512Mi","runSeconds":120,"count":1})"
+            "\n");
+}
+
+TEST(SimulateConvert, Alibaba2018TasksAndApplicationsBecomeBatchJobsAndOnlineDeployments) {
+  ConvertOptions o;
+  o.machine_memory = 100LL << 30;  // so that a percentage is a round number of GiB
+  auto r = ConvertTrace("alibaba2018", {Sample("alibaba2018_batch_task.csv"), Sample("alibaba2018_container_meta.csv")}, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::string text = FormatWorkload(*r);
+  // The failed task is left out; times count from the first event (86400 s).
+  EXPECT_NE(text.find(R"({"time":0,"kind":"Job","name":"j-101-m1","priorityClass":"batch","cpu":"1","memory":)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"("name":"j-101-r2-1","priorityClass":"batch","cpu":"500m")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"({"time":3600,"kind":"Job","name":"j-103-m1","priorityClass":"batch","cpu":"2")"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("j-102"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"({"time":0,"kind":"Deployment","name":"app-app-5","priorityClass":"online","cpu":"4")"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"("name":"app-app-9")"), std::string::npos) << text;
+  // What was converted reads back as a workload.
+  auto back = ParseWorkload(text, "converted.jsonl");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->size(), 5u);
+}
+
+TEST(SimulateConvert, BadRowsAndUnknownTablesAreErrorsNamingThem) {
+  auto r = ConvertTrace("alibaba2018", {{"x/batch_task.csv", "M1,4,j_1,1,Terminated,10,20,100\n"}}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "x/batch_task.csv:1: (row): batch_task has 9 columns, not 8");
+  r = ConvertTrace("borg2019", {{"x/machine_events.jsonl", "{}\n"}}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not a borg2019 table"), std::string::npos);
+  r = ConvertTrace("borg2019", {{"c/collection_events.jsonl", "{\"type\": 0}\n"}, {"i/instance_events.jsonl", ""}}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "c/collection_events.jsonl:1: time: missing or not a number");
 }
 
 }  // namespace

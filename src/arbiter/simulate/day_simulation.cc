@@ -266,7 +266,7 @@ class Day {
       admit.pod_groups.push_back({g, origin});
     }
     std::vector<std::string> errors = admission::AdmitPriorities(admit);
-    if (!errors.empty()) return InvalidArgument(where + ": " + errors.front());
+    if (!errors.empty()) return InvalidArgument(errors.front());  // it names the arrival (its origin)
     if (a.kind == ArrivalKind::kGang) sim_.AddPodGroup(admit.pod_groups.front().object);
     work.prototype = std::move(admit.pods.front().object);
     const std::string band = work.prototype.priority_class_name.empty() ? kNoClassBand : work.prototype.priority_class_name;

@@ -69,10 +69,10 @@ struct GenerateOptions {
   int64_t duration_seconds = 24 * 3600;
   uint64_t seed = 1;
   // The cluster's allocatable CPU in milli-CPU: the generator sizes run times so that the
-  // offered load is `load` times it (work arriving faster than it can run, so that priorities
-  // and preemption decide who waits).
+  // offered load is `load` times it (at 1, work arrives as fast as the cluster can run it: with
+  // sizes and arrivals uneven, queues form and priorities and preemption decide who waits).
   int64_t cluster_milli_cpu = 0;
-  double load = 1.3;
+  double load = 0.8;
   // The share of arrivals present at the start (a trace opens on a cluster already at work).
   double initial_share = 0.3;
   // The largest CPU request of a pod (half of a generated node).
