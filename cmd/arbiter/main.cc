@@ -89,6 +89,10 @@ int main(int argc, char** argv) {
                            "The generated work over what the cluster can run in the duration (run times are scaled "
                            "to it)")
       ->check(CLI::Range(0.01, 100.0));
+  simulate_cmd->add_option("--node-failures", simulate.node_failures,
+                           "Node failures per node per day (a Poisson process; 0: none)")
+      ->check(CLI::Range(0.0, 1000.0));
+  simulate_cmd->add_option("--node-repair", simulate.node_repair, "How long a failed node stays down (a Go duration)");
   simulate_cmd->add_option("--duration", simulate.duration, "Simulated time (a Go duration: 24h, 90m)");
   simulate_cmd->add_option("--seed", simulate.seed, "Seed of the random source (the workload, tie-breaks, names)");
   simulate_cmd->add_option("--compare", simulate.compare,

@@ -123,6 +123,11 @@ int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostre
     return kInvalid;
   }
   const int64_t duration = *nanos / 1'000'000'000LL;
+  auto repair = ParseGoDurationNanos(flags.node_repair);
+  if (!repair.ok() || *repair < 1'000'000'000LL || *repair > 365LL * 24 * 3600 * 1'000'000'000LL) {
+    err << me << "--node-repair: \"" << flags.node_repair << "\" is not a duration from 1s to 365 days (e.g. 1h, 30m)\n";
+    return kInvalid;
+  }
   if (!flags.workload.empty() && !flags.generate.empty()) {
     err << me << "give --workload or --generate, not both\n";
     return kInvalid;
@@ -237,6 +242,8 @@ int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostre
     simulate::SimulateOptions o;
     o.duration_seconds = duration;
     o.seed = flags.seed;
+    o.node_failures_per_day = flags.node_failures;
+    o.node_repair_seconds = *repair / 1'000'000'000LL;
     const auto began = std::chrono::steady_clock::now();
     if (show) {
       o.progress = [&, name](const simulate::SimulateOptions::Progress& p) {

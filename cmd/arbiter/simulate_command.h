@@ -17,6 +17,8 @@ struct SimulateFlags {
   int64_t pods = 10000;            // generated pods
   double load = 0.8;               // the generated work over what the cluster can run in the duration
   std::string duration = "24h";
+  double node_failures = 0;          // per node per day
+  std::string node_repair = "1h";
   uint64_t seed = 1;
   std::string compare;             // another KubeSchedulerConfiguration to simulate beside
   std::string output = "table";    // table, json or html

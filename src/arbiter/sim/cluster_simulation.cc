@@ -171,6 +171,13 @@ void ClusterSimulation::TerminateDue() {
   }
 }
 
+Status ClusterSimulation::UpdateNode(model::Node node) {
+  ARBITER_RETURN_IF_ERROR(scheduler_.cache().UpdateNode(std::move(node)));
+  ++cluster_version_;
+  scheduler_.queue().MoveOnEvent(sched::ClusterEvent::kNodeUpdate);
+  return Status::Ok();
+}
+
 Status ClusterSimulation::RemoveBoundPod(const std::string& uid) {
   ARBITER_RETURN_IF_ERROR(scheduler_.DeleteBoundPod(uid));
   if (!pdb_status_.empty()) pdb_status_.Forget(uid);

@@ -118,6 +118,8 @@ class ClusterSimulation final : public sched::preemption::PreemptionActuator {
   // REQUIRES: budgets are added before the pods they count.
   void AddPdb(model::PodDisruptionBudget pdb) { pdb_status_.AddBudget(std::move(pdb)); }
   Status AddNode(model::Node node) { return scheduler_.cache().AddNode(std::move(node)); }
+  // Replaces a node (its taints, labels, allocatable), waking the pods a node change may help.
+  Status UpdateNode(model::Node node);
   // A pod bound to `pod.node_name`; it leaves at its deletion timestamp if it has one.
   Status AddRunningPod(model::Pod pod);
   // Workload API groups. REQUIRES: added before the pods that name them.

@@ -26,8 +26,12 @@ using Json = nlohmann::json;
 constexpr Timestamp kStart = 1767225600LL * kSecond;
 constexpr const char* kNoClassBand = "(no class)";
 constexpr const char* kUidPrefix = "sim-";
+// The node lifecycle controller's taint for a node that stopped reporting, and how long the
+// API's default toleration keeps a pod on it (DefaultTolerationSeconds).
+constexpr const char* kUnreachableTaint = "node.kubernetes.io/unreachable";
+constexpr int64_t kUnreachableTolerationSeconds = 300;
 
-enum class PodState : uint8_t { kPending, kRunning, kTerminating, kCompleted, kPreempted, kWithdrawn };
+enum class PodState : uint8_t { kPending, kRunning, kTerminating, kCompleted, kPreempted, kWithdrawn, kLost };
 
 struct SimPod {
   uint32_t workload = 0;
@@ -37,6 +41,7 @@ struct SimPod {
   Timestamp created = 0;
   Timestamp started = 0;
   int64_t milli_cpu = 0;
+  uint32_t node = 0;  // where it was bound
 };
 
 struct SimWorkload {
@@ -48,7 +53,7 @@ struct SimWorkload {
   int32_t cascade = 0;  // the deepest of its pods' (a group preempts as one)
 };
 
-enum class EventKind : uint8_t { kCompletion, kDeploymentEnd };
+enum class EventKind : uint8_t { kCompletion, kDeploymentEnd, kNodeFail, kNodeEvict, kNodeRepair };
 
 struct Event {
   Timestamp at = 0;
@@ -146,6 +151,13 @@ class Day {
     for (const auto& [node, origin] : cluster_.nodes) {
       ARBITER_RETURN_IF_ERROR(sim_.AddNode(node));
       allocatable_milli_cpu_ += node.allocatable.milli_cpu;
+      node_index_.emplace(node.name, static_cast<uint32_t>(nodes_.size()));
+      nodes_.push_back(node);
+    }
+    on_node_.resize(nodes_.size());
+    lost_on_node_.resize(nodes_.size());
+    if (options_.node_failures_per_day > 0) {
+      for (uint32_t n = 0; n < nodes_.size(); ++n) ScheduleFailure(n, kStart);
     }
     // Bands: the cluster's classes, highest first (then by name), and pods without one.
     std::vector<std::pair<int32_t, std::string>> classes;
@@ -322,14 +334,14 @@ class Day {
   void OnOutcome(const sched::CycleOutcome& out) {
     if (!out.group.empty()) {
       for (const auto& m : out.members) {
-        if (m.scheduled && m.pod) OnBound(m.pod->uid());
+        if (m.scheduled && m.pod) OnBound(m.pod->uid(), m.node);
       }
       return;
     }
-    if (out.scheduled && out.pod) OnBound(out.pod->uid());
+    if (out.scheduled && out.pod) OnBound(out.pod->uid(), out.node);
   }
 
-  void OnBound(const std::string& uid) {
+  void OnBound(const std::string& uid, const std::string& node) {
     auto idx = IndexOf(uid);
     if (!idx || *idx >= pods_.size() || pods_[*idx].state != PodState::kPending) return;
     SimPod& p = pods_[*idx];
@@ -337,6 +349,10 @@ class Day {
     Account();
     p.state = PodState::kRunning;
     p.started = now;
+    if (auto it = node_index_.find(node); it != node_index_.end()) {
+      p.node = it->second;
+      on_node_[it->second].push_back(*idx);
+    }
     used_milli_cpu_ += p.milli_cpu;
     --pending_;
     BandStats& b = bands_[p.band];
@@ -398,7 +414,63 @@ class Day {
     return Status::Ok();
   }
 
+  // The next failure of node `n` after `after`: exponential gaps at the configured rate.
+  void ScheduleFailure(uint32_t n, Timestamp after) {
+    const double unit = (static_cast<double>(failure_rng_.Next() >> 11) + 0.5) / 9007199254740992.0;
+    const double days = -std::log(unit) / options_.node_failures_per_day;
+    const double us = std::min(days * 86400.0 * kSecond, 1e15);
+    events_.push({after + static_cast<Timestamp>(us), seq_++, EventKind::kNodeFail, n});
+  }
+
+  Status SetUnreachable(uint32_t n, bool unreachable) {
+    model::Node& node = nodes_[n];
+    std::erase_if(node.taints, [](const model::Taint& t) { return t.key == kUnreachableTaint; });
+    if (unreachable) {
+      node.taints.push_back({kUnreachableTaint, "", model::TaintEffect::kNoSchedule});
+      node.taints.push_back({kUnreachableTaint, "", model::TaintEffect::kNoExecute});
+    }
+    return sim_.UpdateNode(node);
+  }
+
+  Status NodeEvent(const Event& e) {
+    const uint32_t n = e.id;
+    const Timestamp now = sim_.clock().Now();
+    if (e.kind == EventKind::kNodeFail) {
+      ++node_failures_;
+      ARBITER_RETURN_IF_ERROR(SetUnreachable(n, true));
+      // The pods running there stop now; their work is lost.
+      for (uint32_t idx : on_node_[n]) {
+        SimPod& p = pods_[idx];
+        if (p.state != PodState::kRunning || p.node != n) continue;
+        p.state = PodState::kLost;
+        ++bands_[p.band].report.node_failure_losses;
+        lost_on_node_[n].push_back(idx);
+      }
+      on_node_[n].clear();
+      events_.push({AddSecondsCapped(now, kUnreachableTolerationSeconds), seq_++, EventKind::kNodeEvict, n});
+      events_.push({AddSecondsCapped(now, options_.node_repair_seconds), seq_++, EventKind::kNodeRepair, n});
+      return Status::Ok();
+    }
+    if (e.kind == EventKind::kNodeEvict) {
+      // The taint manager evicts them; their controllers replace them.
+      for (uint32_t idx : lost_on_node_[n]) {
+        Account();
+        ARBITER_RETURN_IF_ERROR(sim_.RemoveBoundPod(kUidPrefix + std::to_string(idx)));
+        used_milli_cpu_ -= pods_[idx].milli_cpu;
+        to_replace_.emplace_back(idx, pods_[idx].cascade);
+      }
+      lost_on_node_[n].clear();
+      return Replace();
+    }
+    ARBITER_RETURN_IF_ERROR(SetUnreachable(n, false));
+    ScheduleFailure(n, now);
+    return Status::Ok();
+  }
+
   Status Handle(const Event& e) {
+    if (e.kind == EventKind::kNodeFail || e.kind == EventKind::kNodeEvict || e.kind == EventKind::kNodeRepair) {
+      return NodeEvent(e);
+    }
     if (e.kind == EventKind::kCompletion) {
       SimPod& p = pods_[e.id];
       if (p.state != PodState::kRunning) return Status::Ok();  // preempted before it finished
@@ -462,6 +534,7 @@ class Day {
     r.duration_seconds = options_.duration_seconds;
     r.arrivals = static_cast<int64_t>(workloads_.size());
     r.cycles = cycles_;
+    r.node_failures = node_failures_;
     for (const SimPod& p : pods_) {
       if (p.state == PodState::kRunning) ++bands_[p.band].report.running_at_end;
       if (p.state == PodState::kPending) ++bands_[p.band].report.pending_at_end;
@@ -477,6 +550,7 @@ class Day {
       t.scheduled += x.scheduled;
       t.completed += x.completed;
       t.withdrawn += x.withdrawn;
+      t.node_failure_losses += x.node_failure_losses;
       t.running_at_end += x.running_at_end;
       t.pending_at_end += x.pending_at_end;
       t.preemptions += x.preemptions;
@@ -502,6 +576,12 @@ class Day {
   Rng rng_;
   sim::ClusterSimulation sim_;
   std::vector<SimPod> pods_;
+  std::vector<model::Node> nodes_;
+  std::unordered_map<std::string, uint32_t> node_index_;  // lookup only
+  std::vector<std::vector<uint32_t>> on_node_;       // pods bound there since its last failure
+  std::vector<std::vector<uint32_t>> lost_on_node_;  // pods its last failure stopped, until evicted
+  Rng failure_rng_{options_.seed ^ 0xfa11u};
+  int64_t node_failures_ = 0;
   std::vector<SimWorkload> workloads_;
   std::vector<uint32_t> band_of_workload_;
   std::vector<BandStats> bands_;

@@ -45,6 +45,13 @@ struct SimulateOptions {
     int64_t pending = 0;  // waiting to be scheduled now
   };
   std::function<void(const Progress&)> progress;
+  // Node failures, per node per day (0: none): a failed node is tainted unreachable (NoSchedule
+  // and NoExecute, as the node lifecycle controller taints it); its pods' work is lost at once,
+  // and they are evicted when their toleration of unreachable ends (300 s, the default the API
+  // gives every pod), which is when their controllers replace them. It is repaired (the taints
+  // removed) `node_repair_seconds` after it failed. Failures are a Poisson process per node.
+  double node_failures_per_day = 0;
+  int64_t node_repair_seconds = 3600;
 };
 
 struct Percentiles {
@@ -65,6 +72,7 @@ struct BandReport {
   int64_t running_at_end = 0;
   int64_t pending_at_end = 0;
   Percentiles pending_seconds;    // creation to binding, over the pods bound
+  int64_t node_failure_losses = 0;  // running when their node failed (work lost, replaced)
   int64_t preemptions = 0;        // suffered
   int64_t preemptions_caused = 0;
   double lost_cpu_seconds = 0;
@@ -84,6 +92,7 @@ struct Report {
   std::vector<BandReport> bands;  // highest priority first
   BandReport totals;
   double utilisation = 0;  // time-weighted mean of requested CPU over allocatable
+  int64_t node_failures = 0;
   std::vector<UtilisationSample> samples;
   int64_t cycles = 0;
 };

@@ -23,6 +23,7 @@ OrderedJson BandJson(const BandReport& b) {
   j["scheduled"] = b.scheduled;
   j["completed"] = b.completed;
   j["withdrawn"] = b.withdrawn;
+  j["nodeFailureLosses"] = b.node_failure_losses;
   j["runningAtEnd"] = b.running_at_end;
   j["pendingAtEnd"] = b.pending_at_end;
   j["pendingSeconds"] = {{"p50", Round3(b.pending_seconds.p50)},
@@ -46,6 +47,7 @@ OrderedJson ToJson(const Report& r) {
   for (const auto& b : r.bands) j["bands"].push_back(BandJson(b));
   j["totals"] = BandJson(r.totals);
   j["totals"]["utilisation"] = Round3(r.utilisation);
+  j["totals"]["nodeFailures"] = r.node_failures;
   j["samples"] = OrderedJson::array();
   for (const auto& s : r.samples) j["samples"].push_back({{"seconds", s.seconds}, {"cpu", Round3(s.cpu)}});
   return j;

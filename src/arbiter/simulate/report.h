@@ -1,9 +1,9 @@
 // `arbiter simulate`'s report: JSON for programs, a self-contained HTML page for people.
 //
 // JSON: {"config", "nodes", "durationSeconds", "arrivals", "cycles", "bands": [BAND...],
-// "totals": BAND + {"utilisation"}, "samples": [{"seconds", "cpu"}...], "compare": REPORT?}
+// "totals": BAND + {"utilisation", "nodeFailures"}, "samples": [{"seconds", "cpu"}...], "compare": REPORT?}
 // where BAND is {"name", "priority", "pods", "scheduled", "completed", "withdrawn",
-// "runningAtEnd", "pendingAtEnd", "pendingSeconds": {"p50", "p95", "p99"}, "preemptions",
+// "nodeFailureLosses", "runningAtEnd", "pendingAtEnd", "pendingSeconds": {"p50", "p95", "p99"}, "preemptions",
 // "preemptionsCaused", "lostCpuSeconds", "cascadeDepth"}. Numbers that are not counts are rounded
 // to three decimals, so the text is the same for the same run on any machine.
 #pragma once
