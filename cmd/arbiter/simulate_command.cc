@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -216,7 +217,12 @@ int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostre
     g.duration_seconds = duration;
     g.seed = flags.seed;
     g.load = flags.load;
-    for (const auto& [node, origin] : cluster.nodes) g.cluster_milli_cpu += node.allocatable.milli_cpu;
+    int64_t largest = 0;
+    for (const auto& [node, origin] : cluster.nodes) {
+      g.cluster_milli_cpu += node.allocatable.milli_cpu;
+      largest = std::max(largest, node.allocatable.milli_cpu);
+    }
+    g.max_milli_cpu = std::max<int64_t>(10, largest / 2);  // half the largest node
     arrivals = simulate::GenerateWorkload(g);
   }
 

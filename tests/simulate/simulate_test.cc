@@ -99,7 +99,7 @@ TEST(Simulate, APodWaitsForTheRoomAnEarlierPodFreesAndTheTimeIsItsPendingTime) {
 TEST(Simulate, APreemptionCountsForBothBandsWithTheVictimsLostWorkAndItsReplacementWaits) {
   // `batch` (low, 4 CPUs, 1000 s) runs from 0; `urgent` (high, a Pod) arrives at 100 s, evicts it
   // (4 CPUs x 100 s lost), waits out its 30 s grace period and runs 130-230 s. The Job replaces
-  // its pod at once; the replacement waits until 230 s.
+  // its pod once it has terminated (130 s); the replacement waits until 230 s.
   auto r = RunDay(Cluster({4}), {A(0, ArrivalKind::kJob, "batch", "low", 4, 1000), A(100, ArrivalKind::kPod, "urgent", "high", 4, 100)},
                2000);
   const BandReport& low = BandOf(r, "low");
@@ -108,7 +108,7 @@ TEST(Simulate, APreemptionCountsForBothBandsWithTheVictimsLostWorkAndItsReplacem
   EXPECT_EQ(low.preemptions, 1);
   EXPECT_EQ(low.preemptions_caused, 0);
   EXPECT_DOUBLE_EQ(low.lost_cpu_seconds, 400);
-  EXPECT_DOUBLE_EQ(low.pending_seconds.p99, 130);  // the replacement: created 100 s, bound 230 s
+  EXPECT_DOUBLE_EQ(low.pending_seconds.p99, 100);  // the replacement: created 130 s, bound 230 s
   EXPECT_EQ(low.completed, 1);                     // the replacement, 230-1230 s
   EXPECT_EQ(high.preemptions_caused, 1);
   EXPECT_EQ(high.cascade_depth, 1);
@@ -226,6 +226,22 @@ TEST(Simulate, IdenticalInputsGiveByteIdenticalReports) {
   EXPECT_NE(FormatWorkload(GenerateWorkload(g)), FormatWorkload(w1));
 }
 
+TEST(Simulate, TheHtmlReportShowsBothConfigurationsWithPlotsAndNeedsNoNetwork) {
+  const std::vector<Arrival> arrivals = {A(0, ArrivalKind::kJob, "batch", "low", 4, 1000),
+                                         A(100, ArrivalKind::kPod, "urgent", "high", 4, 100)};
+  Report upstream = RunDay(Cluster({4}), arrivals, 2000);
+  Report other = upstream;
+  other.config = "other <config>.yaml";
+  const std::string page = ReportHtml(upstream, &other);
+  EXPECT_NE(page.find("<h2>test</h2>"), std::string::npos);
+  EXPECT_NE(page.find("<h2>other &lt;config&gt;.yaml</h2>"), std::string::npos);  // escaped
+  EXPECT_NE(page.find("aria-label='utilisation over time'"), std::string::npos);
+  EXPECT_NE(page.find("aria-label='pending time p95 by band'"), std::string::npos);
+  for (const char* fetch : {"<script", "src=", "href=", "@import", "url("}) {
+    EXPECT_EQ(page.find(fetch), std::string::npos) << fetch;
+  }
+}
+
 TEST(SimulateWorkload, FormattedArrivalsReadBackTheSame) {
   GenerateOptions g;
   g.shape = TraceShape::kAlibaba;
@@ -319,6 +335,26 @@ TEST(SimulateConvert, Alibaba2018TasksAndApplicationsBecomeBatchJobsAndOnlineDep
   auto back = ParseWorkload(text, "converted.jsonl");
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->size(), 5u);
+}
+
+TEST(SimulateConvert, Borg2019EventsOutOfOrderAndTimesAfterTheTraceStillGiveRunsWithinIt) {
+  const std::string collections = R"({"time": "100000000", "type": 0, "collection_id": "9", "priority": 115})" "\n";
+  // The export is not sorted: the FINISH comes first; an EVICT then a new SCHEDULE; a sentinel
+  // time after the trace is left out.
+  const std::string instances =
+      R"({"time": "100000000", "type": 0, "collection_id": "9", "instance_index": 0, "resource_request": {"cpus": 0.5}})" "\n"
+      R"({"time": "900000000", "type": 6, "collection_id": "9", "instance_index": 0})" "\n"
+      R"({"time": "200000000", "type": 3, "collection_id": "9", "instance_index": 0})" "\n"
+      R"({"time": "300000000", "type": 4, "collection_id": "9", "instance_index": 0})" "\n"
+      R"({"time": "400000000", "type": 3, "collection_id": "9", "instance_index": 0})" "\n"
+      R"({"time": "9223372036854775807", "type": 7, "collection_id": "9", "instance_index": 0})" "\n";
+  auto r = ConvertTrace("borg2019", {{"collection_events.json", collections}, {"instance_events.json", instances}}, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].time_ms, 100'000);
+  EXPECT_EQ((*r)[0].run_seconds, 500);  // its last run: SCHEDULE at 400 s, FINISH at 900 s
+  EXPECT_EQ((*r)[0].priority_class, "beb");
+  EXPECT_TRUE(ParseWorkload(FormatWorkload(*r), "w.jsonl").ok());
 }
 
 TEST(SimulateConvert, BadRowsAndUnknownTablesAreErrorsNamingThem) {

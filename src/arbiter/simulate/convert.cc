@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <optional>
 
 #include "arbiter/base/json.h"
@@ -62,6 +63,14 @@ std::optional<double> Number(const Json& j, const char* field) {
   return std::nullopt;
 }
 
+// A trace's number as an integer, within what every cast and sum below can hold.
+int64_t Bounded(double v) { return static_cast<int64_t>(std::clamp(v, -1e15, 1e15)); }
+
+// Borg marks times before the trace as 0 and after it as 2^63-1 (microseconds).
+bool InTrace(double micros) { return micros > 0 && micros < 9.2e18; }
+
+constexpr double kMaxSecondsD = 10.0 * 365 * 24 * 3600;
+
 struct BorgJob {
   double submit = -1;
   int64_t priority = 0;
@@ -70,7 +79,7 @@ struct BorgJob {
 
 struct BorgInstance {
   double cpus = 0, memory = 0;
-  double start = -1, end = -1;
+  std::vector<std::pair<double, int64_t>> events;  // (seconds, type) of SCHEDULE and ends
 };
 
 StatusOr<std::vector<Arrival>> Borg(const std::vector<TraceFile>& files, const ConvertOptions& o) {
@@ -103,32 +112,33 @@ StatusOr<std::vector<Arrival>> Borg(const std::vector<TraceFile>& files, const C
       if (!time) return RowError(f.name, line, "time", "missing or not a number");
       if (!type) return RowError(f.name, line, "type", "missing or not a number");
       if (!collection) return RowError(f.name, line, "collection_id", "missing");
-      const double t = *time / 1e6;
-      if (first < 0 || t < first) first = t;
-      last = std::max(last, t);
-      const int64_t event = static_cast<int64_t>(*type);
+      const bool in_trace = InTrace(*time);
+      const double t = in_trace ? *time / 1e6 : (*time <= 0 ? 0.0 : -1.0);  // -1: after the trace
+      if (in_trace) {
+        if (first < 0 || t < first) first = t;
+        last = std::max(last, t);
+      }
+      const int64_t event = Bounded(*type);
       if (collections) {
         BorgJob& job = jobs[*collection];
-        if (event == 0 && job.submit < 0) {
+        if (event == 0 && job.submit < 0 && t >= 0) {  // before the trace: there from its start
           job.submit = t;
-          job.priority = static_cast<int64_t>(Number(j, "priority").value_or(0));
-          job.type = static_cast<int64_t>(Number(j, "collection_type").value_or(0));
+          job.priority = Bounded(Number(j, "priority").value_or(0));
+          job.type = Bounded(Number(j, "collection_type").value_or(0));
         }
         return Status::Ok();
       }
       auto index = Number(j, "instance_index");
       if (!index) return RowError(f.name, line, "instance_index", "missing or not a number");
-      BorgInstance& inst = instances[{*collection, static_cast<int64_t>(*index)}];
+      BorgInstance& inst = instances[{*collection, Bounded(*index)}];
       if (event == 0) {
         auto rr = j.find("resource_request");
         if (rr != j.end() && rr->is_object()) {
           inst.cpus = Number(*rr, "cpus").value_or(0);
           inst.memory = Number(*rr, "memory").value_or(0);
         }
-      } else if (event == 3) {
-        inst.start = t;
-      } else if (event >= 4 && event <= 8 && inst.start >= 0) {
-        inst.end = t;
+      } else if (event >= 3 && event <= 8 && t >= 0) {
+        inst.events.emplace_back(t, event);  // in time order below: an export is not sorted
       }
       return Status::Ok();
     }));
@@ -144,26 +154,38 @@ StatusOr<std::vector<Arrival>> Borg(const std::vector<TraceFile>& files, const C
     auto it = per_job.find(id);
     if (job.submit < 0 || it == per_job.end()) continue;  // submitted before the trace, or no instances
     Arrival a;
-    a.time_ms = static_cast<int64_t>(std::llround((job.submit - std::max(0.0, first)) * 1000));
+    a.time_ms = Bounded(std::round(std::clamp(job.submit, 0.0, kMaxSecondsD) * 1000));
     a.kind = job.type == 1 ? ArrivalKind::kDeployment : ArrivalKind::kJob;
     a.name = std::string(job.type == 1 ? "alloc-" : "job-") + id;
     a.priority_class = BorgTier(job.priority);
     double cpus = 0, memory = 0;
     std::vector<double> runs;
     for (const BorgInstance* inst : it->second) {
-      cpus += inst->cpus;
-      memory += inst->memory;
-      if (inst->start >= 0) runs.push_back((inst->end >= 0 ? inst->end : last) - inst->start);
+      cpus += std::clamp(inst->cpus, 0.0, 1e6);
+      memory += std::clamp(inst->memory, 0.0, 1e6);
+      // Its last run: the last SCHEDULE, to the first end after it (or the trace's end).
+      std::vector<std::pair<double, int64_t>> events = inst->events;
+      std::sort(events.begin(), events.end());
+      double start = -1, end = -1;
+      for (const auto& [t, type] : events) {
+        if (type == 3) {
+          start = t;
+          end = -1;
+        } else if (start >= 0 && end < 0) {
+          end = t;
+        }
+      }
+      if (start >= 0) runs.push_back(std::max(0.0, (end >= 0 ? end : last) - start));
     }
     const double n = static_cast<double>(it->second.size());
     a.count = static_cast<int32_t>(std::min<size_t>(it->second.size(), kMaxCountPerArrival));
-    a.milli_cpu = std::max<int64_t>(1, std::llround(cpus / n * static_cast<double>(o.machine_milli_cpu)));
-    a.memory_bytes = std::llround(memory / n * static_cast<double>(o.machine_memory));
+    a.milli_cpu = Bounded(std::max(1.0, std::round(cpus / n * static_cast<double>(o.machine_milli_cpu))));
+    a.memory_bytes = Bounded(std::round(memory / n * static_cast<double>(o.machine_memory)));
     if (runs.empty()) {
       a.run_seconds = 1;
     } else {
       std::sort(runs.begin(), runs.end());
-      a.run_seconds = std::max<int64_t>(1, std::llround(runs[runs.size() / 2]));
+      a.run_seconds = Bounded(std::clamp(std::round(runs[runs.size() / 2]), 1.0, kMaxSecondsD));
     }
     out.push_back(std::move(a));
   }
@@ -202,6 +224,7 @@ std::string CleanName(std::string_view prefix, std::string_view raw) {
     s += ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) ? c : '-';
   }
   while (!s.empty() && s.back() == '-') s.pop_back();
+  while (!s.empty() && s.front() == '-') s.erase(s.begin());
   if (s.size() > 52) s.resize(52);
   while (!s.empty() && s.back() == '-') s.pop_back();
   return s;
@@ -214,7 +237,15 @@ StatusOr<std::vector<Arrival>> Alibaba(const std::vector<TraceFile>& files, cons
   };
   std::map<std::string, App> apps;
   std::vector<Arrival> out;
-  std::map<std::string, int> taken;
+  std::set<std::string> taken;
+  // A name not yet taken: `name` (or `fallback`), else with the lowest free "-N".
+  auto Unique = [&](std::string name, const char* fallback) {
+    if (name.empty()) name = fallback;
+    std::string candidate = name;
+    for (int k = 1; taken.contains(candidate); ++k) candidate = name.substr(0, 45) + "-" + std::to_string(k);
+    taken.insert(candidate);
+    return candidate;
+  };
   double first = -1, last = 0;
   for (const TraceFile& f : files) {
     const bool tasks = NameHas(f.name, "batch_task");
@@ -236,18 +267,14 @@ StatusOr<std::vector<Arrival>> Alibaba(const std::vector<TraceFile>& files, cons
         if (first < 0 || *start < first) first = *start;
         last = std::max(last, *end);
         Arrival a;
-        a.time_ms = static_cast<int64_t>(std::llround(*start * 1000));
+        a.time_ms = Bounded(std::round(std::clamp(*start, 0.0, kMaxSecondsD) * 1000));
         a.kind = ArrivalKind::kJob;
-        std::string name = CleanName("", std::string(col[2]) + "-" + std::string(col[0]));
-        if (name.empty()) name = "task";
-        const int seen = taken[name]++;
-        if (seen > 0) name = name.substr(0, 45) + "-" + std::to_string(seen);
-        a.name = name;
+        a.name = Unique(CleanName("", std::string(col[2]) + "-" + std::string(col[0])), "task");
         a.priority_class = "batch";
         a.count = static_cast<int32_t>(std::min<double>(*n, kMaxCountPerArrival));
-        a.milli_cpu = std::max<int64_t>(1, std::llround(*cpu * 10));  // 100 = one CPU
-        a.memory_bytes = std::llround(mem.value_or(0) / 100.0 * static_cast<double>(o.machine_memory));
-        a.run_seconds = std::max<int64_t>(1, std::llround(*end - *start));
+        a.milli_cpu = Bounded(std::max(1.0, std::round(*cpu * 10)));  // 100 = one CPU
+        a.memory_bytes = Bounded(std::round(std::clamp(mem.value_or(0), 0.0, 1e6) / 100.0 * static_cast<double>(o.machine_memory)));
+        a.run_seconds = Bounded(std::clamp(std::round(*end - *start), 1.0, kMaxSecondsD));
         out.push_back(std::move(a));
         return Status::Ok();
       }
@@ -265,12 +292,9 @@ StatusOr<std::vector<Arrival>> Alibaba(const std::vector<TraceFile>& files, cons
   }
   for (const auto& [id, app] : apps) {
     Arrival a;
-    a.time_ms = static_cast<int64_t>(std::llround(app.first * 1000));
+    a.time_ms = Bounded(std::round(std::clamp(app.first, 0.0, kMaxSecondsD) * 1000));
     a.kind = ArrivalKind::kDeployment;
-    std::string name = CleanName("app-", id);
-    const int seen = taken[name]++;
-    if (seen > 0) name = name.substr(0, 45) + "-" + std::to_string(seen);
-    a.name = name;
+    a.name = Unique(CleanName("app-", id), "app");
     a.priority_class = "online";
     double cpu = 0, mem = 0;
     for (const auto& [c, r] : app.containers) {
@@ -279,13 +303,13 @@ StatusOr<std::vector<Arrival>> Alibaba(const std::vector<TraceFile>& files, cons
     }
     const double n = static_cast<double>(app.containers.size());
     a.count = static_cast<int32_t>(std::min<size_t>(app.containers.size(), kMaxCountPerArrival));
-    a.milli_cpu = std::max<int64_t>(1, std::llround(cpu / n * 10));
-    a.memory_bytes = std::llround(mem / n / 100.0 * static_cast<double>(o.machine_memory));
-    a.run_seconds = std::max<int64_t>(1, std::llround(last - app.first) + 1);
+    a.milli_cpu = Bounded(std::max(1.0, std::round(std::clamp(cpu / n, 0.0, 1e9) * 10)));
+    a.memory_bytes = Bounded(std::round(std::clamp(mem / n, 0.0, 1e6) / 100.0 * static_cast<double>(o.machine_memory)));
+    a.run_seconds = Bounded(std::clamp(std::round(last - app.first) + 1, 1.0, kMaxSecondsD));
     out.push_back(std::move(a));
   }
   // Times from the trace's first event.
-  const int64_t origin = first > 0 ? static_cast<int64_t>(std::llround(first * 1000)) : 0;
+  const int64_t origin = first > 0 ? Bounded(std::round(std::clamp(first, 0.0, kMaxSecondsD) * 1000)) : 0;
   for (auto& a : out) a.time_ms = std::max<int64_t>(0, a.time_ms - origin);
   std::stable_sort(out.begin(), out.end(), [](const Arrival& x, const Arrival& y) { return x.time_ms < y.time_ms; });
   return out;

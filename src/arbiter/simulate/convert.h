@@ -4,8 +4,10 @@
 //   collection_events  {"time", "type", "collection_id", "priority", "collection_type", ...}
 //   instance_events    {"time", "type", "collection_id", "instance_index",
 //                       "resource_request": {"cpus", "memory"}, ...}
-//   Times are microseconds; event types 0 SUBMIT, 3 SCHEDULE, 4 EVICT, 5 FAIL, 6 FINISH, 7 KILL,
-//   8 LOST end or start an instance's run. A job (collection_type 0) becomes a Job arrival at its
+//   Times are microseconds from the trace's start; 0 means before it (such a job arrives at the
+//   start) and 2^63-1 after it (left out). Event types 0 SUBMIT, 3 SCHEDULE, 4 EVICT, 5 FAIL,
+//   6 FINISH, 7 KILL and 8 LOST start or end an instance's run, taken in time order (an export
+//   is not sorted): its last SCHEDULE to the first end after it. A job (collection_type 0) becomes a Job arrival at its
 //   SUBMIT, of one pod per instance; an alloc set (collection_type 1) a Deployment. Requests are
 //   normalised to the largest machine: `machine_cpu` and `machine_memory` turn them into
 //   quantities. The run time is the median over the instances of SCHEDULE to their end (or to

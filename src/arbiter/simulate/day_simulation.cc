@@ -7,7 +7,9 @@
 #include <cmath>
 #include <map>
 #include <queue>
+#include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "arbiter/admission/priority_admission.h"
 #include "arbiter/base/rng.h"
@@ -41,8 +43,11 @@ struct SimPod {
   Timestamp created = 0;
   Timestamp started = 0;
   int64_t milli_cpu = 0;
-  uint32_t node = 0;  // where it was bound
+  uint32_t node = 0;  // where it was bound; kGone once a lost pod has left
+  int32_t evicted_depth = 0;  // a victim: the depth of the preemption that evicted it
 };
+
+constexpr uint32_t kGone = UINT32_MAX;
 
 struct SimWorkload {
   const Arrival* arrival = nullptr;
@@ -146,6 +151,7 @@ class Day {
 
   Status Setup() {
     ARBITER_RETURN_IF_ERROR(sim_.Init());
+    ReserveNames();
     for (const auto& [ns, origin] : cluster_.namespaces) sim_.SetNamespace(ns);
     for (const auto& [pdb, origin] : cluster_.pdbs) sim_.AddPdb(pdb);
     for (const auto& [node, origin] : cluster_.nodes) {
@@ -300,7 +306,7 @@ class Day {
       std::string name;
       do {
         name = work.generate_name + manifest::GeneratedNameSuffix(rng_);
-      } while (by_key_.contains(pod.ns + "/" + name));
+      } while (by_key_.contains(pod.ns + "/" + name) || reserved_.contains(pod.ns + "/" + name));
       pod.name = std::move(name);
     }
     pod.uid = kUidPrefix + std::to_string(idx);
@@ -318,6 +324,13 @@ class Day {
     ++pending_;
     by_key_.emplace(pod.Key(), idx);
     sim_.AddPendingPod(std::move(pod), sim_.clock().Now());
+  }
+
+  // The names of bare Pod arrivals, so that no generated name takes one before it arrives.
+  void ReserveNames() {
+    for (const Arrival& a : arrivals_) {
+      if (a.kind == ArrivalKind::kPod) reserved_.insert(a.ns + "/" + a.name);
+    }
   }
 
   static std::optional<uint32_t> IndexOf(const std::string& uid) {
@@ -388,18 +401,34 @@ class Day {
       caused.cascade_depth = std::max(caused.cascade_depth, depth);
     }
     v.state = PodState::kTerminating;
+    v.evicted_depth = depth;
     BandReport& suffered = bands_[v.band].report;
     ++suffered.preemptions;
     suffered.lost_cpu_seconds += static_cast<double>(v.milli_cpu) / 1000.0 * static_cast<double>(now - v.started) / kSecond;
-    to_replace_.emplace_back(*idx, depth);
+    // A ReplicaSet replaces a terminating pod at once (it counts only active pods). A Job with a
+    // podFailurePolicy replaces it once it has terminated (podReplacementPolicy Failed, the only
+    // one the API allows with that policy): OnTerminated.
+    if (workloads_[v.workload].arrival->kind == ArrivalKind::kDeployment) to_replace_.emplace_back(*idx, depth);
   }
 
   void OnTerminated(const model::Pod& pod) {
     auto idx = IndexOf(pod.uid);
-    if (!idx || *idx >= pods_.size() || pods_[*idx].state != PodState::kTerminating) return;
+    if (!idx || *idx >= pods_.size()) return;
+    SimPod& p = pods_[*idx];
+    if (p.state == PodState::kLost && p.node != kGone) {
+      // A pod its node's failure stopped, evicted by a preemption before the taint manager's
+      // eviction: it leaves now, and the taint manager finds it gone.
+      Account();
+      used_milli_cpu_ -= p.milli_cpu;
+      p.node = kGone;
+      to_replace_.emplace_back(*idx, p.cascade);
+      return;
+    }
+    if (p.state != PodState::kTerminating) return;
     Account();
-    pods_[*idx].state = PodState::kPreempted;
-    used_milli_cpu_ -= pods_[*idx].milli_cpu;
+    p.state = PodState::kPreempted;
+    used_milli_cpu_ -= p.milli_cpu;
+    if (workloads_[p.workload].arrival->kind != ArrivalKind::kDeployment) to_replace_.emplace_back(*idx, p.evicted_depth);
   }
 
   // The controllers' replacements for this step's victims (made after the cycle that evicted
@@ -448,16 +477,21 @@ class Day {
       }
       on_node_[n].clear();
       events_.push({AddSecondsCapped(now, kUnreachableTolerationSeconds), seq_++, EventKind::kNodeEvict, n});
-      events_.push({AddSecondsCapped(now, options_.node_repair_seconds), seq_++, EventKind::kNodeRepair, n});
+      // Repaired no earlier than the eviction: the node stays tainted while its lost pods are bound.
+      events_.push({AddSecondsCapped(now, std::max(options_.node_repair_seconds, kUnreachableTolerationSeconds)), seq_++,
+                    EventKind::kNodeRepair, n});
       return Status::Ok();
     }
     if (e.kind == EventKind::kNodeEvict) {
       // The taint manager evicts them; their controllers replace them.
       for (uint32_t idx : lost_on_node_[n]) {
+        SimPod& p = pods_[idx];
+        if (p.node == kGone) continue;  // already left (OnTerminated)
         Account();
         ARBITER_RETURN_IF_ERROR(sim_.RemoveBoundPod(kUidPrefix + std::to_string(idx)));
-        used_milli_cpu_ -= pods_[idx].milli_cpu;
-        to_replace_.emplace_back(idx, pods_[idx].cascade);
+        used_milli_cpu_ -= p.milli_cpu;
+        p.node = kGone;
+        to_replace_.emplace_back(idx, p.cascade);
       }
       lost_on_node_[n].clear();
       return Replace();
@@ -589,6 +623,7 @@ class Day {
   // Lookups only (never iterated): pods by namespace/name, gangs by their group.
   std::unordered_map<std::string, uint32_t> by_key_;
   std::unordered_map<std::string, uint32_t> by_group_;
+  std::unordered_set<std::string> reserved_;  // lookup only
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;
   std::vector<std::pair<uint32_t, int32_t>> to_replace_;  // victim, depth of its preemption
@@ -610,6 +645,15 @@ StatusOr<Report> Simulate(const manifest::ClusterObjects& cluster, const std::st
                           const std::vector<Arrival>& arrivals, const SimulateOptions& options) {
   if (options.duration_seconds <= 0) return InvalidArgument("the duration must be positive");
   if (cluster.nodes.empty()) return InvalidArgument("the cluster has no nodes");
+  // Every class an arrival names exists, before a day is spent on the arrivals before it.
+  std::set<std::string> classes;
+  for (const auto& [pc, origin] : cluster.priority_classes) classes.insert(pc.name);
+  for (const Arrival& a : arrivals) {
+    if (!a.priority_class.empty() && !classes.contains(a.priority_class)) {
+      return InvalidArgument("workload arrival " + a.ns + "/" + a.name + ": priorityClass \"" + a.priority_class +
+                             "\": the cluster has no PriorityClass of that name");
+    }
+  }
   Day day(cluster, arrivals, options);
   return day.Run(config_name);
 }

@@ -5,7 +5,8 @@
 // where BAND is {"name", "priority", "pods", "scheduled", "completed", "withdrawn",
 // "nodeFailureLosses", "runningAtEnd", "pendingAtEnd", "pendingSeconds": {"p50", "p95", "p99"}, "preemptions",
 // "preemptionsCaused", "lostCpuSeconds", "cascadeDepth"}. Numbers that are not counts are rounded
-// to three decimals, so the text is the same for the same run on any machine.
+// to three decimals. The same inputs and seed give the same text on the same build (the generator
+// and the failure times use the C library's exp, log and cos, whose last bits may differ elsewhere).
 #pragma once
 
 #include <string>

@@ -114,6 +114,10 @@ StatusOr<Arrival> DecodeArrival(const Json& j, const std::string& file, size_t l
     auto parsed = model::Quantity::Parse(*q);
     if (!parsed.ok()) return LineError(file, line, field, parsed.status().message());
     if (parsed->milli() < 0) return LineError(file, line, field, "must not be negative");
+    // Both are held in milli-units on the way to the pod: at most what that can hold.
+    if (parsed->value() > std::numeric_limits<int64_t>::max() / 1000) {
+      return LineError(file, line, field, "is too large");
+    }
     if (std::string_view(field) == "cpu") {
       a.milli_cpu = parsed->milli();
     } else {

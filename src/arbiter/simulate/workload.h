@@ -6,7 +6,8 @@
 //   {"time": 30, "kind": "Job", "name": "etl-7", "priorityClass": "beb", "cpu": "500m",
 //    "memory": "1Gi", "runSeconds": 600, "count": 4}
 //
-//   time          seconds after the simulation's start (0 to the duration)
+//   time          seconds after the simulation's start (arrivals at or after the duration's end
+//                 do not arrive)
 //   kind          Pod (one pod, not replaced when preempted), Job (count pods, each running
 //                 runSeconds; a preempted pod is replaced by the Job controller), Deployment
 //                 (count replicas for runSeconds, then deleted; a preempted replica is replaced),
@@ -75,7 +76,7 @@ struct GenerateOptions {
   double load = 0.8;
   // The share of arrivals present at the start (a trace opens on a cluster already at work).
   double initial_share = 0.3;
-  // The largest CPU request of a pod (half of a generated node).
+  // The largest CPU request of a pod (`simulate` gives half of the cluster's largest node).
   int64_t max_milli_cpu = 2000;
 };
 
