@@ -1273,8 +1273,8 @@ TEST_F(ApiServerTest, WatchSelectorsFilterEventsAndTablesFormatRows) {
   CreatePod("web", {{"app", "web"}});
   std::vector<store::Event> events = NextEvents(*r.watch, 2);
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_FALSE(ApiServer::Selected(*r.watch, events[0].object.body));
-  EXPECT_TRUE(ApiServer::Selected(*r.watch, events[1].object.body));
+  EXPECT_FALSE(ApiServer::Selected(*r.watch, *events[0].object.body.tree()));
+  EXPECT_TRUE(ApiServer::Selected(*r.watch, *events[1].object.body.tree()));
   Json line = Json::parse(server_.WatchLine(*r.watch, events[1]));
   EXPECT_EQ(line["type"], "ADDED");
   EXPECT_EQ(line["object"]["kind"], "Table");
@@ -1904,7 +1904,7 @@ TEST_F(ApiServerTest, AtStartUpStoredGroupsAreAdmittedAgainAndRefusedNamesReport
       << all;
   EXPECT_NE(all.find("ConfigMap default/Bad/../Name: stored before the rule held: metadata.name: Invalid value"), std::string::npos)
       << all;
-  EXPECT_EQ(store_->Get("podgroups", "default", "forged")->body["spec"]["priority"], 0);
+  EXPECT_EQ(store_->Get("podgroups", "default", "forged")->body.Copy()["spec"]["priority"], 0);
   EXPECT_TRUE(store_->Get("configmaps", "default", "Bad/../Name").ok());  // left as it is
   // ... and deletable under its stored name, escaped as clients escape a path segment.
   EXPECT_EQ(Do("GET", "/api/v1/namespaces/default/configmaps/Bad%2F..%2FName").code, 200);
@@ -2623,7 +2623,7 @@ TEST_F(RbacTest, OnlyAClusterAdminMaySetKeepOrDropAnAggregationRule) {
   ASSERT_EQ(As(admin_, "POST", roles, gather).code, 201);
   auto stored = store_->Get("clusterroles", "", "gathered");
   ASSERT_TRUE(stored.ok());
-  Json current = stored->body;
+  Json current = *stored->body.tree();
   current.erase("aggregationRule");
   EXPECT_TRUE(IsStatus(As(bob_, "PUT", roles + "/gathered", current), 403, "Forbidden"));
   // bob still cannot read secrets: nothing was gathered for him.

@@ -36,7 +36,7 @@ TEST(ControlLoop, ARepeatedFailureCountsUpOnOneEventAsTheEventRecorderDoes) {
     EXPECT_TRUE(list.ok());
     if (!list.ok()) return out;
     for (const auto& e : list->items) {
-      if (e.body.value("reason", "") == "FailedScheduling") out.push_back(e.body);
+      if (e.body->value("reason", "") == "FailedScheduling") out.push_back(*e.body.tree());
     }
     return out;
   };
@@ -73,7 +73,7 @@ TEST(ControlLoop, NodeAgentsOnTheirOwnThreadActOnlyWhileTheLoopLeads) {
   ASSERT_TRUE(store->Create("nodes", "", "n1", node).ok());
   auto ready = [&] {
     auto n = store->Get("nodes", "", "n1");
-    return n.ok() && !StringAt(n->body, "spec", "podCIDR").empty();
+    return n.ok() && !StringAt(*n->body.tree(), "spec", "podCIDR").empty();
   };
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_FALSE(ready());  // not leading yet: nothing is simulated
@@ -85,7 +85,7 @@ TEST(ControlLoop, NodeAgentsOnTheirOwnThreadActOnlyWhileTheLoopLeads) {
   ASSERT_TRUE(store->Create("pods", "default", "p", pod).ok());
   auto running = [&] {
     auto p = store->Get("pods", "default", "p");
-    return p.ok() && StringAt(p->body, "status", "phase") == "Running";
+    return p.ok() && StringAt(*p->body.tree(), "status", "phase") == "Running";
   };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!running() && std::chrono::steady_clock::now() < deadline) {
@@ -94,7 +94,7 @@ TEST(ControlLoop, NodeAgentsOnTheirOwnThreadActOnlyWhileTheLoopLeads) {
   }
   EXPECT_TRUE(ready());
   EXPECT_TRUE(running());
-  EXPECT_EQ(NodeOf(store->Get("pods", "default", "p")->body), "n1");
+  EXPECT_EQ(NodeOf(store->Get("pods", "default", "p")->body.Copy()), "n1");
 }
 
 }  // namespace
@@ -159,14 +159,14 @@ TEST(ControlLoop, InlineNodeAgentsShareTheLoopsWatchesOfPodsAndNodes) {
         ASSERT_TRUE(loop.RunOnce().ok());
         auto p = store.Get("pods", "default", "p");
         ASSERT_TRUE(p.ok());
-        if (p->body["status"].value("phase", "") == "Running") break;
+        if ((*p->body.tree())["status"].value("phase", "") == "Running") break;
         clock.Advance(kSecond);
         if (node_thread) std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
       auto p = store.Get("pods", "default", "p");
       ASSERT_TRUE(p.ok());
-      EXPECT_EQ(p->body["spec"].value("nodeName", ""), "n1");
-      EXPECT_EQ(p->body["status"].value("phase", ""), "Running");
+      EXPECT_EQ((*p->body.tree())["spec"].value("nodeName", ""), "n1");
+      EXPECT_EQ((*p->body.tree())["status"].value("phase", ""), "Running");
     }
     EXPECT_EQ(store.watches["pods"], node_thread ? 2 : 1);
     EXPECT_EQ(store.watches["nodes"], node_thread ? 2 : 1);

@@ -24,7 +24,7 @@ struct Recorder {
     auto list = store->List("events", "");
     EXPECT_TRUE(list.ok());
     if (list.ok()) {
-      for (const auto& e : list->items) out.push_back(e.body);
+      for (const auto& e : list->items) out.push_back(e.body.Copy());
     }
     return out;
   }
@@ -122,11 +122,11 @@ TEST(EventRecorder, InTheBackgroundEventsAreWrittenOnTheRecordersThreadAndFlushW
   ASSERT_TRUE(list.ok());
   ASSERT_EQ(list->items.size(), 50u);
   int64_t total = 0;
-  for (const auto& e : list->items) total += e.body["count"].get<int64_t>();
+  for (const auto& e : list->items) total += e.body.Copy()["count"].get<int64_t>();
   EXPECT_EQ(total, 500);
   for (const auto& e : list->items) {
-    if (e.body["involvedObject"]["name"] == "p0") {
-      EXPECT_EQ(e.body["firstTimestamp"], FormatRfc3339(kT0EventRecorder));
+    if ((*e.body.tree())["involvedObject"]["name"] == "p0") {
+      EXPECT_EQ((*e.body.tree())["firstTimestamp"], FormatRfc3339(kT0EventRecorder));
     }
   }
   EXPECT_EQ(events.dropped(), 0u);

@@ -34,9 +34,9 @@ TEST(LeaderElection, TheFirstCandidateAcquiresAndTheSecondWaits) {
   }
   auto lease = store->Get("leases", "kube-system", "arbiter-scheduler");
   ASSERT_TRUE(lease.ok());
-  EXPECT_EQ(lease->body["spec"]["holderIdentity"], "a");
-  EXPECT_EQ(lease->body["spec"]["leaseDurationSeconds"], 15);
-  EXPECT_EQ(lease->body["apiVersion"], "coordination.k8s.io/v1");
+  EXPECT_EQ((*lease->body.tree())["spec"]["holderIdentity"], "a");
+  EXPECT_EQ((*lease->body.tree())["spec"]["leaseDurationSeconds"], 15);
+  EXPECT_EQ((*lease->body.tree())["apiVersion"], "coordination.k8s.io/v1");
 }
 
 TEST(LeaderElection, AStalledHolderStopsBeforeTheOtherCanStart) {
@@ -61,8 +61,8 @@ TEST(LeaderElection, AStalledHolderStopsBeforeTheOtherCanStart) {
   EXPECT_GE(b_started - kT0, 15 * kSecond);  // a whole lease duration unrenewed
   EXPECT_LE(b_started - kT0, 17 * kSecond);  // within a retry period of expiry
   auto lease = store->Get("leases", "kube-system", "arbiter-scheduler");
-  EXPECT_EQ(lease->body["spec"]["holderIdentity"], "b");
-  EXPECT_EQ(lease->body["spec"]["leaseTransitions"], 1);
+  EXPECT_EQ((*lease->body.tree())["spec"]["holderIdentity"], "b");
+  EXPECT_EQ((*lease->body.tree())["spec"]["leaseTransitions"], 1);
   // a comes back: it sees b's lease and does not take it.
   a.Tick();
   EXPECT_FALSE(a.IsLeader());

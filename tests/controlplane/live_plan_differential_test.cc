@@ -134,7 +134,7 @@ std::map<std::string, std::string> Live(const Cluster& c, uint64_t seed, bool as
   LiveScheduler live(
       *store, batch, clock, options, metrics,
       [&](const store::Object& o) -> const manifest::LoadResult& {
-        return decoded[{o.resource, o.ns, o.name, o.revision}] = manifest::DecodeJson(o.resource + "/" + o.name, o.body);
+        return decoded[{o.resource, o.ns, o.name, o.revision}] = manifest::DecodeJson(o.resource + "/" + o.name, *o.body.tree());
       },
       [](const std::string&, const std::string&, const std::string&, const std::string&, const std::string&,
          const std::string&) { return Status::Ok(); });
@@ -153,7 +153,7 @@ std::map<std::string, std::string> Live(const Cluster& c, uint64_t seed, bool as
     auto listed = store->List(resource, "");
     EXPECT_TRUE(listed.ok());
     if (listed.ok()) {
-      for (const auto& o : listed->items) dump.push_back(o.body);
+      for (const auto& o : listed->items) dump.push_back(o.body.Copy());
     }
   }
   for (int pass = 0; pass < 30; ++pass) {
@@ -174,7 +174,7 @@ std::map<std::string, std::string> Live(const Cluster& c, uint64_t seed, bool as
   for (const std::string& name : c.pending) {
     auto p = store->Get("pods", "default", name);
     EXPECT_TRUE(p.ok()) << name;
-    out[name] = p.ok() ? std::string(NodeOf(p->body)) : "";
+    out[name] = p.ok() ? std::string(NodeOf(*p->body.tree())) : "";
   }
   return out;
 }

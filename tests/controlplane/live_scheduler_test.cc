@@ -31,7 +31,7 @@ class LiveSchedulerTest : public ::testing::Test {
   // What every scheduler of these tests decodes with, and records events to.
   DecodeFn Decoder() {
     return [this](const store::Object& o) -> const manifest::LoadResult& {
-      return decoded_[{o.resource, o.ns, o.name, o.revision}] = manifest::DecodeJson(o.resource + "/" + o.name, o.body);
+      return decoded_[{o.resource, o.ns, o.name, o.revision}] = manifest::DecodeJson(o.resource + "/" + o.name, *o.body.tree());
     };
   }
   RecordEventFn Recorder() {
@@ -94,7 +94,7 @@ class LiveSchedulerTest : public ::testing::Test {
   Json Pod(const std::string& name) {
     auto p = store_->Get("pods", "default", name);
     EXPECT_TRUE(p.ok()) << name;
-    return p.ok() ? p->body : Json();
+    return p.ok() ? *p->body.tree() : Json();
   }
   int64_t RevisionOf(const std::string& name) { return store_->Get("pods", "default", name)->revision; }
   int Count(const std::string& event) { return static_cast<int>(std::count(events_.begin(), events_.end(), event)); }
@@ -176,7 +176,7 @@ TEST_F(LiveSchedulerTest, AWaitForFirstConsumerClaimIsBoundToTheLocalVolumeOfThe
   AddNode("n1", "4");
   AddNode("n2", "4");
   for (const char* n : {"n1", "n2"}) {
-    Json node = store_->Get("nodes", "", n)->body;
+    Json node = store_->Get("nodes", "", n)->body.Copy();
     node["metadata"]["labels"] = {{"kubernetes.io/hostname", n}};
     ASSERT_TRUE(store_->Update("nodes", "", n, node, store_->Get("nodes", "", n)->revision).ok());
   }
@@ -205,11 +205,11 @@ TEST_F(LiveSchedulerTest, AWaitForFirstConsumerClaimIsBoundToTheLocalVolumeOfThe
   ASSERT_TRUE(store_->Update("pods", "default", "p", p, RevisionOf("p")).ok());
   Pass();
   EXPECT_EQ(NodeOf(Pod("p")), "n2");
-  const Json claim = store_->Get("persistentvolumeclaims", "default", "data")->body;
+  const Json claim = store_->Get("persistentvolumeclaims", "default", "data")->body.Copy();
   EXPECT_EQ(claim["spec"]["volumeName"], "disk-n2");
   EXPECT_EQ(claim["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"], "yes");
   EXPECT_EQ(claim["status"]["phase"], "Bound");
-  const Json pv = store_->Get("persistentvolumes", "", "disk-n2")->body;
+  const Json pv = store_->Get("persistentvolumes", "", "disk-n2")->body.Copy();
   EXPECT_EQ(pv["spec"]["claimRef"]["name"], "data");
   EXPECT_EQ(pv["status"]["phase"], "Bound");
   // A second pod with a claim of its own finds no volume left: it waits, and nothing else moves.
@@ -309,7 +309,7 @@ TEST_F(LiveSchedulerTest, AVictimWithoutAGracePeriodIsDeletedCarryingItsDisrupti
   for (const auto& e : *events) {
     if (e->object.name != "low") continue;
     seen.push_back(store::EventTypeName(e->type));
-    if (e->type == store::EventType::kDeleted) deleted = e->object.body;
+    if (e->type == store::EventType::kDeleted) deleted = *e->object.body.tree();
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"MODIFIED", "DELETED"}));
   ASSERT_TRUE(deleted["status"]["conditions"].is_array());
@@ -385,7 +385,8 @@ TEST_F(LiveSchedulerTest, AGangsGroupGetsItsInitiallyScheduledConditionAndItsEch
   auto condition = [&]() -> Json {
     auto g = store_->Get("podgroups", "default", "g");
     EXPECT_TRUE(g.ok());
-    const Json* conds = g.ok() ? At(g->body, "status", "conditions") : nullptr;
+    const store::Body::Tree g_tree = g.ok() ? g->body.tree() : nullptr;
+    const Json* conds = g_tree != nullptr ? At(*g_tree, "status", "conditions") : nullptr;
     if (conds == nullptr || !conds->is_array()) return Json();
     for (const Json& c : *conds) {
       if (c.value("type", "") == "PodGroupInitiallyScheduled") return c;
@@ -468,8 +469,9 @@ TEST_F(LiveSchedulerTest, TheThrashGuardRecordsALineagesPreemptionsOnItsControll
   EXPECT_NE(first_on_n1, Terminating(Pod("web-1")));
   auto owner = store_->Get("replicasets", "default", "web");
   ASSERT_TRUE(owner.ok());
-  const Json& annotations = owner->body["metadata"]["annotations"];
-  ASSERT_TRUE(annotations.contains("arbiter.dev/preemptions")) << owner->body.dump();
+  const store::Body::Tree owner_tree = owner->body.tree();
+  const Json& annotations = (*owner_tree)["metadata"]["annotations"];
+  ASSERT_TRUE(annotations.contains("arbiter.dev/preemptions")) << owner->body.text();
   auto times = sched::preemption::ParsePreemptionsAnnotation(annotations["arbiter.dev/preemptions"].get<std::string>());
   ASSERT_TRUE(times.ok()) << times.status().message();
   EXPECT_EQ(times->size(), 1u);

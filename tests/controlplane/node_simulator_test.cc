@@ -47,7 +47,7 @@ struct Sim {
     ASSERT_TRUE(store->Create("pods", "default", name, p).ok());
   }
   Json Get(const std::string& resource, const std::string& ns, const std::string& name) {
-    return store->Get(resource, ns, name).value().body;
+    return store->Get(resource, ns, name).value().body.Copy();
   }
 };
 

@@ -22,7 +22,7 @@ struct Kubelets {
   PressureEviction eviction{batch, events, clock, model::KubeletConfig::Defaults(),
                             [this](const store::Object& o) -> const manifest::LoadResult& {
                               return decoded[{o.resource + "/" + o.ns + "/" + o.name, o.revision}] =
-                                         manifest::DecodeJson(o.resource + "/" + o.name, o.body);
+                                         manifest::DecodeJson(o.resource + "/" + o.name, *o.body.tree());
                             },
                             [this](const std::string& msg, const std::string& kv) { log.push_back(msg + " " + kv); }};
   store::Informer nodes{*store, "nodes"}, pods{*store, "pods"}, metrics{*store, "podmetrics.metrics.k8s.io"};
@@ -54,13 +54,13 @@ struct Kubelets {
               {"containers", Json::array({{{"name", "app"}, {"usage", {{"cpu", "10m"}, {"memory", memory}}}}})}};
     ASSERT_TRUE(store->Create("podmetrics.metrics.k8s.io", "default", name, m).ok());
   }
-  Json Get(const std::string& name) { return store->Get("pods", "default", name).value().body; }
+  Json Get(const std::string& name) { return store->Get("pods", "default", name).value().body.Copy(); }
   int Evictions() {
     auto list = store->List("events", "default");
     EXPECT_TRUE(list.ok());
     int n = 0;
     if (list.ok()) {
-      for (const auto& e : list->items) n += e.body.value("reason", "") == "Evicted";
+      for (const auto& e : list->items) n += e.body->value("reason", "") == "Evicted";
     }
     return n;
   }

@@ -49,11 +49,11 @@ TEST_F(WriteBatchTest, NothingIsWrittenUntilTheFlushAndThenEachWriteOnItsOwnPrec
   batch_.Update(y, Json{{"v", 10}}, Log("y"));  // made on a stale y
   batch_.Create("pods", "a", "z", Json{{"v", 1}}, Log("z"));
   EXPECT_EQ(batch_.size(), 3u);
-  EXPECT_EQ(store_->Get("pods", "a", "x")->body["v"], 1);
+  EXPECT_EQ(store_->Get("pods", "a", "x")->body.Copy()["v"], 1);
   ASSERT_TRUE(batch_.Flush().ok());
   EXPECT_EQ(log_, (std::vector<std::string>{"x: ok 4", "y: " + Code(StatusCode::kConflict), "z: ok 5"}));
-  EXPECT_EQ(store_->Get("pods", "a", "x")->body["v"], 10);
-  EXPECT_EQ(store_->Get("pods", "a", "y")->body["v"], 2);
+  EXPECT_EQ(store_->Get("pods", "a", "x")->body.Copy()["v"], 10);
+  EXPECT_EQ(store_->Get("pods", "a", "y")->body.Copy()["v"], 2);
   EXPECT_EQ(batch_.applies(), 1u);
   EXPECT_EQ(batch_.size(), 0u);
 }
@@ -64,15 +64,15 @@ TEST_F(WriteBatchTest, ASecondWriteToAQueuedObjectMergesUnderTheFirstPreconditio
   const store::Object* queued = batch_.Pending("pods", "a", "x");
   ASSERT_NE(queued, nullptr);
   EXPECT_EQ(queued->revision, x.revision);
-  Json next = queued->body;
+  Json next = *queued->body.tree();
   next["b"] = true;
   batch_.Update(*queued, next, Log("second"));
   EXPECT_EQ(batch_.size(), 1u);
   ASSERT_TRUE(batch_.Flush().ok());
   EXPECT_EQ(log_, (std::vector<std::string>{"first: ok 2", "second: ok 2"}));
   auto got = store_->Get("pods", "a", "x");
-  EXPECT_TRUE(got->body["a"].get<bool>());
-  EXPECT_TRUE(got->body["b"].get<bool>());
+  EXPECT_TRUE((*got->body.tree())["a"].get<bool>());
+  EXPECT_TRUE((*got->body.tree())["b"].get<bool>());
   EXPECT_EQ(batch_.Pending("pods", "a", "x"), nullptr);
 }
 
@@ -99,7 +99,7 @@ TEST_F(WriteBatchTest, ADeleteAfterAQueuedUpdateDeletesTheStoredObjectAndAWriteO
   ASSERT_TRUE(events.ok());
   ASSERT_EQ(events->size(), 1u);
   EXPECT_EQ((*events)[0]->type, store::EventType::kDeleted);
-  EXPECT_EQ((*events)[0]->object.body["v"], 1);  // the object as stored, not the update never written
+  EXPECT_EQ((*(*events)[0]->object.body.tree())["v"], 1);  // the object as stored, not the update never written
 }
 
 TEST_F(WriteBatchTest, ADeleteOfAnObjectAsStoredCarriesItsBodyForTheDeletionEvent) {
@@ -112,8 +112,8 @@ TEST_F(WriteBatchTest, ADeleteOfAnObjectAsStoredCarriesItsBodyForTheDeletionEven
   auto events = (*w)->Next(std::chrono::milliseconds(100));
   ASSERT_TRUE(events.ok());
   ASSERT_EQ(events->size(), 1u);
-  EXPECT_EQ((*events)[0]->object.body["v"], 7);
-  EXPECT_EQ((*events)[0]->object.body["metadata"]["resourceVersion"], "2");
+  EXPECT_EQ((*(*events)[0]->object.body.tree())["v"], 7);
+  EXPECT_EQ((*(*events)[0]->object.body.tree())["metadata"]["resourceVersion"], "2");
 }
 
 // Asynchronous mode: a writer thread commits the batch while the caller goes on.
@@ -132,7 +132,7 @@ TEST_F(AsyncWriteBatchTest, AFlushSendsTheBatchAndTheNextFlushRunsItsCompletions
   EXPECT_EQ(log_, (std::vector<std::string>{"x: ok 2"}));
   ASSERT_TRUE(async_.Drain().ok());
   EXPECT_EQ(log_, (std::vector<std::string>{"x: ok 2", "y: ok 3"}));
-  EXPECT_EQ(store_->Get("pods", "a", "x")->body["v"], 2);
+  EXPECT_EQ(store_->Get("pods", "a", "x")->body.Copy()["v"], 2);
   EXPECT_EQ(async_.applies(), 2u);
 }
 
@@ -143,13 +143,13 @@ TEST_F(AsyncWriteBatchTest, PendingOfAnObjectInFlightIsTheStoredResultAndAWriteO
   const store::Object* stored = async_.Pending("pods", "a", "x");  // waits for the batch in flight
   ASSERT_NE(stored, nullptr);
   EXPECT_EQ(stored->revision, 2);
-  EXPECT_EQ(stored->body["v"], 2);
-  Json next = stored->body;
+  EXPECT_EQ((*stored->body.tree())["v"], 2);
+  Json next = *stored->body.tree();
   next["v"] = 3;
   async_.Update(*stored, next, Log("second"));
   ASSERT_TRUE(async_.Drain().ok());
   EXPECT_EQ(log_, (std::vector<std::string>{"first: ok 2", "second: ok 3"}));
-  EXPECT_EQ(store_->Get("pods", "a", "x")->body["v"], 3);
+  EXPECT_EQ(store_->Get("pods", "a", "x")->body.Copy()["v"], 3);
 }
 
 TEST_F(AsyncWriteBatchTest, AWriteOnAnOlderVersionThanTheOneInFlightFailsAsStale) {
@@ -159,7 +159,7 @@ TEST_F(AsyncWriteBatchTest, AWriteOnAnOlderVersionThanTheOneInFlightFailsAsStale
   async_.Update(x, Json{{"v", 9}}, Log("stale"));  // made on the informer's older copy
   ASSERT_TRUE(async_.Drain().ok());
   EXPECT_EQ(log_, (std::vector<std::string>{"first: ok 2", "stale: " + Code(StatusCode::kConflict)}));
-  EXPECT_EQ(store_->Get("pods", "a", "x")->body["v"], 2);
+  EXPECT_EQ(store_->Get("pods", "a", "x")->body.Copy()["v"], 2);
 }
 
 TEST_F(AsyncWriteBatchTest, DestroyingTheBatchWritesWhatIsQueuedAndInFlight) {

@@ -108,7 +108,7 @@ TEST(KubeStore, ListsPageByPageAtOneRevisionAndWatchesFromIt) {
   ASSERT_TRUE(list.ok()) << list.status().message();
   ASSERT_EQ(list->items.size(), 5u);
   EXPECT_EQ(list->items[4].name, "p4");
-  EXPECT_EQ(list->items[4].body["kind"], "Pod");  // filled in, as the server leaves it out of items
+  EXPECT_EQ((*list->items[4].body.tree())["kind"], "Pod");  // filled in, as the server leaves it out of items
   // Three pages of two, the later ones by the continue token of the one before.
   std::vector<std::string> lists;
   for (const std::string& r : o->requests) {
@@ -162,14 +162,14 @@ TEST(KubeStore, WritesBecomeKubeSchedulersCalls) {
   ops[0].resource = ops[1].resource = "pods";
   ops[0].ns = ops[1].ns = "default";
   ops[0].name = "a";
-  ops[0].base = a->body;
-  ops[0].body = a->body;
+  ops[0].base = *a->body.tree();
+  ops[0].body = *a->body.tree();
   ops[0].body["spec"]["nodeName"] = "n1";
   ops[0].body["status"]["nominatedNodeName"] = "ignored";  // the server's to write on a binding
   ops[0].expected_revision = a->revision;
   ops[1].name = "b";
-  ops[1].base = b->body;
-  ops[1].body = b->body;
+  ops[1].base = *b->body.tree();
+  ops[1].body = *b->body.tree();
   ops[1].body["status"]["conditions"] = Json::array({{{"type", "DisruptionTarget"}, {"status", "True"},
                                                       {"reason", "PreemptionByScheduler"}, {"message", "m"}}});
   ops[1].body["metadata"]["deletionTimestamp"] = "2026-12-03T10:00:00Z";
@@ -186,7 +186,7 @@ TEST(KubeStore, WritesBecomeKubeSchedulersCalls) {
   EXPECT_FALSE(bound["status"].contains("nominatedNodeName"));
   // Pod b had no node: deleted at once, with its condition.
   EXPECT_EQ(server.Call("GET", "/api/v1/namespaces/default/pods/b").code, 404);
-  EXPECT_EQ((*results[1])->body["status"]["conditions"][0]["type"], "DisruptionTarget");
+  EXPECT_EQ((*results[1])->body.Copy()["status"]["conditions"][0]["type"], "DisruptionTarget");
 
   // A second binding of the same pod is refused by the server: a Conflict, never a double bind.
   store::WriteOp again = ops[0];
@@ -209,13 +209,13 @@ TEST(KubeStore, DeletingATerminatingPodEndsItsGracePeriod) {
   auto o = Open(server);
   auto c = o->store->Get("pods", "default", "c");
   ASSERT_TRUE(c.ok());
-  ASSERT_TRUE(c->body["metadata"].contains("deletionTimestamp"));  // terminating, for 30 s
+  ASSERT_TRUE((*c->body.tree())["metadata"].contains("deletionTimestamp"));  // terminating, for 30 s
   store::WriteOp del;
   del.kind = store::WriteOp::Kind::kDelete;
   del.resource = "pods";
   del.ns = "default";
   del.name = "c";
-  del.body = c->body;
+  del.body = *c->body.tree();
   del.expected_revision = c->revision;
   auto results = o->store->Apply({del});
   ASSERT_TRUE(results[0].ok()) << results[0].status().message();
@@ -252,7 +252,7 @@ TEST(KubeStore, ListsFollowContinueTokensAndAnUnservedCollectionIsEmpty) {
   ASSERT_EQ(nodes->items.size(), 5u);
   EXPECT_EQ(nodes->revision, 42);
   EXPECT_EQ(nodes->items[4].revision, 14);
-  EXPECT_EQ(nodes->items[4].body["kind"], "Node");
+  EXPECT_EQ((*nodes->items[4].body.tree())["kind"], "Node");
   auto groups = (*st)->List("podgroups", "");
   ASSERT_TRUE(groups.ok()) << groups.status().message();
   EXPECT_TRUE(groups->items.empty());
@@ -319,15 +319,15 @@ TEST(KubeStore, InProtobufListsWatchesAndBindingsGoAsInJson) {
   auto list = o->store->List("pods", "");
   ASSERT_TRUE(list.ok()) << list.status().message();
   ASSERT_EQ(list->items.size(), 1u);
-  EXPECT_EQ(list->items[0].body["spec"]["containers"][0]["image"], "x");
-  EXPECT_EQ(list->items[0].body["kind"], "Pod");
+  EXPECT_EQ((*list->items[0].body.tree())["spec"]["containers"][0]["image"], "x");
+  EXPECT_EQ((*list->items[0].body.tree())["kind"], "Pod");
   auto w = o->store->WatchFrom("pods", "", list->revision);
   ASSERT_TRUE(w.ok());
   store::WriteOp bind;
   bind.resource = "pods";
   bind.ns = "default";
   bind.name = "a";
-  bind.base = list->items[0].body;
+  bind.base = *list->items[0].body.tree();
   bind.body = bind.base;
   bind.body["spec"]["nodeName"] = "n1";
   bind.expected_revision = list->items[0].revision;
@@ -336,7 +336,7 @@ TEST(KubeStore, InProtobufListsWatchesAndBindingsGoAsInJson) {
   auto events = Collect(**w, 1);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0]->type, store::EventType::kModified);
-  EXPECT_EQ(events[0]->object.body["spec"]["nodeName"], "n1");
+  EXPECT_EQ((*events[0]->object.body.tree())["spec"]["nodeName"], "n1");
   EXPECT_GT(events[0]->object.revision, list->revision);
   (*w)->Stop();
 }

@@ -332,7 +332,7 @@ TEST_P(StoreTest, CreateThenGetReturnsTheStoredObject) {
   EXPECT_EQ(created.ns, "default");
   EXPECT_EQ(created.name, "web");
   EXPECT_EQ(created.revision, R(1));
-  EXPECT_EQ(created.body["spec"]["v"], 7);
+  EXPECT_EQ((*created.body.tree())["spec"]["v"], 7);
 
   ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "default", "web"));
   EXPECT_EQ(got.revision, R(1));
@@ -355,7 +355,7 @@ TEST_P(StoreTest, CreateOfAnExistingKeyIsAlreadyExistsAndChangesNothing) {
   ASSERT_EQ(r.status().code(), StatusCode::kAlreadyExists);
   EXPECT_NE(r.status().message().find("pods \"default/web\""), std::string::npos) << r.status().message();
   ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "default", "web"));
-  EXPECT_EQ(got.body["spec"]["v"], 1);
+  EXPECT_EQ((*got.body.tree())["spec"]["v"], 1);
   ASSERT_OK_AND_ASSIGN(rev, store_->Revision());
   EXPECT_EQ(rev, R(1));
   // The same name in another namespace or resource is another key.
@@ -395,18 +395,18 @@ TEST_P(StoreTest, ResourceVersionInTheBodyIsTheObjectRevision) {
   ASSERT_OK_AND_ASSIGN(created, store_->Create("pods", "default", "web",
                                                Json{{"metadata", {{"name", "web"}, {"resourceVersion", "999"}}}}));
   EXPECT_EQ(created.revision, R(2));
-  EXPECT_EQ(created.body["metadata"]["resourceVersion"], RV(2));
-  EXPECT_EQ(created.body["metadata"]["name"], "web");
+  EXPECT_EQ((*created.body.tree())["metadata"]["resourceVersion"], RV(2));
+  EXPECT_EQ((*created.body.tree())["metadata"]["name"], "web");
   ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "default", "web"));
-  EXPECT_EQ(got.body["metadata"]["resourceVersion"], RV(2));
+  EXPECT_EQ((*got.body.tree())["metadata"]["resourceVersion"], RV(2));
 
   ASSERT_OK_AND_ASSIGN(updated, store_->Update("pods", "default", "web", Body(5), 0));
-  EXPECT_EQ(updated.body["metadata"]["resourceVersion"], RV(3));
+  EXPECT_EQ((*updated.body.tree())["metadata"]["resourceVersion"], RV(3));
   ASSERT_OK_AND_ASSIGN(got2, store_->Get("pods", "default", "web"));
-  EXPECT_EQ(got2.body["metadata"]["resourceVersion"], RV(3));
+  EXPECT_EQ((*got2.body.tree())["metadata"]["resourceVersion"], RV(3));
   ASSERT_OK_AND_ASSIGN(list, store_->List("pods", ""));
   ASSERT_EQ(list.items.size(), 1u);
-  EXPECT_EQ(list.items[0].body["metadata"]["resourceVersion"], RV(3));
+  EXPECT_EQ((*list.items[0].body.tree())["metadata"]["resourceVersion"], RV(3));
 }
 
 // ---- Batches
@@ -444,8 +444,8 @@ TEST_P(StoreTest, ApplyWritesEachOpInOrderWithAnEventOfItsOwn) {
   ASSERT_TRUE(second[0].ok()) << second[0].status().message();
   ASSERT_TRUE(second[1].ok()) << second[1].status().message();
   EXPECT_GT((*second[0])->revision, (*first[1])->revision);
-  EXPECT_EQ((*second[0])->body["spec"]["v"], 2);
-  EXPECT_EQ((*second[0])->body["metadata"]["resourceVersion"], std::to_string((*second[0])->revision));
+  EXPECT_EQ((*(*second[0])->body.tree())["spec"]["v"], 2);
+  EXPECT_EQ((*(*second[0])->body.tree())["metadata"]["resourceVersion"], std::to_string((*second[0])->revision));
   EXPECT_EQ(SeenNames(*w, 4), (std::vector<std::string>{"ADDED x", "ADDED y", "MODIFIED x", "DELETED y"}));
   ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "a", "x"));
   EXPECT_EQ(got.revision, (*second[0])->revision);
@@ -486,7 +486,7 @@ TEST_P(StoreTest, ApplyFailsOnlyTheOpsWhosePreconditionsFail) {
   EXPECT_EQ((*r[5])->revision, R(3));
   EXPECT_EQ(Seen(*w, 2), (std::vector<std::string>{"MODIFIED pods a/x 2", "ADDED pods a/z 3"}));
   ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "a", "x"));
-  EXPECT_EQ(got.body["spec"]["v"], 2);
+  EXPECT_EQ((*got.body.tree())["spec"]["v"], 2);
   ASSERT_OK_AND_ASSIGN(rev, store_->Revision());
   EXPECT_EQ(rev, R(3));
 }
@@ -496,22 +496,22 @@ TEST_P(StoreTest, ADeleteCarryingTheBodyItWasMadeOnDeletesOnlyThatRevision) {
   ASSERT_OK_AND_ASSIGN(x, store_->Get("pods", "a", "x"));
   ASSERT_OK_AND_ASSIGN(w, store_->WatchFrom("pods", "", x.revision));
   WriteOp stale = Op(WriteOp::Kind::kDelete, "x", 0, x.revision);
-  stale.body = x.body;
+  stale.body = *x.body.tree();
   WriteOp current = stale;
   std::vector<WriteOp> ops = {Op(WriteOp::Kind::kUpdate, "x", 2, x.revision), std::move(stale)};
   std::vector<StatusOr<ObjectPtr>> r = store_->Apply(std::move(ops));
   ASSERT_TRUE(r[0].ok()) << r[0].status().message();
   EXPECT_EQ(r[1].status().code(), StatusCode::kConflict);  // the body it carries is not the stored one
   current.expected_revision = (*r[0])->revision;
-  current.body = (*r[0])->body;
+  current.body = (*r[0])->body.Copy();
   r = store_->Apply({std::move(current)});
   ASSERT_TRUE(r[0].ok()) << r[0].status().message();
-  EXPECT_EQ((*r[0])->body["spec"]["v"], 2);
-  EXPECT_EQ((*r[0])->body["metadata"]["resourceVersion"], std::to_string((*r[0])->revision));
+  EXPECT_EQ((*(*r[0])->body.tree())["spec"]["v"], 2);
+  EXPECT_EQ((*(*r[0])->body.tree())["metadata"]["resourceVersion"], std::to_string((*r[0])->revision));
   std::vector<Event> events = Drain(*w, 2);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[1].type, EventType::kDeleted);
-  EXPECT_EQ(events[1].object.body["spec"]["v"], 2);
+  EXPECT_EQ((*events[1].object.body.tree())["spec"]["v"], 2);
   EXPECT_CODE(store_->Get("pods", "a", "x"), StatusCode::kNotFound);
 }
 
@@ -525,10 +525,10 @@ TEST_P(StoreTest, UpdateWithTheCurrentRevisionSucceeds) {
   Object o = MustCreate("pods", "default", "web", 1);
   ASSERT_OK_AND_ASSIGN(updated, store_->Update("pods", "default", "web", Body(2), o.revision));
   EXPECT_EQ(updated.revision, R(2));
-  EXPECT_EQ(updated.body["spec"]["v"], 2);
+  EXPECT_EQ((*updated.body.tree())["spec"]["v"], 2);
   ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "default", "web"));
   EXPECT_EQ(got.revision, R(2));
-  EXPECT_EQ(got.body["spec"]["v"], 2);
+  EXPECT_EQ((*got.body.tree())["spec"]["v"], 2);
 }
 
 TEST_P(StoreTest, UpdateWithStaleRevisionIsAConflict) {
@@ -541,7 +541,7 @@ TEST_P(StoreTest, UpdateWithStaleRevisionIsAConflict) {
   EXPECT_NE(m.find("expected revision " + RV(1)), std::string::npos) << m;
   EXPECT_NE(m.find("revision " + RV(2)), std::string::npos) << m;
   ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "default", "web"));
-  EXPECT_EQ(got.body["spec"]["v"], 2);
+  EXPECT_EQ((*got.body.tree())["spec"]["v"], 2);
   ASSERT_OK_AND_ASSIGN(rev, store_->Revision());
   EXPECT_EQ(rev, R(2));
 }
@@ -552,7 +552,7 @@ TEST_P(StoreTest, UnconditionalUpdateReplacesWhateverIsStored) {
   ASSERT_OK_AND_ASSIGN(updated, store_->Update("pods", "default", "web", Body(3), 0));
   EXPECT_EQ(updated.revision, R(3));
   ASSERT_OK_AND_ASSIGN(got, store_->Get("pods", "default", "web"));
-  EXPECT_EQ(got.body["spec"]["v"], 3);
+  EXPECT_EQ((*got.body.tree())["spec"]["v"], 3);
 }
 
 TEST_P(StoreTest, UpdateOfAMissingObjectIsNotFound) {
@@ -568,8 +568,8 @@ TEST_P(StoreTest, DeleteReturnsTheLastStateAtTheDeletionRevisionAndGetIsNotFound
   ASSERT_OK_AND_ASSIGN(deleted, store_->Delete("pods", "default", "web", 0));
   EXPECT_EQ(deleted.revision, R(3));
   EXPECT_EQ(deleted.name, "web");
-  EXPECT_EQ(deleted.body["spec"]["v"], 2);
-  EXPECT_EQ(deleted.body["metadata"]["resourceVersion"], RV(3));
+  EXPECT_EQ((*deleted.body.tree())["spec"]["v"], 2);
+  EXPECT_EQ((*deleted.body.tree())["metadata"]["resourceVersion"], RV(3));
   EXPECT_CODE(store_->Get("pods", "default", "web"), StatusCode::kNotFound);
   EXPECT_CODE(store_->Delete("pods", "default", "web", 0), StatusCode::kNotFound);
   ASSERT_OK_AND_ASSIGN(rev, store_->Revision());
@@ -608,7 +608,7 @@ TEST_P(StoreTest, ListIsSortedByNamespaceThenNameWhateverTheCreationOrder) {
   std::vector<std::string> keys;
   for (const auto& o : list.items) keys.push_back(o.ns + "/" + o.name);
   EXPECT_EQ(keys, (std::vector<std::string>{"a/x", "a/y", "b/a", "b/z"}));
-  EXPECT_EQ(list.items[0].body["spec"]["v"], 4);
+  EXPECT_EQ((*list.items[0].body.tree())["spec"]["v"], 4);
 }
 
 TEST_P(StoreTest, ListSortsANamespaceBeforeTheLongerNamespacesItPrefixes) {
@@ -684,11 +684,11 @@ TEST_P(StoreTest, WatchDeliversAddedModifiedDeletedInRevisionOrder) {
                                                         "MODIFIED pods default/web 3", "DELETED pods default/db 4",
                                                         "DELETED pods default/web 5"}));
   ASSERT_EQ(events.size(), 5u);
-  EXPECT_EQ(events[2].object.body["spec"]["v"], 2);
-  EXPECT_EQ(events[2].object.body["metadata"]["resourceVersion"], RV(3));
+  EXPECT_EQ((*events[2].object.body.tree())["spec"]["v"], 2);
+  EXPECT_EQ((*events[2].object.body.tree())["metadata"]["resourceVersion"], RV(3));
   // A deletion carries the object as last stored, at the deletion's revision.
-  EXPECT_EQ(events[4].object.body["spec"]["v"], 2);
-  EXPECT_EQ(events[4].object.body["metadata"]["resourceVersion"], RV(5));
+  EXPECT_EQ((*events[4].object.body.tree())["spec"]["v"], 2);
+  EXPECT_EQ((*events[4].object.body.tree())["metadata"]["resourceVersion"], RV(5));
 }
 
 // An informer waives the deleted bodies (it drops a deleted object by key): it still sees every
@@ -705,10 +705,10 @@ TEST_P(StoreTest, AWatchThatWaivesDeletedBodiesSeesEveryEventAndEveryChangesBody
   EXPECT_EQ(Describe(events, base_), (std::vector<std::string>{"ADDED pods default/web 1", "MODIFIED pods default/web 2",
                                                         "DELETED pods default/web 3"}));
   ASSERT_EQ(events.size(), 3u);
-  EXPECT_EQ(events[0].object.body["spec"]["v"], 1);
-  EXPECT_EQ(events[1].object.body["spec"]["v"], 2);
-  EXPECT_EQ(events[1].object.body["metadata"]["resourceVersion"], RV(2));
-  EXPECT_TRUE(events[2].object.body.is_object());
+  EXPECT_EQ((*events[0].object.body.tree())["spec"]["v"], 1);
+  EXPECT_EQ((*events[1].object.body.tree())["spec"]["v"], 2);
+  EXPECT_EQ((*events[1].object.body.tree())["metadata"]["resourceVersion"], RV(2));
+  EXPECT_TRUE(events[2].object.body->is_object());
 }
 
 TEST_P(StoreTest, WatchWithANamespaceSeesOnlyThatNamespace) {
@@ -1096,8 +1096,8 @@ TEST_F(SqliteStoreTest, ReopenKeepsObjectsAndContinuesRevisions) {
   EXPECT_EQ(rev, 5);  // the deletion advanced the revision durably
   ASSERT_OK_AND_ASSIGN(x, s->Get("pods", "a", "x"));
   EXPECT_EQ(x.revision, 3);
-  EXPECT_EQ(x.body["spec"]["v"], 2);
-  EXPECT_EQ(x.body["metadata"]["resourceVersion"], "3");
+  EXPECT_EQ((*x.body.tree())["spec"]["v"], 2);
+  EXPECT_EQ((*x.body.tree())["metadata"]["resourceVersion"], "3");
   EXPECT_CODE(s->Get("pods", "a", "gone"), StatusCode::kNotFound);
   ASSERT_OK_AND_ASSIGN(list, s->List("pods", ""));
   EXPECT_EQ(list.items.size(), 1u);
@@ -1132,7 +1132,7 @@ TEST_F(SqliteStoreTest, AWriteThatFailsItsConditionLeavesTheFileUnchanged) {
   ASSERT_OK_AND_ASSIGN(rev, reopened->Revision());
   EXPECT_EQ(rev, 2);
   ASSERT_OK_AND_ASSIGN(x, reopened->Get("pods", "a", "x"));
-  EXPECT_EQ(x.body["spec"]["v"], 2);
+  EXPECT_EQ((*x.body.tree())["spec"]["v"], 2);
 }
 
 TEST_F(SqliteStoreTest, ASqliteErrorInsideAWriteRollsBackAllOfItAndNamesTheFile) {
@@ -1206,7 +1206,7 @@ TEST_F(SqliteStoreTest, ADamagedStoredBodyIsAnErrorNotACrashAndAnUpdateRepairsIt
   // A write checks the revision only (as etcd does), so an update repairs the object.
   ASSERT_OK(s->Update("pods", "a", "x", Body(2), 1).status());
   ASSERT_OK_AND_ASSIGN(repaired, s->Get("pods", "a", "x"));
-  EXPECT_EQ(repaired.body["spec"]["v"], 2);
+  EXPECT_EQ((*repaired.body.tree())["spec"]["v"], 2);
 }
 
 TEST_F(SqliteStoreTest, UsesTheWalJournalAndTheDocumentedSchema) {
@@ -1519,7 +1519,7 @@ TEST_F(EtcdStoreTest, RevisionsAreEtcdModRevisionsUnderTheDocumentedKeys) {
 
   ASSERT_OK_AND_ASSIGN(got, s->Get("pods", "a", "x"));
   EXPECT_EQ(got.revision, x2.revision);
-  EXPECT_EQ(got.body["metadata"]["resourceVersion"], std::to_string(x2.revision));
+  EXPECT_EQ((*got.body.tree())["metadata"]["resourceVersion"], std::to_string(x2.revision));
   const int64_t header = EtcdInt(Raw("/v3/kv/range", Json{{"key", Base64("/")}})["header"]["revision"]);
   ASSERT_OK_AND_ASSIGN(rev, s->Revision());
   EXPECT_EQ(rev, header);
@@ -1532,8 +1532,8 @@ TEST_F(EtcdStoreTest, RevisionsAreEtcdModRevisionsUnderTheDocumentedKeys) {
   EXPECT_EQ(put_revision, header + 1);
   ASSERT_OK_AND_ASSIGN(again, s->Get("pods", "a", "x"));
   EXPECT_EQ(again.revision, put_revision);
-  EXPECT_EQ(again.body["spec"]["v"], 3);
-  EXPECT_EQ(again.body["metadata"]["resourceVersion"], std::to_string(put_revision));
+  EXPECT_EQ((*again.body.tree())["spec"]["v"], 3);
+  EXPECT_EQ((*again.body.tree())["metadata"]["resourceVersion"], std::to_string(put_revision));
   EXPECT_CODE(s->Update("pods", "a", "x", Body(4), x2.revision), StatusCode::kConflict);
 }
 
@@ -1553,8 +1553,8 @@ TEST_F(EtcdStoreTest, AWatchWaivingDeletedBodiesAsksEtcdForNoPreviousValues) {
   ASSERT_EQ(lean_events.size(), 1u);
   ASSERT_EQ(full_events.size(), 1u);
   EXPECT_EQ(lean_events[0].type, EventType::kDeleted);
-  EXPECT_FALSE(lean_events[0].object.body.contains("spec")) << lean_events[0].object.body.dump();
-  EXPECT_EQ(full_events[0].object.body["spec"]["v"], 1);
+  EXPECT_FALSE(lean_events[0].object.body->contains("spec")) << lean_events[0].object.body.text();
+  EXPECT_EQ((*full_events[0].object.body.tree())["spec"]["v"], 1);
 }
 
 TEST_F(EtcdStoreTest, WatchFromARevisionThatEtcdCompactedIsGone) {
@@ -1822,7 +1822,7 @@ TEST(GroupCommit, ALoneWriterIsCommittedAtOnceInAGroupOfItsOwn) {
   EXPECT_EQ(store.Update("pods", "a", "p", Json{{"v", 3}}, c->revision).status().code(), StatusCode::kConflict);
   auto d = store.Delete("pods", "a", "p", 0);
   ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->body["v"], 2);
+  EXPECT_EQ((*d->body.tree())["v"], 2);
   EXPECT_EQ(store.groups(), 4u);
 }
 

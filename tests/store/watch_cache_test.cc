@@ -56,7 +56,7 @@ class WatchCacheTest : public testing::TestWithParam<CacheBackend> {
   }
 
   static std::string NodeOf(const Object& o) {
-    return o.body.at("spec").value("nodeName", "");
+    return o.body->at("spec").value("nodeName", "");
   }
 
   fs::path dir_;

@@ -62,7 +62,7 @@ Event Version(EventType type, const std::string& name, int64_t revision, size_t 
   Event e;
   e.type = type;
   e.object = {"pods", "default", name, revision,
-              {{"metadata", {{"name", name}, {"resourceVersion", std::to_string(revision)}}},
+              Json{{"metadata", {{"name", name}, {"resourceVersion", std::to_string(revision)}}},
                {"spec", {{"padding", std::string(payload, 'x')}, {"replicas", revision}, {"ratio", 0.25}}},
                {"status", {{"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}}};
   return e;

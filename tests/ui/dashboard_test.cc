@@ -83,7 +83,7 @@ TEST(DashboardService, ShowsNodesTheSchedulersQueueAndAPreemptionWithItsVictimTe
   ASSERT_TRUE(store->Create("nodes", "", "n2", cordoned).ok());
   ASSERT_TRUE(store->Create("pods", "default", "low", Pod("low", "1500m", 0)).ok());
   ASSERT_TRUE(loop.RunOnce().ok());
-  ASSERT_EQ(store->Get("pods", "default", "low")->body["spec"].value("nodeName", ""), "n1");
+  ASSERT_EQ(store->Get("pods", "default", "low")->body.Copy()["spec"].value("nodeName", ""), "n1");
   ASSERT_TRUE(store->Create("pods", "default", "high", Pod("high", "1500m", 1000)).ok());
   ASSERT_TRUE(store->Create("pods", "default", "huge", Pod("huge", "64", 0)).ok());
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(loop.RunOnce().ok());

@@ -50,7 +50,7 @@ Status ValidatePriorityClass(Json& pc, const Json* old, store::Store& store) {
   if (pc.value("globalDefault", false)) {
     ARBITER_ASSIGN_OR_RETURN(list, store.List("priorityclasses", ""));
     for (const auto& other : list.items) {
-      if (other.name != name && other.body.value("globalDefault", false)) {
+      if (other.name != name && other.body->value("globalDefault", false)) {
         // The priority admission plugin's answer upstream: Forbidden.
         return FailedPrecondition("priorityclasses.scheduling.k8s.io \"" + name + "\" is forbidden: PriorityClass " +
                                   other.name + " is already marked as default (globalDefault). Only one default can exist");
@@ -65,9 +65,9 @@ Status ValidatePriorityClass(Json& pc, const Json* old, store::Store& store) {
 model::PriorityClass ClassFromJson(const store::Object& o) {
   model::PriorityClass pc;
   pc.name = o.name;
-  pc.value = static_cast<int32_t>(std::clamp<int64_t>(o.body.value("value", int64_t{0}), INT32_MIN, INT32_MAX));
-  pc.global_default = o.body.value("globalDefault", false);
-  pc.preemption_policy = model::ParsePreemptionPolicy(o.body.value("preemptionPolicy", ""))
+  pc.value = static_cast<int32_t>(std::clamp<int64_t>(o.body->value("value", int64_t{0}), INT32_MIN, INT32_MAX));
+  pc.global_default = o.body->value("globalDefault", false);
+  pc.preemption_policy = model::ParsePreemptionPolicy(o.body->value("preemptionPolicy", ""))
                              .value_or(model::PreemptionPolicy::kPreemptLowerPriority);
   return pc;
 }
@@ -108,7 +108,7 @@ StatusOr<admission::PriorityDecision> ResolvePriorityOf(const Json& spec, const 
   if (class_name.empty()) {
     ARBITER_ASSIGN_OR_RETURN(list, store.List("priorityclasses", ""));
     for (const auto& pc : list.items) {
-      if (pc.body.value("globalDefault", false)) {
+      if (pc.body->value("globalDefault", false)) {
         global_default = ClassFromJson(pc);
         break;
       }
@@ -185,14 +185,15 @@ Status CheckQuotas(const Json& pod, const std::string& ns, store::Store& store) 
   ARBITER_ASSIGN_OR_RETURN(quotas, store.List("resourcequotas", ns));
   if (quotas.items.empty()) return Status::Ok();
   ARBITER_ASSIGN_OR_RETURN(pods, store.List("pods", ns));
+  std::vector<store::Body::Tree> trees;  // pins what `all` points into
   std::vector<const Json*> all;
-  for (const auto& p : pods.items) all.push_back(&p.body);
+  for (const auto& p : pods.items) all.push_back(trees.emplace_back(p.body.tree()).get());
   const std::string cls = pod["spec"].value("priorityClassName", "");
   for (const auto& q : quotas.items) {
-    if (!ValidateQuota(q.body).ok() || !InScope(q.body, cls)) continue;
-    const Json hard = q.body.value("spec", Json::object()).value("hard", Json::object());
-    const std::map<std::string, int64_t> used = QuotaUsage(q.body, all);
-    const std::map<std::string, int64_t> wanted = QuotaUsage(q.body, {&pod});
+    if (!ValidateQuota(*q.body.tree()).ok() || !InScope(*q.body.tree(), cls)) continue;
+    const Json hard = q.body->value("spec", Json::object()).value("hard", Json::object());
+    const std::map<std::string, int64_t> used = QuotaUsage(*q.body.tree(), all);
+    const std::map<std::string, int64_t> wanted = QuotaUsage(*q.body.tree(), {&pod});
     for (const Tracked& t : kTracked) {
       if (!hard.contains(t.key) || !hard[t.key].is_string()) continue;
       auto limit = model::Quantity::Parse(hard[t.key].get<std::string>());
@@ -372,7 +373,7 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
   if (const std::string group = spec.value("/schedulingGroup/podGroupName"_json_pointer, std::string()); !group.empty()) {
     auto stored = store.Get("podgroups", pod["metadata"].value("namespace", ""), group);
     if (stored.ok()) {
-      const Json gspec = stored->body.value("spec", Json::object());
+      const Json gspec = stored->body->value("spec", Json::object());
       const int64_t gp = gspec.value("priority", int64_t{0});
       const std::string gpolicy = gspec.value("preemptionPolicy", "PreemptLowerPriority");
       if (gp != p.priority || gpolicy != model::PreemptionPolicyName(p.policy)) {
@@ -465,7 +466,7 @@ Status ValidateGroupHierarchy(const ResourceInfo& info, const Json& group, store
     ARBITER_ASSIGN_OR_RETURN(list, store.List(resource, ns));
     for (const auto& o : list.items) {
       if (is_composite == composite && o.name == name) continue;  // the version being replaced
-      links.push_back({ns + "/" + o.name, parent_of(o.body), is_composite});
+      links.push_back({ns + "/" + o.name, parent_of(*o.body.tree()), is_composite});
     }
   }
   auto join = [](const std::vector<std::string>& chain) {
@@ -601,13 +602,13 @@ StatusOr<std::vector<std::string>> AuditStoredObjects(store::Store& store) {
     ARBITER_ASSIGN_OR_RETURN(list, store.List(resource, ""));
     for (const store::Object& o : list.items) {
       const std::string where = std::string(info.kind) + " " + (o.ns.empty() ? "" : o.ns + "/") + o.name;
-      const Json md = o.body.value("metadata", Json::object());
+      const Json md = o.body->value("metadata", Json::object());
       for (const manifest::FieldProblem& p : manifest::ObjectMetaProblems(info.kind, md, /*check_name=*/true)) {
         report.push_back(where + ": stored before the rule held: " + p.message);
       }
       if (resource != "podgroups" && resource != "compositepodgroups" && resource != "workloads") continue;
       // Decided again as on creation: the stored priority and policy are what is checked.
-      Json decided = o.body;
+      Json decided = *o.body.tree();
       std::function<void(Json&, int)> strip = [&](Json& holder, int depth) {
         if (!holder.is_object() || depth > 8) return;
         holder.erase("priority");
@@ -628,7 +629,7 @@ StatusOr<std::vector<std::string>> AuditStoredObjects(store::Store& store) {
       auto updated = store.Update(resource, o.ns, o.name, decided, o.revision);
       if (!updated.ok() && updated.status().code() != StatusCode::kConflict) return updated.status();
       report.push_back(where + ": priority decided again by its class (was " +
-                       o.body["spec"].value("priority", Json(nullptr)).dump() + ", now " +
+                       (*o.body.tree())["spec"].value("priority", Json(nullptr)).dump() + ", now " +
                        decided["spec"].value("priority", Json(nullptr)).dump() + ")");
     }
   }

@@ -218,8 +218,8 @@ Json AggregatedRules(const store::Informer& cluster_roles, const Json& role,
     for (const auto& [key, other] : cluster_roles.objects()) {
       if (key.second == self) continue;
       std::vector<std::pair<std::string, std::string>> entries;
-      const auto other_meta = other->body.find("metadata");
-      if (other_meta != other->body.end() && other_meta->is_object()) {
+      const auto other_meta = other->body->find("metadata");
+      if (other_meta != other->body->end() && other_meta->is_object()) {
         const auto labels = other_meta->find("labels");
         if (labels != other_meta->end() && labels->is_object()) {
           for (const auto& [k, v] : labels->items()) {
@@ -255,7 +255,8 @@ Json Authorizer::ClusterRoleRules(const std::string& name) {
 Json Authorizer::ClusterRoleRules(const std::string& name, std::set<std::string>& visiting) {
   const store::Object* found = cluster_roles_.Find({"", name});
   if (found == nullptr || !visiting.insert(name).second) return Json::array();  // absent, or a cycle
-  const Json& role = found->body;
+  const store::Body::Tree role_tree = found->body.tree();
+  const Json& role = *role_tree;
   Json rules = role.value("rules", Json::array());
   if (!rules.is_array()) rules = Json::array();
   // An aggregated ClusterRole takes the rules the aggregation controller would write, those of an
@@ -287,7 +288,7 @@ Json Authorizer::RulesOfLocked(const Json& role_ref, const std::string& ns) {
   const std::string kind = role_ref.value("kind", ""), name = role_ref.value("name", "");
   if (kind == "ClusterRole") return ClusterRoleRules(name);
   if (kind == "Role" && !ns.empty()) {
-    if (const store::Object* role = roles_.Find({ns, name})) return role->body.value("rules", Json::array());
+    if (const store::Object* role = roles_.Find({ns, name})) return role->body->value("rules", Json::array());
   }
   return Json::array();
 }
@@ -296,14 +297,14 @@ std::vector<Json> Authorizer::RulesFor(const TokenUser& user, const std::string&
   std::vector<Json> out;
   for (const auto& [key, b_ptr] : cluster_bindings_.objects()) {
     const store::Object& b = *b_ptr;
-    if (!BindsUser(b.body, user)) continue;
-    for (const Json& r : RulesOfLocked(b.body.value("roleRef", Json::object()), "")) out.push_back(r);
+    if (!BindsUser(*b.body.tree(), user)) continue;
+    for (const Json& r : RulesOfLocked(b.body->value("roleRef", Json::object()), "")) out.push_back(r);
   }
   if (!ns.empty()) {
     for (const auto& [key, b_ptr] : bindings_.objects()) {
       const store::Object& b = *b_ptr;
-      if (key.first != ns || !BindsUser(b.body, user)) continue;
-      for (const Json& r : RulesOfLocked(b.body.value("roleRef", Json::object()), ns)) out.push_back(r);
+      if (key.first != ns || !BindsUser(*b.body.tree(), user)) continue;
+      for (const Json& r : RulesOfLocked(b.body->value("roleRef", Json::object()), ns)) out.push_back(r);
     }
   }
   // Arbiter's token-file convention (see the header).

@@ -24,7 +24,7 @@ Response ApiServer::Bind(const Request& r, const Target& t) {
   for (RaceRetry retry(clock_); retry.Again();) {
     auto pod = store_.Get("pods", t.ns, t.name);
     if (!pod.ok()) return Error(404, "pods \"" + t.name + "\" not found", "pods", t.name);
-    Json next = pod->body;
+    Json next = *pod->body.tree();
     const std::string current = next["spec"].value("nodeName", "");
     if (!current.empty()) {
       return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name + "\": pod " + t.name +

@@ -43,13 +43,14 @@ StatusOr<store::Object> ApiServer::DeleteObject(const ResourceInfo& info, const 
       return Conflict("the object has been modified");
     }
     if (!expected_uid.empty()) {
-      const std::string uid = current.body["metadata"].value("uid", "");
+      const std::string uid = (*current.body.tree())["metadata"].value("uid", "");
       if (uid != expected_uid) {
         return Conflict("Precondition failed: UID in precondition: " + expected_uid + ", UID in object meta: " + uid);
       }
     }
     if (dry_run) return current;
-    const Json& body = current.body;
+    const store::Body::Tree body_tree = current.body.tree();
+    const Json& body = *body_tree;
     Json next = body;
     Json& md = next["metadata"];
     const bool deleting = md.contains("deletionTimestamp");
@@ -217,11 +218,11 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
       store_.Get(t.info->StoreKey(), t.ns, t.name).status().code() == StatusCode::kNotFound) {
     Json details = {{"name", t.name}, {"kind", std::string(t.info->resource)}};
     if (!t.info->group.empty()) details["group"] = std::string(t.info->group);
-    if (const Json uid = deleted->body.value("/metadata/uid"_json_pointer, Json()); uid.is_string()) details["uid"] = uid;
+    if (const Json uid = deleted->body->value("/metadata/uid"_json_pointer, Json()); uid.is_string()) details["uid"] = uid;
     return JsonResponse(200, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()},
                               {"status", "Success"}, {"details", std::move(details)}});
   }
-  return WireResponse(200, *t.info, deleted->body);
+  return WireResponse(200, *t.info, *deleted->body.tree());
 }
 
 }  // namespace arbiter::api

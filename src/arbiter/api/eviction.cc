@@ -40,11 +40,11 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
     const auto labels = md->find("labels");
     return manifest::LabelMapOf(labels == md->end() ? nullptr : &*labels);
   };
-  const model::LabelMap pod_labels = labels_of(pod->body);
+  const model::LabelMap pod_labels = labels_of(*pod->body.tree());
   // The budgets as the scheduler reads them, matched by the one rule (model::BudgetCounts).
   std::vector<std::pair<const store::Object*, model::PodDisruptionBudget>> covering;
   for (const auto& pdb : pdbs->items) {
-    manifest::LoadResult decoded = manifest::DecodeJson("poddisruptionbudget " + t.ns + "/" + pdb.name, pdb.body);
+    manifest::LoadResult decoded = manifest::DecodeJson("poddisruptionbudget " + t.ns + "/" + pdb.name, *pdb.body.tree());
     if (!decoded.ok() || decoded.objects.pdbs.empty()) {
       return Error(500, "the disruption budget " + pdb.name + " cannot be read", "pods", t.name);
     }
@@ -56,15 +56,15 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
                  "pods", t.name);
   }
   bool pod_ready = false;
-  for (const Json& c : pod->body.value("status", Json::object()).value("conditions", Json::array())) {
+  for (const Json& c : pod->body->value("status", Json::object()).value("conditions", Json::array())) {
     pod_ready = pod_ready || (c.value("type", "") == "Ready" && c.value("status", "") == "True");
   }
-  const bool terminal = pod->body.value("status", Json::object()).value("phase", "") == "Succeeded" ||
-                        pod->body.value("status", Json::object()).value("phase", "") == "Failed";
-  if (!covering.empty() && !terminal && !pod->body["metadata"].contains("deletionTimestamp")) {
+  const bool terminal = pod->body->value("status", Json::object()).value("phase", "") == "Succeeded" ||
+                        pod->body->value("status", Json::object()).value("phase", "") == "Failed";
+  if (!covering.empty() && !terminal && !(*pod->body.tree())["metadata"].contains("deletionTimestamp")) {
     const store::Object& pdb = *covering.front().first;
     const model::PodDisruptionBudget& budget = covering.front().second;
-    const Json& status = pdb.body.value("status", Json::object());
+    const Json& status = pdb.body->value("status", Json::object());
     auto refused = [&](int64_t desired, int64_t current) {
       Json b = StatusBody(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.",
                           "pods", t.name);
@@ -80,7 +80,7 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
       // IfHealthyBudget: an unready pod may go while the budget is met, without using it up.
       if (pod_ready || current < desired) {
         if (allowed <= 0) return refused(desired, current);
-        Json next = pdb.body;
+        Json next = *pdb.body.tree();
         next["status"]["disruptionsAllowed"] = allowed - 1;
         next["status"]["disruptedPods"][t.name] = Now();
         auto charged = store_.Update("poddisruptionbudgets", t.ns, pdb.name, next, pdb.revision);
@@ -97,15 +97,15 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
       if (!pods.ok()) return Error(pods.status());
       int64_t expected = 0, healthy = 0;
       for (const auto& p : pods->items) {
-        if (!model::BudgetCounts(t.ns, budget.selector, p.ns, labels_of(p.body))) continue;
+        if (!model::BudgetCounts(t.ns, budget.selector, p.ns, labels_of(*p.body.tree()))) continue;
         ++expected;
-        if (p.body.value("status", Json::object()).value("phase", "") == "Running" &&
-            !p.body["metadata"].contains("deletionTimestamp")) {
+        if (p.body->value("status", Json::object()).value("phase", "") == "Running" &&
+            !(*p.body.tree())["metadata"].contains("deletionTimestamp")) {
           ++healthy;
         }
       }
       const int64_t desired = model::DesiredHealthy(budget, expected);
-      const bool running = pod->body.value("status", Json::object()).value("phase", "") == "Running";
+      const bool running = pod->body->value("status", Json::object()).value("phase", "") == "Running";
       if (running && model::AllowedDisruptions(budget, expected, healthy) <= 0) return refused(desired, healthy);
     }
   }

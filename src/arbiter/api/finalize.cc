@@ -20,12 +20,12 @@ Response ApiServer::Finalize(const Request& r, const Target& t) {
                    t.name);
     }
     // Only spec.finalizers change (the namespace registry's finalize strategy).
-    Json next = current->body;
+    Json next = *current->body.tree();
     const Json& spec = body->contains("spec") && (*body)["spec"].is_object() ? (*body)["spec"] : Json::object();
     next["spec"]["finalizers"] = spec.contains("finalizers") ? spec["finalizers"] : Json::array();
     if (next["spec"]["finalizers"].empty()) next["spec"].erase("finalizers");
     auto written = WriteOrDelete(*t.info, t.ns, t.name, next, current->revision);
-    if (written.ok()) return JsonResponse(200, written->body);
+    if (written.ok()) return JsonResponse(200, *written->body.tree());
     if (written.status().code() != StatusCode::kConflict) return Error(written.status());
   }
   return Conflict409(t, "the object keeps changing; try again");

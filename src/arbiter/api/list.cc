@@ -218,7 +218,7 @@ store::WatchCache& ApiServer::ListCache(const std::string& resource) {
   (void)cache->AddIndex("labels", [](const store::Object& o) {
     std::vector<std::string> out;
     const Json* labels = nullptr;
-    if (auto m = o.body.find("metadata"); m != o.body.end() && m->is_object()) {
+    if (auto m = o.body->find("metadata"); m != o.body->end() && m->is_object()) {
       if (auto l = m->find("labels"); l != m->end() && l->is_object()) labels = &*l;
     }
     if (labels == nullptr) return out;
@@ -230,7 +230,7 @@ store::WatchCache& ApiServer::ListCache(const std::string& resource) {
   if (resource == "pods") {
     for (const char* field : {"spec.nodeName", "status.phase"}) {
       (void)cache->AddIndex(field, [field](const store::Object& o) {
-        return std::vector<std::string>{SelectableField(o.body, field)};
+        return std::vector<std::string>{SelectableField(*o.body.tree(), field)};
       });
     }
   }
@@ -348,7 +348,7 @@ Response ApiServer::List(const Request& r, const Target& t) {
   const bool selected = !labels->empty() || !fields->empty();
   if (selected) {
     q.match = [&labels = *labels, &fields = *fields](const store::Object& o) {
-      return labels.MatchesLabels(o.body) && fields.MatchesFields(o.body);
+      return labels.MatchesLabels(*o.body.tree()) && fields.MatchesFields(*o.body.tree());
     };
   }
   auto page = ListPage(resource, q);
@@ -386,7 +386,7 @@ Response ApiServer::List(const Request& r, const Target& t) {
     std::string tail = whole.substr(at + rows.size());
     const TableObject table_object = *include;
     auto row = [resource, now, table_object](std::string& out, const store::Object& o) {
-      const Json one = ToTable(resource, {&o.body}, now, table_object, /*with_column_definitions=*/false);
+      const Json one = ToTable(resource, {&*o.body.tree()}, now, table_object, /*with_column_definitions=*/false);
       const Json& rows_of_one = one["rows"];
       for (size_t i = 0; i < rows_of_one.size(); ++i) {
         if (i > 0) out += ',';
@@ -411,9 +411,9 @@ Response ApiServer::List(const Request& r, const Target& t) {
   auto item = [this, events_v1](std::string& out, const store::Object& o) {
     out += *encodings_.Get(o, events_v1 ? 1 : 0, [&](std::string& text) {
       if (events_v1) {
-        AppendItem(text, CoreEventToEventsV1(o.body));
+        AppendItem(text, CoreEventToEventsV1(*o.body.tree()));
       } else {
-        AppendItem(text, o.body);
+        AppendItem(text, *o.body.tree());
       }
     });
   };
@@ -422,7 +422,7 @@ Response ApiServer::List(const Request& r, const Target& t) {
     Json list = {{"kind", std::string(t.info->kind) + "List"}, {"apiVersion", t.info->ApiVersion()}, {"metadata", meta},
                  {"items", Json::array()}};
     for (const store::ObjectPtr& o : page->items) {
-      Json one = events_v1 ? CoreEventToEventsV1(o->body) : o->body;
+      Json one = events_v1 ? CoreEventToEventsV1(*o->body.tree()) : *o->body.tree();
       one.erase("kind");
       one.erase("apiVersion");
       list["items"].push_back(std::move(one));

@@ -54,7 +54,8 @@ StatusOr<std::optional<int64_t>> QueryInt(const Request& r, const std::string& k
 Response ApiServer::PodLog(const Request& r, const Target& t) {
   auto current = store_.Get("pods", t.ns, t.name);
   if (!current.ok()) return Error(404, "pods \"" + t.name + "\" not found", "pods", t.name);
-  const Json& pod = current->body;
+  const store::Body::Tree pod_tree = current->body.tree();
+  const Json& pod = *pod_tree;
   std::vector<std::string> names = ContainerNames(pod, "containers");
   std::vector<std::string> all = names;
   for (const char* list : {"initContainers", "ephemeralContainers"}) {
@@ -147,8 +148,8 @@ Response ApiServer::PodLog(const Request& r, const Target& t) {
       }
       if (!chunk.empty()) return chunk;
       auto stored = store_.Get("pods", ns, name);
-      if (!stored.ok() || StringOf(stored->body, "metadata", "uid") != uid) return std::nullopt;  // gone
-      const std::string now_phase = StringOf(stored->body, "status", "phase");
+      if (!stored.ok() || StringOf(*stored->body.tree(), "metadata", "uid") != uid) return std::nullopt;  // gone
+      const std::string now_phase = StringOf(*stored->body.tree(), "status", "phase");
       if (now_phase == "Succeeded" || now_phase == "Failed") return std::nullopt;  // ended, all said
       return std::string();
     };
@@ -160,7 +161,7 @@ Response ApiServer::PodLog(const Request& r, const Target& t) {
 Response ApiServer::SimulatedNode(const Request& r, const Target& t) {
   auto current = store_.Get("pods", t.ns, t.name);
   if (!current.ok()) return Error(404, "pods \"" + t.name + "\" not found", "pods", t.name);
-  const std::string node = StringOf(current->body, "spec", "nodeName");
+  const std::string node = StringOf(*current->body.tree(), "spec", "nodeName");
   const std::string what = t.sub == "exec"          ? "run commands in its containers (kubectl exec, cp)"
                            : t.sub == "attach"      ? "attach to its containers (kubectl attach, debug -it)"
                            : t.sub == "portforward" ? "forward ports to it (kubectl port-forward)"

@@ -62,7 +62,7 @@ Response ApiServer::ScaleOnce(const Request& r, const Target& t, bool* raced) {
     return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
                  t.name);
   }
-  const Json scale = ScaleOf(current->body);
+  const Json scale = ScaleOf(*current->body.tree());
   if (r.method == "GET") return JsonResponse(200, ScaleWire(scale));
   auto body = ParseBody(r);
   if (!body.ok()) return Error(400, body.status().message());
@@ -95,7 +95,7 @@ Response ApiServer::ScaleOnce(const Request& r, const Target& t, bool* raced) {
   }
   // The write is an update of the object itself (its own validation and preconditions): a
   // resourceVersion in the Scale is the object's.
-  Json object = current->body;
+  Json object = *current->body.tree();
   object["spec"]["replicas"] = replicas->get<int64_t>();
   std::string rv = std::to_string(current->revision);
   if (next.contains("metadata") && next["metadata"].is_object() && next["metadata"].contains("resourceVersion") &&

@@ -158,7 +158,8 @@ Response ApiServer::Get(const Request& r, const Target& t) {
     return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
                  t.name);
   }
-  const Json& body = (*o)->body;
+  const store::Body::Tree body_tree = (*o)->body.tree();
+  const Json& body = *body_tree;
   if (WantsTable(r)) {
     const auto include = ParseIncludeObject(QueryOr(r, "includeObject"));
     if (!include) return Error(400, IncludeObjectError(r));

@@ -68,7 +68,7 @@ Status AdmitService(Json& object, const Json* old, store::Store& store) {
   auto services = store.List("services", "");
   if (!services.ok()) return services.status();
   for (const store::Object& s : services->items) {
-    const Json& ip = s.body.value("spec", Json::object()).value("clusterIP", Json());
+    const Json& ip = s.body->value("spec", Json::object()).value("clusterIP", Json());
     if (!ip.is_string()) continue;
     if (auto parsed = ParseIpv4(ip.get<std::string>()); parsed.ok()) used.insert(*parsed);
   }

@@ -26,11 +26,11 @@ std::string ApiServer::WatchLine(const WatchStream& w, const store::Event& e) co
 std::string ApiServer::WatchLine(const WatchStream& w, store::EventType type, const store::Object& object,
                                  bool shared) const {
   if (w.as_table) {
-    const Json table = ToTable(w.resource, {&object.body}, clock_.Now(), w.table_object);
+    const Json table = ToTable(w.resource, {&*object.body.tree()}, clock_.Now(), w.table_object);
     return Json{{"type", store::EventTypeName(type)}, {"object", table}}.dump() + "\n";
   }
   if (w.protobuf) {
-    const Json wire = w.events_v1 ? CoreEventToEventsV1(object.body) : object.body;
+    const Json wire = w.events_v1 ? CoreEventToEventsV1(*object.body.tree()) : *object.body.tree();
     auto encoded = EncodeProtobufObject(wire);
     if (!encoded.ok()) {
       return WatchErrorLine(w, StatusBody(500, "InternalError", "the object has no protobuf form: " + encoded.status().message()));
@@ -38,9 +38,9 @@ std::string ApiServer::WatchLine(const WatchStream& w, store::EventType type, co
     return EncodeWatchFrame(store::EventTypeName(type), *encoded);
   }
   if (w.events_v1) {
-    return Json{{"type", store::EventTypeName(type)}, {"object", CoreEventToEventsV1(object.body)}}.dump() + "\n";
+    return Json{{"type", store::EventTypeName(type)}, {"object", CoreEventToEventsV1(*object.body.tree())}}.dump() + "\n";
   }
-  if (!shared) return "{\"type\":\"" + std::string(store::EventTypeName(type)) + "\",\"object\":" + object.body.dump() + "}\n";
+  if (!shared) return "{\"type\":\"" + std::string(store::EventTypeName(type)) + "\",\"object\":" + object.body.text() + "}\n";
   {
     std::lock_guard<std::mutex> lock(lines_mu_);
     if (auto it = lines_.find(LineKey{object.revision, static_cast<int>(type), object.resource, object.ns,
@@ -49,7 +49,7 @@ std::string ApiServer::WatchLine(const WatchStream& w, store::EventType type, co
       return it->second;
     }
   }
-  std::string line = "{\"type\":\"" + std::string(store::EventTypeName(type)) + "\",\"object\":" + object.body.dump() + "}\n";
+  std::string line = "{\"type\":\"" + std::string(store::EventTypeName(type)) + "\",\"object\":" + object.body.text() + "}\n";
   std::lock_guard<std::mutex> lock(lines_mu_);
   if (lines_.emplace(LineKey{object.revision, static_cast<int>(type), object.resource, object.ns, object.name},
                      line)
@@ -109,7 +109,7 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
     store::WatchCache::Query q;
     q.ns = t.ns;
     q.index = IndexFor(w->resource, *labels, *fields);
-    q.match = [&w](const store::Object& o) { return Selected(*w, o.body); };
+    q.match = [&w](const store::Object& o) { return Selected(*w, *o.body.tree()); };
     auto page = ListPage(w->resource, q);
     if (!page.ok()) return Error(page.status());
     w->initial = std::move(page->items);

@@ -115,7 +115,7 @@ Response ApiServer::Create(const Request& r, const Target& t, bool applied) {
     auto ns = admission_store_.Get("namespaces", "", t.ns);
     if (!ns.ok()) return Error(404, "namespaces \"" + t.ns + "\" not found", "namespaces", t.ns);
     // The NamespaceLifecycle admission plugin: nothing new in a namespace being deleted.
-    if (ns->body.contains("metadata") && ns->body["metadata"].contains("deletionTimestamp")) {
+    if (ns->body->contains("metadata") && (*ns->body.tree())["metadata"].contains("deletionTimestamp")) {
       Json refused = StatusBody(403, "Forbidden",
                                 std::string(t.info->resource) + " \"" + name +
                                     "\" is forbidden: unable to create new content in namespace " + t.ns +
@@ -175,7 +175,7 @@ Response ApiServer::Create(const Request& r, const Target& t, bool applied) {
     }
     return Error(created.status());
   }
-  Response out = WireResponse(201, *t.info, created->body);
+  Response out = WireResponse(201, *t.info, *created->body.tree());
   out.warnings = std::move(warnings);
   return out;
 }
@@ -192,7 +192,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
     return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
                  t.name);
   }
-  if (Converted(*t.info)) current->body = CoreEventToEventsV1(current->body);
+  if (Converted(*t.info)) current->body = CoreEventToEventsV1(*current->body.tree());
   int64_t expected = 0;
   if (object.contains("metadata") && object["metadata"].is_object() && object["metadata"].contains("resourceVersion")) {
     const Json& rv = object["metadata"]["resourceVersion"];
@@ -201,29 +201,29 @@ Response ApiServer::Update(const Request& r, const Target& t) {
   }
   if (t.sub == "status") {
     // The status subresource changes only the status.
-    Json next = current->body;
+    Json next = *current->body.tree();
     next["status"] = object.contains("status") ? object["status"] : Json::object();
     object = std::move(next);
   } else if (t.sub == "ephemeralcontainers") {
-    object = WithEphemeralContainers(current->body, object);
-  } else if (t.info->HasSubresource("status") && current->body.contains("status")) {
-    object["status"] = current->body["status"];  // the main resource does not change the status
+    object = WithEphemeralContainers(*current->body.tree(), object);
+  } else if (t.info->HasSubresource("status") && current->body->contains("status")) {
+    object["status"] = (*current->body.tree())["status"];  // the main resource does not change the status
   }
   if (!object.contains("metadata") || !object["metadata"].is_object()) object["metadata"] = Json::object();
-  KeepServerFields(object, current->body);
-  if (object.contains("spec") && current->body.contains("spec") && object["spec"] != current->body["spec"]) {
-    object["metadata"]["generation"] = current->body["metadata"].value("generation", int64_t{1}) + 1;
+  KeepServerFields(object, *current->body.tree());
+  if (object.contains("spec") && current->body->contains("spec") && object["spec"] != (*current->body.tree())["spec"]) {
+    object["metadata"]["generation"] = (*current->body.tree())["metadata"].value("generation", int64_t{1}) + 1;
   }
   std::vector<std::string> warnings;
   if (auto rejected = CheckFields(r, *t.info, object, warnings)) return WithWarnings(std::move(*rejected), warnings);
-  if (auto forbidden = CheckEscalation(r, *t.info, object, t.ns, &current->body)) return *forbidden;
-  if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
+  if (auto forbidden = CheckEscalation(r, *t.info, object, t.ns, &*current->body.tree())) return *forbidden;
+  if (Status v = Validate(*t.info, object, &*current->body.tree(), t.ns, t.name); !v.ok()) {
     return WithWarnings(Rejected(v, *t.info, t.name), warnings);
   }
   {
     auto manager = ManagerOf(QueryOr(r, "fieldManager"), UserAgentOf(r));
     if (!manager.ok()) return Error(422, manager.status().message(), std::string(t.info->resource), t.name);
-    RecordUpdate(&current->body, object, *manager, ApiVersionOf(*t.info), t.sub, Now());
+    RecordUpdate(&*current->body.tree(), object, *manager, ApiVersionOf(*t.info), t.sub, Now());
   }
   if (*dry_run) {
     if (expected > 0 && expected != current->revision) return Conflict409(t, kModified);
@@ -237,7 +237,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
     }
     return Error(updated.status(), std::string(t.info->resource), t.name);
   }
-  Response out = WireResponse(200, *t.info, updated->body);
+  Response out = WireResponse(200, *t.info, *updated->body.tree());
   out.warnings = std::move(warnings);
   return out;
 }
@@ -271,8 +271,8 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
       return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found",
                    std::string(t.info->resource), t.name);
     }
-    if (Converted(*t.info)) current->body = CoreEventToEventsV1(current->body);
-    auto next = ApplyPatch(current->body, *patch, *type);
+    if (Converted(*t.info)) current->body = CoreEventToEventsV1(*current->body.tree());
+    auto next = ApplyPatch(*current->body.tree(), *patch, *type);
     if (!next.ok()) return Error(422, next.status().message(), std::string(t.info->resource), t.name);
     Json object = std::move(*next);
     int64_t expected = current->revision;
@@ -286,44 +286,44 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
     }
     if (!object.is_object()) return Error(422, "the patched object is not an object");
     if (t.sub == "status") {
-      Json keep = current->body;
+      Json keep = *current->body.tree();
       keep["status"] = object.contains("status") ? object["status"] : Json::object();
       object = std::move(keep);
     } else if (t.sub == "ephemeralcontainers") {
-      object = WithEphemeralContainers(current->body, object);
-    } else if (t.info->HasSubresource("status") && current->body.contains("status") &&
+      object = WithEphemeralContainers(*current->body.tree(), object);
+    } else if (t.info->HasSubresource("status") && current->body->contains("status") &&
                !(t.info->StoreKey() == "nodes" || t.info->StoreKey() == "namespaces")) {
-      object["status"] = current->body["status"];
+      object["status"] = (*current->body.tree())["status"];
     }
     if (!object.contains("metadata") || !object["metadata"].is_object()) object["metadata"] = Json::object();
-    KeepServerFields(object, current->body);
+    KeepServerFields(object, *current->body.tree());
     object["metadata"]["resourceVersion"] = std::to_string(current->revision);
-    if (object.contains("spec") && current->body.contains("spec") && object["spec"] != current->body["spec"]) {
-      object["metadata"]["generation"] = current->body["metadata"].value("generation", int64_t{1}) + 1;
+    if (object.contains("spec") && current->body->contains("spec") && object["spec"] != (*current->body.tree())["spec"]) {
+      object["metadata"]["generation"] = (*current->body.tree())["metadata"].value("generation", int64_t{1}) + 1;
     }
     std::vector<std::string> warnings;
     if (auto rejected = CheckFields(r, *t.info, object, warnings)) return WithWarnings(std::move(*rejected), warnings);
-    if (auto forbidden = CheckEscalation(r, *t.info, object, t.ns, &current->body)) return *forbidden;
-    if (Status v = Validate(*t.info, object, &current->body, t.ns, t.name); !v.ok()) {
+    if (auto forbidden = CheckEscalation(r, *t.info, object, t.ns, &*current->body.tree())) return *forbidden;
+    if (Status v = Validate(*t.info, object, &*current->body.tree(), t.ns, t.name); !v.ok()) {
       return WithWarnings(Rejected(v, *t.info, t.name), warnings);
     }
     if (*type == PatchType::kApply) {
       // Server-side apply: the fields the configuration holds become the manager's, and a
       // field another manager holds with another value is a conflict unless forced.
       std::vector<ApplyConflict> conflicts;
-      if (Status a = RecordApply(&current->body, *patch, object, *manager, ApiVersionOf(*t.info),
+      if (Status a = RecordApply(&*current->body.tree(), *patch, object, *manager, ApiVersionOf(*t.info),
                                  QueryBool(QueryOr(r, "force")), Now(), &conflicts);
           !a.ok()) {
         return JsonResponse(409, ConflictStatus(conflicts, t.info->kind, t.info->group, t.name));
       }
     } else {
-      RecordUpdate(&current->body, object, *manager, ApiVersionOf(*t.info), t.sub, Now());
+      RecordUpdate(&*current->body.tree(), object, *manager, ApiVersionOf(*t.info), t.sub, Now());
     }
     if (*dry_run) return WithWarnings(JsonResponse(200, object), warnings);
     if (Converted(*t.info)) object = EventsV1ToCoreEvent(object);
     auto updated = WriteOrDelete(*t.info, t.ns, t.name, object, expected);
     if (updated.ok()) {
-      Response out = WireResponse(200, *t.info, updated->body);
+      Response out = WireResponse(200, *t.info, *updated->body.tree());
       out.warnings = std::move(warnings);
       return out;
     }

@@ -32,7 +32,8 @@ Status CronJobController::Sync(Context& ctx, const Changes& changed) {
   for (const Key& key : changed.at("cronjobs")) queue_.Add(key, now);
   for (const Key& key : changed.at("jobs")) {
     const store::Object* job = ctx.informer("jobs").Find(key);
-    const Json* ref = job != nullptr ? ControllerRef(job->body) : nullptr;
+    const store::Body::Tree job_pinned = job != nullptr ? job->body.tree() : nullptr;
+    const Json* ref = job != nullptr ? ControllerRef(*job_pinned) : nullptr;
     if (ref != nullptr && ref->value("kind", "") == kCronJobKind) queue_.Add({key.first, ref->value("name", "")}, now);
   }
   return queue_.ProcessDue(
@@ -42,8 +43,9 @@ Status CronJobController::Sync(Context& ctx, const Changes& changed) {
 
 Status CronJobController::SyncCronJob(Context& ctx, const Key& key) {
   const store::Object* object = ctx.informer("cronjobs").Find(key);
-  if (object == nullptr || BeingDeleted(object->body)) return Status::Ok();
-  const Json& cj = object->body;
+  if (object == nullptr || BeingDeleted(*object->body.tree())) return Status::Ok();
+  const store::Body::Tree cj_tree = object->body.tree();
+  const Json& cj = *cj_tree;
   const std::string& ns = key.first;
   const std::string component(Name());
   const Timestamp now = ctx.now();
@@ -52,10 +54,12 @@ Status CronJobController::SyncCronJob(Context& ctx, const Key& key) {
 
   // Its Jobs, and what became of them.
   std::vector<const Json*> mine;
+  std::vector<store::Body::Tree> mine_trees;  // pins what `mine` points into
   const auto& jobs = ctx.informer("jobs").objects();
   for (auto it = jobs.lower_bound({ns, ""}); it != jobs.end() && it->first.first == ns; ++it) {
-    const Json* ref = ControllerRef(it->second->body);
-    if (ref != nullptr && ref->value("uid", "") == Uid(cj)) mine.push_back(&it->second->body);
+    const store::Body::Tree second_pinned = it->second->body.tree();
+    const Json* ref = ControllerRef(*second_pinned);
+    if (ref != nullptr && ref->value("uid", "") == Uid(cj)) mine.push_back(mine_trees.emplace_back(second_pinned).get());
   }
   Json status = StatusOf(cj);
   const Json before = status;

@@ -648,8 +648,9 @@ struct DeploymentController::Run {
     }
     const auto& pods = ctx.informer("pods").objects();
     for (auto it = pods.lower_bound({ns, ""}); it != pods.end() && it->first.first == ns; ++it) {
-      const Json* ref = ControllerRef(it->second->body);
-      if (ref != nullptr && old_uids.contains(ref->value("uid", "")) && !PodTerminal(it->second->body)) {
+      const store::Body::Tree second_pinned = it->second->body.tree();
+      const Json* ref = ControllerRef(*second_pinned);
+      if (ref != nullptr && old_uids.contains(ref->value("uid", "")) && !PodTerminal(*it->second->body.tree())) {
         return SyncRolloutStatus(new_rs);
       }
     }
@@ -707,13 +708,13 @@ Status DeploymentController::Sync(Context& ctx, const Changes& changed) {
     const model::LabelMap labels = LabelsOf(o);
     const auto& all = deployments.objects();
     for (auto it = all.lower_bound({key.first, ""}); it != all.end() && it->first.first == key.first; ++it) {
-      auto sel = DecodeSelector(Find(it->second->body, {"spec", "selector"}), "spec.selector");
+      auto sel = DecodeSelector(Find(*it->second->body.tree(), {"spec", "selector"}), "spec.selector");
       if (sel.ok() && *sel && !(*sel)->empty() && (*sel)->Matches(labels)) queue_.Add(it->first, now);
     }
   };
   for (const Key& key : changed.at("replicasets")) {
     if (const store::Object* o = ctx.informer("replicasets").Find(key)) {
-      owner_of(key, o->body);
+      owner_of(key, *o->body.tree());
     } else {
       // A deleted ReplicaSet: its Deployment (by the name it was made with) looks again.
       const auto dash = key.second.rfind('-');
@@ -732,13 +733,15 @@ Status DeploymentController::Sync(Context& ctx, const Changes& changed) {
       }
       continue;
     }
-    const Json* ref = ControllerRef(p->body);
+    const store::Body::Tree p_pinned = p->body.tree();
+    const Json* ref = ControllerRef(*p_pinned);
     if (ref == nullptr || ref->value("kind", "") != "ReplicaSet") continue;
     const store::Object* rs = sets.Find({key.first, ref->value("name", "")});
-    const Json* owner = rs != nullptr ? ControllerRef(rs->body) : nullptr;
+    const store::Body::Tree rs_pinned = rs != nullptr ? rs->body.tree() : nullptr;
+    const Json* owner = rs != nullptr ? ControllerRef(*rs_pinned) : nullptr;
     if (owner == nullptr || owner->value("kind", "") != kDeploymentKind) continue;
     const store::Object* d = deployments.Find({key.first, owner->value("name", "")});
-    if (d != nullptr && StringAt(d->body, {"spec", "strategy", "type"}) == "Recreate") {
+    if (d != nullptr && StringAt(*d->body.tree(), {"spec", "strategy", "type"}) == "Recreate") {
       const Key deployment{key.first, owner->value("name", "")};
       queue_.Add(deployment, now);
       recreate_pods_[key] = deployment;
@@ -749,7 +752,7 @@ Status DeploymentController::Sync(Context& ctx, const Changes& changed) {
       [&](const Key& key) {
         const store::Object* o = deployments.Find(key);
         if (o == nullptr) return Status::Ok();
-        Run run{ctx, *this, o->body, key.first, key.second, {}, now};
+        Run run{ctx, *this, o->body.Copy(), key.first, key.second, {}, now};
         return run.Reconcile();
       },
       [](const Key& key) { return "deployment " + key.first + "/" + key.second; });

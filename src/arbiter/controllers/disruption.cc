@@ -31,7 +31,8 @@ Status DisruptionController::SyncBudget(Context& ctx, const Key& key) {
   const Timestamp now = ctx.now();
   const store::Object* object = ctx.informer("poddisruptionbudgets").Find(key);
   if (object == nullptr) return Status::Ok();
-  const Json& pdb = object->body;
+  const store::Body::Tree pdb_tree = object->body.tree();
+  const Json& pdb = *pdb_tree;
   const std::string& ns = key.first;
   // The budget as the scheduler reads it (selector, minAvailable / maxUnavailable).
   manifest::LoadResult decoded = manifest::DecodeJson("poddisruptionbudget " + ns + "/" + key.second, pdb);
@@ -43,7 +44,8 @@ Status DisruptionController::SyncBudget(Context& ctx, const Key& key) {
   std::vector<const Json*> matching;
   const auto& all = pods.objects();
   for (auto it = all.lower_bound({ns, ""}); it != all.end() && it->first.first == ns; ++it) {
-    const Json& pod = it->second->body;
+    const store::Body::Tree pod_tree = it->second->body.tree();
+    const Json& pod = *pod_tree;
     if (model::BudgetCounts(ns, budget.selector, ns, LabelsOf(pod))) matching.push_back(&pod);
   }
   // disruptedPods: kept while the pod is there, not being deleted, and younger than the timeout.
@@ -55,7 +57,7 @@ Status DisruptionController::SyncBudget(Context& ctx, const Key& key) {
     for (const auto& [name, when] : disrupted->items()) {
       const store::Object* p = pods.Find({ns, name});
       auto at = when.is_string() ? ParseRfc3339(when.get<std::string>()) : StatusOr<Timestamp>(InvalidArgument(""));
-      if (p == nullptr || BeingDeleted(p->body) || !at.ok() || *at + kDisruptedPodTimeout < now) continue;
+      if (p == nullptr || BeingDeleted(*p->body.tree()) || !at.ok() || *at + kDisruptedPodTimeout < now) continue;
       still[name] = when;
       disrupted_names.insert(name);
       next_expiry = next_expiry ? std::min(*next_expiry, *at + kDisruptedPodTimeout) : *at + kDisruptedPodTimeout;
@@ -77,7 +79,8 @@ Status DisruptionController::SyncBudget(Context& ctx, const Key& key) {
       if (kind == "ReplicaSet") {
         controller = ctx.informer("replicasets").Find({ns, ref->value("name", "")});
         // A ReplicaSet of a Deployment: the Deployment's scale.
-        if (const Json* up = controller != nullptr ? ControllerRef(controller->body) : nullptr;
+        const store::Body::Tree controller_pinned = controller != nullptr ? controller->body.tree() : nullptr;
+        if (const Json* up = controller != nullptr ? ControllerRef(*controller_pinned) : nullptr;
             up != nullptr && up->value("kind", "") == "Deployment") {
           if (const store::Object* d = ctx.informer("deployments").Find({ns, up->value("name", "")})) controller = d;
         }
@@ -88,7 +91,7 @@ Status DisruptionController::SyncBudget(Context& ctx, const Key& key) {
         sync_error = "found no controllers for pod \"" + NameOf(*pod) + "\"";
         break;
       }
-      if (counted.insert(Uid(controller->body)).second) expected += IntAt(controller->body, {"spec", "replicas"}, 1);
+      if (counted.insert(Uid(*controller->body.tree())).second) expected += IntAt(*controller->body.tree(), {"spec", "replicas"}, 1);
     }
   }
   int64_t healthy = 0;

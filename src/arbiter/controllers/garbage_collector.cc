@@ -69,9 +69,10 @@ void GarbageCollector::Observe(const std::string& resource, const Key& key, cons
     // Gone: its dependents may now have no owner left.
     return;
   }
-  const std::string uid = Uid(o->body);
+  const std::string uid = Uid(*o->body.tree());
   Node node{resource, key, uid, {}};
-  if (const Json* refs = Find(o->body, {"metadata", "ownerReferences"}); refs != nullptr && refs->is_array()) {
+  const store::Body::Tree o_pinned = o->body.tree();
+  if (const Json* refs = Find(*o_pinned, {"metadata", "ownerReferences"}); refs != nullptr && refs->is_array()) {
     for (const Json& r : *refs) {
       const std::string owner = r.is_object() ? r.value("uid", "") : "";
       if (owner.empty()) continue;
@@ -82,7 +83,7 @@ void GarbageCollector::Observe(const std::string& resource, const Key& key, cons
   if (!uid.empty()) by_uid_[uid] = ref;
   if (!node.owners.empty()) queue_.Add(ref, now);
   // An owner being deleted with the garbage collector's finalizer has work to do.
-  if (BeingDeleted(o->body) && (HasFinalizer(o->body, "orphan") || HasFinalizer(o->body, "foregroundDeletion"))) {
+  if (BeingDeleted(*o->body.tree()) && (HasFinalizer(*o->body.tree(), "orphan") || HasFinalizer(*o->body.tree(), "foregroundDeletion"))) {
     queue_.Add(ref, now);
   }
   nodes_.emplace(ref, std::move(node));
@@ -119,7 +120,8 @@ StatusOr<bool> GarbageCollector::OwnerGone(Context& ctx, const Json& owner_ref, 
 Status GarbageCollector::Process(Context& ctx, const Ref& ref) {
   const store::Object* o = Lookup(ctx, ref);
   if (o == nullptr) return Status::Ok();
-  const Json& obj = o->body;
+  const store::Body::Tree obj_tree = o->body.tree();
+  const Json& obj = *obj_tree;
   const api::ResourceInfo* info = InfoOf(ref.first);
   if (info == nullptr) return Status::Ok();
   const std::string path = ObjectPath(*info, ref.second.first, ref.second.second);
@@ -135,7 +137,8 @@ Status GarbageCollector::Process(Context& ctx, const Ref& ref) {
         const store::Object* d = Lookup(ctx, dep);
         if (d == nullptr) continue;
         Json refs = Json::array();
-        for (const Json& r : *Find(d->body, {"metadata", "ownerReferences"})) {
+        const store::Body::Tree d_tree = d->body.tree();
+        for (const Json& r : *Find(*d_tree, {"metadata", "ownerReferences"})) {
           if (r.value("uid", "") != uid) refs.push_back(r);
         }
         const api::ResourceInfo* di = InfoOf(dep.first);
@@ -162,14 +165,15 @@ Status GarbageCollector::Process(Context& ctx, const Ref& ref) {
         const store::Object* d = Lookup(ctx, dep);
         if (d == nullptr) continue;
         bool blocks = false;
-        for (const Json& r : *Find(d->body, {"metadata", "ownerReferences"})) {
+        const store::Body::Tree d_tree = d->body.tree();
+        for (const Json& r : *Find(*d_tree, {"metadata", "ownerReferences"})) {
           if (r.value("uid", "") == uid && r.value("blockOwnerDeletion", false)) blocks = true;
         }
         if (blocks) blocked = true;
-        if (BeingDeleted(d->body)) continue;
+        if (BeingDeleted(*d->body.tree())) continue;
         // Dependents of a foreground deletion go in the foreground themselves when they own
         // objects in turn, so the whole tree goes before the owner.
-        const auto dep_uid = Uid(d->body);
+        const auto dep_uid = Uid(*d->body.tree());
         const std::string policy = dependents_.contains(dep_uid) ? "Foreground" : "Background";
         const api::ResourceInfo* di = InfoOf(dep.first);
         if (di == nullptr) continue;
@@ -203,7 +207,7 @@ Status GarbageCollector::Process(Context& ctx, const Ref& ref) {
     }
     auto owner = by_uid_.find(r.value("uid", ""));
     const store::Object* owner_obj = owner != by_uid_.end() ? Lookup(ctx, owner->second) : nullptr;
-    if (owner_obj != nullptr && BeingDeleted(owner_obj->body) && HasFinalizer(owner_obj->body, "foregroundDeletion")) {
+    if (owner_obj != nullptr && BeingDeleted(*owner_obj->body.tree()) && HasFinalizer(*owner_obj->body.tree(), "foregroundDeletion")) {
       waiting.push_back(&r);
     } else {
       solid.push_back(&r);

@@ -132,7 +132,7 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
     expectations_.Forget(key);
     return Status::Ok();
   }
-  Json job = object->body;
+  Json job = *object->body.tree();
   const std::string& ns = key.first;
   const std::string component(Name());
   ApiClient& api = ctx.api();
@@ -148,7 +148,7 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
   Status claim = ClaimObjects(api, pod_info, pod_informer, ns, job, kJobApiVersion, kJobKind, *selector,
                               [](const Json&) { return true; }, [&](const Json& pod) {
                                 const store::Object* seen = pod_informer.Find({ns, NameOf(pod)});
-                                mine.push_back(seen != nullptr && &seen->body == &pod ? &pod : &adopted.emplace_back(pod));
+                                mine.push_back(seen != nullptr && &*seen->body.tree() == &pod ? &pod : &adopted.emplace_back(pod));
                               });
   ARBITER_RETURN_IF_ERROR(claim);
 

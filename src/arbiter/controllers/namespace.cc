@@ -9,7 +9,7 @@ Status NamespaceController::Sync(Context& ctx, const Changes& changed) {
   const Timestamp now = ctx.now();
   for (const Key& key : changed.at("namespaces")) {
     const store::Object* o = ctx.informer("namespaces").Find(key);
-    if (o != nullptr && BeingDeleted(o->body)) queue_.Add(key, now);
+    if (o != nullptr && BeingDeleted(*o->body.tree())) queue_.Add(key, now);
   }
   return queue_.ProcessDue(
       now, [&](const Key& key) { return Finalize(ctx, key); }, [](const Key& key) { return "namespace " + key.second; });
@@ -17,7 +17,7 @@ Status NamespaceController::Sync(Context& ctx, const Changes& changed) {
 
 Status NamespaceController::Finalize(Context& ctx, const Key& key) {
   const store::Object* o = ctx.informer("namespaces").Find(key);
-  if (o == nullptr || !BeingDeleted(o->body)) return Status::Ok();
+  if (o == nullptr || !BeingDeleted(*o->body.tree())) return Status::Ok();
   const std::string ns = key.second;
   int64_t remaining = 0;
   for (const api::ResourceInfo& info : api::Resources()) {
@@ -41,7 +41,7 @@ Status NamespaceController::Finalize(Context& ctx, const Key& key) {
     queue_.AddAfter(key, ctx.now() + kRecheck);
     return Status::Ok();
   }
-  Json body = o->body;
+  Json body = *o->body.tree();
   Json finalizers = Json::array();
   if (const Json* f = Find(body, {"spec", "finalizers"}); f != nullptr && f->is_array()) {
     for (const Json& x : *f) {

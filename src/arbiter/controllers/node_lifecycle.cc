@@ -23,10 +23,11 @@ Status NodeLifecycleController::Sync(Context& ctx, const Changes& changed) {
   Status first = Status::Ok();
   std::map<std::string, std::pair<std::string, Timestamp>> seen;
   for (const auto& [key, object] : ctx.informer("nodes").objects()) {
-    const Json& node = object->body;
+    const store::Body::Tree node_tree = object->body.tree();
+    const Json& node = *node_tree;
     const std::string& name = key.second;
     const store::Object* lease = leases.Find({"kube-node-lease", name});
-    const std::string renew = lease != nullptr ? StringAt(lease->body, {"spec", "renewTime"}) : "";
+    const std::string renew = lease != nullptr ? StringAt(*lease->body.tree(), {"spec", "renewTime"}) : "";
     // The last renewal as observed here: a node gets the grace period from when it was first seen.
     auto before = seen_.find(name);
     const Timestamp at = before != seen_.end() && before->second.first == renew ? before->second.second : now;

@@ -47,27 +47,29 @@ Status ClaimObjects(ApiClient& api, const api::ResourceInfo& info, const store::
   const auto& objects = informer.objects();
   for (auto it = objects.lower_bound({ns, ""}); it != objects.end() && it->first.first == ns; ++it) {
     const store::Object& o = *it->second;
-    if (!consider(o.body)) continue;
-    const Json* ref = ControllerRef(o.body);
-    const bool matches = selector && selector->Matches(LabelsOf(o.body));
+    if (!consider(*o.body.tree())) continue;
+    const store::Body::Tree o_pinned = o.body.tree();
+    const Json* ref = ControllerRef(*o_pinned);
+    const bool matches = selector && selector->Matches(LabelsOf(*o.body.tree()));
     if (ref != nullptr) {
       if (ref->value("uid", "") != uid) continue;
       if (matches) {
-        own(o.body);
+        own(*o.body.tree());
         continue;
       }
       if (deleting) continue;
       Json refs = Json::array();
-      for (const Json& r : *Find(o.body, {"metadata", "ownerReferences"})) {
+      const store::Body::Tree o_tree = o.body.tree();
+      for (const Json& r : *Find(*o_tree, {"metadata", "ownerReferences"})) {
         if (r.value("uid", "") != uid) refs.push_back(r);
       }
       auto released = patch_refs(o, std::move(refs));
       if (!released.ok() && released.status().code() != StatusCode::kNotFound && first.ok()) first = released.status();
       continue;
     }
-    if (deleting || !matches || BeingDeleted(o.body)) continue;
+    if (deleting || !matches || BeingDeleted(*o.body.tree())) continue;
     Json refs = Json::array();
-    if (const Json* existing = Find(o.body, {"metadata", "ownerReferences"}); existing != nullptr && existing->is_array()) {
+    if (const Json* existing = Find(*o_pinned, {"metadata", "ownerReferences"}); existing != nullptr && existing->is_array()) {
       refs = *existing;
     }
     refs.push_back(NewControllerRef(owner, owner_api_version, owner_kind));
@@ -96,7 +98,8 @@ std::vector<Key> FollowOwnedPods(const std::set<Key>& changed, const store::Info
       }
       continue;
     }
-    const Json* ref = ControllerRef(o->body);
+    const store::Body::Tree o_pinned = o->body.tree();
+    const Json* ref = ControllerRef(*o_pinned);
     if (ref != nullptr && ref->value("kind", "") == owner_kind) {
       const Key owner{pod_key.first, ref->value("name", "")};
       if (prev == owner_of.end()) {
@@ -105,7 +108,7 @@ std::vector<Key> FollowOwnedPods(const std::set<Key>& changed, const store::Info
         queue.Add(prev->second, now);
       }
       owner_of[pod_key] = owner;
-      if (BeingDeleted(o->body)) expectations.DeletionObserved(owner, pod_key);
+      if (BeingDeleted(*o->body.tree())) expectations.DeletionObserved(owner, pod_key);
       queue.Add(owner, now);
       continue;
     }
@@ -113,7 +116,7 @@ std::vector<Key> FollowOwnedPods(const std::set<Key>& changed, const store::Info
       queue.Add(prev->second, now);
       owner_of.erase(prev);
     }
-    if (ref == nullptr && PodActive(o->body)) orphans.push_back(pod_key);
+    if (ref == nullptr && PodActive(*o->body.tree())) orphans.push_back(pod_key);
   }
   return orphans;
 }

@@ -22,13 +22,14 @@ Status PodGarbageCollector::Sync(Context& ctx, const Changes& changed) {
   };
   auto force_delete = [&](const store::Object& p) {
     auto r = api.Delete(ObjectPath(pod_info, p.ns, p.name),
-                        {{"gracePeriodSeconds", 0}, {"preconditions", {{"uid", Uid(p.body)}}}});
+                        {{"gracePeriodSeconds", 0}, {"preconditions", {{"uid", Uid(*p.body.tree())}}}});
     keep(r.status());
   };
   std::vector<const store::Object*> terminated;
   std::map<std::string, Timestamp> missing;
   for (const auto& [key, object] : pods.objects()) {
-    const Json& pod = object->body;
+    const store::Body::Tree pod_tree = object->body.tree();
+    const Json& pod = *pod_tree;
     const std::string node = StringAt(pod, {"spec", "nodeName"});
     if (PodTerminal(pod)) terminated.push_back(object.get());
     if (node.empty()) {
@@ -58,8 +59,8 @@ Status PodGarbageCollector::Sync(Context& ctx, const Changes& changed) {
   // gcTerminated: the oldest beyond the threshold.
   if (threshold_ > 0 && static_cast<int64_t>(terminated.size()) > threshold_) {
     std::sort(terminated.begin(), terminated.end(), [](const store::Object* a, const store::Object* b) {
-      const Timestamp ca = TimeAt(a->body, {"metadata", "creationTimestamp"}).value_or(0);
-      const Timestamp cb = TimeAt(b->body, {"metadata", "creationTimestamp"}).value_or(0);
+      const Timestamp ca = TimeAt(*a->body.tree(), {"metadata", "creationTimestamp"}).value_or(0);
+      const Timestamp cb = TimeAt(*b->body.tree(), {"metadata", "creationTimestamp"}).value_or(0);
       if (ca != cb) return ca < cb;
       return std::tie(a->ns, a->name) < std::tie(b->ns, b->name);
     });

@@ -35,9 +35,9 @@ Status ReplicaSetController::Sync(Context& ctx, const Changes& changed) {
        FollowOwnedPods(changed.at("pods"), pods, kReplicaSetKind, owner_of_, expectations_, queue_, now)) {
     const store::Object* o = pods.Find(pod_key);
     // An orphan: the ReplicaSets of its namespace that select it may adopt it.
-    const model::LabelMap labels = LabelsOf(o->body);
+    const model::LabelMap labels = LabelsOf(*o->body.tree());
     EachInNamespace(sets, pod_key.first, [&](const store::Object& rs) {
-      auto sel = DecodeSelector(Find(rs.body, {"spec", "selector"}), "spec.selector");
+      auto sel = DecodeSelector(Find(*rs.body.tree(), {"spec", "selector"}), "spec.selector");
       if (sel.ok() && *sel && (*sel)->Matches(labels)) queue_.Add({rs.ns, rs.name}, now);
     });
   }
@@ -53,7 +53,8 @@ Status ReplicaSetController::SyncReplicaSet(Context& ctx, const Key& key) {
     expectations_.Forget(key);
     return Status::Ok();
   }
-  const Json& rs = object->body;
+  const store::Body::Tree rs_tree = object->body.tree();
+  const Json& rs = *rs_tree;
   const std::string& ns = key.first;
   const std::string uid = Uid(rs);
   const bool deleting = BeingDeleted(rs);
@@ -75,7 +76,7 @@ Status ReplicaSetController::SyncReplicaSet(Context& ctx, const Key& key) {
       api, pod_info, pod_informer, ns, rs, kReplicaSetApiVersion, kReplicaSetKind, *selector, [](const Json& pod) { return PodActive(pod); },
       [&](const Json& pod) {
         const store::Object* seen = pod_informer.Find({ns, NameOf(pod)});
-        owned.push_back(seen != nullptr && &seen->body == &pod ? &pod : &adopted.emplace_back(pod));
+        owned.push_back(seen != nullptr && &*seen->body.tree() == &pod ? &pod : &adopted.emplace_back(pod));
       });
 
   // Manage the replicas.
@@ -112,14 +113,16 @@ Status ReplicaSetController::SyncReplicaSet(Context& ctx, const Key& key) {
         std::set<std::string> related_sets{uid};
         if (owner_ref != nullptr) {
           EachInNamespace(ctx.informer("replicasets"), ns, [&](const store::Object& other) {
-            const Json* r = ControllerRef(other.body);
-            if (r != nullptr && r->value("uid", "") == owner_ref->value("uid", "")) related_sets.insert(Uid(other.body));
+            const store::Body::Tree other_pinned = other.body.tree();
+            const Json* r = ControllerRef(*other_pinned);
+            if (r != nullptr && r->value("uid", "") == owner_ref->value("uid", "")) related_sets.insert(Uid(*other.body.tree()));
           });
         }
         EachInNamespace(ctx.informer("pods"), ns, [&](const store::Object& p) {
-          const Json* r = ControllerRef(p.body);
-          if (r == nullptr || !PodActive(p.body) || !related_sets.contains(r->value("uid", ""))) return;
-          const std::string node = StringAt(p.body, {"spec", "nodeName"});
+          const store::Body::Tree p_pinned = p.body.tree();
+          const Json* r = ControllerRef(*p_pinned);
+          if (r == nullptr || !PodActive(*p.body.tree()) || !related_sets.contains(r->value("uid", ""))) return;
+          const std::string node = StringAt(*p.body.tree(), {"spec", "nodeName"});
           if (!node.empty()) ++per_node[node];
         });
         SortPodsToDelete(victims, per_node, now);

@@ -25,11 +25,13 @@ Status ResourceQuotaController::Sync(Context& ctx, const Changes& changed) {
 Status ResourceQuotaController::SyncQuota(Context& ctx, const Key& key) {
   const store::Object* object = ctx.informer("resourcequotas").Find(key);
   if (object == nullptr) return Status::Ok();
-  const Json& quota = object->body;
+  const store::Body::Tree quota_tree = object->body.tree();
+  const Json& quota = *quota_tree;
   std::vector<const Json*> pods;
+  std::vector<store::Body::Tree> pod_trees;  // pins what `pods` points into
   const auto& all = ctx.informer("pods").objects();
   for (auto it = all.lower_bound({key.first, ""}); it != all.end() && it->first.first == key.first; ++it) {
-    pods.push_back(&it->second->body);
+    pods.push_back(pod_trees.emplace_back(it->second->body.tree()).get());
   }
   Json status = StatusOf(quota);
   Json next = status;

@@ -25,7 +25,8 @@ Status StatefulSetController::Sync(Context& ctx, const Changes& changed) {
     const store::Object* o = pods.Find(key);
     auto prev = owner_of_.find(key);
     if (prev != owner_of_.end()) queue_.Add(prev->second, now);
-    const Json* ref = o != nullptr ? ControllerRef(o->body) : nullptr;
+    const store::Body::Tree o_pinned = o != nullptr ? o->body.tree() : nullptr;
+    const Json* ref = o != nullptr ? ControllerRef(*o_pinned) : nullptr;
     if (ref != nullptr && ref->value("kind", "") == kStatefulSetKind) {
       owner_of_[key] = {key.first, ref->value("name", "")};
       queue_.Add(owner_of_[key], now);
@@ -41,7 +42,7 @@ Status StatefulSetController::Sync(Context& ctx, const Changes& changed) {
 Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
   const store::Object* object = ctx.informer("statefulsets").Find(key);
   if (object == nullptr) return Status::Ok();
-  Json set = object->body;
+  Json set = *object->body.tree();
   const std::string& ns = key.first;
   const std::string& name = key.second;
   const std::string component(Name());
@@ -60,9 +61,10 @@ Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
   bool have_revision = false;
   const auto& revisions = ctx.informer("controllerrevisions").objects();
   for (auto it = revisions.lower_bound({ns, ""}); it != revisions.end() && it->first.first == ns; ++it) {
-    const Json* ref = ControllerRef(it->second->body);
+    const store::Body::Tree second_pinned = it->second->body.tree();
+    const Json* ref = ControllerRef(*second_pinned);
     if (ref == nullptr || ref->value("uid", "") != Uid(set)) continue;
-    newest = std::max(newest, IntAt(it->second->body, {"revision"}, 0));
+    newest = std::max(newest, IntAt(*it->second->body.tree(), {"revision"}, 0));
     have_revision = have_revision || it->first.second == update_revision;
   }
   if (!have_revision) {

@@ -24,12 +24,12 @@ std::vector<model::Taint> NoExecuteTaints(const Json& node) {
 void TaintEvictionController::Evaluate(Context& ctx, const Key& key) {
   const store::Object* p = ctx.informer("pods").Find(key);
   auto cancel = [&] { due_.erase(key); };
-  if (p == nullptr || PodTerminal(p->body) || BeingDeleted(p->body)) return cancel();
-  const std::string node_name = StringAt(p->body, {"spec", "nodeName"});
+  if (p == nullptr || PodTerminal(*p->body.tree()) || BeingDeleted(*p->body.tree())) return cancel();
+  const std::string node_name = StringAt(*p->body.tree(), {"spec", "nodeName"});
   const store::Object* node = node_name.empty() ? nullptr : ctx.informer("nodes").Find({"", node_name});
-  const std::vector<model::Taint> taints = node != nullptr ? NoExecuteTaints(node->body) : std::vector<model::Taint>{};
+  const std::vector<model::Taint> taints = node != nullptr ? NoExecuteTaints(*node->body.tree()) : std::vector<model::Taint>{};
   if (taints.empty()) return cancel();
-  manifest::LoadResult decoded = manifest::DecodeJson("pod " + key.first + "/" + key.second, p->body);
+  manifest::LoadResult decoded = manifest::DecodeJson("pod " + key.first + "/" + key.second, *p->body.tree());
   if (decoded.objects.pods.empty()) return cancel();
   const std::vector<model::Toleration>& tolerations = decoded.objects.pods.front().object.tolerations;
   const Timestamp now = ctx.now();
@@ -72,11 +72,11 @@ Status TaintEvictionController::Evict(Context& ctx, const Key& key) {
   if (due == due_.end() || due->second > ctx.now()) return Status::Ok();  // cancelled, or moved later
   due_.erase(due);
   const store::Object* p = ctx.informer("pods").Find(key);
-  if (p == nullptr || BeingDeleted(p->body)) return Status::Ok();
+  if (p == nullptr || BeingDeleted(*p->body.tree())) return Status::Ok();
   const api::ResourceInfo& pod_info = Resource("", "v1", "pods");
-  ctx.Event(p->body, "Pod", "v1", "Normal", "TaintManagerEviction", "Marking for deletion Pod " + key.first + "/" + key.second,
+  ctx.Event(*p->body.tree(), "Pod", "v1", "Normal", "TaintManagerEviction", "Marking for deletion Pod " + key.first + "/" + key.second,
             std::string(Name()));
-  Json body = p->body;
+  Json body = *p->body.tree();
   Json& status = body["status"];
   if (!status.is_object()) status = Json::object();
   SetCondition(status, {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "DeletionByTaintManager"},
@@ -86,7 +86,7 @@ Status TaintEvictionController::Evict(Context& ctx, const Key& key) {
   if (!marked.ok() && marked.status().code() != StatusCode::kConflict) {
     return marked.status().code() == StatusCode::kNotFound ? Status::Ok() : marked.status();
   }
-  auto r = ctx.api().Delete(ObjectPath(pod_info, key.first, key.second), {{"preconditions", {{"uid", Uid(p->body)}}}});
+  auto r = ctx.api().Delete(ObjectPath(pod_info, key.first, key.second), {{"preconditions", {{"uid", Uid(*p->body.tree())}}}});
   if (!r.ok() && r.status().code() != StatusCode::kNotFound) return r.status();
   return Status::Ok();
 }
@@ -98,7 +98,7 @@ Status TaintEvictionController::Sync(Context& ctx, const Changes& changed) {
   for (const Key& key : changed.at("nodes")) nodes.insert(key.second);
   if (!nodes.empty()) {
     for (const auto& [key, p] : ctx.informer("pods").objects()) {
-      if (nodes.contains(StringAt(p->body, {"spec", "nodeName"}))) look.insert(key);
+      if (nodes.contains(StringAt(*p->body.tree(), {"spec", "nodeName"}))) look.insert(key);
     }
   }
   for (const Key& key : look) Evaluate(ctx, key);

@@ -24,7 +24,7 @@ class DecodeCache {
     auto& slot = decoded_[{o.resource, o.ns, o.name}];
     if (slot.first != o.revision) {
       slot.first = o.revision;
-      slot.second = manifest::DecodeJson(prefix_ + o.resource + "/" + o.ns + "/" + o.name, o.body);
+      slot.second = manifest::DecodeJson(prefix_ + o.resource + "/" + o.ns + "/" + o.name, *o.body.tree());
     }
     return slot.second;
   }

@@ -128,7 +128,7 @@ Status EventRecorder::Write(std::vector<Queued> events) {
         if (queued != nullptr) {
           batch_.Update(*queued, std::move(next), Settle(key));  // merges into the queued write
         } else {
-          batch_.Update(store::Object{"events", e.ns, seen.name, seen.revision, nullptr}, std::move(next), Settle(key));
+          batch_.Update(store::Object{"events", e.ns, seen.name, seen.revision, {}}, std::move(next), Settle(key));
         }
         continue;
       }
@@ -160,11 +160,11 @@ Status EventRecorder::ExpireOld() {
     // When the event last happened: lastTimestamp, eventTime, or its creation.
     Timestamp last = 0;
     for (const char* field : {"lastTimestamp", "eventTime"}) {
-      const auto it = e.body.find(field);
-      if (it == e.body.end() || !it->is_string()) continue;
+      const auto it = e.body->find(field);
+      if (it == e.body->end() || !it->is_string()) continue;
       if (auto t = ParseRfc3339(it->get<std::string>()); t.ok()) last = std::max(last, *t);
     }
-    if (auto t = ParseRfc3339(StringAt(e.body, "metadata", "creationTimestamp")); t.ok()) last = std::max(last, *t);
+    if (auto t = ParseRfc3339(StringAt(*e.body.tree(), "metadata", "creationTimestamp")); t.ok()) last = std::max(last, *t);
     if (now - last <= ttl_) continue;
     auto r = store_.Delete("events", e.ns, e.name, e.revision);
     if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {

@@ -113,8 +113,8 @@ void LiveScheduler::Evict(const std::vector<sched::preemption::Eviction>& victim
 void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_t grace, const std::string& message,
                                   Timestamp now, int retries) {
   const store::Object* cur = Current(key);
-  if (cur == nullptr || Terminating(cur->body)) return;
-  if (StringAt(cur->body, "metadata", "uid") != uid) return;  // another pod of that name: the victim is gone
+  if (cur == nullptr || Terminating(*cur->body.tree())) return;
+  if (StringAt(*cur->body.tree(), "metadata", "uid") != uid) return;  // another pod of that name: the victim is gone
   // A write that lost a race with another writer (the node agent's status, say) is made again
   // on the store's current version: the cache already holds the victim terminating, so an
   // eviction dropped here would leave its preemptor waiting for good.
@@ -132,12 +132,12 @@ void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_
     if (!r.ok()) return retry(r);
     return record_event_(key.first, key.second, uid, "Normal", "Preempted", message);
   };
-  if (HasDisruptionTarget(cur->body) && (NodeOf(cur->body).empty() || grace <= 0)) {
+  if (HasDisruptionTarget(*cur->body.tree()) && (NodeOf(*cur->body.tree()).empty() || grace <= 0)) {
     // The condition is there (an earlier attempt wrote it): only the deletion is left.
     batch_.Delete(*cur, deleted);
     return;
   }
-  Json next = cur->body;
+  Json next = *cur->body.tree();
   SetCondition(next["status"], {{"type", "DisruptionTarget"},
                                 {"status", "True"},
                                 {"reason", "PreemptionByScheduler"},
@@ -192,12 +192,13 @@ void LiveScheduler::SeedPreemptionHistory() {
       continue;
     }
     for (const store::Object& o : listed->items) {
-      const Json* annotations = At(o.body, "metadata", "annotations");
+      const store::Body::Tree o_pinned = o.body.tree();
+      const Json* annotations = At(*o_pinned, "metadata", "annotations");
       if (annotations == nullptr || !annotations->is_object()) continue;
       auto it = annotations->find(name);
       if (it == annotations->end() || !it->is_string()) continue;
       auto times = sched::preemption::ParsePreemptionsAnnotation(it->get_ref<const std::string&>());
-      if (times.ok()) history_.Seed(std::string(StringAt(o.body, "metadata", "uid")), *times);
+      if (times.ok()) history_.Seed(std::string(StringAt(*o.body.tree(), "metadata", "uid")), *times);
     }
   }
 }
@@ -205,7 +206,7 @@ void LiveScheduler::SeedPreemptionHistory() {
 void LiveScheduler::RecordLineagePreemption(const store::Object& victim, const std::string& owner_uid, Timestamp now) {
   history_.Record(owner_uid, now);
   const Json* refs = nullptr;
-  if (auto md = victim.body.find("metadata"); md != victim.body.end() && md->is_object()) {
+  if (auto md = victim.body->find("metadata"); md != victim.body->end() && md->is_object()) {
     if (auto r = md->find("ownerReferences"); r != md->end() && r->is_array()) refs = &*r;
   }
   if (refs == nullptr) return;
@@ -221,8 +222,8 @@ void LiveScheduler::WriteLineageAnnotation(const std::string& resource, const Ke
                                            int retries) {
   auto stored = store_.Get(resource, owner.first, owner.second);
   // Gone, or the store unreachable: the record kept here still guards this scheduler's decisions.
-  if (!stored.ok() || StringAt(stored->body, "metadata", "uid") != owner_uid) return;
-  Json next = stored->body;
+  if (!stored.ok() || StringAt(*stored->body.tree(), "metadata", "uid") != owner_uid) return;
+  Json next = *stored->body.tree();
   Json& annotations = next["metadata"]["annotations"];
   if (!annotations.is_object()) annotations = Json::object();
   const std::string name(sched::preemption::kPreemptionsAnnotation);

@@ -124,7 +124,7 @@ Status LiveScheduler::Build(const Informers& informers) {
     g.preemption_policy = g.spec_preemption_policy.value_or(d.policy);
   };
   for (const char* r : kGroupResources) {
-    for (const auto& [key, o] : informers.at(r)->objects()) group_specs_[{r, key}] = SpecOf(o->body);
+    for (const auto& [key, o] : informers.at(r)->objects()) group_specs_[{r, key}] = SpecOf(*o->body.tree());
   }
   for (const auto& [key, o_ptr] : informers.at("compositepodgroups")->objects()) {
     const store::Object& o = *o_ptr;
@@ -207,7 +207,7 @@ void LiveScheduler::ReconcilePod(const Key& key, const store::Object* stored, in
   Tracked& t = pods_[key];
   // What the store says the pod is now.
   const model::Pod* decoded = nullptr;
-  if (stored != nullptr && !Terminal(stored->body)) {
+  if (stored != nullptr && !Terminal(*stored->body.tree())) {
     const auto& r = decode_(*stored);
     if (r.ok() && !r.objects.pods.empty()) decoded = &r.objects.pods[0].object;
   }
@@ -298,7 +298,7 @@ Status LiveScheduler::Pass(const Informers& informers, const Changes& changes) {
     for (const auto& key : it->second) {
       const store::Object* o = Find(informers, r, key);
       auto known = group_specs_.find({r, key});
-      if (o == nullptr ? known != group_specs_.end() : known == group_specs_.end() || known->second != SpecOf(o->body)) {
+      if (o == nullptr ? known != group_specs_.end() : known == group_specs_.end() || known->second != SpecOf(*o->body.tree())) {
         rebuild = true;
         break;
       }
@@ -443,7 +443,7 @@ void LiveScheduler::WriteVolumeBindings(const model::Pod& pod) {
     const model::PersistentVolumeClaim* claim = storage.Claim(pod.ns, v.claim_name);
     const store::Object* cur = Current("persistentvolumeclaims", {pod.ns, v.claim_name});
     if (claim == nullptr || cur == nullptr) continue;
-    Json next = cur->body;
+    Json next = *cur->body.tree();
     Json& ann = next["metadata"]["annotations"];
     if (!ann.is_object()) ann = Json::object();
     if (!claim->selected_node.empty()) ann[std::string(model::kAnnSelectedNode)] = claim->selected_node;
@@ -455,13 +455,13 @@ void LiveScheduler::WriteVolumeBindings(const model::Pod& pod) {
         if (const store::Object* pv_cur = Current("persistentvolumes", {"", pv->name})) {
           // The claim's status takes the volume's capacity and access modes, as the PV
           // controller sets them.
-          const Json& pv_spec = pv_cur->body.value("spec", Json::object());
+          const Json& pv_spec = pv_cur->body->value("spec", Json::object());
           if (pv_spec.contains("capacity")) next["status"]["capacity"] = pv_spec["capacity"];
           if (pv_spec.contains("accessModes")) next["status"]["accessModes"] = pv_spec["accessModes"];
-          Json pv_next = pv_cur->body;
+          Json pv_next = *pv_cur->body.tree();
           if (!pv_next["spec"].contains("claimRef")) {
             pv_next["spec"]["claimRef"] = {{"kind", "PersistentVolumeClaim"}, {"namespace", claim->ns}, {"name", claim->name},
-                                           {"uid", cur->body["metadata"].value("uid", "")}};
+                                           {"uid", (*cur->body.tree())["metadata"].value("uid", "")}};
             pv_next["status"]["phase"] = "Bound";
             batch_.Update(*pv_cur, std::move(pv_next));
           }
@@ -528,12 +528,12 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
   t.place = Place::kBound;
   if (state::PodInfoPtr assumed = scheduler_->cache().FindPod(pod.uid)) t.info = assumed;
   const store::Object* cur = Current(key);
-  if (cur == nullptr || !NodeOf(cur->body).empty() || Terminating(cur->body)) {
+  if (cur == nullptr || !NodeOf(*cur->body.tree()).empty() || Terminating(*cur->body.tree())) {
     Forget(key, out.attempt);
     return Status::Ok();
   }
   if (!pod.volumes.empty()) WriteVolumeBindings(pod);
-  Json next = cur->body;
+  Json next = *cur->body.tree();
   next["spec"]["nodeName"] = out.node;
   if (next["status"].is_object()) next["status"].erase("nominatedNodeName");
   const Timestamp now = clock_.Now() / kSecond * kSecond;
@@ -571,7 +571,7 @@ Status LiveScheduler::Fail(const sched::CycleOutcome& out) {
   const model::Pod& pod = out.pod->pod;
   const Key key{pod.ns, pod.name};
   const store::Object* cur = Current(key);
-  if (cur == nullptr || !NodeOf(cur->body).empty()) return Status::Ok();
+  if (cur == nullptr || !NodeOf(*cur->body.tree()).empty()) return Status::Ok();
   ++metrics_.unschedulable;
   // Every failed attempt is an event (the recorder counts repeats on one event); the pod's
   // condition is written when its message changes.
@@ -579,7 +579,7 @@ Status LiveScheduler::Fail(const sched::CycleOutcome& out) {
     return record_event_(pod.ns, pod.name, pod.uid, "Warning", "FailedScheduling", out.message);
   }
   last_failure_[key] = out.message;
-  Json next = cur->body;
+  Json next = *cur->body.tree();
   const Timestamp now = clock_.Now() / kSecond * kSecond;
   SetCondition(next["status"], {{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
                                 {"message", out.message}, {"lastTransitionTime", FormatRfc3339(now)}});
@@ -590,9 +590,9 @@ Status LiveScheduler::Fail(const sched::CycleOutcome& out) {
 void LiveScheduler::Nominate(const state::PodInfo& pod, const std::string& node) {
   const Key key{pod.pod.ns, pod.pod.name};
   const store::Object* cur = Current(key);
-  if (cur == nullptr || !NodeOf(cur->body).empty()) return;
-  if (std::string(StringAt(cur->body, "status", "nominatedNodeName")) == node) return;
-  Json next = cur->body;
+  if (cur == nullptr || !NodeOf(*cur->body.tree()).empty()) return;
+  if (std::string(StringAt(*cur->body.tree(), "status", "nominatedNodeName")) == node) return;
+  Json next = *cur->body.tree();
   if (node.empty()) {
     if (next["status"].is_object()) next["status"].erase("nominatedNodeName");
   } else {
@@ -612,14 +612,15 @@ void LiveScheduler::WriteGroupCondition(const std::string& group, const std::str
   // <Kind>InitiallyScheduled: True (reason Scheduled) once a cycle placed the quorum, and kept
   // then; False (reason Unschedulable) with the latest message until that happens.
   const std::string type = kind + "InitiallyScheduled";
-  if (const Json* conds = At(cur->body, "status", "conditions"); conds != nullptr && conds->is_array()) {
+  const store::Body::Tree cur_pinned = cur->body.tree();
+  if (const Json* conds = At(*cur_pinned, "status", "conditions"); conds != nullptr && conds->is_array()) {
     for (const Json& c : *conds) {
       if (!c.is_object() || c.value("type", "") != type) continue;
       if (c.value("status", "") == "True") return;
       if (!scheduled && c.value("message", "") == message) return;
     }
   }
-  Json next = cur->body;
+  Json next = *cur->body.tree();
   const Timestamp now = clock_.Now() / kSecond * kSecond;
   Json cond = {{"type", type},
                {"status", scheduled ? "True" : "False"},

@@ -98,15 +98,16 @@ Status NodeSimulator::InitializeNodes(const store::Informer& nodes) {
     if (std::exchange(gathered, true)) return;
     for (const auto& [key, n_ptr] : nodes.objects()) {
       const store::Object& n = *n_ptr;
-      if (auto c = Ipv4Net::Parse(Str(n.body, "spec", "podCIDR")); c.ok() && cluster.Contains(c->base)) {
+      if (auto c = Ipv4Net::Parse(Str(*n.body.tree(), "spec", "podCIDR")); c.ok() && cluster.Contains(c->base)) {
         used_blocks.insert((c->base - cluster.base) >> 8);
       }
-      if (auto ip = ParseIpv4(InternalIp(n.body)); ip.ok()) used_ips.insert(*ip);
+      if (auto ip = ParseIpv4(InternalIp(*n.body.tree())); ip.ok()) used_ips.insert(*ip);
     }
   };
   for (const auto& [key, n_ptr] : nodes.objects()) {
     const store::Object& n = *n_ptr;
-    const Json& body = n.body;
+    const store::Body::Tree body_tree = n.body.tree();
+    const Json& body = *body_tree;
     if (Stopped(body)) continue;  // a stopped node reports nothing
     const bool has_cidr = !Str(body, "spec", "podCIDR").empty();
     const bool has_ip = !InternalIp(body).empty();
@@ -194,7 +195,7 @@ Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Inf
   const Timestamp now = clock_.Now();
   for (const auto& [key, n_ptr] : nodes.objects()) {
     const store::Object& n = *n_ptr;
-    if (Stopped(n.body)) continue;  // a stopped node's kubelet renews nothing
+    if (Stopped(*n.body.tree())) continue;  // a stopped node's kubelet renews nothing
     const store::Object* held = leases.Find({"kube-node-lease", n.name});
     if (held == nullptr) {
       const Json lease = {
@@ -205,15 +206,15 @@ Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Inf
             {"namespace", "kube-node-lease"},
             {"creationTimestamp", FormatRfc3339(now / kSecond * kSecond)},
             {"ownerReferences",
-             Json::array({{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", n.name}, {"uid", Str(n.body, "metadata", "uid")}}})}}},
+             Json::array({{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", n.name}, {"uid", Str(*n.body.tree(), "metadata", "uid")}}})}}},
           {"spec",
            {{"holderIdentity", n.name}, {"leaseDurationSeconds", options_.lease_duration_seconds}, {"renewTime", FormatMicro(now)}}}};
       batch_.Create("leases", "kube-node-lease", n.name, lease, Accept);
       continue;
     }
-    auto renewed = ParseRfc3339(Str(held->body, "spec", "renewTime"));
+    auto renewed = ParseRfc3339(Str(*held->body.tree(), "spec", "renewTime"));
     if (renewed.ok() && now - *renewed < options_.lease_renew_interval) continue;
-    Json next = held->body;
+    Json next = *held->body.tree();
     next["spec"]["renewTime"] = FormatMicro(now);
     next["spec"]["holderIdentity"] = n.name;
     batch_.Update(*held, std::move(next), Accept);
@@ -252,7 +253,8 @@ void NodeSimulator::Observe(const Key& key, const store::Object* p) {
     }
     return;
   }
-  const Json& body = p->body;
+  const store::Body::Tree body_tree = p->body.tree();
+  const Json& body = *body_tree;
   const std::string node(StringAt(body, "spec", "nodeName"));
   const bool ended = Terminal(body);
   if (!node.empty() && !ended) {
@@ -348,8 +350,8 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pod
     deadlines_.erase(deadlines_.begin());
     deadline_of_.erase(key);
     const store::Object* p = pods.Find(key);
-    if (p == nullptr || !Terminating(p->body)) continue;
-    if (p->body["metadata"].contains("finalizers") && !p->body["metadata"]["finalizers"].empty()) {
+    if (p == nullptr || !Terminating(*p->body.tree())) continue;
+    if ((*p->body.tree())["metadata"].contains("finalizers") && !(*p->body.tree())["metadata"]["finalizers"].empty()) {
       EndWithFinalizers(*p, now_text);
     } else {
       batch_.Delete(*p, Accept);
@@ -359,20 +361,21 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pod
     const Key key = runs_.begin()->second;
     runs_.erase(runs_.begin());
     run_end_of_.erase(key);
-    if (const store::Object* p = pods.Find(key); p != nullptr && !Terminating(p->body) && !Terminal(p->body)) {
+    if (const store::Object* p = pods.Find(key); p != nullptr && !Terminating(*p->body.tree()) && !Terminal(*p->body.tree())) {
       FinishRun(*p, now_text);
     }
   }
   for (const Key& key : std::exchange(ephemeral_, {})) {
     const store::Object* p = pods.Find(key);
     if (p == nullptr) continue;
-    Json next = p->body;
+    Json next = *p->body.tree();
     Json& statuses = next["status"]["ephemeralContainerStatuses"];
     if (!statuses.is_array()) statuses = Json::array();
     std::set<std::string> started;
     for (const Json& st : statuses) started.insert(st.value("name", ""));
-    const std::string uid = Str(p->body, "metadata", "uid");
-    for (const Json& c : p->body["spec"]["ephemeralContainers"]) {
+    const std::string uid = Str(*p->body.tree(), "metadata", "uid");
+    const store::Body::Tree p_tree = p->body.tree();
+    for (const Json& c : (*p_tree)["spec"]["ephemeralContainers"]) {
       const std::string name = c.value("name", "");
       if (started.contains(name)) continue;
       statuses.push_back({{"name", name},
@@ -382,7 +385,7 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pod
                           {"ready", false},
                           {"restartCount", 0},
                           {"state", {{"running", {{"startedAt", now_text}}}}}});
-      Log(key, uid, name, "started on simulated node " + Str(p->body, "spec", "nodeName") + " (image " +
+      Log(key, uid, name, "started on simulated node " + Str(*p->body.tree(), "spec", "nodeName") + " (image " +
                               c.value("image", std::string()) + "; an ephemeral container)");
     }
     batch_.Update(*p, std::move(next), Accept);
@@ -396,13 +399,14 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pod
       continue;
     }
     const store::Object& p = *started;
-    const Json& body = p.body;
+    const store::Body::Tree body_tree = p.body.tree();
+    const Json& body = *body_tree;
     const std::string uid = Str(body, "metadata", "uid");
     const std::string node = Str(body, "spec", "nodeName");
     const store::Object* n = nodes.Find({"", node});
-    if (n == nullptr || Stopped(n->body)) continue;  // a node that is not (yet) there, or stopped, runs nothing
-    auto cidr = Ipv4Net::Parse(Str(n->body, "spec", "podCIDR"));
-    const std::string host_ip = InternalIp(n->body);
+    if (n == nullptr || Stopped(*n->body.tree())) continue;  // a node that is not (yet) there, or stopped, runs nothing
+    auto cidr = Ipv4Net::Parse(Str(*n->body.tree(), "spec", "podCIDR"));
+    const std::string host_ip = InternalIp(*n->body.tree());
     if (!cidr.ok() || host_ip.empty()) continue;  // initialised by the next pass
     Json next = body;
     Json& st = next["status"];
@@ -509,7 +513,8 @@ void NodeSimulator::Log(const Key& key, const std::string& uid, const std::strin
 }
 
 void NodeSimulator::FinishRun(const store::Object& p, const std::string& now_text) {
-  const Json& body = p.body;
+  const store::Body::Tree body_tree = p.body.tree();
+  const Json& body = *body_tree;
   const std::string uid = Str(body, "metadata", "uid");
   int64_t exit_code = 0;
   if (const Json* a = At(body, "metadata", "annotations"); a != nullptr && a->is_object() && a->contains("arbiter.dev/exit-code")) {
@@ -555,15 +560,15 @@ void NodeSimulator::FinishRun(const store::Object& p, const std::string& now_tex
 }
 
 void NodeSimulator::EndWithFinalizers(const store::Object& p, const std::string& now_text) {
-  Json next = p.body;
+  Json next = *p.body.tree();
   next["metadata"]["deletionGracePeriodSeconds"] = 0;
   Json& st = next["status"];
-  if (!Terminal(p.body)) {
+  if (!Terminal(*p.body.tree())) {
     // Killed by its deletion: the containers' exit code of SIGKILL.
     st["phase"] = "Failed";
     if (st.contains("containerStatuses") && st["containerStatuses"].is_array()) {
       for (Json& cs : st["containerStatuses"]) {
-        Log({p.ns, p.name}, Str(p.body, "metadata", "uid"), cs.value("name", ""), "grace period over: killed (SIGKILL, exit code 137)");
+        Log({p.ns, p.name}, Str(*p.body.tree(), "metadata", "uid"), cs.value("name", ""), "grace period over: killed (SIGKILL, exit code 137)");
         cs["state"] = {{"terminated", Terminated(cs, 137, now_text)}};
         cs["ready"] = false;
         cs["started"] = false;

@@ -34,7 +34,7 @@ void PressureEviction::Run(const store::Informer& nodes, const store::Informer& 
   std::map<std::string, std::vector<std::pair<const store::Object*, model::Pod>>> by_node;
   for (const auto& [key, p_ptr] : pods.objects()) {
     const store::Object& p = *p_ptr;
-    if (NodeOf(p.body).empty() || Terminal(p.body) || Terminating(p.body)) continue;
+    if (NodeOf(*p.body.tree()).empty() || Terminal(*p.body.tree()) || Terminating(*p.body.tree())) continue;
     const manifest::LoadResult& r = decode_(p);
     if (!r.ok() || r.objects.pods.empty()) continue;
     model::Pod pod = r.objects.pods[0].object;
@@ -55,7 +55,7 @@ void PressureEviction::Run(const store::Informer& nodes, const store::Informer& 
     }
     for (const auto& e : kubelet::NodePressureEvictions(nr.objects.nodes[0].object, running, usage, config_)) {
       const store::Object* cur = stored[e.pod];
-      Json next = cur->body;
+      Json next = *cur->body.tree();
       Json& st = next["status"];
       st["phase"] = "Failed";
       st["reason"] = "Evicted";
@@ -69,7 +69,7 @@ void PressureEviction::Run(const store::Informer& nodes, const store::Informer& 
           cs["state"] = {{"terminated", {{"exitCode", 137}, {"reason", "Evicted"}, {"finishedAt", now}}}};
         }
       }
-      PodEvent event{cur->ns, cur->name, std::string(StringAt(cur->body, "metadata", "uid")), "Warning", "Evicted",
+      PodEvent event{cur->ns, cur->name, std::string(StringAt(*cur->body.tree(), "metadata", "uid")), "Warning", "Evicted",
                      e.message, "kubelet", e.node};
       batch_.Update(*cur, std::move(next), [this, e, event](const StatusOr<store::ObjectPtr>& r) -> Status {
         if (!r.ok()) {

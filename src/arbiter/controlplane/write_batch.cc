@@ -83,7 +83,7 @@ void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlo
       // Already being deleted: nothing more is written (the completion sees the deletion).
     } else if (kind == store::WriteOp::Kind::kDelete) {
       q.op.kind = store::WriteOp::Kind::kDelete;
-      q.view.body = nullptr;  // the stored body is not the queued one: the store reads it
+      q.view.body = store::Body();  // the stored body is not the queued one: the store reads it
     } else {
       q.view.body = std::move(body);
     }
@@ -100,7 +100,7 @@ void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlo
   q.view.ns = base.ns;
   q.view.name = base.name;
   q.view.revision = base.revision;
-  if (kind == store::WriteOp::Kind::kUpdate && wants_base_) q.op.base = base.body;
+  if (kind == store::WriteOp::Kind::kUpdate && wants_base_) q.op.base = *base.body.tree();
   if (kind != store::WriteOp::Kind::kDelete) {
     q.view.body = std::move(body);  // moved to op.body when taken
   } else if (base.revision > 0) {
@@ -124,7 +124,7 @@ std::vector<store::WriteOp> WriteBatch::Take(std::vector<Queued>& taken, std::ve
       skipped[i] = true;
       continue;
     }
-    taken[i].op.body = std::move(taken[i].view.body);
+    taken[i].op.body = std::move(*taken[i].view.body.tree());
     ops.push_back(std::move(taken[i].op));
   }
   return ops;

@@ -458,8 +458,8 @@ class KubeStore final : public store::Store {
     // the status goes to its subresource after, at the revision the first write made.
     const Json status = Field(op.body, "status");
     auto main = Put(op.resource, *route, target, std::move(op.body), op.expected_revision);
-    if (!main.ok() || Field(main->body, "status") == status) return Shared(std::move(main));
-    Json body = std::move(main->body);
+    if (!main.ok() || Field(*main->body.tree(), "status") == status) return Shared(std::move(main));
+    Json body = std::move(*main->body.tree());
     body["status"] = status;
     return Shared(Put(op.resource, *route, target + "/status", std::move(body), main->revision));
   }
@@ -511,7 +511,8 @@ class KubeStore final : public store::Store {
       // kube-scheduler deletes a victim after patching its DisruptionTarget condition; the
       // pod's own grace period applies (the deletion timestamp written here is the same).
       const int64_t revision = result.ok() ? result->revision : op.expected_revision;
-      const Json& held = result.ok() ? result->body : before;
+      const store::Body::Tree result_tree = result.ok() ? result->body.tree() : nullptr;
+      const Json& held = result_tree != nullptr ? *result_tree : before;
       return DeleteItem("pods", route, op.ns, op.name, MetaString(before, "uid"), held, revision);
     }
     if (result.ok()) return result;

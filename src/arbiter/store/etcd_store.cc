@@ -235,9 +235,8 @@ class EtcdStore : public Store {
 
   static Object Stamped(const std::string& resource, const std::string& ns, const std::string& name,
                         int64_t revision, Json body) {
-    Object o{resource, ns, name, revision, std::move(body)};
-    StampRevision(o.body, revision);
-    return o;
+    StampRevision(body, revision);
+    return Object{resource, ns, name, revision, std::move(body)};
   }
 
   // The compare of an update or delete: the object is at `expected` (when > 0), or exists.

@@ -299,20 +299,18 @@ class EtcdWatch final : public EtcdWatchStream {
     } else {
       e.type = Int(Field(kv, "create_revision")) == revision ? EventType::kAdded : EventType::kModified;
     }
-    if (value_kv.is_null()) {
-      // A deletion without its previous value: waived by the watcher, or no longer kept by etcd.
-      e.object.body = Json::object();
-    } else {
+    Json body = Json::object();  // a deletion without its previous value: waived, or no longer kept by etcd
+    if (!value_kv.is_null()) {
       auto value = Base64Decode(Text(Field(value_kv, "value")));
-      Json body = value ? Json::parse(*value, nullptr, false) : Json();
+      body = value ? Json::parse(*value, nullptr, false) : Json();
       if (!value || body.is_discarded() || !ValidateBody(e.object.resource, e.object.ns, e.object.name, body).ok()) {
         return Internal(DescribeEtcdWatch(spec_.resource, spec_.ns) + ": the etcd value of " +
                         DescribeKey(e.object.resource, e.object.ns, e.object.name) + " at revision " +
                         std::to_string(revision) + " is not a JSON object");
       }
-      e.object.body = std::move(body);
     }
-    StampRevision(e.object.body, revision);
+    StampRevision(body, revision);
+    e.object.body = std::move(body);
     return std::optional<Event>(std::move(e));
   }
 

@@ -29,8 +29,8 @@ class MemoryStore : public Store {
     std::lock_guard<std::mutex> lk(mu_);
     Key key{resource, ns, name};
     if (objects_.count(key) != 0) return AlreadyExists(DescribeKey(resource, ns, name) + " already exists");
+    StampRevision(body, revision_ + 1);
     Object o{resource, ns, name, revision_ + 1, std::move(body)};
-    StampRevision(o.body, o.revision);
     ++revision_;
     auto& stored = objects_.emplace(std::move(key), std::move(o)).first->second;
     hub_.Publish(Event{EventType::kAdded, stored});
@@ -55,8 +55,8 @@ class MemoryStore : public Store {
     ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("update", it->second, expected_revision));
     Object& o = it->second;
     o.revision = ++revision_;
+    StampRevision(body, o.revision);
     o.body = std::move(body);
-    StampRevision(o.body, o.revision);
     hub_.Publish(Event{EventType::kModified, o});
     return o;
   }

@@ -387,8 +387,8 @@ class SqliteStore : public Store {
     auto existing = ReadRevision(resource, ns, name, what);
     if (!existing.ok()) return existing.status();
     if (existing->has_value()) return AlreadyExists(DescribeKey(resource, ns, name) + " already exists");
+    StampRevision(body, revision);
     Event e{EventType::kAdded, Object{resource, ns, name, revision, std::move(body)}};
-    StampRevision(e.object.body, e.object.revision);
     ARBITER_RETURN_IF_ERROR(WriteRow(insert_object_, e.object, what, row_bytes));
     return e;
   }
@@ -401,9 +401,9 @@ class SqliteStore : public Store {
     auto existing = ReadRevision(resource, ns, name, what);
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
-    ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("update", Object{resource, ns, name, **existing, nullptr}, expected_revision));
+    ARBITER_RETURN_IF_ERROR(CheckExpectedRevision("update", Object{resource, ns, name, **existing, {}}, expected_revision));
+    StampRevision(body, revision);
     Event e{EventType::kModified, Object{resource, ns, name, revision, std::move(body)}};
-    StampRevision(e.object.body, e.object.revision);
     ARBITER_RETURN_IF_ERROR(WriteRow(update_object_, e.object, what, row_bytes));
     return e;
   }
@@ -421,7 +421,7 @@ class SqliteStore : public Store {
       if (!current.ok()) return current.status();
       if (!current->has_value()) return NotFound(DescribeKey(resource, ns, name) + " not found");
       ARBITER_RETURN_IF_ERROR(
-          CheckExpectedRevision("delete", Object{resource, ns, name, **current, nullptr}, expected_revision));
+          CheckExpectedRevision("delete", Object{resource, ns, name, **current, {}}, expected_revision));
       existing = Object{resource, ns, name, **current, std::move(*known)};
     } else {
       auto read = ReadObject(resource, ns, name, what);
@@ -497,13 +497,14 @@ class SqliteStore : public Store {
 
   // Inserts or updates (by `stmt`) the row of `o`.
   Status WriteRow(sqlite3_stmt* stmt, const Object& o, const std::string& what, size_t* row_bytes = nullptr) {
-    std::string text;
+    std::shared_ptr<const std::string> text_holder;  // the version's text, kept with it (body.h)
     try {
-      text = o.body.dump();
+      text_holder = o.body.shared_text();
     } catch (const Json::exception& e) {
       return InvalidArgument("the body of " + DescribeKey(o.resource, o.ns, o.name) + " cannot be stored: " +
                              e.what());
     }
+    const std::string& text = *text_holder;
     if (row_bytes != nullptr) *row_bytes = text.size();
     Use u(stmt);
     u.Bind(1, o.resource);
@@ -522,7 +523,7 @@ class SqliteStore : public Store {
       return Internal("state store " + path_ + ": the stored body of " + DescribeKey(resource, ns, name) +
                       " is not a JSON object (the file is damaged)");
     }
-    return Object{resource, std::move(ns), std::move(name), revision, std::move(body)};
+    return Object{resource, std::move(ns), std::move(name), revision, Body::FromTreeAndText(std::move(body), text)};
   }
 
   // The revision of an object (nullopt when absent), without reading its body: what a write's

@@ -72,6 +72,13 @@ void StampRevision(Json& body, int64_t revision) {
   body["metadata"]["resourceVersion"] = std::to_string(revision);
 }
 
+void StampRevision(Body& body, int64_t revision) {
+  Json tree = body.Copy();
+  if (!tree.is_object()) tree = Json::object();
+  StampRevision(tree, revision);
+  body = Body(std::move(tree));
+}
+
 Status CheckExpectedRevision(const char* op, const Object& current, int64_t expected_revision) {
   if (expected_revision > 0 && current.revision != expected_revision) {
     return Conflict(std::string("cannot ") + op + " " + DescribeKey(current.resource, current.ns, current.name) +

@@ -22,6 +22,7 @@
 #include "arbiter/base/json.h"
 
 #include "arbiter/base/status.h"
+#include "arbiter/store/body.h"
 
 namespace arbiter::store {
 
@@ -32,7 +33,7 @@ struct Object {
   std::string ns;        // empty for cluster-scoped objects
   std::string name;
   int64_t revision = 0;  // the revision of the object's last write
-  Json body;             // with metadata.resourceVersion = the decimal revision
+  Body body;             // with metadata.resourceVersion = the decimal revision (body.h)
 };
 
 enum class EventType { kAdded, kModified, kDeleted };

@@ -19,17 +19,17 @@ struct Compacted {
   EventType type = EventType::kAdded;
   std::string resource, ns, name;
   int64_t revision = 0;
-  std::string body;  // the body's JSON text
+  std::shared_ptr<const std::string> body;  // the body's JSON text, shared with the version
 };
 
 namespace {
 
 // The memory a compacted event holds, for the byte bound.
 size_t CompactedBytes(const Compacted& c) {
-  return sizeof(Compacted) + c.body.size() + c.resource.size() + c.ns.size() + c.name.size();
+  return sizeof(Compacted) + c.body->size() + c.resource.size() + c.ns.size() + c.name.size();
 }
 
-// The event again, parsed from the text (our own dump of a valid body, so it parses).
+// The event again, its body the version's text (parsed when read: our own dump of a valid body).
 EventPtr Materialize(const Compacted& c) {
   Event e;
   e.type = c.type;
@@ -37,7 +37,7 @@ EventPtr Materialize(const Compacted& c) {
   e.object.ns = c.ns;
   e.object.name = c.name;
   e.object.revision = c.revision;
-  e.object.body = Json::parse(c.body);
+  e.object.body = Body::FromText(c.body);
   return std::make_shared<const Event>(std::move(e));
 }
 
@@ -269,7 +269,10 @@ WatchHub::~WatchHub() {
 }
 
 EventPtr WatchHub::Publish(Event event, size_t bytes) {
-  if (bytes == 0) bytes = ApproximateBytes(event.object.body);
+  if (bytes == 0) {
+    const size_t text = event.object.body.text_size();
+    bytes = text > 0 ? text : ApproximateBytes(*event.object.body.tree());
+  }
   bytes += event.object.name.size() + event.object.ns.size();
   auto e = std::make_shared<const Event>(std::move(event));
   const int64_t now = state_->limits.now_millis();
@@ -383,7 +386,7 @@ size_t WatchHub::CompactOld() {
   for (const EventPtr& e : due) {
     auto c = std::make_shared<Compacted>();
     try {
-      c->body = e->object.body.dump();
+      c->body = e->object.body.shared_text();
     } catch (const std::exception&) {
       // A body that cannot be printed as it is (a string that is not UTF-8) stays a tree.
       texts.push_back(nullptr);

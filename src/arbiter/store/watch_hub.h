@@ -109,6 +109,8 @@ Status ValidateBody(const std::string& resource, const std::string& ns, const st
 // Sets metadata.resourceVersion to the decimal `revision` (the body must have passed
 // ValidateBody).
 void StampRevision(Json& body, int64_t revision);
+// The same for a version already made: a new version, from a copy of its tree (a deletion's).
+void StampRevision(::arbiter::store::Body& body, int64_t revision);
 // Conflict when `expected_revision` > 0 and `current` is at another revision; `op` is the
 // verb for the message ("update", "delete").
 Status CheckExpectedRevision(const char* op, const Object& current, int64_t expected_revision);

@@ -485,14 +485,14 @@ StatusOr<Json> DashboardService::Dashboard() {
   std::vector<std::pair<const model::Pod*, int32_t>> pending;  // with the priority as stored
   for (const auto& [key, object] : pods_->objects()) {
     // A pod that ended takes no room (the scheduler's cache drops it too).
-    if (controlplane::Terminal(object->body)) continue;
+    if (controlplane::Terminal(*object->body.tree())) continue;
     const manifest::LoadResult& d = decoded_.Get(*object);
     if (!d.ok() || d.objects.pods.empty()) continue;
     const model::Pod& pod = d.objects.pods.front().object;
     const int32_t priority = admission::StoredPriority(pod);
     AddUsage(usage, pod, priority);
     states[pod.Key()] = PodState{pod.uid, pod.node_name, pod.nominated_node_name, pod.deletion_timestamp,
-                                 pod.node_name.empty() ? std::nullopt : BoundTime(object->body),
+                                 pod.node_name.empty() ? std::nullopt : BoundTime(*object->body.tree()),
                                  pod.pod_group_name.empty() ? "" : pod.ns + "/" + pod.pod_group_name};
     if (pod.node_name.empty() && !pod.deletion_timestamp) pending.emplace_back(&pod, priority);
   }
@@ -502,7 +502,7 @@ StatusOr<Json> DashboardService::Dashboard() {
     if (!d.ok() || d.objects.nodes.empty()) continue;
     const model::Node& node = d.objects.nodes.front().object;
     auto it = usage.find(node.name);
-    nodes.push_back(NodeJson(node, NodeReady(object->body), it != usage.end() ? &it->second : nullptr));
+    nodes.push_back(NodeJson(node, NodeReady(*object->body.tree()), it != usage.end() ? &it->second : nullptr));
   }
   Json queue = Json::array();
   if (activity.running) {
@@ -525,7 +525,8 @@ StatusOr<Json> DashboardService::Dashboard() {
       q.priority = priority;
       q.nominated_node = p->nominated_node_name;
       if (const store::Object* o = pods_->Find({p->ns, p->name}); o != nullptr) {
-        const nlohmann::json* c = controlplane::FindCondition(o->body, "PodScheduled");
+        const store::Body::Tree o_pinned = o->body.tree();
+        const nlohmann::json* c = controlplane::FindCondition(*o_pinned, "PodScheduled");
         if (c != nullptr && c->value("status", "") == "False") q.message = c->value("message", "");
       }
       queue.push_back(QueueJson(q));
@@ -581,20 +582,20 @@ StatusOr<Json> DashboardService::History(const std::string& ns, const std::strin
   auto list = store_.List("events", ns);
   if (!list.ok()) return list.status();
   for (const store::Object& e : list->items) {
-    const nlohmann::json& about = e.body.value("involvedObject", nlohmann::json::object());
+    const nlohmann::json& about = e.body->value("involvedObject", nlohmann::json::object());
     if (about.value("kind", "") != "Pod" || about.value("name", "") != name) continue;
     if (!uid.empty() && about.value("uid", uid) != uid) continue;
-    std::string last = e.body.value("lastTimestamp", nlohmann::json()).is_string() ? e.body["lastTimestamp"].get<std::string>() : "";
-    if (last.empty()) last = e.body.value("eventTime", nlohmann::json()).is_string() ? e.body["eventTime"].get<std::string>() : "";
-    if (last.empty()) last = e.body.value("/metadata/creationTimestamp"_json_pointer, std::string());
-    const nlohmann::json& source = e.body.value("source", nlohmann::json::object());
+    std::string last = e.body->value("lastTimestamp", nlohmann::json()).is_string() ? (*e.body.tree())["lastTimestamp"].get<std::string>() : "";
+    if (last.empty()) last = e.body->value("eventTime", nlohmann::json()).is_string() ? (*e.body.tree())["eventTime"].get<std::string>() : "";
+    if (last.empty()) last = e.body->value("/metadata/creationTimestamp"_json_pointer, std::string());
+    const nlohmann::json& source = e.body->value("source", nlohmann::json::object());
     events.emplace_back(last + "\n" + e.name,  // by time, then name: a total order
                         Json{{"time", last},
-                             {"type", e.body.value("type", "")},
-                             {"reason", e.body.value("reason", "")},
-                             {"message", e.body.value("message", "")},
-                             {"source", source.value("component", e.body.value("reportingComponent", ""))},
-                             {"count", e.body.value("count", int64_t{1})}});
+                             {"type", e.body->value("type", "")},
+                             {"reason", e.body->value("reason", "")},
+                             {"message", e.body->value("message", "")},
+                             {"source", source.value("component", e.body->value("reportingComponent", ""))},
+                             {"count", e.body->value("count", int64_t{1})}});
   }
   std::sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   Json out = {{"events", Json::array()}, {"preemptions", Json::array()}};
@@ -614,8 +615,8 @@ StatusOr<Json> DashboardService::History(const std::string& ns, const std::strin
         auto victim = store_.Get("pods", v.pod.substr(0, slash), v.pod.substr(slash + 1));
         if (!victim.ok()) continue;  // gone
         std::optional<Timestamp> deletion;
-        if (auto t = ParseRfc3339(victim->body.value("/metadata/deletionTimestamp"_json_pointer, std::string())); t.ok()) deletion = *t;
-        now.Add(v.pod, PodState{victim->body.value("/metadata/uid"_json_pointer, std::string()), controlplane::NodeOf(victim->body),
+        if (auto t = ParseRfc3339(victim->body->value("/metadata/deletionTimestamp"_json_pointer, std::string())); t.ok()) deletion = *t;
+        now.Add(v.pod, PodState{victim->body->value("/metadata/uid"_json_pointer, std::string()), controlplane::NodeOf(*victim->body.tree()),
                                 "", deletion, std::nullopt, ""});
       }
       out["preemptions"].push_back(PreemptionJson(*it, now));
@@ -652,10 +653,10 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
   ARBITER_RETURN_IF_ERROR(SyncLocked());
   const store::Object* asked = pods_->Find({ns, name});
   if (asked == nullptr) return NotFound("pods \"" + name + "\" not found in namespace \"" + ns + "\"");
-  const std::string group = asked->body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
-  const std::string asked_uid = asked->body.value("/metadata/uid"_json_pointer, std::string());
+  const std::string group = asked->body->value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
+  const std::string asked_uid = asked->body->value("/metadata/uid"_json_pointer, std::string());
   std::optional<std::string> bound_node;
-  if (std::string node = controlplane::NodeOf(asked->body); !node.empty()) bound_node = std::move(node);
+  if (std::string node = controlplane::NodeOf(*asked->body.tree()); !node.empty()) bound_node = std::move(node);
   for (const Collection& c : kCollections) {
     const std::string resource = c.resource;
     if (resource == "nodes") {
@@ -668,12 +669,12 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
       for (const auto& [k, object] : pods_->objects()) {
         const bool is_asked = object->ns == ns && object->name == name;
         if (!is_asked) {
-          const std::string node = controlplane::NodeOf(object->body);
+          const std::string node = controlplane::NodeOf(*object->body.tree());
           const std::string its_group =
-              object->body.value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
+              object->body->value("/spec/schedulingGroup/podGroupName"_json_pointer, std::string());
           // Of the other pending pods only the asked pod's group's members are planned with it.
           if (node.empty() && (group.empty() || object->ns != ns || its_group != group)) continue;
-          if (controlplane::Terminal(object->body)) continue;  // an ended pod takes no room
+          if (controlplane::Terminal(*object->body.tree())) continue;  // an ended pod takes no room
         }
         parts.push_back({"store:pods/" + object->ns + "/" + object->name, &decoded_.Get(*object)});
       }
@@ -682,7 +683,7 @@ StatusOr<Json> DashboardService::Explain(const std::string& ns, const std::strin
     auto list = store_.List(c.resource, "");
     if (!list.ok()) return list.status();
     for (auto& o : list->items) {
-      Json body = std::move(o.body);
+      Json body = std::move(*o.body.tree());
       body["apiVersion"] = c.api_version;
       body["kind"] = c.kind;
       std::string input = "store:" + resource + "/" + o.ns + "/" + o.name;

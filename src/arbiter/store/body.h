@@ -1,0 +1,98 @@
+// The body of a stored object, held once per version: its JSON text, made once, and a JSON tree
+// that is a cache over the text.
+//
+// A pod's tree is about five times its text (docs/benchmarks.md: 16.7 KB of nlohmann nodes for
+// 3.3 KB of JSON), and every version the store hands out is shared by the watch history, the
+// informers and the API's watch caches. So a version keeps its text for good once it has one,
+// and its tree only while the process-wide tree cache has room for it: the cache keeps the trees
+// read most recently within a budget of bytes (a clock sweep, as a buffer pool keeps pages) and
+// drops the others, which the next reader parses again from the text. A body made from a tree
+// (an object being written) keeps that tree until it has its text; the store makes the text when
+// it stores the version (SQLite and etcd store the text anyway).
+//
+// Readers pin the tree they read: `tree()` returns a shared pointer, and the cache never drops a
+// tree somebody holds. `body->member(...)` pins it for the full expression; a reference into the
+// tree that outlives the expression needs a named pin:
+//
+//   const store::Body::Tree pod = object.body.tree();
+//   const Json& spec = (*pod)["spec"];
+//
+// A Body is a value: copying one shares the version (its text and tree), and nothing changes a
+// version once made; `Copy()` gives a tree of one's own to change and write back.
+//
+// Thread-safety: any number of threads may read one Body (or copies of it) at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "arbiter/base/json.h"
+
+namespace arbiter::store {
+
+class Body {
+ public:
+  using Tree = std::shared_ptr<const nlohmann::json>;
+
+  // JSON null.
+  Body() = default;
+  // A version made from a tree (an object being written).
+  Body(nlohmann::json tree);  // NOLINT(google-explicit-constructor): every write starts from a tree
+  // A version read back from storage: `text` is one JSON value, as the store wrote it (a
+  // reader that parses it and finds otherwise gets JSON null and the cache counts a failure).
+  static Body FromText(std::string text);
+  static Body FromText(std::shared_ptr<const std::string> text);
+  // A version read back and parsed (to check it): both forms, the tree a cache over the text.
+  static Body FromTreeAndText(nlohmann::json tree, std::string text);
+
+  // The tree, pinned for as long as the pointer is held (parsed from the text when the cache
+  // has dropped it).
+  Tree tree() const;
+  // `body->value("kind", "")`: the tree pinned for the expression.
+  class Pin {
+   public:
+    explicit Pin(Tree t) : tree_(std::move(t)) {}
+    const nlohmann::json* operator->() const { return tree_.get(); }
+   private:
+    Tree tree_;
+  };
+  Pin operator->() const { return Pin(tree()); }
+  // A tree of one's own (a deep copy), to change and write back.
+  nlohmann::json Copy() const { return *tree(); }
+
+  // The JSON text (nlohmann's dump(), compact), made once and kept with the version.
+  const std::string& text() const;
+  std::shared_ptr<const std::string> shared_text() const;
+  // Whether the text is made already (writing it costs a dump otherwise).
+  bool has_text() const;
+  // The text's length when made, else 0 (for byte bounds that must not dump).
+  size_t text_size() const;
+  // Whether the version is JSON null (a default Body, or a deletion's waived body).
+  bool is_null() const;
+
+  // Same JSON value.
+  friend bool operator==(const Body& a, const Body& b);
+  friend bool operator==(const Body& a, const nlohmann::json& b);
+
+  struct Rep;  // body.cc
+
+ private:
+  std::shared_ptr<Rep> rep_;
+};
+
+// The process-wide cache of trees made from text (or given text after they were made).
+struct BodyCacheStats {
+  size_t trees = 0;        // trees held that the cache may drop
+  size_t bytes = 0;        // their estimated memory
+  size_t budget = 0;       // the bound on `bytes`
+  uint64_t parsed = 0;     // trees made from text, ever
+  uint64_t dropped = 0;    // trees dropped to stay within the budget, ever
+};
+BodyCacheStats GetBodyCacheStats();
+// The bound on the trees' estimated memory (a tree is estimated at five times its text).
+// 128 MiB unless set; 0 keeps no tree that has a text once it is read.
+void SetBodyTreeBudget(size_t bytes);
+
+}  // namespace arbiter::store
