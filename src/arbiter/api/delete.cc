@@ -222,7 +222,7 @@ Response ApiServer::Delete(const Request& r, const Target& t) {
     return JsonResponse(200, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()},
                               {"status", "Success"}, {"details", std::move(details)}});
   }
-  return WireResponse(200, *t.info, *deleted->body.tree());
+  return WireResponse(200, *t.info, deleted->body);
 }
 
 }  // namespace arbiter::api

@@ -129,6 +129,62 @@ void AppendItem(std::string& out, const Json& object) {
   out += '}';
 }
 
+// The end of the JSON value that starts at `at` in compact text (nlohmann's dump(): no spaces
+// outside strings), or npos when the text is not such a value.
+size_t EndOfValue(std::string_view text, size_t at) {
+  int depth = 0;
+  for (size_t i = at; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (i >= text.size()) return std::string_view::npos;
+      if (depth == 0) return i + 1;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return i + 1;
+      if (depth < 0) return i;  // the end of a scalar member that closes its object
+    } else if (depth == 0 && c == ',') {
+      return i;
+    }
+  }
+  return depth == 0 ? text.size() : std::string_view::npos;
+}
+
+// AppendItem from the version's own text (store::Body::text(), the same serializer's output):
+// its members copied but kind and apiVersion, without a tree. False (nothing appended) when the
+// text is not a compact JSON object.
+bool AppendItemText(std::string& out, std::string_view text) {
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return false;
+  const size_t start = out.size();
+  out += '{';
+  bool first = true;
+  size_t at = 1;
+  while (at < text.size() - 1) {
+    const size_t key_end = EndOfValue(text, at);
+    if (key_end == std::string_view::npos || key_end >= text.size() || text[at] != '"' || text[key_end] != ':') {
+      out.resize(start);
+      return false;
+    }
+    const size_t value_end = EndOfValue(text, key_end + 1);
+    if (value_end == std::string_view::npos || value_end >= text.size()) {
+      out.resize(start);
+      return false;
+    }
+    const std::string_view key = text.substr(at, key_end - at);
+    if (key != "\"kind\"" && key != "\"apiVersion\"") {
+      if (!first) out += ',';
+      first = false;
+      out.append(text.substr(at, value_end - at));
+    }
+    at = value_end + (text[value_end] == ',' ? 1 : 0);
+  }
+  out += '}';
+  return true;
+}
+
 // Writes a page's items a chunk at a time: `head`, the items (each by `item`), then `tail`.
 std::shared_ptr<TextStream> ChunkedItems(std::string head, std::vector<store::ObjectPtr> items, std::string tail,
                                          std::function<void(std::string&, const store::Object&)> item) {
@@ -407,8 +463,11 @@ Response ApiServer::List(const Request& r, const Target& t) {
     return out;
   }
   const bool events_v1 = Converted(*t.info);
-  // Each version's item is encoded once while clients keep listing it (encoding_cache.h).
+  // An item is the version's own text less kind and apiVersion (no tree is read); a converted
+  // one (events.k8s.io/v1) is encoded once per version while clients keep listing it
+  // (encoding_cache.h).
   auto item = [this, events_v1](std::string& out, const store::Object& o) {
+    if (!events_v1 && AppendItemText(out, o.body.text())) return;
     out += *encodings_.Get(o, events_v1 ? 1 : 0, [&](std::string& text) {
       if (events_v1) {
         AppendItem(text, CoreEventToEventsV1(*o.body.tree()));

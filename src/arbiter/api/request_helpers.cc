@@ -185,5 +185,13 @@ Response WireResponse(int code, const ResourceInfo& info, const Json& stored) {
   return Converted(info) ? JsonResponse(code, CoreEventToEventsV1(stored)) : JsonResponse(code, stored);
 }
 
+Response WireResponse(int code, const ResourceInfo& info, const store::Body& stored) {
+  if (Converted(info)) return WireResponse(code, info, *stored.tree());
+  Response r;
+  r.code = code;
+  r.body = stored.text();
+  return r;
+}
+
 }  // namespace internal
 }  // namespace arbiter::api

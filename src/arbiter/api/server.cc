@@ -158,16 +158,16 @@ Response ApiServer::Get(const Request& r, const Target& t) {
     return Error(404, std::string(t.info->resource) + " \"" + t.name + "\" not found", std::string(t.info->resource),
                  t.name);
   }
-  const store::Body::Tree body_tree = (*o)->body.tree();
-  const Json& body = *body_tree;
   if (WantsTable(r)) {
+    const store::Body::Tree body_tree = (*o)->body.tree();
+    const Json& body = *body_tree;
     const auto include = ParseIncludeObject(QueryOr(r, "includeObject"));
     if (!include) return Error(400, IncludeObjectError(r));
     Json table = ToTable(resource, {&body}, clock_.Now(), *include);
     table["metadata"]["resourceVersion"] = body.value("/metadata/resourceVersion"_json_pointer, Json(""));
     return JsonResponse(200, table);
   }
-  return WireResponse(200, *t.info, body);
+  return WireResponse(200, *t.info, (*o)->body);
 }
 
 

@@ -136,6 +136,8 @@ Response Conflict409(const ApiServer::Target& t, const std::string& why);
 // A stored object as the answer of a write or read, converted to the version the client asked
 // for (events.k8s.io/v1 Events are stored as core v1 Events).
 Response WireResponse(int code, const ResourceInfo& info, const nlohmann::json& stored);
+// The same for a stored version: its own text, unless the kind is converted.
+Response WireResponse(int code, const ResourceInfo& info, const store::Body& stored);
 
 // The list cache's index a read of `resource` with these selectors draws its candidates from (a
 // pod's node or phase, else a pinned label), if any; the selectors still decide (list.cc).

@@ -175,7 +175,7 @@ Response ApiServer::Create(const Request& r, const Target& t, bool applied) {
     }
     return Error(created.status());
   }
-  Response out = WireResponse(201, *t.info, *created->body.tree());
+  Response out = WireResponse(201, *t.info, created->body);
   out.warnings = std::move(warnings);
   return out;
 }
@@ -237,7 +237,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
     }
     return Error(updated.status(), std::string(t.info->resource), t.name);
   }
-  Response out = WireResponse(200, *t.info, *updated->body.tree());
+  Response out = WireResponse(200, *t.info, updated->body);
   out.warnings = std::move(warnings);
   return out;
 }
@@ -323,7 +323,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
     if (Converted(*t.info)) object = EventsV1ToCoreEvent(object);
     auto updated = WriteOrDelete(*t.info, t.ns, t.name, object, expected);
     if (updated.ok()) {
-      Response out = WireResponse(200, *t.info, *updated->body.tree());
+      Response out = WireResponse(200, *t.info, updated->body);
       out.warnings = std::move(warnings);
       return out;
     }

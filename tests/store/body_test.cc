@@ -1,0 +1,127 @@
+// store::Body: a version's text made once, its tree a cache over the text within a budget.
+#include "arbiter/store/body.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace arbiter::store {
+namespace {
+
+using Json = nlohmann::json;
+
+Json Pod(const std::string& name, int n) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"labels", {{"app", "web"}, {"n", std::to_string(n)}}}}},
+          {"spec", {{"containers", Json::array({{{"name", "c"}, {"image", "nginx"}}})}}}};
+}
+
+// Restores the budget the process runs with, whatever a test set.
+class BodyTest : public ::testing::Test {
+ protected:
+  void TearDown() override { SetBodyTreeBudget(size_t{128} << 20); }
+};
+
+TEST_F(BodyTest, ABodyMadeFromATreeKeepsItAndMakesItsTextOnce) {
+  const Body b(Pod("a", 1));
+  const Body::Tree t = b.tree();
+  EXPECT_EQ(b.tree().get(), t.get());  // the same tree, not a copy
+  EXPECT_FALSE(b.has_text());
+  EXPECT_EQ(b.text_size(), 0u);
+  const std::string& text = b.text();
+  EXPECT_EQ(text, Pod("a", 1).dump());
+  EXPECT_EQ(&b.text(), &text);  // made once
+  EXPECT_TRUE(b.has_text());
+  EXPECT_EQ(b.text_size(), text.size());
+}
+
+TEST_F(BodyTest, CopiesShareTheVersionAndCopyGivesATreeOfOnesOwn) {
+  const Body a(Pod("a", 1));
+  const Body b = a;  // NOLINT(performance-unnecessary-copy-initialization): the point
+  EXPECT_EQ(a.tree().get(), b.tree().get());
+  Json mine = b.Copy();
+  mine["metadata"]["name"] = "changed";
+  EXPECT_EQ((*a.tree())["metadata"]["name"], "a");
+  EXPECT_TRUE(a == b);
+  EXPECT_TRUE(a == Pod("a", 1));
+  EXPECT_FALSE(a == Body(Pod("b", 1)));
+}
+
+TEST_F(BodyTest, ADefaultBodyIsJsonNull) {
+  const Body b;
+  EXPECT_TRUE(b.is_null());
+  EXPECT_TRUE(b.tree()->is_null());
+  EXPECT_EQ(b.text(), "null");
+  EXPECT_FALSE(Body(Json::object()).is_null());
+}
+
+TEST_F(BodyTest, ABodyReadFromTextParsesItsTreeWhenRead) {
+  const Body b = Body::FromText(Pod("a", 1).dump());
+  EXPECT_TRUE(b.has_text());
+  EXPECT_EQ(*b.tree(), Pod("a", 1));
+  EXPECT_EQ(b->value("kind", ""), "Pod");  // pinned for the expression
+}
+
+TEST_F(BodyTest, TreesBeyondTheBudgetAreDroppedAndParsedAgainEqual) {
+  SetBodyTreeBudget(0);
+  const BodyCacheStats before = GetBodyCacheStats();
+  std::vector<Body> bodies;
+  for (int i = 0; i < 50; ++i) bodies.push_back(Body::FromText(Pod("p" + std::to_string(i), i).dump()));
+  for (const Body& b : bodies) (void)b.tree();  // each parsed, then dropped when the next is admitted
+  const BodyCacheStats after = GetBodyCacheStats();
+  EXPECT_EQ(after.parsed - before.parsed, 50u);
+  EXPECT_GE(after.dropped - before.dropped, 48u);  // the clock spares a tree read since it last passed, once
+  EXPECT_LE(after.trees, 2u);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(*bodies[i].tree(), Pod("p" + std::to_string(i), i));
+}
+
+TEST_F(BodyTest, APinnedTreeIsNeverDropped) {
+  SetBodyTreeBudget(0);
+  const Body pinned_body = Body::FromText(Pod("kept", 0).dump());
+  const Body::Tree pin = pinned_body.tree();
+  const Json* where = pin.get();
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 20; ++i) (void)Body::FromText(Pod("other", i).dump()).tree();
+  }
+  EXPECT_EQ(pinned_body.tree().get(), where);  // still the cached tree: it was pinned throughout
+  EXPECT_EQ((*pin)["metadata"]["name"], "kept");
+}
+
+TEST_F(BodyTest, ABodyMadeFromATreeBecomesDroppableOnceItHasText) {
+  SetBodyTreeBudget(0);
+  const Body b(Pod("w", 1));
+  (void)b.text();
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 20; ++i) (void)Body::FromText(Pod("other", i).dump()).tree();
+  }
+  const uint64_t parsed = GetBodyCacheStats().parsed;
+  EXPECT_EQ(*b.tree(), Pod("w", 1));
+  EXPECT_EQ(GetBodyCacheStats().parsed, parsed + 1);  // dropped, so read again from the text
+}
+
+TEST_F(BodyTest, ManyThreadsReadSharedBodiesWhileTheCacheDropsTrees) {
+  SetBodyTreeBudget(4096);
+  std::vector<Body> bodies;
+  for (int i = 0; i < 64; ++i) bodies.push_back(Body::FromText(Pod("p" + std::to_string(i), i).dump()));
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 200; ++round) {
+        const size_t i = static_cast<size_t>((round * 7 + t * 13) % 64);
+        const Body::Tree tree = bodies[i].tree();
+        if ((*tree)["metadata"]["labels"]["n"] != std::to_string(i)) ++wrong;
+        if (bodies[i].text().empty()) ++wrong;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+}  // namespace
+}  // namespace arbiter::store
