@@ -401,6 +401,8 @@ Response ApiServer::List(const Request& r, const Target& t) {
     }
   }
   q.index = IndexFor(resource, *labels, *fields);
+  // A selector of one requirement that the index entry is (IndexFor picked it) needs no match.
+  q.index_decides = q.index.has_value() && labels->size() + fields->size() == 1;
   const bool selected = !labels->empty() || !fields->empty();
   if (selected) {
     q.match = [&labels = *labels, &fields = *fields](const store::Object& o) {

@@ -29,6 +29,7 @@ class Selector {
   bool MatchesLabels(const nlohmann::json& object) const;
   bool MatchesFields(const nlohmann::json& object) const;
   bool empty() const { return requirements_.empty(); }
+  size_t size() const { return requirements_.size(); }
   // The value a requirement pins `key` to (key=v, key==v, key in (v)), if any: a list may then
   // read only the objects indexed under that value.
   std::optional<std::string> Pinned(const std::string& key) const;

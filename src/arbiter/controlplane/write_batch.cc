@@ -124,7 +124,7 @@ std::vector<store::WriteOp> WriteBatch::Take(std::vector<Queued>& taken, std::ve
       skipped[i] = true;
       continue;
     }
-    taken[i].op.body = std::move(*taken[i].view.body.tree());
+    taken[i].op.body = std::move(taken[i].view.body).Release();
     ops.push_back(std::move(taken[i].op));
   }
   return ops;

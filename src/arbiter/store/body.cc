@@ -14,7 +14,7 @@ using Json = nlohmann::json;
 
 struct Body::Rep {
   std::mutex mu;
-  Tree tree;                                // guarded by mu; null once the cache dropped it
+  std::shared_ptr<Json> tree;               // guarded by mu; null once the cache dropped it (never changed while shared)
   std::shared_ptr<const std::string> text;  // guarded by mu; once set, never changes
   bool in_cache = false;                    // guarded by mu: the cache's ring holds it
   std::atomic<bool> referenced{false};      // read since the clock hand last passed
@@ -118,7 +118,7 @@ class TreeCache {
 }  // namespace
 
 Body::Body(Json tree) : rep_(std::make_shared<Rep>()) {
-  rep_->tree = std::make_shared<const Json>(std::move(tree));
+  rep_->tree = std::make_shared<Json>(std::move(tree));
 }
 
 Body Body::FromText(std::string text) { return FromText(std::make_shared<const std::string>(std::move(text))); }
@@ -133,7 +133,7 @@ Body Body::FromText(std::shared_ptr<const std::string> text) {
 Body Body::FromTreeAndText(Json tree, std::string text) {
   Body b = FromText(std::move(text));
   const size_t admit = b.rep_->text->size() * kTreePerTextByte;
-  b.rep_->tree = std::make_shared<const Json>(std::move(tree));
+  b.rep_->tree = std::make_shared<Json>(std::move(tree));
   b.rep_->in_cache = true;
   b.rep_->referenced.store(true, std::memory_order_relaxed);
   TreeCache::Get().Admit(b.rep_, admit, /*parsed=*/true);
@@ -142,7 +142,7 @@ Body Body::FromTreeAndText(Json tree, std::string text) {
 
 Body::Tree Body::tree() const {
   if (rep_ == nullptr) return NullTree();
-  Tree t;
+  std::shared_ptr<Json> t;
   size_t admit = 0;
   {
     std::lock_guard<std::mutex> lock(rep_->mu);
@@ -150,7 +150,7 @@ Body::Tree Body::tree() const {
     if (rep_->tree != nullptr) return rep_->tree;
     Json parsed = Json::parse(*rep_->text, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded()) parsed = Json();
-    t = std::make_shared<const Json>(std::move(parsed));
+    t = std::make_shared<Json>(std::move(parsed));
     rep_->tree = t;
     if (!rep_->in_cache) {
       rep_->in_cache = true;
@@ -159,6 +159,24 @@ Body::Tree Body::tree() const {
   }
   if (admit > 0) TreeCache::Get().Admit(rep_, admit, /*parsed=*/true);
   return t;
+}
+
+Json Body::Release() && {
+  std::shared_ptr<Rep> rep = std::move(rep_);
+  if (rep == nullptr) return Json();
+  {
+    std::lock_guard<std::mutex> lock(rep->mu);
+    if (rep.use_count() == 1 && rep->tree != nullptr && rep->tree.use_count() == 1) {
+      // Nobody else can reach the tree: the only Body is this one, and the cache's ring holds
+      // the Rep weakly (its sweep takes the Rep's mutex, held here).
+      Json out = std::move(*rep->tree);
+      rep->tree = nullptr;
+      return out;
+    }
+  }
+  Body shared;
+  shared.rep_ = std::move(rep);
+  return shared.Copy();
 }
 
 const std::string& Body::text() const { return *shared_text(); }

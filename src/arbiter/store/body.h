@@ -61,6 +61,9 @@ class Body {
   Pin operator->() const { return Pin(tree()); }
   // A tree of one's own (a deep copy), to change and write back.
   nlohmann::json Copy() const { return *tree(); }
+  // The tree, moved out when this Body is the version's only holder and nobody pins the tree (a
+  // queued write handing its body to the store); a copy otherwise. Leaves this Body null.
+  nlohmann::json Release() &&;
 
   // The JSON text (nlohmann's dump(), compact), made once and kept with the version.
   const std::string& text() const;

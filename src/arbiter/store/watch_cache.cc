@@ -90,9 +90,12 @@ Status WatchCache::AddIndex(const std::string& name, IndexFunc values) {
 }
 
 void WatchCache::IndexLocked(const Key& key, const Object* before, const Object* after) {
+  (void)before;  // its values are kept (Index::current)
   for (auto& [name, index] : indexes_) {
-    std::vector<std::string> old_values = before ? index.values(*before) : std::vector<std::string>{};
     std::vector<std::string> new_values = after ? index.values(*after) : std::vector<std::string>{};
+    auto cur = index.current.find(&key);
+    static const std::vector<std::string> kNone;
+    const std::vector<std::string>& old_values = cur != index.current.end() ? cur->second : kNone;
     if (old_values == new_values) continue;
     for (const std::string& v : old_values) {
       auto it = index.entries.find(v);
@@ -100,7 +103,14 @@ void WatchCache::IndexLocked(const Key& key, const Object* before, const Object*
       it->second.erase(&key);
       if (it->second.empty()) index.entries.erase(it);
     }
-    for (std::string& v : new_values) index.entries[std::move(v)].insert(&key);
+    for (const std::string& v : new_values) index.entries[v].insert(&key);
+    if (new_values.empty()) {
+      if (cur != index.current.end()) index.current.erase(cur);
+    } else if (cur != index.current.end()) {
+      cur->second = std::move(new_values);
+    } else {
+      index.current.emplace(&key, std::move(new_values));
+    }
   }
 }
 
@@ -112,7 +122,10 @@ Status WatchCache::RelistLocked() {
   ListResult& list = *listed;
   versions_.clear();
   version_count_ = 0;
-  for (auto& [name, index] : indexes_) index.entries.clear();
+  for (auto& [name, index] : indexes_) {
+    index.entries.clear();
+    index.current.clear();
+  }
   pins_.clear();
   superseded_.clear();
   for (Object& o : list.items) {
@@ -260,15 +273,23 @@ StatusOr<WatchCache::Page> WatchCache::List(const Query& query) {
   if (query.index && at >= revision_) {
     auto index = indexes_.find(query.index->first);
     if (index == indexes_.end()) return InvalidArgument("the watch cache of " + resource_ + " has no index " + query.index->first);
+    Query unfiltered;  // the index entry is the selector: every candidate matches
+    if (query.index_decides) {
+      unfiltered = query;
+      unfiltered.match = nullptr;
+    }
+    Pager indexed(query.index_decides ? unfiltered : query);
     auto entry = index->second.entries.find(query.index->second);
     if (entry != index->second.entries.end()) {
       for (auto key = entry->second.lower_bound(first); key != entry->second.end(); ++key) {
         if (!InNamespace(query, **key)) break;
         const ObjectPtr& object = versions_.at(**key).back().object;
-        if (object && !pager.Offer(object)) break;
+        if (object && !indexed.Offer(object)) break;
       }
     }
-    return FinishLocked(pager, at);
+    Page page = FinishLocked(indexed, at);
+    if (query.index_decides) page.remaining = 0;  // counted only for lists without a filter
+    return page;
   }
   for (auto it = versions_.lower_bound(first); it != versions_.end(); ++it) {
     if (!InNamespace(query, it->first)) break;

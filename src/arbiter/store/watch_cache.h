@@ -90,6 +90,9 @@ class WatchCache {
     // Candidates are read from this index entry (name, value) when the list is at the latest
     // revision; `match` must still imply it, since a list at an earlier revision scans.
     std::optional<std::pair<std::string, std::string>> index;
+    // The index entry is the whole selector: its candidates match without `match` being asked
+    // (which would read each object's tree).
+    bool index_decides = false;
     // Which objects the list returns (null: all).
     std::function<bool(const Object&)> match;
   };
@@ -145,6 +148,8 @@ class WatchCache {
   struct Index {
     IndexFunc values;
     std::map<std::string, std::set<const Key*, KeyPtrLess>> entries;  // value → keys whose current version has it
+    // Each key's values (its current version's), so that a change need not read the old version.
+    std::map<const Key*, std::vector<std::string>, KeyPtrLess> current;
   };
 
   // Applies what the watch has (lists afresh on the first call and when the watch is gone).
