@@ -23,7 +23,11 @@ Json Pod(const std::string& name, int n) {
 // Restores the budget the process runs with, whatever a test set.
 class BodyTest : public ::testing::Test {
  protected:
-  void TearDown() override { SetBodyTreeBudget(size_t{128} << 20); }
+  void SetUp() override { SetBodyTreeMinAge(std::chrono::milliseconds(0)); }
+  void TearDown() override {
+    SetBodyTreeBudget(size_t{128} << 20);
+    SetBodyTreeMinAge(std::chrono::milliseconds(3000));
+  }
 };
 
 TEST_F(BodyTest, ABodyMadeFromATreeKeepsItAndMakesItsTextOnce) {
@@ -101,6 +105,20 @@ TEST_F(BodyTest, ABodyMadeFromATreeBecomesDroppableOnceItHasText) {
   const uint64_t parsed = GetBodyCacheStats().parsed;
   EXPECT_EQ(*b.tree(), Pod("w", 1));
   EXPECT_EQ(GetBodyCacheStats().parsed, parsed + 1);  // dropped, so read again from the text
+}
+
+TEST_F(BodyTest, AYoungTreeIsKeptBeyondTheBudget) {
+  SetBodyTreeBudget(0);
+  SetBodyTreeMinAge(std::chrono::hours(1));
+  const uint64_t dropped = GetBodyCacheStats().dropped;
+  for (int i = 0; i < 20; ++i) (void)Body::FromText(Pod("young", i).dump()).tree();
+  std::vector<Body> kept;
+  for (int i = 0; i < 20; ++i) kept.push_back(Body::FromText(Pod("kept", i).dump()));
+  for (const Body& b : kept) (void)b.tree();
+  EXPECT_EQ(GetBodyCacheStats().dropped, dropped);  // none old enough (the gone ones leave the ring)
+  const uint64_t parsed = GetBodyCacheStats().parsed;
+  for (const Body& b : kept) (void)b.tree();
+  EXPECT_EQ(GetBodyCacheStats().parsed, parsed);  // every tree still there
 }
 
 TEST_F(BodyTest, ManyThreadsReadSharedBodiesWhileTheCacheDropsTrees) {

@@ -1,6 +1,7 @@
 #include "arbiter/store/body.h"
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <utility>
@@ -46,9 +47,11 @@ class TreeCache {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (parsed) ++parsed_;
-      ring_.push_back({rep, bytes});
+      ring_.push_back({rep, bytes, NowMillis()});
       bytes_ += bytes;
-      if (bytes_ > budget_ || ring_.size() > 2 * live_hint_ + 4096) Sweep(retired);
+      // Entries of bodies gone count until the hand reaches them, so the ring stays bounded by
+      // the budget too.
+      if (bytes_ > budget_) Sweep(retired, kStepsPerAdmission);
     }
     if (!retired.empty()) reaper_.Release(retired);
   }
@@ -58,12 +61,17 @@ class TreeCache {
     return {ring_.size(), bytes_, budget_, parsed_, dropped_};
   }
 
+  void SetMinAge(int64_t millis) {
+    std::lock_guard<std::mutex> lock(mu_);
+    min_age_millis_ = millis;
+  }
+
   void SetBudget(size_t bytes) {
     std::vector<std::shared_ptr<const void>> retired;
     {
       std::lock_guard<std::mutex> lock(mu_);
       budget_ = bytes;
-      Sweep(retired);
+      Sweep(retired, 2 * ring_.size());
     }
     if (!retired.empty()) reaper_.Release(retired);
   }
@@ -72,15 +80,29 @@ class TreeCache {
   struct Entry {
     std::weak_ptr<Body::Rep> rep;
     size_t bytes = 0;
+    int64_t admitted_millis = 0;  // steady time
   };
+
+  static int64_t NowMillis() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  // An admission moves the hand at most this far: when most trees are pinned (a pass holding
+  // what changed in it), the cache stays over its budget for a while rather than walking the
+  // whole ring on every admission.
+  static constexpr size_t kStepsPerAdmission = 32;
 
   // The clock: from the front, an entry whose body is gone leaves; one read since the hand last
   // passed is spared once (its mark cleared, to the back); one nobody pins loses its tree; one
-  // pinned now goes to the back. Stops within the budget, after at most two turns. Needs mu_.
-  void Sweep(std::vector<std::shared_ptr<const void>>& retired) {
-    size_t steps = 2 * ring_.size();
-    size_t live = 0;
-    while (steps-- > 0 && !ring_.empty() && (bytes_ > budget_ || ExpiredAtFront())) {
+  // pinned now goes to the back. Stops within the budget, or after `max_steps`. Needs mu_.
+  void Sweep(std::vector<std::shared_ptr<const void>>& retired, size_t max_steps) {
+    size_t steps = std::min(max_steps, 2 * ring_.size());
+    const int64_t young = NowMillis() - min_age_millis_;
+    while (steps-- > 0 && !ring_.empty() && bytes_ > budget_) {
+      // A tree made moments ago is still on its way through the pipeline (the informers and
+      // list caches read each new version once): the hand waits for it.
+      if (ring_.front().admitted_millis > young && !ring_.front().rep.expired()) break;
       Entry e = std::move(ring_.front());
       ring_.pop_front();
       std::shared_ptr<Body::Rep> rep = e.rep.lock();
@@ -92,7 +114,6 @@ class TreeCache {
       if (rep->referenced.exchange(false, std::memory_order_relaxed) || rep->tree.use_count() > 1) {
         rep_lock.unlock();
         ring_.push_back(std::move(e));
-        ++live;
         continue;
       }
       retired.push_back(std::move(rep->tree));
@@ -101,15 +122,13 @@ class TreeCache {
       bytes_ -= e.bytes;
       ++dropped_;
     }
-    live_hint_ = std::max(live, ring_.size() / 2);
   }
-  bool ExpiredAtFront() const { return ring_.size() > 2 * live_hint_ + 4096 && ring_.front().rep.expired(); }
 
   std::mutex mu_;
   std::deque<Entry> ring_;  // guarded by mu_
   size_t bytes_ = 0;        // guarded by mu_: the entries' estimates, gone bodies' included
   size_t budget_ = size_t{128} << 20;
-  size_t live_hint_ = 0;    // guarded by mu_: about how many entries held a live body at the last sweep
+  int64_t min_age_millis_ = 3000;  // guarded by mu_
   uint64_t parsed_ = 0;
   uint64_t dropped_ = 0;
   Reaper reaper_;  // trees dropped are freed off the reader's thread
@@ -227,5 +246,7 @@ bool operator==(const Body& a, const Json& b) { return *a.tree() == b; }
 BodyCacheStats GetBodyCacheStats() { return TreeCache::Get().Stats(); }
 
 void SetBodyTreeBudget(size_t bytes) { TreeCache::Get().SetBudget(bytes); }
+
+void SetBodyTreeMinAge(std::chrono::milliseconds age) { TreeCache::Get().SetMinAge(age.count()); }
 
 }  // namespace arbiter::store

@@ -23,6 +23,7 @@
 // Thread-safety: any number of threads may read one Body (or copies of it) at once.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -97,5 +98,9 @@ BodyCacheStats GetBodyCacheStats();
 // The bound on the trees' estimated memory (a tree is estimated at five times its text).
 // 128 MiB unless set; 0 keeps no tree that has a text once it is read.
 void SetBodyTreeBudget(size_t bytes);
+// A tree is not dropped before it is this old (3 s unless set): each new version is read by the
+// informers and list caches once on its way, and parsing it again for each of them would cost
+// more than the memory saved. Within that window the cache may exceed its budget.
+void SetBodyTreeMinAge(std::chrono::milliseconds age);
 
 }  // namespace arbiter::store

@@ -38,6 +38,7 @@ void Informer::SetNotifier(std::function<void()> notify) {
 }
 
 Status Informer::Sync() {
+  pinned_.clear();  // the last pass has read what changed in it
   if (!watch_) return Relist();
   while (true) {
     auto events = watch_->Next(std::chrono::milliseconds(0));
@@ -55,6 +56,7 @@ Status Informer::Sync() {
         objects_.erase(key);
       } else {
         const Object* o = &e->object;
+        pinned_.push_back(o->body.tree());
         objects_[key] = ObjectPtr(std::move(e), o);  // shares the event
       }
     }
