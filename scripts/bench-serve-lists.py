@@ -221,6 +221,10 @@ def one_run(label, binary, args, run):
         time.sleep(2)
         out.update({"rssMiB": rss(server.pid)["VmRSS"], "peakRssMiB": rss(server.pid)["VmHWM"]})
         out.update(heap(c))
+        # ... and once it has settled: ten seconds with no writes from the benchmark.
+        time.sleep(10)
+        out["settledRssMiB"] = rss(server.pid)["VmRSS"]
+        out.update({"settled" + k[0].upper() + k[1:]: v for k, v in heap(c).items()})
         if args.memory_only:
             return out
 

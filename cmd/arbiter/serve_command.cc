@@ -19,6 +19,8 @@
 #include "arbiter/api/admission.h"
 #include "arbiter/api/endpoint.h"
 #include "arbiter/base/dir_lock.h"
+#include "arbiter/base/heap.h"
+#include "arbiter/store/body.h"
 #include "arbiter/api/http.h"
 #include "arbiter/controllers/controller_manager.h"
 #include "arbiter/controlplane/control_loop.h"
@@ -337,8 +339,14 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
   };
   std::thread control([&] {
     std::string last_error;
+    auto last_release = std::chrono::steady_clock::now();
     while (!stop) {
       const auto pass_start = std::chrono::steady_clock::now();
+      if (pass_start - last_release >= std::chrono::seconds(5)) {
+        store::TrimBodyTrees();                       // the trees of the last burst, once old
+        (void)ReleaseHeldMemory(size_t{64} << 20);  // the heap shrinks as the tree cache drops trees
+        last_release = pass_start;
+      }
       if (elector) {
         elector->Tick();
         leading_now = elector->IsLeader();

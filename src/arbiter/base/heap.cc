@@ -33,4 +33,12 @@ HeapStats CurrentHeap() {
   return s;
 }
 
+bool ReleaseHeldMemory(size_t threshold) {
+  using Release = void (*)();
+  static auto* release = reinterpret_cast<Release>(dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"));
+  if (release == nullptr || CurrentHeap().held_free <= threshold) return false;
+  release();
+  return true;
+}
+
 }  // namespace arbiter

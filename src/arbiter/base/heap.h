@@ -19,4 +19,10 @@ struct HeapStats {
 
 HeapStats CurrentHeap();
 
+// Returns the allocator's free pages to the system when it holds more than `threshold` bytes
+// free (tcmalloc's ReleaseFreeMemory; nothing under other allocators). tcmalloc keeps freed
+// pages for reuse, so a heap that shrinks (trees dropped by store::Body's cache) would otherwise
+// stay resident. Returns whether it released.
+bool ReleaseHeldMemory(size_t threshold);
+
 }  // namespace arbiter

@@ -47,11 +47,22 @@ class TreeCache {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (parsed) ++parsed_;
-      ring_.push_back({rep, bytes, NowMillis()});
+      // Only a version just written is protected for a while: a tree parsed for a reader (a
+      // controller's scan, say) may go as soon as the reader lets go of it.
+      ring_.push_back({rep, bytes, parsed ? 0 : NowMillis()});
       bytes_ += bytes;
       // Entries of bodies gone count until the hand reaches them, so the ring stays bounded by
       // the budget too.
       if (bytes_ > budget_) Sweep(retired, kStepsPerAdmission);
+    }
+    if (!retired.empty()) reaper_.Release(retired);
+  }
+
+  void Trim() {
+    std::vector<std::shared_ptr<const void>> retired;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Sweep(retired, 2 * ring_.size());
     }
     if (!retired.empty()) reaper_.Release(retired);
   }
@@ -248,5 +259,7 @@ BodyCacheStats GetBodyCacheStats() { return TreeCache::Get().Stats(); }
 void SetBodyTreeBudget(size_t bytes) { TreeCache::Get().SetBudget(bytes); }
 
 void SetBodyTreeMinAge(std::chrono::milliseconds age) { TreeCache::Get().SetMinAge(age.count()); }
+
+void TrimBodyTrees() { TreeCache::Get().Trim(); }
 
 }  // namespace arbiter::store

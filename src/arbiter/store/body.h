@@ -102,5 +102,9 @@ void SetBodyTreeBudget(size_t bytes);
 // informers and list caches once on its way, and parsing it again for each of them would cost
 // more than the memory saved. Within that window the cache may exceed its budget.
 void SetBodyTreeMinAge(std::chrono::milliseconds age);
+// Drops trees until the cache is within its budget (as far as age and pins allow). The cache
+// sweeps as trees are admitted; a process calls this now and then so that the trees of its
+// last burst of writes go once they are old, even if nothing is written after them.
+void TrimBodyTrees();
 
 }  // namespace arbiter::store
