@@ -218,8 +218,9 @@ Json AggregatedRules(const store::Informer& cluster_roles, const Json& role,
     for (const auto& [key, other] : cluster_roles.objects()) {
       if (key.second == self) continue;
       std::vector<std::pair<std::string, std::string>> entries;
-      const auto other_meta = other->body->find("metadata");
-      if (other_meta != other->body->end() && other_meta->is_object()) {
+      const store::Body::Tree other_tree = other->body.tree();
+      const auto other_meta = other_tree->find("metadata");
+      if (other_meta != other_tree->end() && other_meta->is_object()) {
         const auto labels = other_meta->find("labels");
         if (labels != other_meta->end() && labels->is_object()) {
           for (const auto& [k, v] : labels->items()) {

@@ -274,7 +274,8 @@ store::WatchCache& ApiServer::ListCache(const std::string& resource) {
   (void)cache->AddIndex("labels", [](const store::Object& o) {
     std::vector<std::string> out;
     const Json* labels = nullptr;
-    if (auto m = o.body->find("metadata"); m != o.body->end() && m->is_object()) {
+    const store::Body::Tree tree = o.body.tree();  // `labels` points into it
+    if (auto m = tree->find("metadata"); m != tree->end() && m->is_object()) {
       if (auto l = m->find("labels"); l != m->end() && l->is_object()) labels = &*l;
     }
     if (labels == nullptr) return out;

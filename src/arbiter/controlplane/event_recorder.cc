@@ -159,12 +159,13 @@ Status EventRecorder::ExpireOld() {
   for (const auto& e : events.items) {
     // When the event last happened: lastTimestamp, eventTime, or its creation.
     Timestamp last = 0;
+    const store::Body::Tree event = e.body.tree();
     for (const char* field : {"lastTimestamp", "eventTime"}) {
-      const auto it = e.body->find(field);
-      if (it == e.body->end() || !it->is_string()) continue;
+      const auto it = event->find(field);
+      if (it == event->end() || !it->is_string()) continue;
       if (auto t = ParseRfc3339(it->get<std::string>()); t.ok()) last = std::max(last, *t);
     }
-    if (auto t = ParseRfc3339(StringAt(*e.body.tree(), "metadata", "creationTimestamp")); t.ok()) last = std::max(last, *t);
+    if (auto t = ParseRfc3339(StringAt(*event, "metadata", "creationTimestamp")); t.ok()) last = std::max(last, *t);
     if (now - last <= ttl_) continue;
     auto r = store_.Delete("events", e.ns, e.name, e.revision);
     if (!r.ok() && r.status().code() != StatusCode::kConflict && r.status().code() != StatusCode::kNotFound) {

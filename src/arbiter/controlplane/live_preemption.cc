@@ -206,7 +206,8 @@ void LiveScheduler::SeedPreemptionHistory() {
 void LiveScheduler::RecordLineagePreemption(const store::Object& victim, const std::string& owner_uid, Timestamp now) {
   history_.Record(owner_uid, now);
   const Json* refs = nullptr;
-  if (auto md = victim.body->find("metadata"); md != victim.body->end() && md->is_object()) {
+  const store::Body::Tree victim_tree = victim.body.tree();  // `refs` points into it
+  if (auto md = victim_tree->find("metadata"); md != victim_tree->end() && md->is_object()) {
     if (auto r = md->find("ownerReferences"); r != md->end() && r->is_array()) refs = &*r;
   }
   if (refs == nullptr) return;
