@@ -3,6 +3,7 @@
 // scheduler, and the controller manager, on a virtual clock. Objects are made and read through
 // the API as kubectl would.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -18,6 +19,7 @@
 #include "arbiter/controllers/expand.h"
 #include "arbiter/controllers/object_json.h"
 #include "arbiter/controllers/pod_control.h"
+#include "arbiter/controllers/podgc.h"
 #include "arbiter/controlplane/control_loop.h"
 
 namespace arbiter::controllers {
@@ -27,7 +29,9 @@ constexpr Timestamp kT0 = 1'800'000'000LL * kSecond;
 
 class Cluster {
  public:
-  explicit Cluster(bool controllers = true, Duration default_run = 0)
+  // `add` chooses the controllers (all of kube-controller-manager's defaults unless given).
+  explicit Cluster(bool controllers = true, Duration default_run = 0,
+                   const std::function<void(ControllerManager&)>& add = AddDefaultControllers)
       : store_(store::NewMemoryStore()), clock_(kT0), server_(*store_, clock_, 7, {}), client_(server_, "test") {
     api::InstallAdmission(server_);
     EXPECT_TRUE(api::EnsureBootstrapObjects(server_).ok());
@@ -37,7 +41,7 @@ class Cluster {
     o.nodes.logs = &logs_;
     server_.SetContainerLogs(&logs_);
     if (controllers) {
-      AddDefaultControllers(manager_);
+      add(manager_);
       o.controllers = &manager_;
     }
     loop_ = std::make_unique<controlplane::ControlLoop>(*store_, clock_, o);
@@ -832,6 +836,33 @@ TEST(PodGarbageCollector, APodBoundToANodeThatDoesNotExistIsDeletedAfterTheQuara
   c.Run(30);
   EXPECT_EQ(c.Call("GET", "/api/v1/namespaces/default/pods/ghost").code, 200) << "still in quarantine";
   ASSERT_TRUE(c.RunUntil([&] { return c.Call("GET", "/api/v1/namespaces/default/pods/ghost").code == 404; }, 60));
+}
+
+TEST(PodGarbageCollector, TheOldestTerminatedPodsBeyondTheThresholdGoIncludingThoseThatEndedBetweenChecks) {
+  Cluster c(true, 0, [](ControllerManager& m) { m.Add(std::make_unique<PodGarbageCollector>(2)); });
+  c.Node("n1");
+  auto run_for = [&](const std::string& name, const std::string& seconds) {
+    Json p = PlainPod(name);
+    p["spec"]["restartPolicy"] = "Never";
+    p["metadata"]["annotations"] = {{"arbiter.dev/run-duration", seconds}};
+    c.Must("POST", "/api/v1/namespaces/default/pods", p);
+    c.Run(2);  // one creation second each
+  };
+  auto names = [&] {
+    std::vector<std::string> out;
+    for (const Json& p : c.Pods()) out.push_back(StringAt(p, {"metadata", "name"}));
+    return out;
+  };
+  run_for("oldest", "1s");
+  run_for("old", "1s");
+  run_for("late", "60s");  // ends long after the first checks
+  run_for("new", "1s");
+  // Three ended, two are kept: the oldest goes.
+  ASSERT_TRUE(c.RunUntil([&] { return names() == std::vector<std::string>{"late", "new", "old"}; }, 40));
+  // "late" ends long after: three again, and the oldest of them goes, by creation time.
+  ASSERT_TRUE(c.RunUntil([&] { return names() == std::vector<std::string>{"late", "new"}; }, 90));
+  run_for("newest", "1s");
+  ASSERT_TRUE(c.RunUntil([&] { return names() == std::vector<std::string>{"new", "newest"}; }, 90));
 }
 
 }  // namespace

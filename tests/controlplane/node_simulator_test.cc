@@ -164,6 +164,34 @@ TEST(NodeSimulator, LeasesAreCreatedAndRenewedOnTheClock) {
   EXPECT_FALSE(s.store->Get("leases", "kube-node-lease", "a").ok());
 }
 
+TEST(NodeSimulator, AStoppedNodeRenewsNothingUntilItIsStartedAgain) {
+  Sim s;
+  s.Node("a");
+  s.Node("b");
+  s.Pass();
+  s.Pass();
+  const Json first = s.Get("leases", "kube-node-lease", "a")["spec"]["renewTime"];
+  Json node = s.Get("nodes", "", "a");
+  node["metadata"]["annotations"] = {{"arbiter.dev/stopped", "true"}};
+  ASSERT_TRUE(s.store->Update("nodes", "", "a", node, 0).ok());
+  s.clock.Advance(6 * kMinute);
+  s.Pass();
+  EXPECT_EQ(s.Get("leases", "kube-node-lease", "a")["spec"]["renewTime"], first);
+  EXPECT_NE(s.Get("leases", "kube-node-lease", "b")["spec"]["renewTime"], first) << "the running node renews";
+  const Json stopped = s.Get("nodes", "", "a");
+  for (const Json& c : stopped["status"]["conditions"]) EXPECT_EQ(c["lastHeartbeatTime"], FormatRfc3339(kT0NodeSimulator));
+  node = s.Get("nodes", "", "a");
+  node["metadata"]["annotations"] = Json::object();
+  ASSERT_TRUE(s.store->Update("nodes", "", "a", node, 0).ok());
+  s.Pass();
+  EXPECT_EQ(s.Get("leases", "kube-node-lease", "a")["spec"]["renewTime"],
+            s.Get("leases", "kube-node-lease", "b")["spec"]["renewTime"]);
+  const Json started = s.Get("nodes", "", "a");
+  for (const Json& c : started["status"]["conditions"]) {
+    EXPECT_EQ(c["lastHeartbeatTime"], FormatRfc3339(s.clock.Now() / kSecond * kSecond));
+  }
+}
+
 TEST(NodeSimulator, ATerminatingPodGetsOneKillingEventPerContainer) {
   Sim s;
   s.Node("a");

@@ -7,12 +7,43 @@
 
 namespace arbiter::controllers {
 
+void PodGarbageCollector::Observe(const Key& key, const store::Object* object) {
+  if (auto f = facts_.find(key); f != facts_.end()) {
+    const PodFacts& was = f->second;
+    if (!was.node.empty()) {
+      auto on = by_node_.find(was.node);
+      on->second.erase(key);
+      if (on->second.empty()) by_node_.erase(on);
+    }
+    unscheduled_terminating_.erase(key);
+    if (was.terminal) terminated_.erase({was.created, key});
+    facts_.erase(f);
+  }
+  if (object == nullptr) return;
+  const store::Body::Tree pod_tree = object->body.tree();
+  const Json& pod = *pod_tree;
+  PodFacts facts;
+  facts.node = StringAt(pod, {"spec", "nodeName"});
+  facts.terminal = PodTerminal(pod);
+  facts.being_deleted = BeingDeleted(pod);
+  facts.created = TimeAt(pod, {"metadata", "creationTimestamp"}).value_or(0);
+  if (!facts.node.empty()) {
+    by_node_[facts.node].insert(key);
+  } else if (facts.being_deleted) {
+    unscheduled_terminating_.insert(key);
+  }
+  if (facts.terminal) terminated_.insert({facts.created, key});
+  facts_.emplace(key, std::move(facts));
+}
+
 Status PodGarbageCollector::Sync(Context& ctx, const Changes& changed) {
-  (void)changed;
+  const store::Informer& pods = ctx.informer("pods");
+  if (auto c = changed.find("pods"); c != changed.end()) {
+    for (const Key& key : c->second) Observe(key, pods.Find(key));
+  }
   const Timestamp now = ctx.now();
   if (now < next_) return Status::Ok();
   next_ = now + kCheckPeriod;
-  const store::Informer& pods = ctx.informer("pods");
   const store::Informer& nodes = ctx.informer("nodes");
   const api::ResourceInfo& pod_info = Resource("", "v1", "pods");
   ApiClient& api = ctx.api();
@@ -25,23 +56,29 @@ Status PodGarbageCollector::Sync(Context& ctx, const Changes& changed) {
                         {{"gracePeriodSeconds", 0}, {"preconditions", {{"uid", Uid(*p.body.tree())}}}});
     keep(r.status());
   };
-  std::vector<const store::Object*> terminated;
+  // gcUnscheduledTerminating and gcOrphaned, in the pods' key order: the pods no node holds
+  // that are being deleted, and the pods bound to a node that is not there.
+  std::vector<Key> due(unscheduled_terminating_.begin(), unscheduled_terminating_.end());
   std::map<std::string, Timestamp> missing;
-  for (const auto& [key, object] : pods.objects()) {
+  for (const auto& [node, bound] : by_node_) {
+    if (nodes.Find({"", node}) != nullptr) continue;
+    // The node must stay missing through the quarantine, and the API must agree.
+    auto since = missing_since_.find(node);
+    missing[node] = since != missing_since_.end() ? since->second : now;
+    due.insert(due.end(), bound.begin(), bound.end());
+  }
+  std::sort(due.begin(), due.end());
+  for (const Key& key : due) {
+    const store::Object* object = pods.Find(key);
+    if (object == nullptr) continue;
     const store::Body::Tree pod_tree = object->body.tree();
     const Json& pod = *pod_tree;
     const std::string node = StringAt(pod, {"spec", "nodeName"});
-    if (PodTerminal(pod)) terminated.push_back(object.get());
     if (node.empty()) {
-      if (BeingDeleted(pod)) force_delete(*object);  // gcUnscheduledTerminating
+      if (BeingDeleted(pod)) force_delete(*object);
       continue;
     }
-    if (nodes.Find({"", node}) != nullptr) continue;
-    // gcOrphaned: the node must stay missing through the quarantine, and the API must agree.
-    auto since = missing_since_.find(node);
-    const Timestamp from = since != missing_since_.end() ? since->second : now;
-    missing[node] = from;
-    if (now - from < kQuarantine) continue;
+    if (now - missing.at(node) < kQuarantine) continue;
     if (api.Get(ObjectPath(Resource("", "v1", "nodes"), "", node)).ok()) continue;
     if (!PodTerminal(pod)) {
       Json status = StatusOf(pod);
@@ -56,16 +93,14 @@ Status PodGarbageCollector::Sync(Context& ctx, const Changes& changed) {
     force_delete(*object);
   }
   missing_since_ = std::move(missing);
-  // gcTerminated: the oldest beyond the threshold.
-  if (threshold_ > 0 && static_cast<int64_t>(terminated.size()) > threshold_) {
-    std::sort(terminated.begin(), terminated.end(), [](const store::Object* a, const store::Object* b) {
-      const Timestamp ca = TimeAt(*a->body.tree(), {"metadata", "creationTimestamp"}).value_or(0);
-      const Timestamp cb = TimeAt(*b->body.tree(), {"metadata", "creationTimestamp"}).value_or(0);
-      if (ca != cb) return ca < cb;
-      return std::tie(a->ns, a->name) < std::tie(b->ns, b->name);
-    });
-    const size_t excess = terminated.size() - static_cast<size_t>(threshold_);
-    for (size_t i = 0; i < excess; ++i) force_delete(*terminated[i]);
+  // gcTerminated: the oldest beyond the threshold (by creation time, then key).
+  if (threshold_ > 0 && static_cast<int64_t>(terminated_.size()) > threshold_) {
+    const size_t excess = terminated_.size() - static_cast<size_t>(threshold_);
+    std::vector<Key> oldest;
+    for (auto it = terminated_.begin(); oldest.size() < excess; ++it) oldest.push_back(it->second);
+    for (const Key& key : oldest) {
+      if (const store::Object* object = pods.Find(key); object != nullptr) force_delete(*object);
+    }
   }
   return first;
 }

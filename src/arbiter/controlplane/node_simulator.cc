@@ -4,6 +4,8 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
+
 #include <map>
 #include <utility>
 
@@ -79,10 +81,91 @@ std::string FormatMicro(Timestamp t) {
 NodeSimulator::NodeSimulator(WriteBatch& batch, const Clock& clock, NodeSimOptions options, PodEventRecorder record)
     : batch_(batch), clock_(clock), options_(std::move(options)), record_(std::move(record)) {}
 
-Status NodeSimulator::Run(const store::Informer& nodes, store::Informer& pods, const store::Informer& leases) {
+Status NodeSimulator::Run(store::Informer& nodes, store::Informer& pods, store::Informer& leases) {
+  FollowNodes(nodes, leases);
   ARBITER_RETURN_IF_ERROR(InitializeNodes(nodes));
   ARBITER_RETURN_IF_ERROR(RenewLeases(nodes, leases));
-  return RunPods(nodes, pods);
+  return RunPods(pods);
+}
+
+void NodeSimulator::FollowNodes(store::Informer& nodes, store::Informer& leases) {
+  std::set<Key> changed_nodes, changed_leases;
+  if (node_consumer_ == kNoConsumer) {
+    node_consumer_ = nodes.AddConsumer();
+    lease_consumer_ = leases.AddConsumer();
+    for (const auto& [key, n] : nodes.objects()) changed_nodes.insert(key);
+    for (const auto& [key, l] : leases.objects()) changed_leases.insert(key);
+  } else {
+    changed_nodes = nodes.TakeChanged(node_consumer_);
+    changed_leases = leases.TakeChanged(lease_consumer_);
+  }
+  std::set<std::string> lease_of;  // nodes whose Lease schedule may have changed
+  for (const Key& key : changed_nodes) {
+    ObserveNode(key.second, nodes.Find(key));
+    lease_of.insert(key.second);
+  }
+  for (const Key& key : changed_leases) {
+    if (key.first == "kube-node-lease") lease_of.insert(key.second);
+  }
+  for (const std::string& name : lease_of) ObserveLease(name, leases);
+}
+
+void NodeSimulator::ObserveNode(const std::string& name, const store::Object* n) {
+  if (auto f = node_facts_.find(name); f != node_facts_.end()) status_due_.erase({f->second.status_due, name});
+  if (n == nullptr) {
+    node_facts_.erase(name);
+    return;
+  }
+  const store::Body::Tree body_tree = n->body.tree();
+  const Json& body = *body_tree;
+  NodeFacts facts;
+  facts.stopped = Stopped(body);
+  facts.pod_cidr = Str(body, "spec", "podCIDR");
+  facts.internal_ip = InternalIp(body);
+  facts.uid = Str(body, "metadata", "uid");
+  // InitializeNodes' rule, as a time: a running node that is not Ready, or lacks its pod CIDR or
+  // InternalIP, is looked at every pass; a Ready one when its Ready condition's heartbeat is
+  // status_report_interval old (the last Ready condition's, at once if it has none readable).
+  if (!facts.stopped) {
+    if (!Ready(body) || facts.pod_cidr.empty() || facts.internal_ip.empty()) {
+      facts.status_due = 0;
+    } else {
+      for (const Json& c : body["status"]["conditions"]) {
+        if (c.value("type", "") != "Ready") continue;
+        auto beat = ParseRfc3339(c.value("lastHeartbeatTime", ""));
+        facts.status_due = beat.ok() ? *beat + options_.status_report_interval : 0;
+      }
+    }
+  }
+  if (facts.status_due != kNever) status_due_.insert({facts.status_due, name});
+  node_facts_[name] = std::move(facts);
+}
+
+void NodeSimulator::ObserveLease(const std::string& node, const store::Informer& leases) {
+  if (auto d = lease_due_of_.find(node); d != lease_due_of_.end()) {
+    lease_due_.erase({d->second, node});
+    lease_due_of_.erase(d);
+  }
+  const store::Object* held = leases.Find({"kube-node-lease", node});
+  auto facts = node_facts_.find(node);
+  if (facts == node_facts_.end()) {
+    // The Lease of a deleted node goes with it (the garbage collector follows its owner).
+    if (held != nullptr) {
+      orphan_leases_.insert(node);
+    } else {
+      orphan_leases_.erase(node);
+    }
+    return;
+  }
+  orphan_leases_.erase(node);
+  if (facts->second.stopped) return;  // a stopped node's kubelet renews nothing
+  Timestamp due = 0;                  // no Lease yet: made now
+  if (held != nullptr) {
+    auto renewed = ParseRfc3339(Str(*held->body.tree(), "spec", "renewTime"));
+    due = renewed.ok() ? *renewed + options_.lease_renew_interval : 0;
+  }
+  lease_due_of_[node] = due;
+  lease_due_.insert({due, node});
 }
 
 Status NodeSimulator::InitializeNodes(const store::Informer& nodes) {
@@ -96,15 +179,20 @@ Status NodeSimulator::InitializeNodes(const store::Informer& nodes) {
   bool gathered = false;
   auto gather = [&] {
     if (std::exchange(gathered, true)) return;
-    for (const auto& [key, n_ptr] : nodes.objects()) {
-      const store::Object& n = *n_ptr;
-      if (auto c = Ipv4Net::Parse(Str(*n.body.tree(), "spec", "podCIDR")); c.ok() && cluster.Contains(c->base)) {
+    for (const auto& [name, facts] : node_facts_) {
+      if (auto c = Ipv4Net::Parse(facts.pod_cidr); c.ok() && cluster.Contains(c->base)) {
         used_blocks.insert((c->base - cluster.base) >> 8);
       }
-      if (auto ip = ParseIpv4(InternalIp(*n.body.tree())); ip.ok()) used_ips.insert(*ip);
+      if (auto ip = ParseIpv4(facts.internal_ip); ip.ok()) used_ips.insert(*ip);
     }
   };
-  for (const auto& [key, n_ptr] : nodes.objects()) {
+  // The nodes due now, in name order; each is checked against its body as before.
+  std::vector<std::string> due;
+  for (auto it = status_due_.begin(); it != status_due_.end() && it->first <= now; ++it) due.push_back(it->second);
+  std::sort(due.begin(), due.end());
+  for (const std::string& name : due) {
+    const store::Object* n_ptr = nodes.Find({"", name});
+    if (n_ptr == nullptr) continue;
     const store::Object& n = *n_ptr;
     const store::Body::Tree body_tree = n.body.tree();
     const Json& body = *body_tree;
@@ -193,9 +281,14 @@ Status NodeSimulator::InitializeNodes(const store::Informer& nodes) {
 
 Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Informer& leases) {
   const Timestamp now = clock_.Now();
-  for (const auto& [key, n_ptr] : nodes.objects()) {
+  std::vector<std::string> due;
+  for (auto it = lease_due_.begin(); it != lease_due_.end() && it->first <= now; ++it) due.push_back(it->second);
+  std::sort(due.begin(), due.end());
+  for (const std::string& name : due) {
+    const store::Object* n_ptr = nodes.Find({"", name});
+    auto facts = node_facts_.find(name);
+    if (n_ptr == nullptr || facts == node_facts_.end() || facts->second.stopped) continue;
     const store::Object& n = *n_ptr;
-    if (Stopped(*n.body.tree())) continue;  // a stopped node's kubelet renews nothing
     const store::Object* held = leases.Find({"kube-node-lease", n.name});
     if (held == nullptr) {
       const Json lease = {
@@ -206,7 +299,7 @@ Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Inf
             {"namespace", "kube-node-lease"},
             {"creationTimestamp", FormatRfc3339(now / kSecond * kSecond)},
             {"ownerReferences",
-             Json::array({{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", n.name}, {"uid", Str(*n.body.tree(), "metadata", "uid")}}})}}},
+             Json::array({{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", n.name}, {"uid", facts->second.uid}}})}}},
           {"spec",
            {{"holderIdentity", n.name}, {"leaseDurationSeconds", options_.lease_duration_seconds}, {"renewTime", FormatMicro(now)}}}};
       batch_.Create("leases", "kube-node-lease", n.name, lease, Accept);
@@ -220,10 +313,8 @@ Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Inf
     batch_.Update(*held, std::move(next), Accept);
   }
   // The Lease of a deleted node goes with it (the garbage collector follows its owner).
-  for (const auto& [key, l_ptr] : leases.objects()) {
-    const store::Object& l = *l_ptr;
-    if (key.first != "kube-node-lease" || nodes.objects().contains({"", key.second})) continue;
-    batch_.Delete(l, Accept);
+  for (const std::string& name : orphan_leases_) {
+    if (const store::Object* l = leases.Find({"kube-node-lease", name}); l != nullptr) batch_.Delete(*l, Accept);
   }
   return Status::Ok();
 }
@@ -326,7 +417,7 @@ void NodeSimulator::Observe(const Key& key, const store::Object* p) {
   }
 }
 
-Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pods) {
+Status NodeSimulator::RunPods(store::Informer& pods) {
   const Timestamp now = clock_.Now();
   const std::string now_text = FormatRfc3339(now / kSecond * kSecond);
   // Only the pods that changed since the last pass are looked at (all of them the first time):
@@ -403,10 +494,10 @@ Status NodeSimulator::RunPods(const store::Informer& nodes, store::Informer& pod
     const Json& body = *body_tree;
     const std::string uid = Str(body, "metadata", "uid");
     const std::string node = Str(body, "spec", "nodeName");
-    const store::Object* n = nodes.Find({"", node});
-    if (n == nullptr || Stopped(*n->body.tree())) continue;  // a node that is not (yet) there, or stopped, runs nothing
-    auto cidr = Ipv4Net::Parse(Str(*n->body.tree(), "spec", "podCIDR"));
-    const std::string host_ip = InternalIp(*n->body.tree());
+    auto n = node_facts_.find(node);
+    if (n == node_facts_.end() || n->second.stopped) continue;  // a node that is not (yet) there, or stopped, runs nothing
+    auto cidr = Ipv4Net::Parse(n->second.pod_cidr);
+    const std::string host_ip = n->second.internal_ip;
     if (!cidr.ok() || host_ip.empty()) continue;  // initialised by the next pass
     Json next = body;
     Json& st = next["status"];

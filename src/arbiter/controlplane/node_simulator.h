@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -70,10 +71,11 @@ class NodeSimulator {
  public:
   // Its writes are queued in `batch`; the caller flushes it after Run.
   NodeSimulator(WriteBatch& batch, const Clock& clock, NodeSimOptions options, PodEventRecorder record);
-  // One pass over the informers' current state; writes what is due now. The pods are followed
-  // through a change consumer of their informer (added on the first call), so that a pass
-  // costs what changed, not the cluster's size.
-  Status Run(const store::Informer& nodes, store::Informer& pods, const store::Informer& leases);
+  // One pass over the informers' current state; writes what is due now. Nodes, Leases and pods
+  // are followed through change consumers of their informers (added on the first call), so that
+  // a pass costs what changed and what is due, not the cluster's size: a node's body is read when
+  // it changes and when its status report or Lease renewal is due, not each pass.
+  Status Run(store::Informer& nodes, store::Informer& pods, store::Informer& leases);
 
  private:
   using Key = store::Informer::Key;
@@ -81,9 +83,20 @@ class NodeSimulator {
   struct Killing {
     std::string ns, name, uid, message, node;
   };
+  static constexpr Timestamp kNever = std::numeric_limits<Timestamp>::max();
+  // What a pass needs of a node, taken from the version the informer last delivered.
+  struct NodeFacts {
+    bool stopped = false;
+    std::string pod_cidr, internal_ip, uid;
+    Timestamp status_due = kNever;  // when InitializeNodes looks at it next (0: every pass)
+  };
+  // Applies the nodes and Leases changed since the last pass to what is kept of them.
+  void FollowNodes(store::Informer& nodes, store::Informer& leases);
+  void ObserveNode(const std::string& name, const store::Object* n);
+  void ObserveLease(const std::string& node, const store::Informer& leases);
   Status InitializeNodes(const store::Informer& nodes);
   Status RenewLeases(const store::Informer& nodes, const store::Informer& leases);
-  Status RunPods(const store::Informer& nodes, store::Informer& pods);
+  Status RunPods(store::Informer& pods);
   // Brings what the simulator keeps about one pod in line with `p` (nullptr: gone).
   void Observe(const Key& key, const store::Object* p);
   // The pod's simulated work ended now: its containers exit (and the pod ends, or they restart).
@@ -99,6 +112,12 @@ class NodeSimulator {
   NodeSimOptions options_;
   PodEventRecorder record_;
   size_t consumer_ = kNoConsumer;  // of the pods informer's changes
+  size_t node_consumer_ = kNoConsumer, lease_consumer_ = kNoConsumer;
+  std::map<std::string, NodeFacts> node_facts_;                // by node name
+  std::set<std::pair<Timestamp, std::string>> status_due_;     // nodes by NodeFacts::status_due
+  std::set<std::pair<Timestamp, std::string>> lease_due_;      // running nodes by their Lease's renewal
+  std::map<std::string, Timestamp> lease_due_of_;
+  std::set<std::string> orphan_leases_;  // node Leases whose node is gone, deleted each pass until gone
   std::map<Key, std::string> killing_sent_;  // terminating pods that have their Killing events (uid)
   std::vector<Killing> killing_;              // Killing events due
   std::set<Key> to_start_;                    // bound pods still Pending
