@@ -827,6 +827,34 @@ TEST(TaintEviction, ANoExecuteTaintEvictsAtOnceAfterTolerationSecondsOrNeverByTo
   EXPECT_EQ(c.Events("TaintManagerEviction").size(), 2u);
 }
 
+TEST(TaintEviction, OtherChangesOfTheNodeLeaveTheEvictionTimeAloneAndATaintRemovedInTimeCancelsIt) {
+  Cluster c;
+  c.Node("n1");
+  c.Node("n2");
+  const Json patient = Json::array({{{"key", "maintenance"}, {"operator", "Exists"}, {"effect", "NoExecute"}, {"tolerationSeconds", 30}}});
+  Json first = PlainPod("first", patient), second = PlainPod("second", patient);
+  first["spec"]["nodeName"] = "n1";
+  second["spec"]["nodeName"] = "n2";
+  c.Must("POST", "/api/v1/namespaces/default/pods", first);
+  c.Must("POST", "/api/v1/namespaces/default/pods", second);
+  ASSERT_TRUE(c.RunUntil([&] { return c.Running() == 2; }));
+  const Json taint = {{"spec", {{"taints", Json::array({{{"key", "maintenance"}, {"effect", "NoExecute"}}})}}}};
+  c.Must("PATCH", "/api/v1/nodes/n1", taint, "application/merge-patch+json");
+  c.Must("PATCH", "/api/v1/nodes/n2", taint, "application/merge-patch+json");
+  auto exists = [&](const std::string& name) { return c.Call("GET", "/api/v1/namespaces/default/pods/" + name).code == 200; };
+  c.Run(10);
+  for (int i = 0; i < 3; ++i) {  // the node changes, its NoExecute taints do not
+    c.Must("PATCH", "/api/v1/nodes/n1", {{"metadata", {{"labels", {{"touched", std::to_string(i)}}}}}},
+           "application/merge-patch+json");
+    c.Run(5);
+  }
+  c.Must("PATCH", "/api/v1/nodes/n2", {{"spec", {{"taints", nullptr}}}}, "application/merge-patch+json");
+  EXPECT_TRUE(exists("first"));
+  ASSERT_TRUE(c.RunUntil([&] { return !exists("first"); }, 10)) << "30 s after the taint, not after the last change";
+  c.Run(40);
+  EXPECT_TRUE(exists("second")) << "its taint was removed in time";
+}
+
 TEST(PodGarbageCollector, APodBoundToANodeThatDoesNotExistIsDeletedAfterTheQuarantine) {
   Cluster c;
   c.Node("n1");

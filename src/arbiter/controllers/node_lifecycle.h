@@ -29,15 +29,27 @@ class NodeLifecycleController final : public Controller {
 
   std::string_view Name() const override { return "node-lifecycle-controller"; }
   std::vector<std::string> Watches() const override { return {"nodes", "leases"}; }
+  // Follows the nodes and Leases that changed on every pass (reading only their bodies), so that
+  // the check every 5 s reads the body of a node only when it acts on it.
   Status Sync(Context& ctx, const Changes& changed) override;
   void Reset() override {
     next_ = 0;
     seen_.clear();
+    health_.clear();
+    renewed_.clear();
   }
 
  private:
+  // What the check needs of a node, from the version the informer last delivered.
+  struct Health {
+    std::string ready;  // its Ready condition's status ("" without one)
+    // Its taints of the two keys this controller owns: (key, whether the effect is NoExecute).
+    std::vector<std::pair<std::string, bool>> owned_taints;
+  };
   Timestamp next_ = 0;
   std::map<std::string, std::pair<std::string, Timestamp>> seen_;  // node -> (renewTime, seen at)
+  std::map<std::string, Health> health_;                           // by node
+  std::map<std::string, std::string> renewed_;                     // node -> its Lease's renewTime
 };
 
 }  // namespace arbiter::controllers

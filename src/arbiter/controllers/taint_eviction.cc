@@ -19,6 +19,13 @@ std::vector<model::Taint> NoExecuteTaints(const Json& node) {
   return out;
 }
 
+// A node's NoExecute taints as one string, to tell whether they changed ("" without any).
+std::string NoExecuteSignature(const Json& node) {
+  std::string out;
+  for (const model::Taint& t : NoExecuteTaints(node)) out.append(t.key).append(1, '=').append(t.value).append(1, '\n');
+  return out;
+}
+
 }  // namespace
 
 void TaintEvictionController::Evaluate(Context& ctx, const Key& key) {
@@ -70,7 +77,14 @@ void TaintEvictionController::Evaluate(Context& ctx, const Key& key) {
 Status TaintEvictionController::Evict(Context& ctx, const Key& key) {
   auto due = due_.find(key);
   if (due == due_.end() || due->second > ctx.now()) return Status::Ok();  // cancelled, or moved later
+  const Timestamp when = due->second;
   due_.erase(due);
+  // A write that failed (not one that lost a race: the pod changed, and its change is evaluated
+  // afresh) keeps the eviction due, for the queue's retry with backoff.
+  auto retry = [&](const Status& s) {
+    if (s.code() != StatusCode::kConflict) due_[key] = when;
+    return s;
+  };
   const store::Object* p = ctx.informer("pods").Find(key);
   if (p == nullptr || BeingDeleted(*p->body.tree())) return Status::Ok();
   const api::ResourceInfo& pod_info = Resource("", "v1", "pods");
@@ -84,22 +98,46 @@ Status TaintEvictionController::Evict(Context& ctx, const Key& key) {
                         {"lastTransitionTime", FormatRfc3339(ctx.now() / kSecond * kSecond)}});
   auto marked = ctx.api().Update(ObjectPath(pod_info, key.first, key.second, "status"), body);
   if (!marked.ok() && marked.status().code() != StatusCode::kConflict) {
-    return marked.status().code() == StatusCode::kNotFound ? Status::Ok() : marked.status();
+    return marked.status().code() == StatusCode::kNotFound ? Status::Ok() : retry(marked.status());
   }
   auto r = ctx.api().Delete(ObjectPath(pod_info, key.first, key.second), {{"preconditions", {{"uid", Uid(*p->body.tree())}}}});
-  if (!r.ok() && r.status().code() != StatusCode::kNotFound) return r.status();
+  if (!r.ok() && r.status().code() != StatusCode::kNotFound) return retry(r.status());
   return Status::Ok();
 }
 
 Status TaintEvictionController::Sync(Context& ctx, const Changes& changed) {
+  const store::Informer& pods = ctx.informer("pods");
+  const store::Informer& nodes = ctx.informer("nodes");
   std::set<Key> look;
-  for (const Key& key : changed.at("pods")) look.insert(key);
-  std::set<std::string> nodes;
-  for (const Key& key : changed.at("nodes")) nodes.insert(key.second);
-  if (!nodes.empty()) {
-    for (const auto& [key, p] : ctx.informer("pods").objects()) {
-      if (nodes.contains(StringAt(*p->body.tree(), {"spec", "nodeName"}))) look.insert(key);
+  for (const Key& key : changed.at("pods")) {
+    look.insert(key);
+    const store::Object* p = pods.Find(key);
+    const std::string node = p != nullptr ? StringAt(*p->body.tree(), {"spec", "nodeName"}) : "";
+    auto was = node_of_.find(key);
+    if (was != node_of_.end() && was->second == node) continue;
+    if (was != node_of_.end()) {
+      auto on = on_node_.find(was->second);
+      on->second.erase(key);
+      if (on->second.empty()) on_node_.erase(on);
+      node_of_.erase(was);
     }
+    if (node.empty()) continue;
+    node_of_.emplace(key, node);
+    on_node_[node].insert(key);
+  }
+  // The pods of a node whose NoExecute taints are what they were need no new decision: the
+  // same taints and tolerations give the same time, and Evaluate keeps the earlier one.
+  for (const Key& key : changed.at("nodes")) {
+    const store::Object* n = nodes.Find(key);
+    const std::string taints = n != nullptr ? NoExecuteSignature(*n->body.tree()) : "";
+    auto was = no_execute_.find(key.second);
+    if ((was != no_execute_.end() ? was->second : "") == taints) continue;
+    if (taints.empty()) {
+      no_execute_.erase(was);
+    } else {
+      no_execute_[key.second] = taints;
+    }
+    if (auto on = on_node_.find(key.second); on != on_node_.end()) look.insert(on->second.begin(), on->second.end());
   }
   for (const Key& key : look) Evaluate(ctx, key);
   return queue_.ProcessDue(

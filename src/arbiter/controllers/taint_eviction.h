@@ -22,10 +22,16 @@ class TaintEvictionController final : public Controller {
  public:
   std::string_view Name() const override { return "taint-eviction-controller"; }
   std::vector<std::string> Watches() const override { return {"pods", "nodes"}; }
+  // Evaluates the pods that changed, and the pods of each node whose NoExecute taints changed
+  // (found through an index of pods by node kept from the pods' changes): a node's other changes
+  // (its status reports) leave every decision as it was, so they are not looked at.
   Status Sync(Context& ctx, const Changes& changed) override;
   void Reset() override {
     queue_.Clear();
     due_.clear();
+    node_of_.clear();
+    on_node_.clear();
+    no_execute_.clear();
   }
 
  private:
@@ -35,6 +41,9 @@ class TaintEvictionController final : public Controller {
 
   WorkQueue queue_;                // pods due for eviction
   std::map<Key, Timestamp> due_;   // their eviction times
+  std::map<Key, std::string> node_of_;                // pods bound to a node: which
+  std::map<std::string, std::set<Key>> on_node_;      // the pods bound to each node
+  std::map<std::string, std::string> no_execute_;     // nodes with NoExecute taints: them, as text
 };
 
 }  // namespace arbiter::controllers
