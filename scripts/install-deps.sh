@@ -9,7 +9,7 @@ packages=(
   mold  # the linker (cmake/ArbiterHelpers.cmake): incremental builds are mostly links
   libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev libcpp-httplib-dev libsqlite3-dev
   libprotobuf-dev protobuf-compiler libboost1.81-dev libssl-dev zlib1g-dev
-  libgoogle-perftools-dev  # tcmalloc, the arbiter executable's allocator
+  libjemalloc-dev  # jemalloc, the arbiter executable's allocator (and jeprof, for scripts/memory-profile.sh)
   # tests: GoogleTest, Google Benchmark, the libFuzzer run and sanitizers
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # end-to-end tests: the Python client, etcd, and the tools they drive

@@ -6,9 +6,9 @@
 #   scripts/memory-profile.sh [bench flags...]
 #   (default: --scenario ServeSchedulingBasic --nodes 5000 --initial-pods 40000 --pods 10000)
 #
-# Builds `arbiter` with the system allocator in build-memprof (jemalloc is then preloaded; the
-# usual build links tcmalloc, whose own heap profiler records every allocation and is far too
-# slow for this). Needs the Debian packages libjemalloc2 and libjemalloc-dev (jeprof).
+# Builds `arbiter` with the system allocator in build-memprof, then preloads jemalloc with its
+# sampling profiler on, so that the profile is the one allocator's whatever the usual build links.
+# Needs the Debian packages libjemalloc2 and libjemalloc-dev (jeprof).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jemalloc="$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -1 || true)"

@@ -302,7 +302,7 @@ int main(int argc, char** argv) {
   bench.initial_pods_given = bench_cmd->count("--initial-pods") > 0;
   bench.connections_given = bench_cmd->count("--connections") > 0;
   bench.measured_pods_given = bench_cmd->count("--pods") > 0;
-  if (bench_cmd->parsed() && bench.scenario == "ModelFootprint") arbiter::bench::ReexecForExactGlibcCounts(argv);
+  if (bench_cmd->parsed() && bench.scenario == "ModelFootprint") arbiter::bench::ReexecForExactCounts(argv);
   if (bench_cmd->parsed()) return arbiter::cmd::RunBenchCommand(bench, std::cout, std::cerr);
   if (serve_cmd->parsed()) return arbiter::cmd::RunServeCommand(serve, std::cout, std::cerr);
   if (sched_cmd->parsed()) return arbiter::cmd::RunScheduleCommand(sched, std::cout, std::cerr);

@@ -60,7 +60,7 @@ TEST(SchedulerMetrics, HistogramsAreCumulativeWithSumAndCount) {
 
 TEST(SchedulerMetrics, TheHeapIsReportedAsItsAllocatorCountsIt) {
   // A test binary's allocator is glibc's (or the sanitizers'); the arbiter executable's is
-  // tcmalloc. Whichever it is, it is named, and a live block shows in the bytes in use.
+  // jemalloc. Whichever it is, it is named, and a live block shows in the bytes in use.
   auto block = std::make_unique<std::vector<char>>(size_t{8} << 20, 'x');
   const std::string t = SchedulerMetricsText(LoopMetrics{}, {});
   const auto at = t.find("\narbiter_heap_in_use_bytes{allocator=\"");

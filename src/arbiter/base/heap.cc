@@ -3,7 +3,20 @@
 #include <dlfcn.h>
 #include <malloc.h>
 
+#include <cstdint>
+
 namespace arbiter {
+
+namespace {
+
+// jemalloc's control interface (mallctl(3)), when jemalloc is the allocator.
+using Mallctl = int (*)(const char*, void*, size_t*, void*, size_t);
+Mallctl JemallocCtl() {
+  static auto* ctl = reinterpret_cast<Mallctl>(dlsym(RTLD_DEFAULT, "mallctl"));
+  return ctl;
+}
+
+}  // namespace
 
 HeapStats CurrentHeap() {
   using GetProperty = int (*)(const char*, size_t*);
@@ -21,6 +34,19 @@ HeapStats CurrentHeap() {
     }
     return s;
   }
+  if (Mallctl ctl = JemallocCtl(); ctl != nullptr) {
+    // The statistics are a snapshot taken when the epoch advances.
+    uint64_t epoch = 1;
+    size_t epoch_size = sizeof epoch;
+    size_t allocated = 0, resident = 0, size = sizeof(size_t);
+    if (ctl("epoch", &epoch, &epoch_size, &epoch, epoch_size) == 0 &&
+        ctl("stats.allocated", &allocated, &size, nullptr, 0) == 0 && ctl("stats.resident", &resident, &size, nullptr, 0) == 0) {
+      s.allocator = "jemalloc";
+      s.in_use = allocated;
+      s.held_free = resident > allocated ? resident - allocated : 0;  // its pages not in use, and its metadata
+      return s;
+    }
+  }
   if (sanitizer != nullptr) {
     s.allocator = "sanitizer";
     s.in_use = sanitizer();
@@ -36,9 +62,17 @@ HeapStats CurrentHeap() {
 bool ReleaseHeldMemory(size_t threshold) {
   using Release = void (*)();
   static auto* release = reinterpret_cast<Release>(dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"));
-  if (release == nullptr || CurrentHeap().held_free <= threshold) return false;
-  release();
-  return true;
+  if (release != nullptr) {
+    if (CurrentHeap().held_free <= threshold) return false;
+    release();
+    return true;
+  }
+  if (Mallctl ctl = JemallocCtl(); ctl != nullptr) {
+    if (CurrentHeap().held_free <= threshold) return false;
+    // Every arena's unused dirty pages back to the system ("arena.<MALLCTL_ARENAS_ALL>.purge").
+    return ctl("arena.4096.purge", nullptr, nullptr, nullptr, 0) == 0;
+  }
+  return false;
 }
 
 }  // namespace arbiter

@@ -21,7 +21,15 @@ std::pair<size_t, std::string> HeapInUse() {
   return {h.in_use, std::move(h.allocator)};
 }
 
-constexpr const char* kNoThreadCache = "glibc.malloc.tcache_count=0";
+// Each allocator's switch for its thread cache: the environment variable and the setting.
+struct NoThreadCache {
+  const char* allocator;
+  const char* variable;
+  const char* setting;
+  char separator;
+};
+constexpr NoThreadCache kNoThreadCache[] = {{"glibc", "GLIBC_TUNABLES", "glibc.malloc.tcache_count=0", ':'},
+                                            {"jemalloc", "MALLOC_CONF", "tcache:false", ','}};
 
 // The bytes `drop` gives back.
 template <typename Fn>
@@ -34,14 +42,18 @@ size_t Freed(Fn&& drop) {
 
 }  // namespace
 
-void ReexecForExactGlibcCounts(char** argv) {
-  if (HeapInUse().second != "glibc") return;
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (tunables != nullptr && std::strstr(tunables, kNoThreadCache) != nullptr) return;
-  std::string value = tunables != nullptr && *tunables != '\0' ? std::string(tunables) + ":" : std::string();
-  value += kNoThreadCache;
-  if (setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);  // returns only on failure: the counts may then read low
+void ReexecForExactCounts(char** argv) {
+  const std::string allocator = HeapInUse().second;
+  for (const NoThreadCache& off : kNoThreadCache) {
+    if (allocator != off.allocator) continue;
+    const char* current = std::getenv(off.variable);
+    if (current != nullptr && std::strstr(current, off.setting) != nullptr) return;
+    std::string value = current != nullptr && *current != '\0' ? std::string(current) + off.separator : std::string();
+    value += off.setting;
+    if (setenv(off.variable, value.c_str(), 1) != 0) return;
+    execv("/proc/self/exe", argv);  // returns only on failure: the counts may then read low
+    return;
+  }
 }
 
 StatusOr<ModelFootprint> MeasureModelFootprint(const std::string& dump_path) {

@@ -14,16 +14,16 @@ struct ModelFootprint {
   size_t nodes = 0, pods = 0;
   double load_seconds = 0;
   size_t bytes_per_node = 0, bytes_per_pod = 0;  // the decoded object with its origin
-  std::string allocator;                          // whose count: "tcmalloc", "sanitizer" or "glibc"
+  std::string allocator;                          // whose count: "jemalloc", "tcmalloc", "sanitizer" or "glibc"
 };
 
 StatusOr<ModelFootprint> MeasureModelFootprint(const std::string& dump_path);
 
-// glibc's malloc keeps freed small blocks in a per-thread cache that mallinfo2 still counts as in
-// use, so a drop of a few objects reads as nothing. When glibc's malloc is the allocator and that
-// cache is on, this re-executes the process (argv as main received it) with the cache off
-// (GLIBC_TUNABLES=glibc.malloc.tcache_count=0); it returns when there is nothing to do, or if the
-// re-execution fails (the counts may then read low).
-void ReexecForExactGlibcCounts(char** argv);
+// glibc's malloc and jemalloc keep freed small blocks in a per-thread cache that their counts
+// still take as in use, so a drop of a few objects reads as nothing. When either is the
+// allocator and that cache is on, this re-executes the process (argv as main received it) with
+// the cache off (GLIBC_TUNABLES=glibc.malloc.tcache_count=0, MALLOC_CONF=tcache:false); it returns
+// when there is nothing to do, or if the re-execution fails (the counts may then read low).
+void ReexecForExactCounts(char** argv);
 
 }  // namespace arbiter::bench
