@@ -68,8 +68,17 @@ bool ReleaseHeldMemory(size_t threshold) {
     return true;
   }
   if (Mallctl ctl = JemallocCtl(); ctl != nullptr) {
-    if (CurrentHeap().held_free <= threshold) return false;
-    // Every arena's unused dirty pages back to the system ("arena.<MALLCTL_ARENAS_ALL>.purge").
+    // Only the dirty pages (freed, still resident) are what a purge returns; the rest of what
+    // held_free counts (free space inside pages in use, jemalloc's metadata) stays. 4096 is
+    // MALLCTL_ARENAS_ALL: every arena's sum, and every arena's purge.
+    uint64_t epoch = 1;
+    size_t epoch_size = sizeof epoch;
+    size_t dirty_pages = 0, page = 0, size = sizeof(size_t);
+    if (ctl("epoch", &epoch, &epoch_size, &epoch, epoch_size) != 0 ||
+        ctl("stats.arenas.4096.pdirty", &dirty_pages, &size, nullptr, 0) != 0 ||
+        ctl("arenas.page", &page, &size, nullptr, 0) != 0 || dirty_pages * page <= threshold) {
+      return false;
+    }
     return ctl("arena.4096.purge", nullptr, nullptr, nullptr, 0) == 0;
   }
   return false;

@@ -29,7 +29,7 @@ Status NodeLifecycleController::Sync(Context& ctx, const Changes& changed) {
       h.ready = ready != nullptr ? ready->value("status", "") : "";
       if (const Json* t = Find(*node_tree, {"spec", "taints"}); t != nullptr && t->is_array()) {
         for (const Json& x : *t) {
-          const std::string k = x.value("key", "");
+          const std::string k = x.is_object() ? x.value("key", "") : "";
           if (k == kUnreachable || k == kNotReady) h.owned_taints.emplace_back(k, x.value("effect", "") == "NoExecute");
         }
       }

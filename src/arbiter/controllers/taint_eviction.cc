@@ -69,8 +69,9 @@ void TaintEvictionController::Evaluate(Context& ctx, const Key& key) {
     if (forever) cancel();
     return;
   }
-  auto [it, fresh] = due_.try_emplace(key, now + std::max<int64_t>(*seconds, 0) * kSecond);
-  if (!fresh) it->second = std::min(it->second, now + std::max<int64_t>(*seconds, 0) * kSecond);
+  const Timestamp at = AddSecondsCapped(now, std::max<int64_t>(*seconds, 0));  // tolerationSeconds is user input
+  auto [it, fresh] = due_.try_emplace(key, at);
+  if (!fresh) it->second = std::min(it->second, at);
   queue_.AddAfter(key, it->second);
 }
 

@@ -92,6 +92,11 @@ Status ControlLoop::Schedule() {
   // The changes since the last pass go to the live scheduler, which reconciles only those.
   Changes changes;
   for (const char* r : kWatched) changes[r] = informers_[r]->TakeChanged();
+  // The informers only controllers watch give them their changes through consumers of their own;
+  // this record of theirs is emptied so that it does not keep every key ever changed.
+  for (auto& [resource, informer] : informers_) {
+    if (!changes.contains(resource)) informer->TakeChanged();
+  }
   Status st = live_.Pass(informers_, changes);
   if (!st.ok()) ++metrics_.errors;
   // Forget the decoded form of objects that are gone (of those that changed: a pass costs what

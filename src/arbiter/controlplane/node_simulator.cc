@@ -131,7 +131,7 @@ void NodeSimulator::ObserveNode(const std::string& name, const store::Object* n)
       facts.status_due = 0;
     } else {
       for (const Json& c : body["status"]["conditions"]) {
-        if (c.value("type", "") != "Ready") continue;
+        if (!c.is_object() || c.value("type", "") != "Ready") continue;
         auto beat = ParseRfc3339(c.value("lastHeartbeatTime", ""));
         facts.status_due = beat.ok() ? *beat + options_.status_report_interval : 0;
       }
