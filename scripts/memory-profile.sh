@@ -6,9 +6,10 @@
 #   scripts/memory-profile.sh [bench flags...]
 #   (default: --scenario ServeSchedulingBasic --nodes 5000 --initial-pods 40000 --pods 10000)
 #
-# Builds `arbiter` with the system allocator in build-memprof, then preloads jemalloc with its
-# sampling profiler on, so that the profile is the one allocator's whatever the usual build links.
-# Needs the Debian packages libjemalloc2 and libjemalloc-dev (jeprof).
+# Profiles the usual build (build/, which links Debian's jemalloc) with jemalloc's sampling
+# profiler switched on by MALLOC_CONF. ARBITER_MEMPROF_BUILD names another tree; one built with
+# -DARBITER_ALLOCATOR=system gets jemalloc preloaded, so that the profile is jemalloc's either way
+# (a tcmalloc build cannot be profiled so). Needs libjemalloc-dev (jeprof; install-deps.sh has it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jemalloc="$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -1 || true)"
@@ -16,14 +17,21 @@ if [ -z "$jemalloc" ] || ! command -v jeprof >/dev/null; then
   echo "memory-profile: needs jemalloc and jeprof: apt-get install libjemalloc2 libjemalloc-dev" >&2
   exit 2
 fi
-build="${ARBITER_MEMPROF_BUILD:-build-memprof}"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DARBITER_ALLOCATOR=system >/dev/null
+build="${ARBITER_MEMPROF_BUILD:-build}"
+[ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" >/dev/null
 cmake --build "$build" --target arbiter -j2
 exe="$build/bin/arbiter"
+preload="$jemalloc"
+if ldd "$exe" | grep -q libjemalloc; then
+  preload=""  # its own jemalloc
+elif ldd "$exe" | grep -q libtcmalloc; then
+  echo "memory-profile: $exe links tcmalloc; profile a jemalloc or -DARBITER_ALLOCATOR=system build" >&2
+  exit 2
+fi
 [ $# -gt 0 ] || set -- --scenario ServeSchedulingBasic --nodes 5000 --initial-pods 40000 --pods 10000
 out="$(mktemp -d /tmp/arbiter-memprof.XXXXXX)"
 echo "== profiles in $out"
-MALLOC_CONF="prof:true,lg_prof_sample:18,lg_prof_interval:30,prof_prefix:$out/heap" LD_PRELOAD="$jemalloc" \
+MALLOC_CONF="prof:true,lg_prof_sample:18,lg_prof_interval:30,prof_prefix:$out/heap" LD_PRELOAD="$preload" \
   "$exe" bench "$@" --runs 1 &
 bench=$!
 wait "$bench"

@@ -10,6 +10,8 @@ import sys
 
 # Whole-stack rules: (component, any of these substrings anywhere in the stack).
 STACK_RULES = [
+    ("object bodies' text (JSON, made once per version, when the store writes it)",
+     ["Body::shared_text", "Body::text"]),
     ("Events (their JSON bodies, kept for the event TTL)", ["EventRecorder"]),
     ("SQLite (page cache and statements)", ["sqlite3"]),
 ]
