@@ -21,9 +21,11 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
       events_(store, clock, options.event_ttl, options.background_events),
       informers_(MakeInformers(store, options.controllers)),
       // Inline, the node agents read the loop's informers and decode cache: one watch and one
-      // decoded form per object. On their own thread they keep their own.
+      // decoded form per object. On their own thread they keep their own; without simulated
+      // nodes they never run, and take no change records of the loop's informers (nobody would
+      // empty them).
       agents_(store, clock, events_, options.nodes, options.kubelet, options.log,
-              options.node_thread ? NodeAgents::Shared{}
+              options.node_thread || !options.simulate_nodes ? NodeAgents::Shared{}
                                   : NodeAgents::Shared{{{"nodes", informers_.at("nodes").get()},
                                                         {"pods", informers_.at("pods").get()}},
                                                        &decoded_}),
