@@ -166,6 +166,20 @@ Json Deployment(const std::string& name, int replicas, const std::string& image,
 const std::string kRs = "/apis/apps/v1/namespaces/default/replicasets";
 const std::string kDeploy = "/apis/apps/v1/namespaces/default/deployments";
 
+TEST(KeysByGroup, AKeyMovesBetweenGroupsAndAnEmptyGroupTakesItOut) {
+  KeysByGroup<Key> index;
+  index.Set({"default", "a"}, "n1");
+  index.Set({"default", "b"}, "n1");
+  index.Set({"default", "a"}, "n2");
+  EXPECT_EQ(index.Of("n1"), (std::set<Key>{{"default", "b"}}));
+  EXPECT_EQ(index.Of("n2"), (std::set<Key>{{"default", "a"}}));
+  index.Set({"default", "b"}, "");
+  EXPECT_TRUE(index.Of("n1").empty());
+  EXPECT_EQ(index.groups().size(), 1u) << "a group without keys is gone";
+  index.Clear();
+  EXPECT_TRUE(index.groups().empty());
+}
+
 TEST(ReplicaSetController, CreatesTheMissingPodsAsOwnedGenerateNamedPodsAndReportsThemReady) {
   Cluster c;
   c.Node("n1");

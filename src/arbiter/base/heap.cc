@@ -16,6 +16,20 @@ Mallctl JemallocCtl() {
   return ctl;
 }
 
+// jemalloc's statistics (a snapshot, taken anew: they change when the epoch advances), each a
+// size_t; false when jemalloc does not answer for one of them.
+template <size_t N>
+bool JemallocStats(Mallctl ctl, const char* const (&names)[N], size_t (&values)[N]) {
+  uint64_t epoch = 1;
+  size_t epoch_size = sizeof epoch;
+  if (ctl("epoch", &epoch, &epoch_size, &epoch, epoch_size) != 0) return false;
+  for (size_t i = 0; i < N; ++i) {
+    size_t size = sizeof(size_t);
+    if (ctl(names[i], &values[i], &size, nullptr, 0) != 0) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 HeapStats CurrentHeap() {
@@ -35,15 +49,11 @@ HeapStats CurrentHeap() {
     return s;
   }
   if (Mallctl ctl = JemallocCtl(); ctl != nullptr) {
-    // The statistics are a snapshot taken when the epoch advances.
-    uint64_t epoch = 1;
-    size_t epoch_size = sizeof epoch;
-    size_t allocated = 0, resident = 0, size = sizeof(size_t);
-    if (ctl("epoch", &epoch, &epoch_size, &epoch, epoch_size) == 0 &&
-        ctl("stats.allocated", &allocated, &size, nullptr, 0) == 0 && ctl("stats.resident", &resident, &size, nullptr, 0) == 0) {
+    size_t stats[2] = {};  // allocated, resident
+    if (JemallocStats(ctl, {"stats.allocated", "stats.resident"}, stats)) {
       s.allocator = "jemalloc";
-      s.in_use = allocated;
-      s.held_free = resident > allocated ? resident - allocated : 0;  // its pages not in use, and its metadata
+      s.in_use = stats[0];
+      s.held_free = stats[1] > stats[0] ? stats[1] - stats[0] : 0;  // its pages not in use, and its metadata
       return s;
     }
   }
@@ -71,14 +81,8 @@ bool ReleaseHeldMemory(size_t threshold) {
     // Only the dirty pages (freed, still resident) are what a purge returns; the rest of what
     // held_free counts (free space inside pages in use, jemalloc's metadata) stays. 4096 is
     // MALLCTL_ARENAS_ALL: every arena's sum, and every arena's purge.
-    uint64_t epoch = 1;
-    size_t epoch_size = sizeof epoch;
-    size_t dirty_pages = 0, page = 0, size = sizeof(size_t);
-    if (ctl("epoch", &epoch, &epoch_size, &epoch, epoch_size) != 0 ||
-        ctl("stats.arenas.4096.pdirty", &dirty_pages, &size, nullptr, 0) != 0 ||
-        ctl("arenas.page", &page, &size, nullptr, 0) != 0 || dirty_pages * page <= threshold) {
-      return false;
-    }
+    size_t stats[2] = {};  // dirty pages, page size
+    if (!JemallocStats(ctl, {"stats.arenas.4096.pdirty", "arenas.page"}, stats) || stats[0] * stats[1] <= threshold) return false;
     return ctl("arena.4096.purge", nullptr, nullptr, nullptr, 0) == 0;
   }
   return false;

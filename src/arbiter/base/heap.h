@@ -23,9 +23,9 @@ HeapStats CurrentHeap();
 
 // Returns the allocator's free pages to the system when it holds more than `threshold` bytes
 // free (tcmalloc's ReleaseFreeMemory; jemalloc's purge of every arena, when its dirty pages
-// exceed the threshold; nothing under glibc). tcmalloc keeps freed
-// pages for reuse, so a heap that shrinks (trees dropped by store::Body's cache) would otherwise
-// stay resident. Returns whether it released.
+// exceed the threshold; nothing under glibc). Both keep freed pages for reuse, so a heap that
+// shrinks (trees dropped by store::Body's cache) would otherwise stay resident. Returns whether
+// it released.
 bool ReleaseHeldMemory(size_t threshold);
 
 }  // namespace arbiter

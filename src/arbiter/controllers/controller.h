@@ -76,6 +76,43 @@ class Controller {
   virtual void Reset() = 0;
 };
 
+// Keys grouped by one value each (pods by the node they are bound to), kept as the keys' objects
+// change: a controller that acts on a group's keys when the group changes finds them here rather
+// than by walking every object. Groups and their keys iterate in order.
+template <typename K>
+class KeysByGroup {
+ public:
+  // Puts `key` in `group`, out of the one it was in; an empty group takes it out of every group.
+  void Set(const K& key, const std::string& group) {
+    auto was = group_of_.find(key);
+    if (was != group_of_.end()) {
+      if (was->second == group) return;
+      auto in = keys_.find(was->second);
+      in->second.erase(key);
+      if (in->second.empty()) keys_.erase(in);
+      group_of_.erase(was);
+    }
+    if (group.empty()) return;
+    group_of_.emplace(key, group);
+    keys_[group].insert(key);
+  }
+  // The keys of `group` (none: an empty set).
+  const std::set<K>& Of(const std::string& group) const {
+    static const std::set<K> kNone;
+    auto in = keys_.find(group);
+    return in == keys_.end() ? kNone : in->second;
+  }
+  const std::map<std::string, std::set<K>>& groups() const { return keys_; }
+  void Clear() {
+    group_of_.clear();
+    keys_.clear();
+  }
+
+ private:
+  std::map<K, std::string> group_of_;
+  std::map<std::string, std::set<K>> keys_;
+};
+
 // A work queue of keys, each due at a time, with client-go's per-item exponential backoff. Keys
 // are handed out in key order, never by hash.
 template <typename K>

@@ -97,37 +97,19 @@ Status NodeLifecycleController::Sync(Context& ctx, const Changes& changed) {
         first = r.status();
       }
     }
-    // The taints the node's health calls for, other taints kept as they are.
-    std::string want;
-    if (unreachable) {
-      want = kUnreachable;
-    } else if (ready_status == "False") {
-      want = kNotReady;
-    }
+    // The taints the node's health calls for (`wanted`, added where missing), other taints kept
+    // as they are.
+    if (!taints_change) continue;
     Json taints = Json::array();
-    bool have_want_ns = false, have_want_ne = false, changed_taints = false;
     if (const Json* t = Find(node, {"spec", "taints"}); t != nullptr && t->is_array()) {
       for (const Json& x : *t) {
-        const std::string k = x.value("key", "");
-        if (k == kUnreachable || k == kNotReady) {
-          if (k != want) {
-            changed_taints = true;
-            continue;
-          }
-          (x.value("effect", "") == "NoExecute" ? have_want_ne : have_want_ns) = true;
-        }
+        const std::string k = x.is_object() ? x.value("key", "") : "";
+        if ((k == kUnreachable || k == kNotReady) && k != wanted) continue;
         taints.push_back(x);
       }
     }
-    if (!want.empty() && !have_want_ns) {
-      taints.push_back({{"key", want}, {"effect", "NoSchedule"}, {"timeAdded", now_text}});
-      changed_taints = true;
-    }
-    if (!want.empty() && !have_want_ne) {
-      taints.push_back({{"key", want}, {"effect", "NoExecute"}, {"timeAdded", now_text}});
-      changed_taints = true;
-    }
-    if (!changed_taints) continue;
+    if (!wanted.empty() && !wanted_ns) taints.push_back({{"key", wanted}, {"effect", "NoSchedule"}, {"timeAdded", now_text}});
+    if (!wanted.empty() && !wanted_ne) taints.push_back({{"key", wanted}, {"effect", "NoExecute"}, {"timeAdded", now_text}});
     auto r = ctx.api().MergePatch(ObjectPath(node_info, "", name),
                                   {{"spec", {{"taints", taints.empty() ? Json(nullptr) : taints}}}});
     if (!r.ok() && r.status().code() != StatusCode::kNotFound && r.status().code() != StatusCode::kConflict && first.ok()) {

@@ -8,32 +8,25 @@
 namespace arbiter::controllers {
 
 void PodGarbageCollector::Observe(const Key& key, const store::Object* object) {
-  if (auto f = facts_.find(key); f != facts_.end()) {
-    const PodFacts& was = f->second;
-    if (!was.node.empty()) {
-      auto on = by_node_.find(was.node);
-      on->second.erase(key);
-      if (on->second.empty()) by_node_.erase(on);
-    }
-    unscheduled_terminating_.erase(key);
-    if (was.terminal) terminated_.erase({was.created, key});
-    facts_.erase(f);
+  unscheduled_terminating_.erase(key);
+  if (auto t = terminated_at_.find(key); t != terminated_at_.end()) {
+    terminated_.erase({t->second, key});
+    terminated_at_.erase(t);
   }
-  if (object == nullptr) return;
+  if (object == nullptr) {
+    by_node_.Set(key, "");
+    return;
+  }
   const store::Body::Tree pod_tree = object->body.tree();
   const Json& pod = *pod_tree;
-  PodFacts facts;
-  facts.node = StringAt(pod, {"spec", "nodeName"});
-  facts.terminal = PodTerminal(pod);
-  facts.being_deleted = BeingDeleted(pod);
-  facts.created = TimeAt(pod, {"metadata", "creationTimestamp"}).value_or(0);
-  if (!facts.node.empty()) {
-    by_node_[facts.node].insert(key);
-  } else if (facts.being_deleted) {
-    unscheduled_terminating_.insert(key);
+  const std::string node = StringAt(pod, {"spec", "nodeName"});
+  by_node_.Set(key, node);
+  if (node.empty() && BeingDeleted(pod)) unscheduled_terminating_.insert(key);
+  if (PodTerminal(pod)) {
+    const Timestamp created = TimeAt(pod, {"metadata", "creationTimestamp"}).value_or(0);
+    terminated_.insert({created, key});
+    terminated_at_.emplace(key, created);
   }
-  if (facts.terminal) terminated_.insert({facts.created, key});
-  facts_.emplace(key, std::move(facts));
 }
 
 Status PodGarbageCollector::Sync(Context& ctx, const Changes& changed) {
@@ -60,7 +53,7 @@ Status PodGarbageCollector::Sync(Context& ctx, const Changes& changed) {
   // that are being deleted, and the pods bound to a node that is not there.
   std::vector<Key> due(unscheduled_terminating_.begin(), unscheduled_terminating_.end());
   std::map<std::string, Timestamp> missing;
-  for (const auto& [node, bound] : by_node_) {
+  for (const auto& [node, bound] : by_node_.groups()) {
     if (nodes.Find({"", node}) != nullptr) continue;
     // The node must stay missing through the quarantine, and the API must agree.
     auto since = missing_since_.find(node);

@@ -31,29 +31,25 @@ class PodGarbageCollector final : public Controller {
   void Reset() override {
     next_ = 0;
     missing_since_.clear();
-    facts_.clear();
-    by_node_.clear();
+    by_node_.Clear();
     unscheduled_terminating_.clear();
     terminated_.clear();
+    terminated_at_.clear();
   }
 
  private:
-  // What the check needs of a pod, from the version the informer last delivered.
-  struct PodFacts {
-    std::string node;  // spec.nodeName
-    bool terminal = false;
-    bool being_deleted = false;
-    Timestamp created = 0;  // metadata.creationTimestamp (0 when unreadable, as upstream's zero time sorts first)
-  };
+  // Brings what is kept of one pod in line with the version the informer delivered (nullptr: gone).
   void Observe(const Key& key, const store::Object* pod);
 
   int64_t threshold_;
   Timestamp next_ = 0;
   std::map<std::string, Timestamp> missing_since_;  // nodes pods are bound to, absent since
-  std::map<Key, PodFacts> facts_;
-  std::map<std::string, std::set<Key>> by_node_;   // pods bound to each node
-  std::set<Key> unscheduled_terminating_;          // being deleted, bound to no node
-  std::set<std::pair<Timestamp, Key>> terminated_;  // Succeeded and Failed, oldest first
+  KeysByGroup<Key> by_node_;                        // pods by the node they are bound to
+  std::set<Key> unscheduled_terminating_;           // being deleted, bound to no node
+  // Succeeded and Failed pods, oldest first: by metadata.creationTimestamp (0 when unreadable, as
+  // upstream's zero time sorts first), then key.
+  std::set<std::pair<Timestamp, Key>> terminated_;
+  std::map<Key, Timestamp> terminated_at_;  // their creation times, to find them again
 };
 
 }  // namespace arbiter::controllers

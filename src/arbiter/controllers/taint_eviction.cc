@@ -113,18 +113,7 @@ Status TaintEvictionController::Sync(Context& ctx, const Changes& changed) {
   for (const Key& key : changed.at("pods")) {
     look.insert(key);
     const store::Object* p = pods.Find(key);
-    const std::string node = p != nullptr ? StringAt(*p->body.tree(), {"spec", "nodeName"}) : "";
-    auto was = node_of_.find(key);
-    if (was != node_of_.end() && was->second == node) continue;
-    if (was != node_of_.end()) {
-      auto on = on_node_.find(was->second);
-      on->second.erase(key);
-      if (on->second.empty()) on_node_.erase(on);
-      node_of_.erase(was);
-    }
-    if (node.empty()) continue;
-    node_of_.emplace(key, node);
-    on_node_[node].insert(key);
+    on_node_.Set(key, p != nullptr ? StringAt(*p->body.tree(), {"spec", "nodeName"}) : "");
   }
   // The pods of a node whose NoExecute taints are what they were need no new decision: the
   // same taints and tolerations give the same time, and Evaluate keeps the earlier one.
@@ -138,7 +127,8 @@ Status TaintEvictionController::Sync(Context& ctx, const Changes& changed) {
     } else {
       no_execute_[key.second] = taints;
     }
-    if (auto on = on_node_.find(key.second); on != on_node_.end()) look.insert(on->second.begin(), on->second.end());
+    const std::set<Key>& on = on_node_.Of(key.second);
+    look.insert(on.begin(), on.end());
   }
   for (const Key& key : look) Evaluate(ctx, key);
   return queue_.ProcessDue(

@@ -29,8 +29,7 @@ class TaintEvictionController final : public Controller {
   void Reset() override {
     queue_.Clear();
     due_.clear();
-    node_of_.clear();
-    on_node_.clear();
+    on_node_.Clear();
     no_execute_.clear();
   }
 
@@ -41,9 +40,8 @@ class TaintEvictionController final : public Controller {
 
   WorkQueue queue_;                // pods due for eviction
   std::map<Key, Timestamp> due_;   // their eviction times
-  std::map<Key, std::string> node_of_;                // pods bound to a node: which
-  std::map<std::string, std::set<Key>> on_node_;      // the pods bound to each node
-  std::map<std::string, std::string> no_execute_;     // nodes with NoExecute taints: them, as text
+  KeysByGroup<Key> on_node_;                       // pods by the node they are bound to
+  std::map<std::string, std::string> no_execute_;  // nodes with NoExecute taints: them, as text
 };
 
 }  // namespace arbiter::controllers
