@@ -195,6 +195,13 @@ int main(int argc, char** argv) {
                         "A KubeSchedulerConfiguration file: the scheduler's profile (one profile)");
   serve_cmd->add_option("--kubelet-config", serve.kubelet_config,
                         "KubeletConfiguration (evictionHard) of the simulated nodes; default: the kubelet's");
+  serve_cmd->add_option("--tree-cache-mib", serve.tree_cache_mib,
+                        "Bound of the cache of parsed JSON trees over the stored objects' text, in MiB (0: keep none "
+                        "older than --tree-cache-min-age)")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 20));
+  serve_cmd->add_option("--tree-cache-min-age", serve.tree_cache_min_age,
+                        "How long a parsed JSON tree is kept at least, however full the cache (Go duration; the "
+                        "readers of a new version read it within this time, and would parse it again otherwise)");
 
   arbiter::cmd::ScheduleFlags sched;
   CLI::App* sched_cmd = app.add_subcommand(

@@ -201,6 +201,16 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     }
     lo.nodes.default_run_duration = *run / 1000;
   }
+  {
+    auto age = ParseGoDurationNanos(flags.tree_cache_min_age);
+    if (!age.ok() || *age < 0) {
+      err << "arbiter serve: --tree-cache-min-age: \"" << flags.tree_cache_min_age
+          << "\" is not a duration (3s, 500ms, 0)\n";
+      return 2;
+    }
+    store::SetBodyTreeMinAge(std::chrono::milliseconds(*age / 1000000));
+    store::SetBodyTreeBudget(flags.tree_cache_mib << 20);
+  }
   lo.seed = flags.seed;
   lo.background_events = true;
   lo.node_thread = false;  // measured slower for preemption on 2 cores (docs/benchmarks.md)

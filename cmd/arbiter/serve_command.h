@@ -2,6 +2,7 @@
 // simulated nodes) in one process.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -30,6 +31,10 @@ struct ServeFlags {
   std::string default_run_duration = "5s";
   uint64_t seed = 0;
   int loop_millis = 100;
+  // The cache of JSON trees over the stored versions' text (store/body.h): its bound in MiB, and
+  // how long a tree is kept at least once made, a Go duration.
+  size_t tree_cache_mib = 128;
+  std::string tree_cache_min_age = "250ms";
 };
 
 int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& err);

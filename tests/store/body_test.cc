@@ -26,7 +26,7 @@ class BodyTest : public ::testing::Test {
   void SetUp() override { SetBodyTreeMinAge(std::chrono::milliseconds(0)); }
   void TearDown() override {
     SetBodyTreeBudget(size_t{128} << 20);
-    SetBodyTreeMinAge(std::chrono::milliseconds(3000));
+    SetBodyTreeMinAge(std::chrono::milliseconds(250));
   }
 };
 

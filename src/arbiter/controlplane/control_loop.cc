@@ -30,7 +30,11 @@ ControlLoop::ControlLoop(store::Store& store, const Clock& clock, LoopOptions op
                                                         {"pods", informers_.at("pods").get()}},
                                                        &decoded_}),
       live_(store, batch_, clock, {options.scheduler, options.seed, 20000, options.log, options.activity}, metrics_,
-            [this](const store::Object& o) -> const manifest::LoadResult& { return decoded_.Get(o); },
+            // The scheduler copies each pod it admits into its own cache, so its pods are not kept
+            // decoded as well; everything else it decodes (nodes, budgets, groups) is kept.
+            [this](const store::Object& o) -> const manifest::LoadResult& {
+              return o.resource == "pods" ? decoded_.Decode(o) : decoded_.Get(o);
+            },
             [this](const std::string& ns, const std::string& pod, const std::string& uid, const std::string& type,
                    const std::string& reason, const std::string& message) {
               events_.Record({ns, pod, uid, type, reason, message, options_.scheduler.scheduler_name, ""});

@@ -1,5 +1,10 @@
 // The decoded form (manifest::DecodeJson) of stored objects, kept while an object's revision is
 // unchanged, so that a pass decodes only what changed. Not thread-safe: one per thread.
+//
+// A reader that keeps what it needs of a decoded object itself (the live scheduler copies each
+// pod into its cache as it admits it) decodes with Decode instead, which keeps nothing: a kept
+// decoded form of every pod would be a second copy of each (about 1 KiB of LoadResult and the
+// model::Pod beside the scheduler's own; docs/benchmarks.md).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +33,16 @@ class DecodeCache {
     }
     return slot.second;
   }
+  // The object's decoded form, kept if Get keeps it, else decoded into a slot of its own that the
+  // next call of Decode reuses: the reference stays valid until then (or until Get or Forget
+  // changes the kept form it returned).
+  const manifest::LoadResult& Decode(const store::Object& o) {
+    if (auto it = decoded_.find({o.resource, o.ns, o.name}); it != decoded_.end() && it->second.first == o.revision) {
+      return it->second.second;
+    }
+    scratch_ = manifest::DecodeJson(prefix_ + o.resource + "/" + o.ns + "/" + o.name, *o.body.tree());
+    return scratch_;
+  }
   // The object is gone: its decoded form goes too.
   void Forget(const std::string& resource, const std::string& ns, const std::string& name) {
     decoded_.erase({resource, ns, name});
@@ -35,6 +50,7 @@ class DecodeCache {
 
  private:
   std::string prefix_;
+  manifest::LoadResult scratch_;  // Decode's, of an object not kept
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, manifest::LoadResult>> decoded_;
 };
 

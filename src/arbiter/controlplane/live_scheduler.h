@@ -53,7 +53,8 @@ struct LoopMetrics;
 using RecordEventFn = std::function<Status(const std::string& ns, const std::string& pod, const std::string& uid,
                                            const std::string& type, const std::string& reason,
                                            const std::string& message)>;
-// The decoded form of a stored object (cached by the caller per revision).
+// The decoded form of a stored object (cached by the caller per revision, pods excepted: the
+// reference is read at once, before the next call).
 using DecodeFn = std::function<const manifest::LoadResult&(const store::Object&)>;
 using Informers = std::map<std::string, std::unique_ptr<store::Informer>>;
 // The keys changed since the last pass, by resource.

@@ -98,9 +98,11 @@ BodyCacheStats GetBodyCacheStats();
 // The bound on the trees' estimated memory (a tree is estimated at five times its text).
 // 128 MiB unless set; 0 keeps no tree that has a text once it is read.
 void SetBodyTreeBudget(size_t bytes);
-// A tree is not dropped before it is this old (3 s unless set): each new version is read by the
-// informers and list caches once on its way, and parsing it again for each of them would cost
-// more than the memory saved. Within that window the cache may exceed its budget.
+// A tree is not dropped before it is this old (250 ms unless set; `serve --tree-cache-min-age`):
+// each new version is read by the informers and list caches once on its way, within a pass or two
+// of the control loop, and parsing it again for each of them would cost more than the memory
+// saved. Within that window the cache may exceed its budget. (3 s was measured to hold 200 MiB
+// more at the peak of a burst for no gain in lag: docs/benchmarks.md.)
 void SetBodyTreeMinAge(std::chrono::milliseconds age);
 // Drops trees until the cache is within its budget (as far as age and pins allow). The cache
 // sweeps as trees are admitted; a process calls this now and then so that the trees of its
