@@ -33,7 +33,7 @@ struct ServeFlags {
   int loop_millis = 100;
   // The cache of JSON trees over the stored versions' text (store/body.h): its bound in MiB, and
   // how long a tree is kept at least once made, a Go duration.
-  size_t tree_cache_mib = 128;
+  size_t tree_cache_mib = 32;
   std::string tree_cache_min_age = "250ms";
 };
 

@@ -25,7 +25,7 @@ class BodyTest : public ::testing::Test {
  protected:
   void SetUp() override { SetBodyTreeMinAge(std::chrono::milliseconds(0)); }
   void TearDown() override {
-    SetBodyTreeBudget(size_t{128} << 20);
+    SetBodyTreeBudget(size_t{32} << 20);
     SetBodyTreeMinAge(std::chrono::milliseconds(250));
   }
 };

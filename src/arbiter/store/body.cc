@@ -138,7 +138,7 @@ class TreeCache {
   std::mutex mu_;
   std::deque<Entry> ring_;  // guarded by mu_
   size_t bytes_ = 0;        // guarded by mu_: the entries' estimates, gone bodies' included
-  size_t budget_ = size_t{128} << 20;
+  size_t budget_ = size_t{32} << 20;
   int64_t min_age_millis_ = 250;  // guarded by mu_
   uint64_t parsed_ = 0;
   uint64_t dropped_ = 0;

@@ -96,7 +96,7 @@ struct BodyCacheStats {
 };
 BodyCacheStats GetBodyCacheStats();
 // The bound on the trees' estimated memory (a tree is estimated at five times its text).
-// 128 MiB unless set; 0 keeps no tree that has a text once it is read.
+// 32 MiB unless set (`serve --tree-cache-mib`); 0 keeps no tree that has a text once it is read.
 void SetBodyTreeBudget(size_t bytes);
 // A tree is not dropped before it is this old (250 ms unless set; `serve --tree-cache-min-age`):
 // each new version is read by the informers and list caches once on its way, within a pass or two
