@@ -27,6 +27,7 @@ class BodyTest : public ::testing::Test {
   void TearDown() override {
     SetBodyTreeBudget(size_t{32} << 20);
     SetBodyTreeMinAge(std::chrono::milliseconds(250));
+    KeepBodyTreesWrittenSince(std::chrono::steady_clock::time_point::max());
   }
 };
 
@@ -121,6 +122,27 @@ TEST_F(BodyTest, AVersionJustWrittenKeepsItsTreeBeyondTheBudgetUntilItIsOld) {
   EXPECT_EQ(GetBodyCacheStats().parsed, parsed);  // every written tree is still there
   SetBodyTreeMinAge(std::chrono::milliseconds(0));
   TrimBodyTrees();  // old now: two turns of the hand drop them
+  TrimBodyTrees();
+  for (const Body& b : written) (void)b.tree();
+  EXPECT_EQ(GetBodyCacheStats().parsed, parsed + written.size());
+}
+
+TEST_F(BodyTest, AVersionWrittenSinceTheReadersMarkKeepsItsTreeUntilTheNextMark) {
+  SetBodyTreeBudget(0);
+  KeepBodyTreesWrittenSince(std::chrono::steady_clock::now());
+  std::vector<Body> written;
+  for (int i = 0; i < 20; ++i) {
+    written.emplace_back(Pod("written", i));
+    (void)written.back().text();  // as the store writes it
+  }
+  TrimBodyTrees();
+  TrimBodyTrees();
+  const uint64_t parsed = GetBodyCacheStats().parsed;
+  for (const Body& b : written) (void)b.tree();
+  EXPECT_EQ(GetBodyCacheStats().parsed, parsed);  // past the minimum age (0), kept for the reader
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  KeepBodyTreesWrittenSince(std::chrono::steady_clock::now());  // the reader has taken them
+  TrimBodyTrees();  // two turns of the hand drop them
   TrimBodyTrees();
   for (const Body& b : written) (void)b.tree();
   EXPECT_EQ(GetBodyCacheStats().parsed, parsed + written.size());

@@ -61,6 +61,9 @@ std::map<std::string, std::unique_ptr<store::Informer>> ControlLoop::MakeInforme
 }
 
 Status ControlLoop::RunOnce() {
+  // The informers pin what changed up to now; what is written from now on is kept for them until
+  // the next pass, however long this one takes (store/body.h).
+  store::KeepBodyTreesWrittenSince(std::chrono::steady_clock::now());
   for (auto& [name, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
   if (options_.simulate_nodes && options_.node_thread) {
     if (!std::exchange(agents_active_, true)) agents_.SetActive(true);

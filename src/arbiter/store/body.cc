@@ -3,6 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <limits>
+#include <algorithm>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -77,6 +79,11 @@ class TreeCache {
     min_age_millis_ = millis;
   }
 
+  void KeepWrittenSince(int64_t millis) {
+    std::lock_guard<std::mutex> lock(mu_);
+    keep_written_since_millis_ = millis;
+  }
+
   void SetBudget(size_t bytes) {
     std::vector<std::shared_ptr<const void>> retired;
     {
@@ -103,17 +110,24 @@ class TreeCache {
   // what changed in it), the cache stays over its budget for a while rather than walking the
   // whole ring on every admission.
   static constexpr size_t kStepsPerAdmission = 32;
+  // The longest a reader's mark keeps trees (KeepBodyTreesWrittenSince).
+  static constexpr int64_t kMaxKeepMillis = 10000;
 
   // The clock: from the front, an entry whose body is gone leaves; one read since the hand last
   // passed is spared once (its mark cleared, to the back); one nobody pins loses its tree; one
   // pinned now goes to the back. Stops within the budget, or after `max_steps`. Needs mu_.
   void Sweep(std::vector<std::shared_ptr<const void>>& retired, size_t max_steps) {
     size_t steps = std::min(max_steps, 2 * ring_.size());
-    const int64_t young = NowMillis() - min_age_millis_;
+    const int64_t now = NowMillis();
+    // Young: made within the minimum age, or since the reader's mark (not longer ago than
+    // kMaxKeepMillis, so that a reader that stopped reading holds nothing for good).
+    auto young = [&](int64_t admitted) {
+      return admitted > now - min_age_millis_ || (admitted >= keep_written_since_millis_ && admitted > now - kMaxKeepMillis);
+    };
     while (steps-- > 0 && !ring_.empty() && bytes_ > budget_) {
       // A tree made moments ago is still on its way through the pipeline (the informers and
       // list caches read each new version once): the hand waits for it.
-      if (ring_.front().admitted_millis > young && !ring_.front().rep.expired()) break;
+      if (young(ring_.front().admitted_millis) && !ring_.front().rep.expired()) break;
       Entry e = std::move(ring_.front());
       ring_.pop_front();
       std::shared_ptr<Body::Rep> rep = e.rep.lock();
@@ -140,6 +154,7 @@ class TreeCache {
   size_t bytes_ = 0;        // guarded by mu_: the entries' estimates, gone bodies' included
   size_t budget_ = size_t{32} << 20;
   int64_t min_age_millis_ = 250;  // guarded by mu_
+  int64_t keep_written_since_millis_ = std::numeric_limits<int64_t>::max();  // guarded by mu_
   uint64_t parsed_ = 0;
   uint64_t dropped_ = 0;
   Reaper reaper_;  // trees dropped are freed off the reader's thread
@@ -259,6 +274,11 @@ BodyCacheStats GetBodyCacheStats() { return TreeCache::Get().Stats(); }
 void SetBodyTreeBudget(size_t bytes) { TreeCache::Get().SetBudget(bytes); }
 
 void SetBodyTreeMinAge(std::chrono::milliseconds age) { TreeCache::Get().SetMinAge(age.count()); }
+
+void KeepBodyTreesWrittenSince(std::chrono::steady_clock::time_point since) {
+  TreeCache::Get().KeepWrittenSince(
+      std::chrono::duration_cast<std::chrono::milliseconds>(since.time_since_epoch()).count());
+}
 
 void TrimBodyTrees() { TreeCache::Get().Trim(); }
 

@@ -104,6 +104,12 @@ void SetBodyTreeBudget(size_t bytes);
 // saved. Within that window the cache may exceed its budget. (3 s was measured to hold 200 MiB
 // more at the peak of a burst for no gain in lag: docs/benchmarks.md.)
 void SetBodyTreeMinAge(std::chrono::milliseconds age);
+// A reader that reads every new version once, a pass at a time (the control loop: its informers
+// pin the trees of what changed when they sync), marks when it last took them: a tree written
+// since the mark is kept, however old, until the next mark (at most 10 s), so that a long pass
+// does not see the trees of the writes made meanwhile dropped and parse them all again. Steady
+// clock; unset, only the minimum age keeps trees.
+void KeepBodyTreesWrittenSince(std::chrono::steady_clock::time_point since);
 // Drops trees until the cache is within its budget (as far as age and pins allow). The cache
 // sweeps as trees are admitted; a process calls this now and then so that the trees of its
 // last burst of writes go once they are old, even if nothing is written after them.
