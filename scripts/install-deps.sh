@@ -9,6 +9,7 @@ packages=(
   mold  # the linker (cmake/ArbiterHelpers.cmake): incremental builds are mostly links
   libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev libcpp-httplib-dev libsqlite3-dev
   libprotobuf-dev protobuf-compiler libboost1.81-dev libssl-dev zlib1g-dev
+  libzstd-dev  # zstd: the stored versions' text, compressed once cold (store/body.h)
   libjemalloc-dev  # jemalloc, the arbiter executable's allocator (and jeprof, for scripts/memory-profile.sh)
   # tests: GoogleTest, Google Benchmark, the libFuzzer run and sanitizers
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev

@@ -199,6 +199,10 @@ int main(int argc, char** argv) {
                         "Bound of the cache of parsed JSON trees over the stored objects' text, in MiB (0: keep none "
                         "older than --tree-cache-min-age)")
       ->check(CLI::Range(size_t{0}, size_t{1} << 20));
+  serve_cmd->add_option("--hot-text-mib", serve.hot_text_mib,
+                        "Plain JSON text of the stored objects kept beyond 2 s old, in MiB; the rest is kept "
+                        "compressed (zstd) until it is read again")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 20));
   serve_cmd->add_option("--tree-cache-min-age", serve.tree_cache_min_age,
                         "How long a parsed JSON tree is kept at least, however full the cache (Go duration; the "
                         "readers of a new version read it within this time, and would parse it again otherwise)");

@@ -35,6 +35,9 @@ struct ServeFlags {
   // how long a tree is kept at least once made, a Go duration.
   size_t tree_cache_mib = 32;
   std::string tree_cache_min_age = "250ms";
+  // The stored versions' plain JSON text kept beyond 2 s old, in MiB; the rest is compressed
+  // until read again (store/body.h).
+  size_t hot_text_mib = 32;
 };
 
 int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& err);

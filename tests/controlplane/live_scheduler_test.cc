@@ -471,7 +471,7 @@ TEST_F(LiveSchedulerTest, TheThrashGuardRecordsALineagesPreemptionsOnItsControll
   ASSERT_TRUE(owner.ok());
   const store::Body::Tree owner_tree = owner->body.tree();
   const Json& annotations = (*owner_tree)["metadata"]["annotations"];
-  ASSERT_TRUE(annotations.contains("arbiter.dev/preemptions")) << owner->body.text();
+  ASSERT_TRUE(annotations.contains("arbiter.dev/preemptions")) << *owner->body.shared_text();
   auto times = sched::preemption::ParsePreemptionsAnnotation(annotations["arbiter.dev/preemptions"].get<std::string>());
   ASSERT_TRUE(times.ok()) << times.status().message();
   EXPECT_EQ(times->size(), 1u);

@@ -28,6 +28,7 @@ class BodyTest : public ::testing::Test {
     SetBodyTreeBudget(size_t{32} << 20);
     SetBodyTreeMinAge(std::chrono::milliseconds(250));
     KeepBodyTreesWrittenSince(std::chrono::steady_clock::time_point::max());
+    SetBodyTextBudget(size_t{32} << 20, std::chrono::milliseconds(2000));
   }
 };
 
@@ -37,11 +38,11 @@ TEST_F(BodyTest, ABodyMadeFromATreeKeepsItAndMakesItsTextOnce) {
   EXPECT_EQ(b.tree().get(), t.get());  // the same tree, not a copy
   EXPECT_FALSE(b.has_text());
   EXPECT_EQ(b.text_size(), 0u);
-  const std::string& text = b.text();
-  EXPECT_EQ(text, Pod("a", 1).dump());
-  EXPECT_EQ(&b.text(), &text);  // made once
+  const std::shared_ptr<const std::string> text = b.shared_text();
+  EXPECT_EQ(*text, Pod("a", 1).dump());
+  EXPECT_EQ(b.shared_text().get(), text.get());  // made once
   EXPECT_TRUE(b.has_text());
-  EXPECT_EQ(b.text_size(), text.size());
+  EXPECT_EQ(b.text_size(), text->size());
 }
 
 TEST_F(BodyTest, CopiesShareTheVersionAndCopyGivesATreeOfOnesOwn) {
@@ -60,7 +61,7 @@ TEST_F(BodyTest, ADefaultBodyIsJsonNull) {
   const Body b;
   EXPECT_TRUE(b.is_null());
   EXPECT_TRUE(b.tree()->is_null());
-  EXPECT_EQ(b.text(), "null");
+  EXPECT_EQ(*b.shared_text(), "null");
   EXPECT_FALSE(Body(Json::object()).is_null());
 }
 
@@ -99,7 +100,7 @@ TEST_F(BodyTest, APinnedTreeIsNeverDropped) {
 TEST_F(BodyTest, ABodyMadeFromATreeBecomesDroppableOnceItHasText) {
   SetBodyTreeBudget(0);
   const Body b(Pod("w", 1));
-  (void)b.text();
+  (void)b.shared_text();
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 20; ++i) (void)Body::FromText(Pod("other", i).dump()).tree();
   }
@@ -114,7 +115,7 @@ TEST_F(BodyTest, AVersionJustWrittenKeepsItsTreeBeyondTheBudgetUntilItIsOld) {
   std::vector<Body> written;
   for (int i = 0; i < 20; ++i) {
     written.emplace_back(Pod("written", i));
-    (void)written.back().text();  // as the store writes it
+    (void)written.back().shared_text();  // as the store writes it
   }
   for (int i = 0; i < 20; ++i) (void)Body::FromText(Pod("read", i).dump()).tree();  // admissions that sweep
   const uint64_t parsed = GetBodyCacheStats().parsed;
@@ -133,7 +134,7 @@ TEST_F(BodyTest, AVersionWrittenSinceTheReadersMarkKeepsItsTreeUntilTheNextMark)
   std::vector<Body> written;
   for (int i = 0; i < 20; ++i) {
     written.emplace_back(Pod("written", i));
-    (void)written.back().text();  // as the store writes it
+    (void)written.back().shared_text();  // as the store writes it
   }
   TrimBodyTrees();
   TrimBodyTrees();
@@ -146,6 +147,38 @@ TEST_F(BodyTest, AVersionWrittenSinceTheReadersMarkKeepsItsTreeUntilTheNextMark)
   TrimBodyTrees();
   for (const Body& b : written) (void)b.tree();
   EXPECT_EQ(GetBodyCacheStats().parsed, parsed + written.size());
+}
+
+TEST_F(BodyTest, AColdTextIsCompressedOnceAndReadsBackTheSame) {
+  SetBodyTextBudget(0, std::chrono::milliseconds(0));  // every text cold at once
+  const BodyCacheStats before = GetBodyCacheStats();
+  const std::string text = Pod("cold", 7).dump();
+  const Body b = Body::FromText(text);
+  const BodyCacheStats packed = GetBodyCacheStats();
+  EXPECT_EQ(packed.packed, before.packed + 1);
+  EXPECT_EQ(packed.packed_bytes_in - before.packed_bytes_in, text.size());
+  EXPECT_LT(packed.packed_bytes_out - before.packed_bytes_out, text.size());
+  EXPECT_TRUE(b.has_text());
+  EXPECT_EQ(b.text_size(), text.size());  // what it counts for, compressed or not
+  EXPECT_EQ(*b.tree(), Pod("cold", 7));   // parsed from the compressed text
+  EXPECT_EQ(*b.shared_text(), text);      // plain again for its reader
+  // Cold again: its compressed form is kept, so nothing is compressed a second time.
+  TrimBodyTrees();
+  TrimBodyTrees();
+  EXPECT_EQ(GetBodyCacheStats().packed, packed.packed);
+  EXPECT_EQ(*b.shared_text(), text);
+}
+
+TEST_F(BodyTest, ATextIsNotCompressedWhileItIsYoung) {
+  SetBodyTextBudget(0, std::chrono::hours(1));
+  const uint64_t packed = GetBodyCacheStats().packed;
+  std::vector<Body> bodies;
+  for (int i = 0; i < 10; ++i) bodies.push_back(Body::FromText(Pod("young", i).dump()));
+  TrimBodyTrees();
+  EXPECT_EQ(GetBodyCacheStats().packed, packed);
+  SetBodyTextBudget(0, std::chrono::milliseconds(0));  // old now: compressed by the trim
+  EXPECT_EQ(GetBodyCacheStats().packed, packed + bodies.size());
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(*bodies[i].shared_text(), Pod("young", i).dump());
 }
 
 TEST_F(BodyTest, ATreeParsedForAReaderIsNotProtected) {
@@ -173,7 +206,7 @@ TEST_F(BodyTest, ManyThreadsReadSharedBodiesWhileTheCacheDropsTrees) {
         const size_t i = static_cast<size_t>((round * 7 + t * 13) % 64);
         const Body::Tree tree = bodies[i].tree();
         if ((*tree)["metadata"]["labels"]["n"] != std::to_string(i)) ++wrong;
-        if (bodies[i].text().empty()) ++wrong;
+        if (bodies[i].shared_text()->empty()) ++wrong;
       }
     });
   }

@@ -1553,7 +1553,7 @@ TEST_F(EtcdStoreTest, AWatchWaivingDeletedBodiesAsksEtcdForNoPreviousValues) {
   ASSERT_EQ(lean_events.size(), 1u);
   ASSERT_EQ(full_events.size(), 1u);
   EXPECT_EQ(lean_events[0].type, EventType::kDeleted);
-  EXPECT_FALSE(lean_events[0].object.body->contains("spec")) << lean_events[0].object.body.text();
+  EXPECT_FALSE(lean_events[0].object.body->contains("spec")) << *lean_events[0].object.body.shared_text();
   EXPECT_EQ((*full_events[0].object.body.tree())["spec"]["v"], 1);
 }
 

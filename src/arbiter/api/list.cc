@@ -470,7 +470,7 @@ Response ApiServer::List(const Request& r, const Target& t) {
   // one (events.k8s.io/v1) is encoded once per version while clients keep listing it
   // (encoding_cache.h).
   auto item = [this, events_v1](std::string& out, const store::Object& o) {
-    if (!events_v1 && AppendItemText(out, o.body.text())) return;
+    if (!events_v1 && AppendItemText(out, *o.body.shared_text())) return;
     out += *encodings_.Get(o, events_v1 ? 1 : 0, [&](std::string& text) {
       if (events_v1) {
         AppendItem(text, CoreEventToEventsV1(*o.body.tree()));

@@ -189,7 +189,7 @@ Response WireResponse(int code, const ResourceInfo& info, const store::Body& sto
   if (Converted(info)) return WireResponse(code, info, *stored.tree());
   Response r;
   r.code = code;
-  r.body = stored.text();
+  r.body = *stored.shared_text();
   return r;
 }
 

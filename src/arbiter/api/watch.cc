@@ -40,7 +40,7 @@ std::string ApiServer::WatchLine(const WatchStream& w, store::EventType type, co
   if (w.events_v1) {
     return Json{{"type", store::EventTypeName(type)}, {"object", CoreEventToEventsV1(*object.body.tree())}}.dump() + "\n";
   }
-  if (!shared) return "{\"type\":\"" + std::string(store::EventTypeName(type)) + "\",\"object\":" + object.body.text() + "}\n";
+  if (!shared) return "{\"type\":\"" + std::string(store::EventTypeName(type)) + "\",\"object\":" + *object.body.shared_text() + "}\n";
   {
     std::lock_guard<std::mutex> lock(lines_mu_);
     if (auto it = lines_.find(LineKey{object.revision, static_cast<int>(type), object.resource, object.ns,
@@ -49,7 +49,7 @@ std::string ApiServer::WatchLine(const WatchStream& w, store::EventType type, co
       return it->second;
     }
   }
-  std::string line = "{\"type\":\"" + std::string(store::EventTypeName(type)) + "\",\"object\":" + object.body.text() + "}\n";
+  std::string line = "{\"type\":\"" + std::string(store::EventTypeName(type)) + "\",\"object\":" + *object.body.shared_text() + "}\n";
   std::lock_guard<std::mutex> lock(lines_mu_);
   if (lines_.emplace(LineKey{object.revision, static_cast<int>(type), object.resource, object.ns, object.name},
                      line)

@@ -4,6 +4,7 @@
 
 #include "arbiter/base/heap.h"
 #include "arbiter/base/time.h"
+#include "arbiter/store/body.h"
 
 namespace arbiter::controlplane {
 
@@ -64,6 +65,21 @@ std::string SchedulerMetricsText(const LoopMetrics& m, const LoopCounters& c) {
   gauge("arbiter_heap_in_use_bytes", "Heap bytes the process has allocated and not freed", heap.in_use);
   gauge("arbiter_heap_held_free_bytes", "Heap bytes the allocator keeps for reuse and has not returned to the system",
         heap.held_free);
+  // The stored versions' bodies (store/body.h): trees kept, plain texts, texts compressed.
+  const store::BodyCacheStats bodies = store::GetBodyCacheStats();
+  auto plain_gauge = [&](const std::string& name, const std::string& help, uint64_t v) {
+    t += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + " " + std::to_string(v) + "\n";
+  };
+  plain_gauge("arbiter_body_trees", "JSON trees the tree cache holds over stored versions' text", bodies.trees);
+  plain_gauge("arbiter_body_tree_bytes", "The tree cache's estimate of its trees' memory", bodies.bytes);
+  plain_gauge("arbiter_body_hot_text_bytes", "Plain text of stored versions that may be compressed once cold",
+              bodies.hot_text_bytes);
+  counter("arbiter_body_trees_parsed_total", "JSON trees parsed from stored versions' text", "", bodies.parsed);
+  counter("arbiter_body_texts_compressed_total", "Stored versions' texts compressed once cold", "", bodies.packed);
+  counter("arbiter_body_text_compressed_in_bytes_total", "Plain bytes of the texts compressed", "",
+          bodies.packed_bytes_in);
+  counter("arbiter_body_text_compressed_out_bytes_total", "Compressed bytes of the texts compressed", "",
+          bodies.packed_bytes_out);
   // Arbiter's own: the control loop's store writes and the batches (transactions) they took.
   counter("arbiter_control_loop_store_batches_total", "Store transactions (batches) the control loop committed", "",
           c.batches);

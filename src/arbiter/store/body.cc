@@ -11,6 +11,8 @@
 
 #include "arbiter/base/reaper.h"
 
+#include <zstd.h>
+
 namespace arbiter::store {
 
 using Json = nlohmann::json;
@@ -18,9 +20,13 @@ using Json = nlohmann::json;
 struct Body::Rep {
   std::mutex mu;
   std::shared_ptr<Json> tree;               // guarded by mu; null once the cache dropped it (never changed while shared)
-  std::shared_ptr<const std::string> text;  // guarded by mu; once set, never changes
-  bool in_cache = false;                    // guarded by mu: the cache's ring holds it
-  std::atomic<bool> referenced{false};      // read since the clock hand last passed
+  std::shared_ptr<const std::string> text;  // guarded by mu; null while cold (then `packed` holds it); its value never changes
+  std::string packed;                       // guarded by mu: the text compressed (zstd) when it first went cold; never changes once made
+  size_t text_bytes = 0;                    // guarded by mu: the text's length, once made
+  bool in_cache = false;                    // guarded by mu: the tree cache's ring holds it
+  bool in_text_ring = false;                // guarded by mu: the text cache's ring holds it
+  std::atomic<bool> referenced{false};      // the tree read since the clock hand last passed
+  std::atomic<bool> text_referenced{false};  // the text read since the text cache's hand last passed
 };
 
 namespace {
@@ -28,6 +34,180 @@ namespace {
 // A tree's memory, estimated from its text without walking it: nlohmann's nodes take about five
 // times the text (docs/benchmarks.md, "Where the 50,000-pod heap is").
 constexpr size_t kTreePerTextByte = 5;
+
+// zstd, one context per thread. Level 1: a pod's text (3-4 KB) in about 10 us, to about a third.
+std::string Compress(const std::string& text) {
+  struct Ctx {
+    ZSTD_CCtx* ctx = ZSTD_createCCtx();
+    std::string buffer;
+    ~Ctx() { ZSTD_freeCCtx(ctx); }
+  };
+  thread_local Ctx c;
+  if (c.ctx == nullptr) return {};
+  c.buffer.resize(ZSTD_compressBound(text.size()));
+  const size_t n = ZSTD_compressCCtx(c.ctx, c.buffer.data(), c.buffer.size(), text.data(), text.size(), 1);
+  if (ZSTD_isError(n)) return {};
+  return std::string(c.buffer.data(), n);  // exactly its size: the buffer is reused
+}
+
+// The text again. Only this file's own frames are read, so an error means memory was corrupted:
+// the body reads as JSON null rather than the process going on with a torn text.
+std::string Decompress(const std::string& packed, size_t size) {
+  struct Ctx {
+    ZSTD_DCtx* ctx = ZSTD_createDCtx();
+    ~Ctx() { ZSTD_freeDCtx(ctx); }
+  };
+  thread_local Ctx d;
+  std::string out(size, '\0');
+  const size_t n = d.ctx == nullptr ? size_t{0} : ZSTD_decompressDCtx(d.ctx, out.data(), out.size(), packed.data(), packed.size());
+  if (d.ctx == nullptr || ZSTD_isError(n) || n != size) return "null";
+  return out;
+}
+
+int64_t SteadyMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Texts not compressed, in the order they were made (or made again from `packed`): once a text
+// is older than the minimum age and the hot texts exceed their budget, the hand compresses it,
+// unless it was read since the hand last passed (spared once) or somebody holds it now. A text
+// already compressed once only drops its copy. Lock order: the cache's mutex is never held
+// while a Rep's is taken (the compression runs outside it).
+class TextCache {
+ public:
+  static TextCache& Get() {
+    static TextCache* cache = new TextCache();  // never destroyed: bodies may outlive statics
+    return *cache;
+  }
+
+  // `rep` has a text of `bytes` now (its in_text_ring set by the caller, under its mutex).
+  void Admit(const std::shared_ptr<Body::Rep>& rep, size_t bytes) {
+    std::vector<std::shared_ptr<Body::Rep>> cold;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ring_.push_back({rep, bytes, SteadyMillis()});
+      bytes_ += bytes;
+      if (bytes_ > budget_) Collect(cold, kStepsPerAdmission);
+    }
+    Pack(cold);
+  }
+
+  void Trim() {
+    std::vector<std::shared_ptr<Body::Rep>> cold;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Collect(cold, 2 * ring_.size());
+    }
+    Pack(cold);
+  }
+
+  void SetBudget(size_t bytes, int64_t min_age_millis) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      budget_ = bytes;
+      min_age_millis_ = min_age_millis;
+    }
+    Trim();
+  }
+
+  void AddStats(BodyCacheStats& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    s.hot_text_bytes = bytes_;
+    s.hot_text_budget = budget_;
+    s.packed = packed_;
+    s.packed_bytes_in = packed_in_;
+    s.packed_bytes_out = packed_out_;
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<Body::Rep> rep;
+    size_t bytes = 0;
+    int64_t made_millis = 0;  // steady time
+  };
+  static constexpr size_t kStepsPerAdmission = 32;
+
+  // Takes the texts whose time has come off the ring. Needs mu_.
+  void Collect(std::vector<std::shared_ptr<Body::Rep>>& cold, size_t max_steps) {
+    size_t steps = std::min(max_steps, 2 * ring_.size());
+    const int64_t young = SteadyMillis() - min_age_millis_;
+    while (steps-- > 0 && !ring_.empty() && bytes_ > budget_) {
+      if (ring_.front().made_millis > young && !ring_.front().rep.expired()) break;
+      Entry e = std::move(ring_.front());
+      ring_.pop_front();
+      std::shared_ptr<Body::Rep> rep = e.rep.lock();
+      if (rep != nullptr && rep->text_referenced.exchange(false, std::memory_order_relaxed)) {
+        ring_.push_back(std::move(e));  // read lately: spared once
+        continue;
+      }
+      bytes_ -= e.bytes;
+      if (rep != nullptr) cold.push_back(std::move(rep));
+    }
+  }
+
+  // Compresses what Collect took (outside mu_); a text somebody holds now goes back on the ring.
+  void Pack(std::vector<std::shared_ptr<Body::Rep>>& cold) {
+    if (cold.empty()) return;
+    std::vector<std::shared_ptr<const std::string>> freed;  // released after the Reps' locks
+    std::vector<std::pair<std::weak_ptr<Body::Rep>, size_t>> again;
+    uint64_t packed = 0, in = 0, out = 0;
+    for (const std::shared_ptr<Body::Rep>& rep : cold) {
+      std::lock_guard<std::mutex> lock(rep->mu);
+      if (rep->text == nullptr) {
+        rep->in_text_ring = false;
+        continue;
+      }
+      if (rep->text.use_count() > 1) {
+        again.emplace_back(rep, rep->text->size());
+        continue;
+      }
+      if (rep->packed.empty()) {
+        std::string p = Compress(*rep->text);
+        if (p.empty() || p.size() >= rep->text->size()) {
+          rep->in_text_ring = false;  // no smaller compressed: it stays as it is, off the ring
+          continue;
+        }
+        ++packed;
+        in += rep->text->size();
+        out += p.size();
+        rep->packed = std::move(p);
+      }
+      freed.push_back(std::move(rep->text));
+      rep->text = nullptr;
+      rep->in_text_ring = false;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    packed_ += packed;
+    packed_in_ += in;
+    packed_out_ += out;
+    for (auto& [rep, bytes] : again) {
+      ring_.push_back({std::move(rep), bytes, SteadyMillis()});
+      bytes_ += bytes;
+    }
+  }
+
+  std::mutex mu_;
+  std::deque<Entry> ring_;  // guarded by mu_
+  size_t bytes_ = 0;        // guarded by mu_: the entries' texts, gone bodies' included
+  size_t budget_ = size_t{32} << 20;
+  int64_t min_age_millis_ = 2000;
+  uint64_t packed_ = 0, packed_in_ = 0, packed_out_ = 0;
+};
+
+// The text, made again from `packed` when cold (admitted to the text cache: `*admit` set), or
+// printed from the tree the first time. Needs rep.mu.
+std::shared_ptr<const std::string> HotTextLocked(Body::Rep& rep, size_t* admit) {
+  rep.text_referenced.store(true, std::memory_order_relaxed);
+  if (rep.text != nullptr) return rep.text;
+  rep.text = std::make_shared<const std::string>(rep.packed.empty() ? rep.tree->dump() : Decompress(rep.packed, rep.text_bytes));
+  rep.text_bytes = rep.text->size();
+  if (!rep.in_text_ring) {
+    rep.in_text_ring = true;
+    *admit = rep.text->size();
+  }
+  return rep.text;
+}
 
 const Body::Tree& NullTree() {
   static const Body::Tree null = std::make_shared<const Json>();
@@ -71,7 +251,13 @@ class TreeCache {
 
   BodyCacheStats Stats() {
     std::lock_guard<std::mutex> lock(mu_);
-    return {ring_.size(), bytes_, budget_, parsed_, dropped_};
+    BodyCacheStats s;
+    s.trees = ring_.size();
+    s.bytes = bytes_;
+    s.budget = budget_;
+    s.parsed = parsed_;
+    s.dropped = dropped_;
+    return s;
   }
 
   void SetMinAge(int64_t millis) {
@@ -171,16 +357,24 @@ Body Body::FromText(std::string text) { return FromText(std::make_shared<const s
 Body Body::FromText(std::shared_ptr<const std::string> text) {
   Body b;
   b.rep_ = std::make_shared<Rep>();
+  const size_t bytes = text->size();
   b.rep_->text = std::move(text);
+  b.rep_->text_bytes = bytes;
+  b.rep_->in_text_ring = true;  // nobody else holds the Rep yet
+  TextCache::Get().Admit(b.rep_, bytes);
   return b;
 }
 
 Body Body::FromTreeAndText(Json tree, std::string text) {
   Body b = FromText(std::move(text));
-  const size_t admit = b.rep_->text->size() * kTreePerTextByte;
-  b.rep_->tree = std::make_shared<Json>(std::move(tree));
-  b.rep_->in_cache = true;
-  b.rep_->referenced.store(true, std::memory_order_relaxed);
+  size_t admit = 0;
+  {
+    std::lock_guard<std::mutex> lock(b.rep_->mu);
+    admit = b.rep_->text_bytes * kTreePerTextByte;
+    b.rep_->tree = std::make_shared<Json>(std::move(tree));
+    b.rep_->in_cache = true;
+    b.rep_->referenced.store(true, std::memory_order_relaxed);
+  }
   TreeCache::Get().Admit(b.rep_, admit, /*parsed=*/true);
   return b;
 }
@@ -193,13 +387,17 @@ Body::Tree Body::tree() const {
     std::lock_guard<std::mutex> lock(rep_->mu);
     rep_->referenced.store(true, std::memory_order_relaxed);
     if (rep_->tree != nullptr) return rep_->tree;
-    Json parsed = Json::parse(*rep_->text, nullptr, /*allow_exceptions=*/false);
+    // From the text, or from the compressed text without making it hot again (the reader wants
+    // the tree, which the tree cache keeps).
+    Json parsed = rep_->text != nullptr
+                      ? Json::parse(*rep_->text, nullptr, /*allow_exceptions=*/false)
+                      : Json::parse(Decompress(rep_->packed, rep_->text_bytes), nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded()) parsed = Json();
     t = std::make_shared<Json>(std::move(parsed));
     rep_->tree = t;
     if (!rep_->in_cache) {
       rep_->in_cache = true;
-      admit = rep_->text->size() * kTreePerTextByte;
+      admit = rep_->text_bytes * kTreePerTextByte;
     }
   }
   if (admit > 0) TreeCache::Get().Admit(rep_, admit, /*parsed=*/true);
@@ -212,8 +410,8 @@ Json Body::Release() && {
   {
     std::lock_guard<std::mutex> lock(rep->mu);
     if (rep.use_count() == 1 && rep->tree != nullptr && rep->tree.use_count() == 1) {
-      // Nobody else can reach the tree: the only Body is this one, and the cache's ring holds
-      // the Rep weakly (its sweep takes the Rep's mutex, held here).
+      // Nobody else can reach the tree: the only Body is this one, and the caches' rings hold
+      // the Rep weakly (their sweeps take the Rep's mutex, held here).
       Json out = std::move(*rep->tree);
       rep->tree = nullptr;
       return out;
@@ -224,40 +422,40 @@ Json Body::Release() && {
   return shared.Copy();
 }
 
-const std::string& Body::text() const { return *shared_text(); }
-
 std::shared_ptr<const std::string> Body::shared_text() const {
   if (rep_ == nullptr) {
     static const std::shared_ptr<const std::string> null = std::make_shared<const std::string>("null");
     return null;
   }
   std::shared_ptr<const std::string> text;
-  size_t admit = 0;
+  size_t admit_tree = 0;
+  size_t admit_text = 0;
   {
     std::lock_guard<std::mutex> lock(rep_->mu);
-    if (rep_->text != nullptr) return rep_->text;
-    rep_->text = std::make_shared<const std::string>(rep_->tree->dump());
-    text = rep_->text;
-    if (!rep_->in_cache) {
+    const bool printed = rep_->text == nullptr && rep_->packed.empty();
+    text = HotTextLocked(*rep_, &admit_text);
+    if (printed && !rep_->in_cache) {
+      // A tree that has its text now may be dropped by the tree cache.
       rep_->in_cache = true;
       rep_->referenced.store(true, std::memory_order_relaxed);
-      admit = text->size() * kTreePerTextByte;
+      admit_tree = text->size() * kTreePerTextByte;
     }
   }
-  if (admit > 0) TreeCache::Get().Admit(rep_, admit, /*parsed=*/false);
+  if (admit_tree > 0) TreeCache::Get().Admit(rep_, admit_tree, /*parsed=*/false);
+  if (admit_text > 0) TextCache::Get().Admit(rep_, admit_text);
   return text;
 }
 
 bool Body::has_text() const {
   if (rep_ == nullptr) return true;
   std::lock_guard<std::mutex> lock(rep_->mu);
-  return rep_->text != nullptr;
+  return rep_->text != nullptr || !rep_->packed.empty();
 }
 
 size_t Body::text_size() const {
   if (rep_ == nullptr) return 4;
   std::lock_guard<std::mutex> lock(rep_->mu);
-  return rep_->text != nullptr ? rep_->text->size() : 0;
+  return rep_->text != nullptr || !rep_->packed.empty() ? rep_->text_bytes : 0;
 }
 
 bool Body::is_null() const { return rep_ == nullptr || tree()->is_null(); }
@@ -269,7 +467,15 @@ bool operator==(const Body& a, const Body& b) {
 
 bool operator==(const Body& a, const Json& b) { return *a.tree() == b; }
 
-BodyCacheStats GetBodyCacheStats() { return TreeCache::Get().Stats(); }
+BodyCacheStats GetBodyCacheStats() {
+  BodyCacheStats s = TreeCache::Get().Stats();
+  TextCache::Get().AddStats(s);
+  return s;
+}
+
+void SetBodyTextBudget(size_t bytes, std::chrono::milliseconds min_age) {
+  TextCache::Get().SetBudget(bytes, min_age.count());
+}
 
 void SetBodyTreeBudget(size_t bytes) { TreeCache::Get().SetBudget(bytes); }
 
@@ -280,6 +486,9 @@ void KeepBodyTreesWrittenSince(std::chrono::steady_clock::time_point since) {
       std::chrono::duration_cast<std::chrono::milliseconds>(since.time_since_epoch()).count());
 }
 
-void TrimBodyTrees() { TreeCache::Get().Trim(); }
+void TrimBodyTrees() {
+  TreeCache::Get().Trim();
+  TextCache::Get().Trim();
+}
 
 }  // namespace arbiter::store

@@ -17,6 +17,15 @@
 //   const store::Body::Tree pod = object.body.tree();
 //   const Json& spec = (*pod)["spec"];
 //
+// The text itself is kept compressed once it is cold: when the texts not compressed exceed their
+// budget (32 MiB unless set), the oldest of them that are older than a minimum age (2 s), not
+// read since the hand last passed and held by nobody are compressed with zstd (level 1: a pod's
+// 3-4 KB of JSON in about 10 us, to about a third) and their plain copy dropped; the next reader
+// of the text decompresses it again (a few microseconds), and it is hot until it goes cold again
+// (compressed once: then only the copy goes). Most versions are read when they are written (by
+// the informers and watchers) and seldom after, by a list or a GET: at 50,000 pods the texts are
+// most of the heap (docs/benchmarks.md).
+//
 // A Body is a value: copying one shares the version (its text and tree), and nothing changes a
 // version once made; `Copy()` gives a tree of one's own to change and write back.
 //
@@ -66,10 +75,11 @@ class Body {
   // queued write handing its body to the store); a copy otherwise. Leaves this Body null.
   nlohmann::json Release() &&;
 
-  // The JSON text (nlohmann's dump(), compact), made once and kept with the version.
-  const std::string& text() const;
+  // The JSON text (nlohmann's dump(), compact), made once and kept with the version (compressed
+  // while cold: see above). The pointer holds it: in an expression, `*body.shared_text()` is the
+  // text until the expression ends.
   std::shared_ptr<const std::string> shared_text() const;
-  // Whether the text is made already (writing it costs a dump otherwise).
+  // Whether the text is made already, plain or compressed (writing it costs a dump otherwise).
   bool has_text() const;
   // The text's length when made, else 0 (for byte bounds that must not dump).
   size_t text_size() const;
@@ -93,11 +103,20 @@ struct BodyCacheStats {
   size_t budget = 0;       // the bound on `bytes`
   uint64_t parsed = 0;     // trees made from text, ever
   uint64_t dropped = 0;    // trees dropped to stay within the budget, ever
+  // The texts' cache (plain texts, which it compresses once cold).
+  size_t hot_text_bytes = 0;      // the plain texts it may compress
+  size_t hot_text_budget = 0;     // the bound on them
+  uint64_t packed = 0;            // texts compressed, ever
+  uint64_t packed_bytes_in = 0;   // their plain bytes
+  uint64_t packed_bytes_out = 0;  // their compressed bytes
 };
 BodyCacheStats GetBodyCacheStats();
 // The bound on the trees' estimated memory (a tree is estimated at five times its text).
 // 32 MiB unless set (`serve --tree-cache-mib`); 0 keeps no tree that has a text once it is read.
 void SetBodyTreeBudget(size_t bytes);
+// The bound on the plain texts and the age before which a text is not compressed (32 MiB and
+// 2 s unless set; `serve --hot-text-mib`).
+void SetBodyTextBudget(size_t bytes, std::chrono::milliseconds min_age);
 // A tree is not dropped before it is this old (250 ms unless set; `serve --tree-cache-min-age`):
 // each new version is read by the informers and list caches once on its way, within a pass or two
 // of the control loop, and parsing it again for each of them would cost more than the memory
@@ -110,7 +129,8 @@ void SetBodyTreeMinAge(std::chrono::milliseconds age);
 // does not see the trees of the writes made meanwhile dropped and parse them all again. Steady
 // clock; unset, only the minimum age keeps trees.
 void KeepBodyTreesWrittenSince(std::chrono::steady_clock::time_point since);
-// Drops trees until the cache is within its budget (as far as age and pins allow). The cache
+// Drops trees until the cache is within its budget (as far as age and pins allow), and compresses
+// the cold texts beyond theirs. The cache
 // sweeps as trees are admitted; a process calls this now and then so that the trees of its
 // last burst of writes go once they are old, even if nothing is written after them.
 void TrimBodyTrees();

@@ -19,17 +19,17 @@ struct Compacted {
   EventType type = EventType::kAdded;
   std::string resource, ns, name;
   int64_t revision = 0;
-  std::shared_ptr<const std::string> body;  // the body's JSON text, shared with the version
+  Body body;  // the version's body, its text made (and its tree left to the tree cache)
 };
 
 namespace {
 
 // The memory a compacted event holds, for the byte bound.
 size_t CompactedBytes(const Compacted& c) {
-  return sizeof(Compacted) + c.body->size() + c.resource.size() + c.ns.size() + c.name.size();
+  return sizeof(Compacted) + c.body.text_size() + c.resource.size() + c.ns.size() + c.name.size();
 }
 
-// The event again, its body the version's text (parsed when read: our own dump of a valid body).
+// The event again, with the version's own body (its text made; its tree the tree cache's to keep or drop).
 EventPtr Materialize(const Compacted& c) {
   Event e;
   e.type = c.type;
@@ -37,7 +37,7 @@ EventPtr Materialize(const Compacted& c) {
   e.object.ns = c.ns;
   e.object.name = c.name;
   e.object.revision = c.revision;
-  e.object.body = Body::FromText(c.body);
+  e.object.body = c.body;
   return std::make_shared<const Event>(std::move(e));
 }
 
@@ -386,7 +386,8 @@ size_t WatchHub::CompactOld() {
   for (const EventPtr& e : due) {
     auto c = std::make_shared<Compacted>();
     try {
-      c->body = e->object.body.shared_text();
+      (void)e->object.body.shared_text();  // its text, made if it is not yet
+      c->body = e->object.body;
     } catch (const std::exception&) {
       // A body that cannot be printed as it is (a string that is not UTF-8) stays a tree.
       texts.push_back(nullptr);
