@@ -161,11 +161,12 @@ TEST_F(BodyTest, AColdTextIsCompressedOnceAndReadsBackTheSame) {
   EXPECT_TRUE(b.has_text());
   EXPECT_EQ(b.text_size(), text.size());  // what it counts for, compressed or not
   EXPECT_EQ(*b.tree(), Pod("cold", 7));   // parsed from the compressed text
-  EXPECT_EQ(*b.shared_text(), text);      // plain again for its reader
-  // Cold again: its compressed form is kept, so nothing is compressed a second time.
+  EXPECT_EQ(*b.shared_text(), text);      // decompressed for its reader
+  // It stays compressed: reading it made nothing plain to compress again.
   TrimBodyTrees();
   TrimBodyTrees();
   EXPECT_EQ(GetBodyCacheStats().packed, packed.packed);
+  EXPECT_EQ(GetBodyCacheStats().hot_text_bytes, packed.hot_text_bytes);
   EXPECT_EQ(*b.shared_text(), text);
 }
 

@@ -24,7 +24,6 @@ struct Body::Rep {
   std::string packed;                       // guarded by mu: the text compressed (zstd) when it first went cold; never changes once made
   size_t text_bytes = 0;                    // guarded by mu: the text's length, once made
   bool in_cache = false;                    // guarded by mu: the tree cache's ring holds it
-  bool in_text_ring = false;                // guarded by mu: the text cache's ring holds it
   std::atomic<bool> referenced{false};      // the tree read since the clock hand last passed
   std::atomic<bool> text_referenced{false};  // the text read since the text cache's hand last passed
 };
@@ -69,10 +68,9 @@ int64_t SteadyMillis() {
       .count();
 }
 
-// Texts not compressed, in the order they were made (or made again from `packed`): once a text
-// is older than the minimum age and the hot texts exceed their budget, the hand compresses it,
-// unless it was read since the hand last passed (spared once) or somebody holds it now. A text
-// already compressed once only drops its copy. Lock order: the cache's mutex is never held
+// Texts not compressed, in the order they were made: once a text is older than the minimum age
+// and the plain texts exceed their budget, the hand compresses it, unless it was read since the
+// hand last passed (spared once) or somebody holds it now (then it goes back on the ring). Lock order: the cache's mutex is never held
 // while a Rep's is taken (the compression runs outside it).
 class TextCache {
  public:
@@ -81,7 +79,7 @@ class TextCache {
     return *cache;
   }
 
-  // `rep` has a text of `bytes` now (its in_text_ring set by the caller, under its mutex).
+  // `rep` has a plain text of `bytes` now.
   void Admit(const std::shared_ptr<Body::Rep>& rep, size_t bytes) {
     std::vector<std::shared_ptr<Body::Rep>> cold;
     {
@@ -154,28 +152,19 @@ class TextCache {
     uint64_t packed = 0, in = 0, out = 0;
     for (const std::shared_ptr<Body::Rep>& rep : cold) {
       std::lock_guard<std::mutex> lock(rep->mu);
-      if (rep->text == nullptr) {
-        rep->in_text_ring = false;
-        continue;
-      }
+      if (rep->text == nullptr) continue;
       if (rep->text.use_count() > 1) {
         again.emplace_back(rep, rep->text->size());
         continue;
       }
-      if (rep->packed.empty()) {
-        std::string p = Compress(*rep->text);
-        if (p.empty() || p.size() >= rep->text->size()) {
-          rep->in_text_ring = false;  // no smaller compressed: it stays as it is, off the ring
-          continue;
-        }
-        ++packed;
-        in += rep->text->size();
-        out += p.size();
-        rep->packed = std::move(p);
-      }
+      std::string p = Compress(*rep->text);
+      if (p.empty() || p.size() >= rep->text->size()) continue;  // no smaller: it stays plain, off the ring
+      ++packed;
+      in += rep->text->size();
+      out += p.size();
+      rep->packed = std::move(p);
       freed.push_back(std::move(rep->text));
       rep->text = nullptr;
-      rep->in_text_ring = false;
     }
     std::lock_guard<std::mutex> lock(mu_);
     packed_ += packed;
@@ -195,19 +184,6 @@ class TextCache {
   uint64_t packed_ = 0, packed_in_ = 0, packed_out_ = 0;
 };
 
-// The text, made again from `packed` when cold (admitted to the text cache: `*admit` set), or
-// printed from the tree the first time. Needs rep.mu.
-std::shared_ptr<const std::string> HotTextLocked(Body::Rep& rep, size_t* admit) {
-  rep.text_referenced.store(true, std::memory_order_relaxed);
-  if (rep.text != nullptr) return rep.text;
-  rep.text = std::make_shared<const std::string>(rep.packed.empty() ? rep.tree->dump() : Decompress(rep.packed, rep.text_bytes));
-  rep.text_bytes = rep.text->size();
-  if (!rep.in_text_ring) {
-    rep.in_text_ring = true;
-    *admit = rep.text->size();
-  }
-  return rep.text;
-}
 
 const Body::Tree& NullTree() {
   static const Body::Tree null = std::make_shared<const Json>();
@@ -360,7 +336,6 @@ Body Body::FromText(std::shared_ptr<const std::string> text) {
   const size_t bytes = text->size();
   b.rep_->text = std::move(text);
   b.rep_->text_bytes = bytes;
-  b.rep_->in_text_ring = true;  // nobody else holds the Rep yet
   TextCache::Get().Admit(b.rep_, bytes);
   return b;
 }
@@ -429,20 +404,30 @@ std::shared_ptr<const std::string> Body::shared_text() const {
   }
   std::shared_ptr<const std::string> text;
   size_t admit_tree = 0;
-  size_t admit_text = 0;
+  size_t cold = 0;
   {
     std::lock_guard<std::mutex> lock(rep_->mu);
-    const bool printed = rep_->text == nullptr && rep_->packed.empty();
-    text = HotTextLocked(*rep_, &admit_text);
-    if (printed && !rep_->in_cache) {
-      // A tree that has its text now may be dropped by the tree cache.
-      rep_->in_cache = true;
-      rep_->referenced.store(true, std::memory_order_relaxed);
-      admit_tree = text->size() * kTreePerTextByte;
+    rep_->text_referenced.store(true, std::memory_order_relaxed);
+    if (rep_->text != nullptr) return rep_->text;
+    if (!rep_->packed.empty()) {
+      cold = rep_->text_bytes;
+    } else {
+      // The first time: printed from the tree, which the tree cache may drop from now on.
+      rep_->text = std::make_shared<const std::string>(rep_->tree->dump());
+      rep_->text_bytes = rep_->text->size();
+      text = rep_->text;
+      if (!rep_->in_cache) {
+        rep_->in_cache = true;
+        rep_->referenced.store(true, std::memory_order_relaxed);
+        admit_tree = text->size() * kTreePerTextByte;
+      }
     }
   }
+  // Cold: decompressed for this reader alone (`packed` never changes once made), and kept
+  // compressed: a list that reads every object once would otherwise make them all plain again.
+  if (cold > 0) return std::make_shared<const std::string>(Decompress(rep_->packed, cold));
   if (admit_tree > 0) TreeCache::Get().Admit(rep_, admit_tree, /*parsed=*/false);
-  if (admit_text > 0) TextCache::Get().Admit(rep_, admit_text);
+  TextCache::Get().Admit(rep_, text->size());
   return text;
 }
 

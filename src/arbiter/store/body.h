@@ -20,11 +20,10 @@
 // The text itself is kept compressed once it is cold: when the texts not compressed exceed their
 // budget (32 MiB unless set), the oldest of them that are older than a minimum age (2 s), not
 // read since the hand last passed and held by nobody are compressed with zstd (level 1: a pod's
-// 3-4 KB of JSON in about 10 us, to about a third) and their plain copy dropped; the next reader
-// of the text decompresses it again (a few microseconds), and it is hot until it goes cold again
-// (compressed once: then only the copy goes). Most versions are read when they are written (by
-// the informers and watchers) and seldom after, by a list or a GET: at 50,000 pods the texts are
-// most of the heap (docs/benchmarks.md).
+// 3-4 KB of JSON in about 10 us, to about a third) and their plain copy dropped; each later
+// reader of the text decompresses it for itself (a few microseconds) and it stays compressed.
+// Most versions are read when they are written (by the informers and watchers) and seldom after,
+// by a list or a GET: at 50,000 pods the texts were most of the heap (docs/benchmarks.md).
 //
 // A Body is a value: copying one shares the version (its text and tree), and nothing changes a
 // version once made; `Copy()` gives a tree of one's own to change and write back.
