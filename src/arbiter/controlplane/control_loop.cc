@@ -72,6 +72,7 @@ Status ControlLoop::RunOnce() {
     ARBITER_RETURN_IF_ERROR(agents_.RunOnce());
     // The scheduler starts from the nodes' writes just made (a pod's Running status, say), not
     // from the versions they replaced, which any write of its own would find stale.
+    store::KeepBodyTreesWrittenSince(std::chrono::steady_clock::now());
     for (auto& [name, informer] : informers_) ARBITER_RETURN_IF_ERROR(informer->Sync());
   }
   // A controller's error (one object it could not reconcile, retried later) is reported after

@@ -274,6 +274,8 @@ class TreeCache {
   static constexpr size_t kStepsPerAdmission = 32;
   // The longest a reader's mark keeps trees (KeepBodyTreesWrittenSince).
   static constexpr int64_t kMaxKeepMillis = 10000;
+  // The most a reader's mark keeps (estimated tree bytes, those within the budget included).
+  static constexpr size_t kMaxKeepBytes = size_t{192} << 20;
 
   // The clock: from the front, an entry whose body is gone leaves; one read since the hand last
   // passed is spared once (its mark cleared, to the back); one nobody pins loses its tree; one
@@ -282,9 +284,12 @@ class TreeCache {
     size_t steps = std::min(max_steps, 2 * ring_.size());
     const int64_t now = NowMillis();
     // Young: made within the minimum age, or since the reader's mark (not longer ago than
-    // kMaxKeepMillis, so that a reader that stopped reading holds nothing for good).
+    // kMaxKeepMillis, so that a reader that stopped reading holds nothing for good, and while the
+    // cache holds less than kMaxKeepBytes, so that a pass under a storm of writes does not hold
+    // them all).
     auto young = [&](int64_t admitted) {
-      return admitted > now - min_age_millis_ || (admitted >= keep_written_since_millis_ && admitted > now - kMaxKeepMillis);
+      return admitted > now - min_age_millis_ || (admitted >= keep_written_since_millis_ &&
+                                                  admitted > now - kMaxKeepMillis && bytes_ <= kMaxKeepBytes);
     };
     while (steps-- > 0 && !ring_.empty() && bytes_ > budget_) {
       // A tree made moments ago is still on its way through the pipeline (the informers and

@@ -124,7 +124,8 @@ void SetBodyTextBudget(size_t bytes, std::chrono::milliseconds min_age);
 void SetBodyTreeMinAge(std::chrono::milliseconds age);
 // A reader that reads every new version once, a pass at a time (the control loop: its informers
 // pin the trees of what changed when they sync), marks when it last took them: a tree written
-// since the mark is kept, however old, until the next mark (at most 10 s), so that a long pass
+// since the mark is kept, however old, until the next mark (at most 10 s, and while the cache
+// holds less than 192 MiB of estimated trees), so that a long pass
 // does not see the trees of the writes made meanwhile dropped and parse them all again. Steady
 // clock; unset, only the minimum age keeps trees.
 void KeepBodyTreesWrittenSince(std::chrono::steady_clock::time_point since);
