@@ -210,7 +210,7 @@ int RunServeCommand(const ServeFlags& flags, std::ostream& out, std::ostream& er
     }
     store::SetBodyTreeMinAge(std::chrono::milliseconds(*age / 1000000));
     store::SetBodyTreeBudget(flags.tree_cache_mib << 20);
-    store::SetBodyTextBudget(flags.hot_text_mib << 20, std::chrono::milliseconds(2000));
+    store::SetBodyTextBudget(flags.hot_text_mib << 20);
   }
   lo.seed = flags.seed;
   lo.background_events = true;

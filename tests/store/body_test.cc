@@ -28,7 +28,7 @@ class BodyTest : public ::testing::Test {
     SetBodyTreeBudget(size_t{32} << 20);
     SetBodyTreeMinAge(std::chrono::milliseconds(250));
     KeepBodyTreesWrittenSince(std::chrono::steady_clock::time_point::max());
-    SetBodyTextBudget(size_t{32} << 20, std::chrono::milliseconds(2000));
+    SetBodyTextBudget(size_t{32} << 20);
   }
 };
 

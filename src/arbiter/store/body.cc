@@ -1,10 +1,10 @@
 #include "arbiter/store/body.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
 #include <limits>
-#include <algorithm>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -70,8 +70,8 @@ int64_t SteadyMillis() {
 
 // Texts not compressed, in the order they were made: once a text is older than the minimum age
 // and the plain texts exceed their budget, the hand compresses it, unless it was read since the
-// hand last passed (spared once) or somebody holds it now (then it goes back on the ring). Lock order: the cache's mutex is never held
-// while a Rep's is taken (the compression runs outside it).
+// hand last passed (spared once) or somebody holds it now (then it goes back on the ring). Lock
+// order: the cache's mutex is never held while a Rep's is taken (the compression runs outside it).
 class TextCache {
  public:
   static TextCache& Get() {
@@ -180,10 +180,9 @@ class TextCache {
   std::deque<Entry> ring_;  // guarded by mu_
   size_t bytes_ = 0;        // guarded by mu_: the entries' texts, gone bodies' included
   size_t budget_ = size_t{32} << 20;
-  int64_t min_age_millis_ = 2000;
+  int64_t min_age_millis_ = kDefaultBodyTextMinAge.count();
   uint64_t packed_ = 0, packed_in_ = 0, packed_out_ = 0;
 };
-
 
 const Body::Tree& NullTree() {
   static const Body::Tree null = std::make_shared<const Json>();
@@ -207,7 +206,7 @@ class TreeCache {
       if (parsed) ++parsed_;
       // Only a version just written is protected for a while: a tree parsed for a reader (a
       // controller's scan, say) may go as soon as the reader lets go of it.
-      ring_.push_back({rep, bytes, parsed ? 0 : NowMillis()});
+      ring_.push_back({rep, bytes, parsed ? 0 : SteadyMillis()});
       bytes_ += bytes;
       // Entries of bodies gone count until the hand reaches them, so the ring stays bounded by
       // the budget too.
@@ -263,11 +262,6 @@ class TreeCache {
     int64_t admitted_millis = 0;  // steady time
   };
 
-  static int64_t NowMillis() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
-
   // An admission moves the hand at most this far: when most trees are pinned (a pass holding
   // what changed in it), the cache stays over its budget for a while rather than walking the
   // whole ring on every admission.
@@ -282,7 +276,7 @@ class TreeCache {
   // pinned now goes to the back. Stops within the budget, or after `max_steps`. Needs mu_.
   void Sweep(std::vector<std::shared_ptr<const void>>& retired, size_t max_steps) {
     size_t steps = std::min(max_steps, 2 * ring_.size());
-    const int64_t now = NowMillis();
+    const int64_t now = SteadyMillis();
     // Young: made within the minimum age, or since the reader's mark (not longer ago than
     // kMaxKeepMillis, so that a reader that stopped reading holds nothing for good, and while the
     // cache holds less than kMaxKeepBytes, so that a pass under a storm of writes does not hold

@@ -114,8 +114,9 @@ BodyCacheStats GetBodyCacheStats();
 // 32 MiB unless set (`serve --tree-cache-mib`); 0 keeps no tree that has a text once it is read.
 void SetBodyTreeBudget(size_t bytes);
 // The bound on the plain texts and the age before which a text is not compressed (32 MiB and
-// 2 s unless set; `serve --hot-text-mib`).
-void SetBodyTextBudget(size_t bytes, std::chrono::milliseconds min_age);
+// kDefaultBodyTextMinAge unless set; `serve --hot-text-mib`).
+inline constexpr std::chrono::milliseconds kDefaultBodyTextMinAge{2000};
+void SetBodyTextBudget(size_t bytes, std::chrono::milliseconds min_age = kDefaultBodyTextMinAge);
 // A tree is not dropped before it is this old (250 ms unless set; `serve --tree-cache-min-age`):
 // each new version is read by the informers and list caches once on its way, within a pass or two
 // of the control loop, and parsing it again for each of them would cost more than the memory
