@@ -33,7 +33,11 @@ void TaintEvictionController::Evaluate(Context& ctx, const Key& key) {
   auto cancel = [&] { due_.erase(key); };
   if (p == nullptr || PodTerminal(*p->body.tree()) || BeingDeleted(*p->body.tree())) return cancel();
   const std::string node_name = StringAt(*p->body.tree(), {"spec", "nodeName"});
-  const store::Object* node = node_name.empty() ? nullptr : ctx.informer("nodes").Find({"", node_name});
+  // Sync keeps every node's NoExecute taints as they are (no_execute_), so a node without any is
+  // known without reading its body: most nodes, and reading each of theirs again per pod parsed a
+  // node a pod (the nodes' trees are rarely written, so rarely cached).
+  if (node_name.empty() || !no_execute_.contains(node_name)) return cancel();
+  const store::Object* node = ctx.informer("nodes").Find({"", node_name});
   const std::vector<model::Taint> taints = node != nullptr ? NoExecuteTaints(*node->body.tree()) : std::vector<model::Taint>{};
   if (taints.empty()) return cancel();
   manifest::LoadResult decoded = manifest::DecodeJson("pod " + key.first + "/" + key.second, *p->body.tree());

@@ -23,14 +23,16 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
+#include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
-#include <mutex>
 #include <memory>
-#include <string>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <string>
 #include <tuple>
 
 #include "arbiter/base/time.h"
@@ -126,6 +128,8 @@ class ControlLoop {
   DecodeCache decoded_;
   NodeAgents agents_;  // after events_, which they record to, and the informers they may share
   bool agents_active_ = false;
+  // When the last pass began: its writes are read by the next pass's controllers and scheduler.
+  std::optional<std::chrono::steady_clock::time_point> last_pass_start_;
   LiveScheduler live_;  // after metrics_, which it updates
 };
 
