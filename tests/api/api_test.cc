@@ -1349,6 +1349,44 @@ TEST_F(ApiServerTest, BindingWithAMismatchedUidIsAConflict) {
   EXPECT_FALSE(MustGet(kPods + "/web")["spec"].contains("nodeName"));
 }
 
+// kube-apiserver 1.35 and later: a binding clears the nomination (ClearingNominatedNodeName-
+// AfterBinding), carries its annotations and labels onto the pod, and PodTopologyLabels admission
+// adds the node's zone and region labels to it.
+TEST_F(ApiServerTest, BindingClearsTheNominationAndCarriesTheNodesTopologyLabelsAndItsOwnMetadata) {
+  Json node = NodeJson("n1");
+  node["metadata"]["labels"]["topology.kubernetes.io/zone"] = "z1";
+  node["metadata"]["labels"]["topology.kubernetes.io/region"] = "r1";
+  node["metadata"]["labels"]["rack"] = "7";  // not a topology label: not copied
+  MustCreate("/api/v1/nodes", node);
+  CreatePod("web");
+  Json status = MustGet(kPods + "/web")["status"];
+  status["nominatedNodeName"] = "n2";
+  SetStatus("web", status);
+  Json b = BindingJson("web", "n1");
+  b["metadata"]["annotations"] = {{"note", "from the binding"}};
+  b["metadata"]["labels"] = {{"team", "a"}};
+  ASSERT_EQ(Post(kPods + "/web/binding", b).code, 201);
+  Json p = MustGet(kPods + "/web");
+  EXPECT_EQ(p["spec"]["nodeName"], "n1");
+  EXPECT_FALSE(p["status"].contains("nominatedNodeName")) << p["status"].dump();
+  EXPECT_EQ(p["metadata"]["annotations"]["note"], "from the binding");
+  EXPECT_EQ(p["metadata"]["labels"]["team"], "a");
+  EXPECT_EQ(p["metadata"]["labels"]["topology.kubernetes.io/zone"], "z1");
+  EXPECT_EQ(p["metadata"]["labels"]["topology.kubernetes.io/region"], "r1");
+  EXPECT_FALSE(p["metadata"]["labels"].contains("rack"));
+}
+
+TEST_F(ApiServerTest, BindingAPodBeingDeletedIsAConflictInUpstreamsWords) {
+  Json pod = PodJson("web");
+  pod["metadata"]["finalizers"] = {"example.com/hold"};
+  MustCreate(kPods, pod);
+  ASSERT_EQ(Delete(kPods + "/web").code, 200);
+  Response r = Post(kPods + "/web/binding", BindingJson("web", "n1"));
+  ASSERT_TRUE(IsStatus(r, 409, "Conflict")) << r.body;
+  EXPECT_EQ(MessageOf(r), "Operation cannot be fulfilled on pods/binding \"web\": pod web is being deleted, cannot be "
+                          "assigned to a host");
+}
+
 TEST_F(ApiServerTest, BindingWithANonStringTargetNameIsRejectedNotACrash) {
   CreatePod("web");
   Json b = BindingJson("web", "n1");

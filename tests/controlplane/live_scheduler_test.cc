@@ -123,6 +123,29 @@ TEST_F(LiveSchedulerTest, APendingPodIsBoundOnceAndItsEchoChangesNothing) {
   EXPECT_EQ(metrics_.scheduled.load(), 1u);
 }
 
+// The scheduler's binding is the pods/binding subresource's (rules::BindPod): the nomination
+// cleared, PodScheduled True replacing the failure, and the node's topology labels on the pod.
+TEST_F(LiveSchedulerTest, ABindingIsThePodsBindingSubresourcesBinding) {
+  AddNode("n1", "2");
+  Json n = *store_->Get("nodes", "", "n1")->body.tree();
+  n["metadata"]["labels"] = {{"topology.kubernetes.io/zone", "z1"}, {"rack", "7"}};
+  ASSERT_TRUE(store_->Update("nodes", "", "n1", n, store_->Get("nodes", "", "n1")->revision).ok());
+  AddPod("p", "1", 0);
+  Json p = Pod("p");
+  p["status"]["nominatedNodeName"] = "n9";
+  p["status"]["conditions"] = Json::array({{{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
+                                            {"message", "earlier"}, {"lastTransitionTime", "2026-01-01T00:00:00Z"}}});
+  ASSERT_TRUE(store_->Update("pods", "default", "p", p, RevisionOf("p")).ok());
+  Pass();
+  Json bound = Pod("p");
+  EXPECT_EQ(NodeOf(bound), "n1");
+  EXPECT_FALSE(bound["status"].contains("nominatedNodeName"));
+  EXPECT_EQ(bound["metadata"]["labels"], Json({{"topology.kubernetes.io/zone", "z1"}}));
+  ASSERT_EQ(bound["status"]["conditions"].size(), 1u);
+  EXPECT_EQ(bound["status"]["conditions"][0],
+            Json({{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", FormatRfc3339(clock_.Now())}}));
+}
+
 TEST_F(LiveSchedulerTest, AnUnschedulablePodWaitsForAnEventItsFilterCaresAboutNotForAnyChange) {
   AddNode("n1", "1");
   AddPod("big", "1", 0, "n1");

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "testing/forwarding_store.h"
+
 namespace arbiter::controlplane {
 namespace {
 
@@ -193,6 +195,35 @@ TEST_F(WriteBatchTest, TheFirstErrorACompletionReturnsIsTheFlushsAndTheRestStill
   Status st = batch_.Flush();
   EXPECT_EQ(st.message(), "first");
   EXPECT_EQ(log_, (std::vector<std::string>{"y: ok 4"}));
+}
+
+// A store that records the intent of each op it is handed, then passes the ops on.
+class IntentRecorder final : public test_support::ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  std::vector<StatusOr<store::ObjectPtr>> Apply(std::vector<store::WriteOp> ops) override {
+    for (const store::WriteOp& op : ops) {
+      intents.push_back(op.name + (op.intent == store::WriteOp::Intent::kBind ? ": bind" : ": replace"));
+    }
+    return inner_.Apply(std::move(ops));
+  }
+  std::vector<std::string> intents;
+};
+
+TEST(WriteBatchIntent, ABindingReachesTheStoreAsOneAndAWriteMergedIntoItAsAPlainUpdate) {
+  std::unique_ptr<store::Store> memory = store::NewMemoryStore();
+  IntentRecorder store(*memory);
+  WriteBatch batch(store);
+  auto x = store.Create("pods", "a", "x", Json{{"v", 1}});
+  auto y = store.Create("pods", "a", "y", Json{{"v", 1}});
+  ASSERT_TRUE(x.ok() && y.ok());
+  batch.Bind(*x, Json{{"v", 2}});
+  batch.Bind(*y, Json{{"v", 2}});
+  const store::Object* queued = batch.Pending("pods", "a", "y");
+  ASSERT_NE(queued, nullptr);
+  batch.Update(*queued, Json{{"v", 3}});  // made on the queued binding: one write, no longer just a binding
+  ASSERT_TRUE(batch.Flush().ok());
+  EXPECT_EQ(store.intents, (std::vector<std::string>{"x: bind", "y: replace"}));
 }
 
 }  // namespace

@@ -167,6 +167,7 @@ TEST(KubeStore, WritesBecomeKubeSchedulersCalls) {
   ops[0].body["spec"]["nodeName"] = "n1";
   ops[0].body["status"]["nominatedNodeName"] = "ignored";  // the server's to write on a binding
   ops[0].expected_revision = a->revision;
+  ops[0].intent = store::WriteOp::Intent::kBind;  // a typed write: the scheduler's binding
   ops[1].name = "b";
   ops[1].base = *b->body.tree();
   ops[1].body = *b->body.tree();
@@ -331,6 +332,7 @@ TEST(KubeStore, InProtobufListsWatchesAndBindingsGoAsInJson) {
   bind.body = bind.base;
   bind.body["spec"]["nodeName"] = "n1";
   bind.expected_revision = list->items[0].revision;
+  bind.intent = store::WriteOp::Intent::kBind;
   auto r = o->store->Apply({bind});
   ASSERT_TRUE(r[0].ok()) << r[0].status().message();
   auto events = Collect(**w, 1);

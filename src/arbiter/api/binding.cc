@@ -1,8 +1,11 @@
 // The pods/binding subresource: the one path by which a pod is bound to a node.
 #include "arbiter/api/server.h"
 
+#include <utility>
+
 #include "arbiter/api/field_validation.h"
 #include "arbiter/api/server_internal.h"
+#include "arbiter/rules/pod_rules.h"
 
 namespace arbiter::api {
 
@@ -21,41 +24,40 @@ Response ApiServer::Bind(const Request& r, const Target& t) {
     node = target.value("name", "");
   }
   if (node.empty()) return Error(422, "Binding \"" + t.name + "\" is invalid: target.name: Required value");
+  // What the binding carries onto the pod: its metadata's uid (a precondition), annotations and
+  // labels, and (PodTopologyLabels admission) the target node's zone and region labels.
+  rules::PodBinding binding;
+  binding.node = node;
+  if (const Json* meta = body->contains("metadata") ? &(*body)["metadata"] : nullptr; meta != nullptr && meta->is_object()) {
+    if (meta->contains("uid") && !(*meta)["uid"].is_string()) {
+      return Error(400, "Binding in version \"v1\" cannot be handled as a Binding: metadata.uid: expects a string");
+    }
+    binding.uid = meta->value("uid", "");
+    for (const auto& [field, to] : {std::pair{"annotations", &binding.annotations}, std::pair{"labels", &binding.labels}}) {
+      const Json& m = meta->value(field, Json::object());
+      if (!m.is_object()) return Error(400, std::string("Binding in version \"v1\" cannot be handled as a Binding: metadata.") + field + ": expects an object");
+      for (const auto& [k, v] : m.items()) {
+        if (!v.is_string()) {
+          return Error(400, std::string("Binding in version \"v1\" cannot be handled as a Binding: metadata.") + field + "." + k + ": expects a string");
+        }
+        (*to)[k] = v.get<std::string>();
+      }
+    }
+  }
+  if (auto n = store_.Get("nodes", "", node); n.ok()) {
+    for (auto& [k, v] : rules::TopologyLabelsOf(*n->body.tree())) binding.labels[k] = std::move(v);
+  }
   for (RaceRetry retry(clock_); retry.Again();) {
     auto pod = store_.Get("pods", t.ns, t.name);
     if (!pod.ok()) return Error(404, "pods \"" + t.name + "\" not found", "pods", t.name);
     Json next = *pod->body.tree();
-    const std::string current = next["spec"].value("nodeName", "");
-    if (!current.empty()) {
-      return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name + "\": pod " + t.name +
-                            " is already assigned to node \"" + current + "\"", "pods", t.name);
+    // One rule for every binding: the scheduler's go through it too (rules/pod_rules.h).
+    if (Status st = rules::BindPod(next, binding, Now()); !st.ok()) {
+      // A failed uid precondition is the storage's Conflict on the pod; the rest are the
+      // binding's own (assignPod wraps them as a Conflict on pods/binding).
+      const std::string on = st.code() == StatusCode::kConflict ? "pods" : "pods/binding";
+      return Error(409, "Operation cannot be fulfilled on " + on + " \"" + t.name + "\": " + st.message(), on, t.name);
     }
-    if (next["metadata"].contains("deletionTimestamp")) {
-      return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name + "\": pod is being deleted",
-                   "pods", t.name);
-    }
-    if (const Json& gates = next["spec"].value("schedulingGates", Json::array()); gates.is_array() && !gates.empty()) {
-      // setPodNodeAndMetadata's check: a gated pod is not the scheduler's yet.
-      return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name + "\": pod " + t.name +
-                            " has non-empty .spec.schedulingGates", "pods", t.name);
-    }
-    if (body->contains("metadata") && (*body)["metadata"].is_object() && (*body)["metadata"].contains("uid") &&
-        (*body)["metadata"]["uid"] != next["metadata"].value("uid", "")) {
-      return Error(409, "Operation cannot be fulfilled on pods/binding \"" + t.name +
-                            "\": the UID in the binding does not match the pod's", "pods", t.name);
-    }
-    next["spec"]["nodeName"] = node;
-    Json& conds = next["status"]["conditions"];
-    if (!conds.is_array()) conds = Json::array();
-    Json cond = {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", Now()}};
-    bool replaced = false;
-    for (Json& c : conds) {
-      if (c.value("type", "") == "PodScheduled") {
-        c = cond;
-        replaced = true;
-      }
-    }
-    if (!replaced) conds.push_back(cond);
     auto updated = store_.Update("pods", t.ns, t.name, next, pod->revision);
     if (updated.ok()) {
       return JsonResponse(201, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", Json::object()},

@@ -8,6 +8,7 @@
 #include "arbiter/controlplane/metrics.h"
 #include "arbiter/controlplane/pod_json.h"
 #include "arbiter/model/feature_gates.h"
+#include "arbiter/rules/pod_rules.h"
 
 namespace arbiter::controlplane {
 
@@ -497,13 +498,22 @@ bool LiveScheduler::Refused(const Status& st) {
 }
 
 void LiveScheduler::Write(const store::Object& cur, Json next, WriteBatch::Done done) {
+  Write(cur, std::move(next), WriteKind::kUpdate, std::move(done));
+}
+
+void LiveScheduler::Write(const store::Object& cur, Json next, WriteKind kind, WriteBatch::Done done) {
   const Key key{cur.ns, cur.name};
-  batch_.Update(cur, std::move(next), [this, key, done = std::move(done)](const StatusOr<store::ObjectPtr>& r) -> Status {
+  WriteBatch::Done complete = [this, key, done = std::move(done)](const StatusOr<store::ObjectPtr>& r) -> Status {
     if (r.ok()) written_["pods"][key] = *r;  // shared with the write's watch event
     if (done) return done(r);
     if (!r.ok() && Refused(r.status())) return ReportRefused(r.status());
     return r.ok() || Lost(r.status()) ? Status::Ok() : r.status();
-  });
+  };
+  if (kind == WriteKind::kBind) {
+    batch_.Bind(cur, std::move(next), std::move(complete));
+  } else {
+    batch_.Update(cur, std::move(next), std::move(complete));
+  }
 }
 
 Status LiveScheduler::ReportRefused(const Status& st) {
@@ -528,22 +538,30 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
   t.place = Place::kBound;
   if (state::PodInfoPtr assumed = scheduler_->cache().FindPod(pod.uid)) t.info = assumed;
   const store::Object* cur = Current(key);
-  if (cur == nullptr || !NodeOf(*cur->body.tree()).empty() || Terminating(*cur->body.tree())) {
+  if (cur == nullptr) {
     Forget(key, out.attempt);
     return Status::Ok();
   }
-  if (!pod.volumes.empty()) WriteVolumeBindings(pod);
+  // The binding the pods/binding subresource would make (one rule for both: rules/pod_rules.h),
+  // the node's topology labels included, as PodTopologyLabels admission adds them to
+  // kube-scheduler's Binding.
+  rules::PodBinding binding;
+  binding.node = out.node;
+  if (const store::Object* n = informers_ != nullptr ? Find(*informers_, "nodes", {"", out.node}) : nullptr) {
+    binding.labels = rules::TopologyLabelsOf(*n->body.tree());
+  }
   Json next = *cur->body.tree();
-  next["spec"]["nodeName"] = out.node;
-  if (next["status"].is_object()) next["status"].erase("nominatedNodeName");
-  const Timestamp now = clock_.Now() / kSecond * kSecond;
-  SetCondition(next["status"], {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", FormatRfc3339(now)}});
+  if (!rules::BindPod(next, binding, FormatRfc3339(clock_.Now() / kSecond * kSecond)).ok()) {
+    Forget(key, out.attempt);  // bound meanwhile, or being deleted: as the store has it now
+    return Status::Ok();
+  }
+  if (!pod.volumes.empty()) WriteVolumeBindings(pod);
   // Conditional on the revision read: a pod is never bound twice. The cycle goes on; the
   // binding's fate is known when the batch is flushed.
   const int attempt = out.attempt;
   const std::optional<Timestamp> created = pod.creation_timestamp;
   const std::string uid = pod.uid, node = out.node, pod_key = pod.Key();
-  Write(*cur, std::move(next), [=, this](const StatusOr<store::ObjectPtr>& r) -> Status {
+  Write(*cur, std::move(next), WriteKind::kBind, [=, this](const StatusOr<store::ObjectPtr>& r) -> Status {
     if (!r.ok()) {
       // Whatever the reason (a lost race, a refusal, a server that did not answer), the pod
       // leaves the cache and goes back to the queue, as kube-scheduler forgets an assumed pod

@@ -68,11 +68,16 @@ void WriteBatch::Update(const store::Object& base, nlohmann::json next, Done don
   Queue(store::WriteOp::Kind::kUpdate, base, std::move(next), std::move(done));
 }
 
+void WriteBatch::Bind(const store::Object& base, nlohmann::json next, Done done) {
+  Queue(store::WriteOp::Kind::kUpdate, base, std::move(next), std::move(done), store::WriteOp::Intent::kBind);
+}
+
 void WriteBatch::Delete(const store::Object& base, Done done) {
   Queue(store::WriteOp::Kind::kDelete, base, nullptr, std::move(done));
 }
 
-void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlohmann::json body, Done done) {
+void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlohmann::json body, Done done,
+                       store::WriteOp::Intent intent) {
   const Key key{base.resource, base.ns, base.name};
   if (auto it = index_.find(key); it != index_.end() && &ops_[it->second].view == &base) {
     // Made on the queued body: it replaces that write, under the first one's precondition. A
@@ -86,6 +91,8 @@ void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlo
       q.view.body = store::Body();  // the stored body is not the queued one: the store reads it
     } else {
       q.view.body = std::move(body);
+      // Two writes in one: no longer just what either said it was.
+      q.op.intent = store::WriteOp::Intent::kReplace;
     }
     if (done) q.done.push_back(std::move(done));
     return;
@@ -96,6 +103,7 @@ void WriteBatch::Queue(store::WriteOp::Kind kind, const store::Object& base, nlo
   q.op.ns = base.ns;
   q.op.name = base.name;
   q.op.expected_revision = kind == store::WriteOp::Kind::kCreate ? 0 : base.revision;
+  q.op.intent = intent;
   q.view.resource = base.resource;
   q.view.ns = base.ns;
   q.view.name = base.name;

@@ -65,6 +65,10 @@ class WriteBatch {
               Done done = nullptr);
   // Replaces `base` (conditional on base.revision) with `next`.
   void Update(const store::Object& base, nlohmann::json next, Done done = nullptr);
+  // Binds the pod `base` (conditional on base.revision): `next` is base as rules::BindPod left it.
+  // A typed write (store::WriteOp::Intent::kBind); merged into a queued write of base, it is an
+  // update like any other.
+  void Bind(const store::Object& base, nlohmann::json next, Done done = nullptr);
   // Deletes `base` (conditional on base.revision).
   void Delete(const store::Object& base, Done done = nullptr);
 
@@ -90,7 +94,8 @@ class WriteBatch {
     std::vector<Done> done;
   };
 
-  void Queue(store::WriteOp::Kind kind, const store::Object& base, nlohmann::json body, Done done);
+  void Queue(store::WriteOp::Kind kind, const store::Object& base, nlohmann::json body, Done done,
+             store::WriteOp::Intent intent = store::WriteOp::Intent::kReplace);
   // Takes what is queued: the ops to apply (creates a delete took back are left out) and the
   // queued writes they came from.
   std::vector<store::WriteOp> Take(std::vector<Queued>& taken, std::vector<bool>& skipped);

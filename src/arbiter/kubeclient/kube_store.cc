@@ -152,6 +152,13 @@ class KubeStore final : public store::Store {
     return *o;
   }
 
+  // A binding is a typed write (the live scheduler's, through rules::BindPod): it becomes a POST to
+  // pods/binding, as kube-scheduler's DefaultBinder makes it.
+  static bool IsBinding(const store::WriteOp& op) {
+    return op.kind == store::WriteOp::Kind::kUpdate && op.resource == "pods" &&
+           op.intent == store::WriteOp::Intent::kBind;
+  }
+
   // A batch's writes are made in order, except that a run of bindings (each of another pod) goes
   // out over the writer connections at once, as kube-scheduler binds each pod in a goroutine of
   // its own. Everything else keeps the batch's order: a victim's condition and deletion go before
@@ -176,8 +183,7 @@ class KubeStore final : public store::Store {
     };
     for (size_t i = 0; i < ops.size(); ++i) {
       const store::WriteOp& op = ops[i];
-      const bool binding = op.kind == store::WriteOp::Kind::kUpdate && op.resource == "pods" &&
-                           NodeNameOf(op.base).empty() && !NodeNameOf(op.body).empty();
+      const bool binding = IsBinding(op);
       if (binding && in_run.insert({op.ns, op.name}).second) {
         run.push_back(i);
         continue;
@@ -478,8 +484,8 @@ class KubeStore final : public store::Store {
   StatusOr<store::Object> UpdatePod(const Route& route, store::WriteOp& op) {
     const Json& before = op.base;
     Json& after = op.body;
-    const std::string node = NodeNameOf(after);
-    if (NodeNameOf(before).empty() && !node.empty()) {
+    if (IsBinding(op)) {
+      const std::string node = NodeNameOf(after);
       // kube-scheduler's DefaultBinder: a Binding to the node, naming the pod's uid. The server
       // sets PodScheduled; the status changes made with it are the server's to make.
       Json binding = {{"apiVersion", "v1"},

@@ -100,6 +100,13 @@ struct WriteOp {
   // may use for the deletion's event instead of reading the stored one; null otherwise.
   Json body;
   int64_t expected_revision = 0;   // update, delete: as for Update and Delete
+  // What an update is, when its writer says (a typed write): a backend that turns writes into API
+  // calls makes that call instead of telling it from the bodies; the others write the body.
+  //   * kReplace: any change (the backend may compare `base` and `body`);
+  //   * kBind: the pod's binding to spec.nodeName of `body` (rules::BindPod made it), which the
+  //     API's pods/binding subresource makes.
+  enum class Intent { kReplace, kBind };
+  Intent intent = Intent::kReplace;
   // Update: the body at expected_revision that `body` was made from, given only to a backend
   // that asks for it (Store::WantsUpdateBase): one that turns writes into API calls chooses the
   // call by what changed. Null otherwise.
