@@ -1376,6 +1376,20 @@ TEST_F(ApiServerTest, BindingClearsTheNominationAndCarriesTheNodesTopologyLabels
   EXPECT_FALSE(p["metadata"]["labels"].contains("rack"));
 }
 
+TEST_F(ApiServerTest, APodCreatedOnANodeTakesTheNodesTopologyLabels) {
+  Json node = NodeJson("n1");
+  node["metadata"]["labels"]["topology.kubernetes.io/zone"] = "z1";
+  MustCreate("/api/v1/nodes", node);
+  Json pod = PodJson("direct", {{"app", "a"}});
+  pod["spec"]["nodeName"] = "n1";
+  Json created = MustCreate(kPods, pod);
+  EXPECT_EQ(created["metadata"]["labels"], Json({{"app", "a"}, {"topology.kubernetes.io/zone", "z1"}}));
+  // On a node that does not exist (yet): nothing to copy, and no refusal.
+  pod = PodJson("elsewhere");
+  pod["spec"]["nodeName"] = "n9";
+  EXPECT_FALSE(MustCreate(kPods, pod)["metadata"].contains("labels"));
+}
+
 TEST_F(ApiServerTest, BindingAPodBeingDeletedIsAConflictInUpstreamsWords) {
   Json pod = PodJson("web");
   pod["metadata"]["finalizers"] = {"example.com/hold"};

@@ -14,6 +14,7 @@
 #include "arbiter/model/objects.h"
 #include "arbiter/model/quantity.h"
 #include "arbiter/model/resources.h"
+#include "arbiter/rules/pod_rules.h"
 
 namespace arbiter::api {
 
@@ -362,6 +363,13 @@ Status AdmitPod(Json& pod, const Json* old, store::Store& store) {
                                          {"lastTransitionTime", pod["metadata"].value("creationTimestamp", Json())},
                                          {"reason", model::kPodReasonSchedulingGated},
                                          {"message", model::kSchedulingGatedMessage}}});
+  }
+  // PodTopologyLabels admission (on by default since 1.35): a pod created on a node takes the
+  // node's zone and region labels, as a binding to it gives them (rules/pod_rules.h).
+  if (const Json& node = spec.value("nodeName", Json()); node.is_string() && !node.get<std::string>().empty()) {
+    if (auto n = store.Get("nodes", "", node.get<std::string>()); n.ok()) {
+      rules::MergeMetadata(pod, "labels", rules::TopologyLabelsOf(*n->body.tree()));
+    }
   }
   ARBITER_ASSIGN_OR_RETURN(p, ResolvePriorityOf(spec, "pods \"" + NameOf(pod) + "\"", "pod spec", store));
   if (!p.class_name.empty()) spec["priorityClassName"] = p.class_name;

@@ -61,14 +61,17 @@ Status BindPod(Json& pod, const PodBinding& binding, const std::string& now) {
   Json& status = pod["status"];
   if (!status.is_object()) status = Json::object();
   status.erase("nominatedNodeName");
-  for (const auto& [field, values] : {std::pair{"annotations", &binding.annotations}, std::pair{"labels", &binding.labels}}) {
-    if (values->empty()) continue;
-    Json& to = pod["metadata"][field];
-    if (!to.is_object()) to = Json::object();
-    for (const auto& [k, v] : *values) to[k] = v;
-  }
+  MergeMetadata(pod, "annotations", binding.annotations);
+  MergeMetadata(pod, "labels", binding.labels);
   UpdatePodCondition(status, {{"type", "PodScheduled"}, {"status", "True"}}, now);
   return Status::Ok();
+}
+
+void MergeMetadata(Json& object, const char* field, const std::map<std::string, std::string>& values) {
+  if (values.empty()) return;
+  Json& to = object["metadata"][field];
+  if (!to.is_object()) to = Json::object();
+  for (const auto& [k, v] : values) to[k] = v;
 }
 
 std::map<std::string, std::string> TopologyLabelsOf(const Json& node) {

@@ -47,6 +47,10 @@ struct PodBinding {
 //     UpdatePodCondition at `now` (RFC 3339).
 Status BindPod(nlohmann::json& pod, const PodBinding& binding, const std::string& now);
 
+// Sets each of `values` in the object's metadata.`field` ("labels", "annotations"), over any value
+// there; nothing when `values` is empty.
+void MergeMetadata(nlohmann::json& object, const char* field, const std::map<std::string, std::string>& values);
+
 // The labels PodTopologyLabels admission copies from a node onto a binding to it:
 // topology.kubernetes.io/zone and topology.kubernetes.io/region, those the node has.
 std::map<std::string, std::string> TopologyLabelsOf(const nlohmann::json& node);
