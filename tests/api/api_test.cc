@@ -1390,6 +1390,22 @@ TEST_F(ApiServerTest, APodCreatedOnANodeTakesTheNodesTopologyLabels) {
   EXPECT_FALSE(MustCreate(kPods, pod)["metadata"].contains("labels"));
 }
 
+// A list item is the stored text less kind and apiVersion, cut without a parse: quotes and
+// backslashes inside strings (escaped, in runs) must not end a value early.
+TEST_F(ApiServerTest, AListItemIsTheObjectWhateverItsStringsEscape) {
+  const std::vector<std::string> values = {"a\"b", "ends with a backslash \\", "\\\\\"", "{[,]}:\"", "\\\"\\"};
+  Json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "tricky"}}}, {"data", Json::object()}};
+  for (size_t i = 0; i < values.size(); ++i) cm["data"]["k" + std::to_string(i)] = values[i];
+  MustCreate("/api/v1/namespaces/default/configmaps", cm);
+  Json got = MustGet("/api/v1/namespaces/default/configmaps/tricky");
+  Json list = MustGet("/api/v1/namespaces/default/configmaps");
+  ASSERT_EQ(list["items"].size(), 1u);
+  got.erase("kind");
+  got.erase("apiVersion");
+  EXPECT_EQ(list["items"][0], got);
+  for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(list["items"][0]["data"]["k" + std::to_string(i)], values[i]);
+}
+
 TEST_F(ApiServerTest, BindingAPodBeingDeletedIsAConflictInUpstreamsWords) {
   Json pod = PodJson("web");
   pod["metadata"]["finalizers"] = {"example.com/hold"};

@@ -12,6 +12,7 @@
 // * A page with `limit` items carries a continue token when any object follows, matching or not,
 //   and, for a list without selectors, remainingItemCount: how many objects follow.
 #include <charconv>
+#include <cstring>
 
 #include "arbiter/api/protobuf_codec.h"
 #include "arbiter/api/server_internal.h"
@@ -136,10 +137,16 @@ size_t EndOfValue(std::string_view text, size_t at) {
   for (size_t i = at; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\') ++i;
+      // To the closing quote: the next quote not escaped (an odd run of backslashes before it
+      // escapes it). memchr, as most of a body's bytes are inside strings.
+      for (;;) {
+        const void* q = std::memchr(text.data() + i + 1, '"', text.size() - i - 1);
+        if (q == nullptr) return std::string_view::npos;
+        i = static_cast<size_t>(static_cast<const char*>(q) - text.data());
+        size_t slashes = 0;
+        while (text[i - 1 - slashes] == '\\') ++slashes;
+        if (slashes % 2 == 0) break;
       }
-      if (i >= text.size()) return std::string_view::npos;
       if (depth == 0) return i + 1;
     } else if (c == '{' || c == '[') {
       ++depth;
