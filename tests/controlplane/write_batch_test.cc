@@ -217,8 +217,8 @@ TEST(WriteBatchIntent, ABindingReachesTheStoreAsOneAndAWriteMergedIntoItAsAPlain
   auto x = store.Create("pods", "a", "x", Json{{"v", 1}});
   auto y = store.Create("pods", "a", "y", Json{{"v", 1}});
   ASSERT_TRUE(x.ok() && y.ok());
-  batch.Bind(*x, Json{{"v", 2}});
-  batch.Bind(*y, Json{{"v", 2}});
+  batch.Update(*x, Json{{"v", 2}}, nullptr, store::WriteOp::Intent::kBind);
+  batch.Update(*y, Json{{"v", 2}}, nullptr, store::WriteOp::Intent::kBind);
   const store::Object* queued = batch.Pending("pods", "a", "y");
   ASSERT_NE(queued, nullptr);
   batch.Update(*queued, Json{{"v", 3}});  // made on the queued binding: one write, no longer just a binding

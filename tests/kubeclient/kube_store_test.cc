@@ -147,6 +147,20 @@ TEST(KubeStore, AWatchFromForgottenHistoryIsGone) {
   EXPECT_EQ(next.status().code(), StatusCode::kGone) << next.status().message();
 }
 
+// An update of `pod` as the write batch hands it over: its base and body the stored one (the
+// caller changes the body), conditional on its revision.
+store::WriteOp PodUpdate(const store::Object& pod, store::WriteOp::Intent intent = store::WriteOp::Intent::kReplace) {
+  store::WriteOp op;
+  op.resource = "pods";
+  op.ns = pod.ns;
+  op.name = pod.name;
+  op.base = *pod.body.tree();
+  op.body = op.base;
+  op.expected_revision = pod.revision;
+  op.intent = intent;
+  return op;
+}
+
 TEST(KubeStore, WritesBecomeKubeSchedulersCalls) {
   ApiServerOverHttp server;
   ASSERT_EQ(server.Call("POST", "/api/v1/nodes", {{"metadata", {{"name", "n1"}}}}).code, 201);
@@ -158,23 +172,12 @@ TEST(KubeStore, WritesBecomeKubeSchedulersCalls) {
   o->requests.clear();
 
   // A binding, a status change and a graceful deletion, in one batch.
-  std::vector<store::WriteOp> ops(2);
-  ops[0].resource = ops[1].resource = "pods";
-  ops[0].ns = ops[1].ns = "default";
-  ops[0].name = "a";
-  ops[0].base = *a->body.tree();
-  ops[0].body = *a->body.tree();
+  std::vector<store::WriteOp> ops = {PodUpdate(*a, store::WriteOp::Intent::kBind), PodUpdate(*b)};
   ops[0].body["spec"]["nodeName"] = "n1";
   ops[0].body["status"]["nominatedNodeName"] = "ignored";  // the server's to write on a binding
-  ops[0].expected_revision = a->revision;
-  ops[0].intent = store::WriteOp::Intent::kBind;  // a typed write: the scheduler's binding
-  ops[1].name = "b";
-  ops[1].base = *b->body.tree();
-  ops[1].body = *b->body.tree();
   ops[1].body["status"]["conditions"] = Json::array({{{"type", "DisruptionTarget"}, {"status", "True"},
                                                       {"reason", "PreemptionByScheduler"}, {"message", "m"}}});
   ops[1].body["metadata"]["deletionTimestamp"] = "2026-12-03T10:00:00Z";
-  ops[1].expected_revision = b->revision;
   auto results = o->store->Apply(ops);
   ASSERT_EQ(results.size(), 2u);
   ASSERT_TRUE(results[0].ok()) << results[0].status().message();
@@ -195,6 +198,38 @@ TEST(KubeStore, WritesBecomeKubeSchedulersCalls) {
   auto refused = o->store->Apply({again});
   ASSERT_FALSE(refused[0].ok());
   EXPECT_EQ(refused[0].status().code(), StatusCode::kConflict) << refused[0].status().message();
+}
+
+// Typed writes are the calls they name, whatever else the bodies would suggest: a status write is
+// a status patch, an eviction a status patch and then a graceful DELETE.
+TEST(KubeStore, TypedStatusAndEvictionWritesAreTheirCalls) {
+  ApiServerOverHttp server;
+  ASSERT_EQ(server.Call("POST", "/api/v1/nodes", {{"metadata", {{"name", "n1"}}}}).code, 201);
+  for (const char* name : {"a", "b"}) ASSERT_EQ(server.Call("POST", "/api/v1/namespaces/default/pods", PodJson(name)).code, 201);
+  ASSERT_EQ(server.Call("POST", "/api/v1/namespaces/default/pods/b/binding",
+                        {{"metadata", {{"name", "b"}}}, {"target", {{"kind", "Node"}, {"name", "n1"}}}}).code, 201);
+  auto o = Open(server);
+  auto a = o->store->Get("pods", "default", "a");
+  auto b = o->store->Get("pods", "default", "b");
+  ASSERT_TRUE(a.ok() && b.ok());
+  o->requests.clear();
+  std::vector<store::WriteOp> ops = {PodUpdate(*a, store::WriteOp::Intent::kStatus),
+                                     PodUpdate(*b, store::WriteOp::Intent::kEvict)};
+  ops[0].body["status"]["nominatedNodeName"] = "n1";
+  ops[1].body["status"]["conditions"] = Json::array({{{"type", "DisruptionTarget"}, {"status", "True"},
+                                                      {"reason", "PreemptionByScheduler"}, {"message", "m"}}});
+  ops[1].body["metadata"]["deletionTimestamp"] = "2026-12-03T10:00:30Z";
+  ops[1].body["metadata"]["deletionGracePeriodSeconds"] = 30;
+  auto results = o->store->Apply(ops);
+  ASSERT_TRUE(results[0].ok()) << results[0].status().message();
+  ASSERT_TRUE(results[1].ok()) << results[1].status().message();
+  EXPECT_EQ(o->requests, (std::vector<std::string>{"PATCH /api/v1/namespaces/default/pods/a/status",
+                                                   "PATCH /api/v1/namespaces/default/pods/b/status",
+                                                   "DELETE /api/v1/namespaces/default/pods/b"}));
+  EXPECT_EQ(Json::parse(server.Call("GET", "/api/v1/namespaces/default/pods/a").body)["status"]["nominatedNodeName"], "n1");
+  const Json evicted = Json::parse(server.Call("GET", "/api/v1/namespaces/default/pods/b").body);
+  EXPECT_TRUE(evicted["metadata"].contains("deletionTimestamp"));  // on a node: its grace period runs
+  EXPECT_EQ(evicted["status"]["conditions"].back()["type"], "DisruptionTarget") << evicted["status"].dump();
 }
 
 // A pod that is already terminating leaves at once when the store deletes it (the kubelet's
@@ -324,15 +359,8 @@ TEST(KubeStore, InProtobufListsWatchesAndBindingsGoAsInJson) {
   EXPECT_EQ((*list->items[0].body.tree())["kind"], "Pod");
   auto w = o->store->WatchFrom("pods", "", list->revision);
   ASSERT_TRUE(w.ok());
-  store::WriteOp bind;
-  bind.resource = "pods";
-  bind.ns = "default";
-  bind.name = "a";
-  bind.base = *list->items[0].body.tree();
-  bind.body = bind.base;
+  store::WriteOp bind = PodUpdate(list->items[0], store::WriteOp::Intent::kBind);
   bind.body["spec"]["nodeName"] = "n1";
-  bind.expected_revision = list->items[0].revision;
-  bind.intent = store::WriteOp::Intent::kBind;
   auto r = o->store->Apply({bind});
   ASSERT_TRUE(r[0].ok()) << r[0].status().message();
   auto events = Collect(**w, 1);

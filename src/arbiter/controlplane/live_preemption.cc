@@ -147,17 +147,18 @@ void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_
     // Deleted at once: the condition is written first, then the pod deleted as it then is, so
     // that the deletion (and its watch event) carries the DisruptionTarget condition
     // (kube-scheduler patches the victim's status, then deletes it).
-    Write(*cur, std::move(next), [this, retry, deleted](const StatusOr<store::ObjectPtr>& r) -> Status {
+    auto then_delete = [this, retry, deleted](const StatusOr<store::ObjectPtr>& r) -> Status {
       if (!r.ok()) return retry(r);
       batch_.Delete(**r, deleted);
       return Status::Ok();
-    });
+    };
+    Write(*cur, std::move(next), store::WriteOp::Intent::kStatus, then_delete);
   } else {
     // A graceful deletion: the condition and the deletion timestamp in one write; the node
     // deletes the pod when its grace period ends.
     next["metadata"]["deletionTimestamp"] = FormatRfc3339(AddSecondsCapped(now, grace));
     next["metadata"]["deletionGracePeriodSeconds"] = grace;
-    Write(*cur, std::move(next), deleted);
+    Write(*cur, std::move(next), store::WriteOp::Intent::kEvict, deleted);
   }
 }
 

@@ -497,11 +497,7 @@ bool LiveScheduler::Refused(const Status& st) {
   return st.code() == StatusCode::kInvalidArgument || st.code() == StatusCode::kFailedPrecondition;
 }
 
-void LiveScheduler::Write(const store::Object& cur, Json next, WriteBatch::Done done) {
-  Write(cur, std::move(next), WriteKind::kUpdate, std::move(done));
-}
-
-void LiveScheduler::Write(const store::Object& cur, Json next, WriteKind kind, WriteBatch::Done done) {
+void LiveScheduler::Write(const store::Object& cur, Json next, store::WriteOp::Intent intent, WriteBatch::Done done) {
   const Key key{cur.ns, cur.name};
   WriteBatch::Done complete = [this, key, done = std::move(done)](const StatusOr<store::ObjectPtr>& r) -> Status {
     if (r.ok()) written_["pods"][key] = *r;  // shared with the write's watch event
@@ -509,11 +505,7 @@ void LiveScheduler::Write(const store::Object& cur, Json next, WriteKind kind, W
     if (!r.ok() && Refused(r.status())) return ReportRefused(r.status());
     return r.ok() || Lost(r.status()) ? Status::Ok() : r.status();
   };
-  if (kind == WriteKind::kBind) {
-    batch_.Bind(cur, std::move(next), std::move(complete));
-  } else {
-    batch_.Update(cur, std::move(next), std::move(complete));
-  }
+  batch_.Update(cur, std::move(next), std::move(complete), intent);
 }
 
 Status LiveScheduler::ReportRefused(const Status& st) {
@@ -561,7 +553,7 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
   const int attempt = out.attempt;
   const std::optional<Timestamp> created = pod.creation_timestamp;
   const std::string uid = pod.uid, node = out.node, pod_key = pod.Key();
-  Write(*cur, std::move(next), WriteKind::kBind, [=, this](const StatusOr<store::ObjectPtr>& r) -> Status {
+  Write(*cur, std::move(next), store::WriteOp::Intent::kBind, [=, this](const StatusOr<store::ObjectPtr>& r) -> Status {
     if (!r.ok()) {
       // Whatever the reason (a lost race, a refusal, a server that did not answer), the pod
       // leaves the cache and goes back to the queue, as kube-scheduler forgets an assumed pod
@@ -601,7 +593,7 @@ Status LiveScheduler::Fail(const sched::CycleOutcome& out) {
   const Timestamp now = clock_.Now() / kSecond * kSecond;
   SetCondition(next["status"], {{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
                                 {"message", out.message}, {"lastTransitionTime", FormatRfc3339(now)}});
-  Write(*cur, std::move(next));
+  Write(*cur, std::move(next), store::WriteOp::Intent::kStatus);
   return record_event_(pod.ns, pod.name, pod.uid, "Warning", "FailedScheduling", out.message);
 }
 
@@ -616,7 +608,7 @@ void LiveScheduler::Nominate(const state::PodInfo& pod, const std::string& node)
   } else {
     next["status"]["nominatedNodeName"] = node;
   }
-  Write(*cur, std::move(next));
+  Write(*cur, std::move(next), store::WriteOp::Intent::kStatus);
 }
 
 void LiveScheduler::WriteGroupCondition(const std::string& group, const std::string& kind, bool scheduled,

@@ -151,10 +151,10 @@ class LiveScheduler final : public sched::preemption::PreemptionActuator {
   void WriteLineageAnnotation(const std::string& resource, const Key& owner, const std::string& owner_uid, int retries);
   // Queues `next` over `cur` (conditional on its revision); once written, it is remembered until
   // the echo, and `done` sees the result. A write the store refuses as stale or gone is no error.
-  void Write(const store::Object& cur, nlohmann::json next, WriteBatch::Done done = nullptr);
-  // The same, typed: a binding goes to the store as one (WriteBatch::Bind).
-  enum class WriteKind { kUpdate, kBind };
-  void Write(const store::Object& cur, nlohmann::json next, WriteKind kind, WriteBatch::Done done);
+  // `intent` says what the write is (a typed write, store::WriteOp::Intent): a binding, a status
+  // change, an eviction.
+  void Write(const store::Object& cur, nlohmann::json next, store::WriteOp::Intent intent,
+             WriteBatch::Done done = nullptr);
   // A binding the store refused after `attempts` attempts: the pod leaves the cache and is
   // reconciled from the store's current version.
   void Forget(const Key& key, int attempts);

@@ -64,12 +64,8 @@ void WriteBatch::Create(const std::string& resource, const std::string& ns, cons
   Queue(store::WriteOp::Kind::kCreate, base, std::move(body), std::move(done));
 }
 
-void WriteBatch::Update(const store::Object& base, nlohmann::json next, Done done) {
-  Queue(store::WriteOp::Kind::kUpdate, base, std::move(next), std::move(done));
-}
-
-void WriteBatch::Bind(const store::Object& base, nlohmann::json next, Done done) {
-  Queue(store::WriteOp::Kind::kUpdate, base, std::move(next), std::move(done), store::WriteOp::Intent::kBind);
+void WriteBatch::Update(const store::Object& base, nlohmann::json next, Done done, store::WriteOp::Intent intent) {
+  Queue(store::WriteOp::Kind::kUpdate, base, std::move(next), std::move(done), intent);
 }
 
 void WriteBatch::Delete(const store::Object& base, Done done) {

@@ -63,12 +63,11 @@ class WriteBatch {
 
   void Create(const std::string& resource, const std::string& ns, const std::string& name, nlohmann::json body,
               Done done = nullptr);
-  // Replaces `base` (conditional on base.revision) with `next`.
-  void Update(const store::Object& base, nlohmann::json next, Done done = nullptr);
-  // Binds the pod `base` (conditional on base.revision): `next` is base as rules::BindPod left it.
-  // A typed write (store::WriteOp::Intent::kBind); merged into a queued write of base, it is an
-  // update like any other.
-  void Bind(const store::Object& base, nlohmann::json next, Done done = nullptr);
+  // Replaces `base` (conditional on base.revision) with `next`. `intent` says what the change is
+  // (a typed write: store::WriteOp::Intent, e.g. kBind when `next` is base as rules::BindPod
+  // left it); merged into a queued write of base, it is a kReplace like any other.
+  void Update(const store::Object& base, nlohmann::json next, Done done = nullptr,
+              store::WriteOp::Intent intent = store::WriteOp::Intent::kReplace);
   // Deletes `base` (conditional on base.revision).
   void Delete(const store::Object& base, Done done = nullptr);
 

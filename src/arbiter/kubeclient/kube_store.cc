@@ -506,10 +506,13 @@ class KubeStore final : public store::Store {
       o.body = std::move(after);
       return o;
     }
-    const bool deleting = !Field(Field(before, "metadata"), "deletionTimestamp").is_string() &&
-                          Field(Field(after, "metadata"), "deletionTimestamp").is_string();
+    // A typed write is the call it names; an untyped one is told from what changed.
+    const bool typed = op.intent == store::WriteOp::Intent::kStatus || op.intent == store::WriteOp::Intent::kEvict;
+    const bool deleting = typed ? op.intent == store::WriteOp::Intent::kEvict
+                                : !Field(Field(before, "metadata"), "deletionTimestamp").is_string() &&
+                                      Field(Field(after, "metadata"), "deletionTimestamp").is_string();
     StatusOr<store::Object> result = Internal("no write");
-    if (Field(before, "status") != Field(after, "status")) {
+    if (typed || Field(before, "status") != Field(after, "status")) {
       result = PatchStatus(route, op.ns, op.name, before, after);
       if (!result.ok()) return result;
     }

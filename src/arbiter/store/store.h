@@ -104,8 +104,11 @@ struct WriteOp {
   // calls makes that call instead of telling it from the bodies; the others write the body.
   //   * kReplace: any change (the backend may compare `base` and `body`);
   //   * kBind: the pod's binding to spec.nodeName of `body` (rules::BindPod made it), which the
-  //     API's pods/binding subresource makes.
-  enum class Intent { kReplace, kBind };
+  //     API's pods/binding subresource makes;
+  //   * kStatus: only the status changed (conditions, the nomination): the status subresource;
+  //   * kEvict: the status changed and the object is being deleted gracefully (the deletion
+  //     timestamp and grace period set): the status subresource, then a DELETE.
+  enum class Intent { kReplace, kBind, kStatus, kEvict };
   Intent intent = Intent::kReplace;
   // Update: the body at expected_revision that `body` was made from, given only to a backend
   // that asks for it (Store::WantsUpdateBase): one that turns writes into API calls chooses the
