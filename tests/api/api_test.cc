@@ -1417,6 +1417,24 @@ TEST_F(ApiServerTest, BindingAPodBeingDeletedIsAConflictInUpstreamsWords) {
                           "assigned to a host");
 }
 
+// BindingREST.Create: the binding names the URL's pod (400 otherwise), and targets a Node.
+TEST_F(ApiServerTest, ABindingForAnotherPodOrToSomethingElseThanANodeIsRefused) {
+  CreatePod("web");
+  Json other = BindingJson("other", "n1");
+  Response r = Post(kPods + "/web/binding", other);
+  ASSERT_TRUE(IsStatus(r, 400, "BadRequest")) << r.body;
+  EXPECT_EQ(MessageOf(r), "name in URL does not match name in Binding object");
+  Json unnamed = BindingJson("web", "n1");
+  unnamed["metadata"].erase("name");
+  EXPECT_TRUE(IsStatus(Post(kPods + "/web/binding", unnamed), 400, "BadRequest"));
+  Json to_a_pod = BindingJson("web", "n1");
+  to_a_pod["target"]["kind"] = "Pod";
+  r = Post(kPods + "/web/binding", to_a_pod);
+  ASSERT_TRUE(IsStatus(r, 422, "Invalid")) << r.body;
+  EXPECT_NE(MessageOf(r).find("target.kind: Unsupported value: \"Pod\""), std::string::npos) << r.body;
+  EXPECT_FALSE(MustGet(kPods + "/web")["spec"].contains("nodeName"));
+}
+
 TEST_F(ApiServerTest, BindingWithANonStringTargetNameIsRejectedNotACrash) {
   CreatePod("web");
   Json b = BindingJson("web", "n1");

@@ -15,11 +15,22 @@ using namespace internal;  // NOLINT: the helpers every part of the server share
 Response ApiServer::Bind(const Request& r, const Target& t) {
   auto body = ParseBody(r);
   if (!body.ok()) return Error(400, body.status().message());
+  // BindingREST.Create's checks, in its order: the binding names the pod of the URL, then
+  // ValidatePodBinding (a target of kind Node or none, with a name).
+  const Json* meta = body->is_object() && body->contains("metadata") ? &(*body)["metadata"] : nullptr;
+  const Json* named = meta != nullptr && meta->is_object() && meta->contains("name") ? &(*meta)["name"] : nullptr;
+  if (named == nullptr || !named->is_string() || named->get<std::string>() != t.name) {
+    return Error(400, "name in URL does not match name in Binding object");
+  }
   std::string node;
-  if (body->is_object() && body->contains("target") && (*body)["target"].is_object()) {
+  if (body->contains("target") && (*body)["target"].is_object()) {
     const Json& target = (*body)["target"];
     if (target.contains("name") && !target["name"].is_string()) {
       return Error(422, "Binding \"" + t.name + "\" is invalid: target.name: must be a string");
+    }
+    if (const Json& kind = target.value("kind", Json("")); !kind.is_string() || (kind != "" && kind != "Node")) {
+      return Error(422, "Binding \"" + t.name + "\" is invalid: target.kind: Unsupported value: " + kind.dump() +
+                            ": supported values: \"Node\", \"<empty>\"");
     }
     node = target.value("name", "");
   }
@@ -28,7 +39,7 @@ Response ApiServer::Bind(const Request& r, const Target& t) {
   // labels, and (PodTopologyLabels admission) the target node's zone and region labels.
   rules::PodBinding binding;
   binding.node = node;
-  if (const Json* meta = body->contains("metadata") ? &(*body)["metadata"] : nullptr; meta != nullptr && meta->is_object()) {
+  if (meta != nullptr && meta->is_object()) {
     if (meta->contains("uid") && !(*meta)["uid"].is_string()) {
       return Error(400, "Binding in version \"v1\" cannot be handled as a Binding: metadata.uid: expects a string");
     }
