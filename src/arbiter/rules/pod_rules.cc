@@ -25,11 +25,13 @@ bool UpdatePodCondition(Json& status, Json condition, const std::string& now) {
   condition["lastTransitionTime"] = now;
   for (Json& c : conds) {
     if (StringOr(c, "type") != type) continue;
-    // The same status keeps the time it last changed.
-    if (StringOr(c, "status") == StringOr(condition, "status") && c.is_object() && c.contains("lastTransitionTime")) {
-      condition["lastTransitionTime"] = c["lastTransitionTime"];
-    } else if (StringOr(c, "status") == StringOr(condition, "status")) {
-      condition.erase("lastTransitionTime");
+    // The same status keeps the time it last changed (none, if it had none).
+    if (StringOr(c, "status") == StringOr(condition, "status")) {
+      if (c.is_object() && c.contains("lastTransitionTime")) {
+        condition["lastTransitionTime"] = c["lastTransitionTime"];
+      } else {
+        condition.erase("lastTransitionTime");
+      }
     }
     const bool changed = c != condition;
     c = std::move(condition);
