@@ -251,7 +251,7 @@ TEST(KubeStore, DeletingATerminatingPodEndsItsGracePeriod) {
   del.resource = "pods";
   del.ns = "default";
   del.name = "c";
-  del.body = *c->body.tree();
+  del.known = c->body;
   del.expected_revision = c->revision;
   auto results = o->store->Apply({del});
   ASSERT_TRUE(results[0].ok()) << results[0].status().message();

@@ -23,6 +23,37 @@ Json Pending() {
                                          {"lastTransitionTime", "2026-12-01T00:00:00Z"}}})}}}};
 }
 
+// meta.SetStatusCondition: a new type is appended at `now` unless it says its time; an existing
+// one changes field by field and keeps its time while its status stays the same.
+TEST(SetStatusCondition, ChangesAConditionFieldByFieldAndMovesItsTimeOnlyWithItsStatus) {
+  Json status = Json::object();
+  EXPECT_TRUE(SetStatusCondition(status, {{"type", "DisruptionAllowed"}, {"status", "True"}, {"reason", "SufficientPods"},
+                                          {"message", "3 healthy"}, {"observedGeneration", 1}},
+                                 "2026-12-01T00:00:00Z"));
+  ASSERT_EQ(status["conditions"].size(), 1u);
+  EXPECT_EQ(status["conditions"][0]["lastTransitionTime"], "2026-12-01T00:00:00Z");
+  // The same status with a new message and generation: those change, the time stays.
+  EXPECT_TRUE(SetStatusCondition(status, {{"type", "DisruptionAllowed"}, {"status", "True"}, {"reason", "SufficientPods"},
+                                          {"message", "4 healthy"}, {"observedGeneration", 2}},
+                                 "2026-12-02T00:00:00Z"));
+  EXPECT_EQ(status["conditions"][0],
+            Json({{"type", "DisruptionAllowed"}, {"status", "True"}, {"reason", "SufficientPods"}, {"message", "4 healthy"},
+                  {"observedGeneration", 2}, {"lastTransitionTime", "2026-12-01T00:00:00Z"}}));
+  // Nothing new: no change.
+  EXPECT_FALSE(SetStatusCondition(status, {{"type", "DisruptionAllowed"}, {"status", "True"}, {"reason", "SufficientPods"},
+                                           {"message", "4 healthy"}, {"observedGeneration", 2}},
+                                  "2026-12-03T00:00:00Z"));
+  // A new status takes the time it carries, or `now`.
+  EXPECT_TRUE(SetStatusCondition(status, {{"type", "DisruptionAllowed"}, {"status", "False"}, {"reason", "InsufficientPods"},
+                                          {"message", "1 healthy"}, {"observedGeneration", 2}},
+                                 "2026-12-04T00:00:00Z"));
+  EXPECT_EQ(status["conditions"][0]["lastTransitionTime"], "2026-12-04T00:00:00Z");
+  EXPECT_EQ(status["conditions"][0]["reason"], "InsufficientPods");
+  EXPECT_TRUE(SetStatusCondition(status, {{"type", "Other"}, {"status", "True"}, {"lastTransitionTime", "2026-11-30T00:00:00Z"}},
+                                 "2026-12-05T00:00:00Z"));
+  EXPECT_EQ(status["conditions"][1]["lastTransitionTime"], "2026-11-30T00:00:00Z");
+}
+
 TEST(UpdatePodCondition, AChangedStatusReplacesTheConditionWholeAtTheNewTime) {
   Json status = Pending()["status"];
   EXPECT_TRUE(UpdatePodCondition(status, {{"type", "PodScheduled"}, {"status", "True"}}, "2026-12-02T00:00:00Z"));

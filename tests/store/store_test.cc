@@ -491,19 +491,22 @@ TEST_P(StoreTest, ApplyFailsOnlyTheOpsWhosePreconditionsFail) {
   EXPECT_EQ(rev, R(3));
 }
 
+// The deletion's event is the version the delete carries, stamped with the deletion's revision
+// (from its text where it has one: the same bytes as the stamped tree's).
 TEST_P(StoreTest, ADeleteCarryingTheBodyItWasMadeOnDeletesOnlyThatRevision) {
   MustCreate("pods", "a", "x", 1);
   ASSERT_OK_AND_ASSIGN(x, store_->Get("pods", "a", "x"));
   ASSERT_OK_AND_ASSIGN(w, store_->WatchFrom("pods", "", x.revision));
   WriteOp stale = Op(WriteOp::Kind::kDelete, "x", 0, x.revision);
-  stale.body = *x.body.tree();
+  stale.known = x.body;
   WriteOp current = stale;
   std::vector<WriteOp> ops = {Op(WriteOp::Kind::kUpdate, "x", 2, x.revision), std::move(stale)};
   std::vector<StatusOr<ObjectPtr>> r = store_->Apply(std::move(ops));
   ASSERT_TRUE(r[0].ok()) << r[0].status().message();
   EXPECT_EQ(r[1].status().code(), StatusCode::kConflict);  // the body it carries is not the stored one
   current.expected_revision = (*r[0])->revision;
-  current.body = (*r[0])->body.Copy();
+  current.known = (*r[0])->body;
+  (void)current.known.shared_text();  // a version with its text, as a stored one has
   r = store_->Apply({std::move(current)});
   ASSERT_TRUE(r[0].ok()) << r[0].status().message();
   EXPECT_EQ((*(*r[0])->body.tree())["spec"]["v"], 2);
@@ -512,6 +515,8 @@ TEST_P(StoreTest, ADeleteCarryingTheBodyItWasMadeOnDeletesOnlyThatRevision) {
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[1].type, EventType::kDeleted);
   EXPECT_EQ((*events[1].object.body.tree())["spec"]["v"], 2);
+  EXPECT_EQ((*events[1].object.body.tree())["metadata"]["resourceVersion"], std::to_string(events[1].object.revision));
+  EXPECT_EQ(*events[1].object.body.shared_text(), events[1].object.body.tree()->dump());
   EXPECT_CODE(store_->Get("pods", "a", "x"), StatusCode::kNotFound);
 }
 

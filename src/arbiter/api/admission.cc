@@ -616,7 +616,7 @@ StatusOr<std::vector<std::string>> AuditStoredObjects(store::Store& store) {
       }
       if (resource != "podgroups" && resource != "compositepodgroups" && resource != "workloads") continue;
       // Decided again as on creation: the stored priority and policy are what is checked.
-      Json decided = *o.body.tree();
+      Json decided = o.body.Copy();
       std::function<void(Json&, int)> strip = [&](Json& holder, int depth) {
         if (!holder.is_object() || depth > 8) return;
         holder.erase("priority");

@@ -61,7 +61,7 @@ Response ApiServer::Bind(const Request& r, const Target& t) {
   for (RaceRetry retry(clock_); retry.Again();) {
     auto pod = store_.Get("pods", t.ns, t.name);
     if (!pod.ok()) return Error(404, "pods \"" + t.name + "\" not found", "pods", t.name);
-    Json next = *pod->body.tree();
+    Json next = pod->body.Copy();
     // One rule for every binding: the scheduler's go through it too (rules/pod_rules.h).
     if (Status st = rules::BindPod(next, binding, Now()); !st.ok()) {
       // A failed uid precondition is the storage's Conflict on the pod; the rest are the

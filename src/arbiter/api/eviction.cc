@@ -80,7 +80,7 @@ Response ApiServer::Evict(const Request& r, const Target& t) {
       // IfHealthyBudget: an unready pod may go while the budget is met, without using it up.
       if (pod_ready || current < desired) {
         if (allowed <= 0) return refused(desired, current);
-        Json next = *pdb.body.tree();
+        Json next = pdb.body.Copy();
         next["status"]["disruptionsAllowed"] = allowed - 1;
         next["status"]["disruptedPods"][t.name] = Now();
         auto charged = store_.Update("poddisruptionbudgets", t.ns, pdb.name, next, pdb.revision);

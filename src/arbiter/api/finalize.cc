@@ -20,7 +20,7 @@ Response ApiServer::Finalize(const Request& r, const Target& t) {
                    t.name);
     }
     // Only spec.finalizers change (the namespace registry's finalize strategy).
-    Json next = *current->body.tree();
+    Json next = current->body.Copy();
     const Json& spec = body->contains("spec") && (*body)["spec"].is_object() ? (*body)["spec"] : Json::object();
     next["spec"]["finalizers"] = spec.contains("finalizers") ? spec["finalizers"] : Json::array();
     if (next["spec"]["finalizers"].empty()) next["spec"].erase("finalizers");

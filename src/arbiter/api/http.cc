@@ -374,7 +374,7 @@ struct HttpServer::Impl {
         break;
       }
       for (const auto& e : *events) {
-        if (ApiServer::Selected(*w, *e->object.body.tree())) chunk += api->WatchLine(*w, *e);
+        if (ApiServer::Selected(*w, e->object)) chunk += api->WatchLine(*w, *e);
       }
       if (!chunk.empty()) {
         co_await send(chunk);

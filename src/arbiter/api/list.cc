@@ -19,6 +19,7 @@
 #include "arbiter/api/field_validation.h"
 #include "arbiter/api/tables.h"
 #include "arbiter/base/base64.h"
+#include "arbiter/base/json_text.h"
 
 namespace arbiter::api {
 
@@ -130,35 +131,7 @@ void AppendItem(std::string& out, const Json& object) {
   out += '}';
 }
 
-// The end of the JSON value that starts at `at` in compact text (nlohmann's dump(): no spaces
-// outside strings), or npos when the text is not such a value.
-size_t EndOfValue(std::string_view text, size_t at) {
-  int depth = 0;
-  for (size_t i = at; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') {
-      // To the closing quote: the next quote not escaped (an odd run of backslashes before it
-      // escapes it). memchr, as most of a body's bytes are inside strings.
-      for (;;) {
-        const void* q = std::memchr(text.data() + i + 1, '"', text.size() - i - 1);
-        if (q == nullptr) return std::string_view::npos;
-        i = static_cast<size_t>(static_cast<const char*>(q) - text.data());
-        size_t slashes = 0;
-        while (text[i - 1 - slashes] == '\\') ++slashes;
-        if (slashes % 2 == 0) break;
-      }
-      if (depth == 0) return i + 1;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if (c == '}' || c == ']') {
-      if (--depth == 0) return i + 1;
-      if (depth < 0) return i;  // the end of a scalar member that closes its object
-    } else if (depth == 0 && c == ',') {
-      return i;
-    }
-  }
-  return depth == 0 ? text.size() : std::string_view::npos;
-}
+using base::json_text::EndOfValue;
 
 // AppendItem from the version's own text (store::Body::text(), the same serializer's output):
 // its members copied but kind and apiVersion, without a tree. False (nothing appended) when the

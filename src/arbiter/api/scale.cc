@@ -95,7 +95,7 @@ Response ApiServer::ScaleOnce(const Request& r, const Target& t, bool* raced) {
   }
   // The write is an update of the object itself (its own validation and preconditions): a
   // resourceVersion in the Scale is the object's.
-  Json object = *current->body.tree();
+  Json object = current->body.Copy();
   object["spec"]["replicas"] = replicas->get<int64_t>();
   std::string rv = std::to_string(current->revision);
   if (next.contains("metadata") && next["metadata"].is_object() && next["metadata"].contains("resourceVersion") &&

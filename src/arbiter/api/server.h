@@ -140,6 +140,8 @@ class ApiServer {
   static std::string WatchErrorLine(const WatchStream& w, const nlohmann::json& status);
   // Whether `event` passes the watch's selectors.
   static bool Selected(const WatchStream& w, const nlohmann::json& object);
+  // The same for a stored version, read as a tree only when the watch has selectors.
+  static bool Selected(const WatchStream& w, const store::Object& object);
 
   store::Store& store() { return store_; }
   const Clock& clock() const { return clock_; }

@@ -19,6 +19,13 @@ bool ApiServer::Selected(const WatchStream& w, const Json& object) {
   return w.labels.MatchesLabels(object) && w.fields.MatchesFields(object);
 }
 
+bool ApiServer::Selected(const WatchStream& w, const store::Object& object) {
+  // A watch without selectors takes every event: its object's tree is not read (a version held
+  // as text, such as a deletion's, is not parsed for it).
+  if (w.labels.empty() && w.fields.empty()) return true;
+  return Selected(w, *object.body.tree());
+}
+
 std::string ApiServer::WatchLine(const WatchStream& w, const store::Event& e) const {
   return WatchLine(w, e.type, e.object, /*shared=*/true);
 }
@@ -109,7 +116,7 @@ Response ApiServer::Watch(const Request& r, const Target& t) {
     store::WatchCache::Query q;
     q.ns = t.ns;
     q.index = IndexFor(w->resource, *labels, *fields);
-    q.match = [&w](const store::Object& o) { return Selected(*w, *o.body.tree()); };
+    q.match = [&w](const store::Object& o) { return Selected(*w, o); };
     auto page = ListPage(w->resource, q);
     if (!page.ok()) return Error(page.status());
     w->initial = std::move(page->items);

@@ -201,7 +201,7 @@ Response ApiServer::Update(const Request& r, const Target& t) {
   }
   if (t.sub == "status") {
     // The status subresource changes only the status.
-    Json next = *current->body.tree();
+    Json next = current->body.Copy();
     next["status"] = object.contains("status") ? object["status"] : Json::object();
     object = std::move(next);
   } else if (t.sub == "ephemeralcontainers") {
@@ -286,7 +286,7 @@ Response ApiServer::Patch(const Request& r, const Target& t) {
     }
     if (!object.is_object()) return Error(422, "the patched object is not an object");
     if (t.sub == "status") {
-      Json keep = *current->body.tree();
+      Json keep = current->body.Copy();
       keep["status"] = object.contains("status") ? object["status"] : Json::object();
       object = std::move(keep);
     } else if (t.sub == "ephemeralcontainers") {

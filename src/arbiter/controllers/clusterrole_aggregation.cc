@@ -30,7 +30,7 @@ Status ClusterRoleAggregationController::Sync(Context& ctx, const Changes& chang
         const Json* stored = Find(*role_pinned, {"rules"});
         const Json current = stored != nullptr && stored->is_array() ? *stored : Json::array();
         if (rules == current) return Status::Ok();
-        Json body = *role->body.tree();  // carries its resourceVersion: a conditional replace
+        Json body = role->body.Copy();  // carries its resourceVersion: a conditional replace
         body["rules"] = std::move(rules);
         return ctx.api()
             .Update(ObjectPath(Resource("rbac.authorization.k8s.io", "v1", "clusterroles"), "", key.second), body)

@@ -6,6 +6,7 @@
 
 #include "arbiter/controllers/object_json.h"
 #include "arbiter/manifest/loader.h"
+#include "arbiter/rules/pod_rules.h"
 
 namespace arbiter::controllers {
 
@@ -115,15 +116,19 @@ Status DisruptionController::SyncBudget(Context& ctx, const Key& key) {
   }
   const std::string t = FormatRfc3339(now / kSecond * kSecond);
   if (!sync_error.empty()) {
-    SetCondition(next, {{"type", "DisruptionAllowed"}, {"status", "False"}, {"reason", "SyncFailed"},
-                        {"message", sync_error}, {"lastTransitionTime", t}, {"observedGeneration", next["observedGeneration"]}});
+    rules::SetStatusCondition(next, {{"type", "DisruptionAllowed"}, {"status", "False"}, {"reason", "SyncFailed"},
+                                     {"message", sync_error}, {"observedGeneration", next["observedGeneration"]}},
+                              t);
   } else {
-    SetCondition(next, {{"type", "DisruptionAllowed"}, {"status", allowed > 0 ? "True" : "False"},
-                        {"reason", allowed > 0 ? "SufficientPods" : "InsufficientPods"},
-                        // Upstream leaves the message empty; the API's schema requires one, so it says
-                        // what the reason means.
-                        {"message", std::to_string(healthy) + " healthy pod(s), " + std::to_string(desired) + " needed"},
-                        {"lastTransitionTime", t}, {"observedGeneration", next["observedGeneration"]}});
+    rules::SetStatusCondition(
+        next,
+        {{"type", "DisruptionAllowed"}, {"status", allowed > 0 ? "True" : "False"},
+         {"reason", allowed > 0 ? "SufficientPods" : "InsufficientPods"},
+         // Upstream leaves the message empty; the API's schema requires one, so it says what the
+         // reason means.
+         {"message", std::to_string(healthy) + " healthy pod(s), " + std::to_string(desired) + " needed"},
+         {"observedGeneration", next["observedGeneration"]}},
+        t);
   }
   if (next == status) return Status::Ok();
   Json body = pdb;

@@ -132,7 +132,7 @@ Status JobController::SyncJob(Context& ctx, const Key& key) {
     expectations_.Forget(key);
     return Status::Ok();
   }
-  Json job = *object->body.tree();
+  Json job = object->body.Copy();
   const std::string& ns = key.first;
   const std::string component(Name());
   ApiClient& api = ctx.api();

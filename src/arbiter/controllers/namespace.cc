@@ -41,7 +41,7 @@ Status NamespaceController::Finalize(Context& ctx, const Key& key) {
     queue_.AddAfter(key, ctx.now() + kRecheck);
     return Status::Ok();
   }
-  Json body = *o->body.tree();
+  Json body = o->body.Copy();
   Json finalizers = Json::array();
   if (const Json* f = Find(body, {"spec", "finalizers"}); f != nullptr && f->is_array()) {
     for (const Json& x : *f) {

@@ -56,8 +56,10 @@ bool PodAvailable(const Json& pod, int64_t min_ready_seconds, Timestamp now);
 // When an unready-for-long-enough pod becomes available, if it is ready: the time to look again.
 std::optional<Timestamp> PodAvailableAt(const Json& pod, int64_t min_ready_seconds);
 
-// Sets a condition by type in `status.conditions`; one with the same status, reason and
-// message keeps its lastTransitionTime (its lastUpdateTime moves when the object has one).
+// Sets a condition by type in `status.conditions` of a ReplicaSet or a Job: the condition
+// replaces the one of its type, keeping its lastTransitionTime while the status stays the same.
+// (A pod's conditions are set by rules::UpdatePodCondition, a metav1.Condition list's by
+// rules::SetStatusCondition.)
 void SetCondition(Json& status, Json cond);
 const Json* GetCondition(const Json& status, std::string_view type);
 

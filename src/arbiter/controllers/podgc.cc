@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "arbiter/controllers/object_json.h"
+#include "arbiter/rules/pod_rules.h"
 
 namespace arbiter::controllers {
 
@@ -76,9 +77,10 @@ Status PodGarbageCollector::Sync(Context& ctx, const Changes& changed) {
     if (!PodTerminal(pod)) {
       Json status = StatusOf(pod);
       status["phase"] = "Failed";
-      SetCondition(status, {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "DeletionByPodGC"},
-                            {"message", "PodGC: node no longer exists"},
-                            {"lastTransitionTime", FormatRfc3339(now / kSecond * kSecond)}});
+      rules::UpdatePodCondition(status,
+                                {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "DeletionByPodGC"},
+                                 {"message", "PodGC: node no longer exists"}},
+                                FormatRfc3339(now / kSecond * kSecond));
       Json body = pod;
       body["status"] = status;
       keep(api.Update(ObjectPath(pod_info, object->ns, object->name, "status"), body).status());

@@ -42,7 +42,7 @@ Status StatefulSetController::Sync(Context& ctx, const Changes& changed) {
 Status StatefulSetController::SyncSet(Context& ctx, const Key& key) {
   const store::Object* object = ctx.informer("statefulsets").Find(key);
   if (object == nullptr) return Status::Ok();
-  Json set = *object->body.tree();
+  Json set = object->body.Copy();
   const std::string& ns = key.first;
   const std::string& name = key.second;
   const std::string component(Name());

@@ -3,6 +3,7 @@
 
 #include "arbiter/controllers/object_json.h"
 #include "arbiter/manifest/loader.h"
+#include "arbiter/rules/pod_rules.h"
 
 namespace arbiter::controllers {
 
@@ -95,12 +96,13 @@ Status TaintEvictionController::Evict(Context& ctx, const Key& key) {
   const api::ResourceInfo& pod_info = Resource("", "v1", "pods");
   ctx.Event(*p->body.tree(), "Pod", "v1", "Normal", "TaintManagerEviction", "Marking for deletion Pod " + key.first + "/" + key.second,
             std::string(Name()));
-  Json body = *p->body.tree();
+  Json body = p->body.Copy();
   Json& status = body["status"];
   if (!status.is_object()) status = Json::object();
-  SetCondition(status, {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "DeletionByTaintManager"},
-                        {"message", "Taint manager: deleting due to NoExecute taint"},
-                        {"lastTransitionTime", FormatRfc3339(ctx.now() / kSecond * kSecond)}});
+  rules::UpdatePodCondition(status,
+                            {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "DeletionByTaintManager"},
+                             {"message", "Taint manager: deleting due to NoExecute taint"}},
+                            FormatRfc3339(ctx.now() / kSecond * kSecond));
   auto marked = ctx.api().Update(ObjectPath(pod_info, key.first, key.second, "status"), body);
   if (!marked.ok() && marked.status().code() != StatusCode::kConflict) {
     return marked.status().code() == StatusCode::kNotFound ? Status::Ok() : retry(marked.status());

@@ -46,7 +46,7 @@ bool LeaderElector::TryAcquireOrRenew(Timestamp now) {
     // The fast path of client-go's elector: the holder of a fresh lease renews the record it
     // wrote last, without reading it first; a write that lost (someone else wrote the lease)
     // falls back to reading it.
-    Json lease = *held_->body.tree();
+    Json lease = held_->body.Copy();
     lease["spec"]["renewTime"] = now_text;
     auto renewed = store_.Update("leases", options_.ns, options_.name, lease, held_->revision);
     if (renewed.ok()) {
@@ -79,7 +79,7 @@ bool LeaderElector::TryAcquireOrRenew(Timestamp now) {
     }
     return holding_;
   }
-  Json lease = *current->body.tree();
+  Json lease = current->body.Copy();
   Json& spec = lease["spec"];
   const std::string holder = spec.value("holderIdentity", "");
   if (holder != options_.identity) {

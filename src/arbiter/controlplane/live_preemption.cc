@@ -9,6 +9,7 @@
 
 #include "arbiter/controlplane/metrics.h"
 #include "arbiter/controlplane/pod_json.h"
+#include "arbiter/rules/pod_rules.h"
 
 namespace arbiter::controlplane {
 
@@ -137,12 +138,13 @@ void LiveScheduler::WriteEviction(const Key& key, const std::string& uid, int64_
     batch_.Delete(*cur, deleted);
     return;
   }
-  Json next = *cur->body.tree();
-  SetCondition(next["status"], {{"type", "DisruptionTarget"},
-                                {"status", "True"},
-                                {"reason", "PreemptionByScheduler"},
-                                {"message", config_.scheduler_name + ": preempting to accommodate a higher priority pod"},
-                                {"lastTransitionTime", FormatRfc3339(now)}});
+  Json next = cur->body.Copy();
+  rules::UpdatePodCondition(next["status"],
+                            {{"type", "DisruptionTarget"},
+                             {"status", "True"},
+                             {"reason", "PreemptionByScheduler"},
+                             {"message", config_.scheduler_name + ": preempting to accommodate a higher priority pod"}},
+                            FormatRfc3339(now));
   if (NodeOf(next).empty() || grace <= 0) {
     // Deleted at once: the condition is written first, then the pod deleted as it then is, so
     // that the deletion (and its watch event) carries the DisruptionTarget condition
@@ -225,7 +227,7 @@ void LiveScheduler::WriteLineageAnnotation(const std::string& resource, const Ke
   auto stored = store_.Get(resource, owner.first, owner.second);
   // Gone, or the store unreachable: the record kept here still guards this scheduler's decisions.
   if (!stored.ok() || StringAt(*stored->body.tree(), "metadata", "uid") != owner_uid) return;
-  Json next = *stored->body.tree();
+  Json next = stored->body.Copy();
   Json& annotations = next["metadata"]["annotations"];
   if (!annotations.is_object()) annotations = Json::object();
   const std::string name(sched::preemption::kPreemptionsAnnotation);

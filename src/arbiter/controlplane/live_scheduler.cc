@@ -444,7 +444,7 @@ void LiveScheduler::WriteVolumeBindings(const model::Pod& pod) {
     const model::PersistentVolumeClaim* claim = storage.Claim(pod.ns, v.claim_name);
     const store::Object* cur = Current("persistentvolumeclaims", {pod.ns, v.claim_name});
     if (claim == nullptr || cur == nullptr) continue;
-    Json next = *cur->body.tree();
+    Json next = cur->body.Copy();
     Json& ann = next["metadata"]["annotations"];
     if (!ann.is_object()) ann = Json::object();
     if (!claim->selected_node.empty()) ann[std::string(model::kAnnSelectedNode)] = claim->selected_node;
@@ -459,7 +459,7 @@ void LiveScheduler::WriteVolumeBindings(const model::Pod& pod) {
           const Json& pv_spec = pv_cur->body->value("spec", Json::object());
           if (pv_spec.contains("capacity")) next["status"]["capacity"] = pv_spec["capacity"];
           if (pv_spec.contains("accessModes")) next["status"]["accessModes"] = pv_spec["accessModes"];
-          Json pv_next = *pv_cur->body.tree();
+          Json pv_next = pv_cur->body.Copy();
           if (!pv_next["spec"].contains("claimRef")) {
             pv_next["spec"]["claimRef"] = {{"kind", "PersistentVolumeClaim"}, {"namespace", claim->ns}, {"name", claim->name},
                                            {"uid", (*cur->body.tree())["metadata"].value("uid", "")}};
@@ -542,7 +542,7 @@ Status LiveScheduler::Bind(const sched::CycleOutcome& out) {
   if (const store::Object* n = informers_ != nullptr ? Find(*informers_, "nodes", {"", out.node}) : nullptr) {
     binding.labels = rules::TopologyLabelsOf(*n->body.tree());
   }
-  Json next = *cur->body.tree();
+  Json next = cur->body.Copy();
   if (!rules::BindPod(next, binding, FormatRfc3339(clock_.Now() / kSecond * kSecond)).ok()) {
     Forget(key, out.attempt);  // bound meanwhile, or being deleted: as the store has it now
     return Status::Ok();
@@ -589,10 +589,11 @@ Status LiveScheduler::Fail(const sched::CycleOutcome& out) {
     return record_event_(pod.ns, pod.name, pod.uid, "Warning", "FailedScheduling", out.message);
   }
   last_failure_[key] = out.message;
-  Json next = *cur->body.tree();
+  Json next = cur->body.Copy();
   const Timestamp now = clock_.Now() / kSecond * kSecond;
-  SetCondition(next["status"], {{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
-                                {"message", out.message}, {"lastTransitionTime", FormatRfc3339(now)}});
+  rules::UpdatePodCondition(next["status"],
+                            {{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"}, {"message", out.message}},
+                            FormatRfc3339(now));
   Write(*cur, std::move(next), store::WriteOp::Intent::kStatus);
   return record_event_(pod.ns, pod.name, pod.uid, "Warning", "FailedScheduling", out.message);
 }
@@ -602,7 +603,7 @@ void LiveScheduler::Nominate(const state::PodInfo& pod, const std::string& node)
   const store::Object* cur = Current(key);
   if (cur == nullptr || !NodeOf(*cur->body.tree()).empty()) return;
   if (std::string(StringAt(*cur->body.tree(), "status", "nominatedNodeName")) == node) return;
-  Json next = *cur->body.tree();
+  Json next = cur->body.Copy();
   if (node.empty()) {
     if (next["status"].is_object()) next["status"].erase("nominatedNodeName");
   } else {
@@ -630,15 +631,14 @@ void LiveScheduler::WriteGroupCondition(const std::string& group, const std::str
       if (!scheduled && c.value("message", "") == message) return;
     }
   }
-  Json next = *cur->body.tree();
+  Json next = cur->body.Copy();
   const Timestamp now = clock_.Now() / kSecond * kSecond;
   Json cond = {{"type", type},
                {"status", scheduled ? "True" : "False"},
                {"reason", scheduled ? "Scheduled" : "Unschedulable"},
-               {"lastTransitionTime", FormatRfc3339(now)},
                // metav1.Condition's message is always written (Go's encoding has no omitempty on it).
                {"message", scheduled ? "" : message}};
-  SetCondition(next["status"], std::move(cond));
+  rules::SetStatusCondition(next["status"], std::move(cond), FormatRfc3339(now));
   // A write that lost a race with another writer of the group is made again on the store's
   // version (the True condition is written once, so it must not be dropped).
   batch_.Update(*cur, std::move(next),

@@ -307,7 +307,7 @@ Status NodeSimulator::RenewLeases(const store::Informer& nodes, const store::Inf
     }
     auto renewed = ParseRfc3339(Str(*held->body.tree(), "spec", "renewTime"));
     if (renewed.ok() && now - *renewed < options_.lease_renew_interval) continue;
-    Json next = *held->body.tree();
+    Json next = held->body.Copy();
     next["spec"]["renewTime"] = FormatMicro(now);
     next["spec"]["holderIdentity"] = n.name;
     batch_.Update(*held, std::move(next), Accept);
@@ -459,7 +459,7 @@ Status NodeSimulator::RunPods(store::Informer& pods) {
   for (const Key& key : std::exchange(ephemeral_, {})) {
     const store::Object* p = pods.Find(key);
     if (p == nullptr) continue;
-    Json next = *p->body.tree();
+    Json next = p->body.Copy();
     Json& statuses = next["status"]["ephemeralContainerStatuses"];
     if (!statuses.is_array()) statuses = Json::array();
     std::set<std::string> started;
@@ -651,7 +651,7 @@ void NodeSimulator::FinishRun(const store::Object& p, const std::string& now_tex
 }
 
 void NodeSimulator::EndWithFinalizers(const store::Object& p, const std::string& now_text) {
-  Json next = *p.body.tree();
+  Json next = p.body.Copy();
   next["metadata"]["deletionGracePeriodSeconds"] = 0;
   Json& st = next["status"];
   if (!Terminal(*p.body.tree())) {

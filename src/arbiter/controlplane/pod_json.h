@@ -49,21 +49,4 @@ inline bool HasDisruptionTarget(const nlohmann::json& pod) {
   return c != nullptr && c->value("status", "") == "True" && c->value("reason", "") == "PreemptionByScheduler";
 }
 
-// Sets a condition of `status` by type; an unchanged status and message keep the old one (and
-// its lastTransitionTime).
-inline void SetCondition(nlohmann::json& status, nlohmann::json cond) {
-  nlohmann::json& conds = status["conditions"];
-  if (!conds.is_array()) conds = nlohmann::json::array();
-  for (nlohmann::json& c : conds) {
-    if (c.value("type", "") == cond.value("type", "")) {
-      if (c.value("status", "") == cond.value("status", "") && c.value("message", "") == cond.value("message", "")) {
-        return;
-      }
-      c = std::move(cond);
-      return;
-    }
-  }
-  conds.push_back(std::move(cond));
-}
-
 }  // namespace arbiter::controlplane

@@ -8,6 +8,7 @@
 
 #include "arbiter/controlplane/pod_json.h"
 #include "arbiter/kubelet/node_pressure.h"
+#include "arbiter/rules/pod_rules.h"
 
 namespace arbiter::controlplane {
 
@@ -55,14 +56,15 @@ void PressureEviction::Run(const store::Informer& nodes, const store::Informer& 
     }
     for (const auto& e : kubelet::NodePressureEvictions(nr.objects.nodes[0].object, running, usage, config_)) {
       const store::Object* cur = stored[e.pod];
-      Json next = *cur->body.tree();
+      Json next = cur->body.Copy();
       Json& st = next["status"];
       st["phase"] = "Failed";
       st["reason"] = "Evicted";
       st["message"] = e.message;
-      SetCondition(st, {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "TerminationByKubelet"},
-                        {"message", e.message}, {"lastTransitionTime", now}});
-      SetCondition(st, {{"type", "Ready"}, {"status", "False"}, {"lastTransitionTime", now}});
+      rules::UpdatePodCondition(
+          st, {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "TerminationByKubelet"}, {"message", e.message}},
+          now);
+      rules::UpdatePodCondition(st, {{"type", "Ready"}, {"status", "False"}}, now);
       if (st.contains("containerStatuses") && st["containerStatuses"].is_array()) {
         for (Json& cs : st["containerStatuses"]) {
           cs["ready"] = false;

@@ -128,7 +128,13 @@ std::vector<store::WriteOp> WriteBatch::Take(std::vector<Queued>& taken, std::ve
       skipped[i] = true;
       continue;
     }
-    taken[i].op.body = std::move(taken[i].view.body).Release();
+    if (taken[i].op.kind == store::WriteOp::Kind::kDelete) {
+      // The version being deleted, shared: the store makes the deletion's event from it (from its
+      // text, with no tree copied) instead of reading the row.
+      taken[i].op.known = std::move(taken[i].view.body);
+    } else {
+      taken[i].op.body = std::move(taken[i].view.body).Release();
+    }
     ops.push_back(std::move(taken[i].op));
   }
   return ops;

@@ -437,10 +437,11 @@ class KubeStore final : public store::Store {
         // A store delete removes the object. A pod already terminating is removed at once, as the
         // kubelet's status manager ends its graceful deletion (gracePeriodSeconds 0, the uid as a
         // precondition); a plain DELETE would leave it waiting for its grace period again.
-        const bool terminating = op.resource == "pods" && op.body.is_object() &&
-                                 Field(Field(op.body, "metadata"), "deletionTimestamp").is_string();
-        return Shared(DeleteItem(op.resource, *route, op.ns, op.name, op.body.is_object() ? MetaString(op.body, "uid") : "",
-                                 op.body, op.expected_revision, terminating));
+        const store::Body::Tree known = op.known.tree();
+        const bool terminating = op.resource == "pods" && known->is_object() &&
+                                 Field(Field(*known, "metadata"), "deletionTimestamp").is_string();
+        return Shared(DeleteItem(op.resource, *route, op.ns, op.name, known->is_object() ? MetaString(*known, "uid") : "",
+                                 *known, op.expected_revision, terminating));
       }
       case store::WriteOp::Kind::kUpdate:
         break;

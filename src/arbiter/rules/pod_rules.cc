@@ -41,6 +41,39 @@ bool UpdatePodCondition(Json& status, Json condition, const std::string& now) {
   return true;
 }
 
+bool SetStatusCondition(Json& status, Json condition, const std::string& now) {
+  if (!status.is_object()) status = Json::object();
+  Json& conds = status["conditions"];
+  if (!conds.is_array()) conds = Json::array();
+  const std::string type = StringOr(condition, "type");
+  const bool has_time = !StringOr(condition, "lastTransitionTime").empty();
+  for (Json& c : conds) {
+    if (StringOr(c, "type") != type) continue;
+    if (!c.is_object()) c = Json::object();
+    bool changed = false;
+    if (StringOr(c, "status") != StringOr(condition, "status")) {
+      c["status"] = condition.value("status", Json());
+      c["lastTransitionTime"] = has_time ? condition["lastTransitionTime"] : Json(now);
+      changed = true;
+    }
+    for (const char* field : {"reason", "message", "observedGeneration"}) {
+      const Json want = condition.value(field, Json());
+      const Json have = c.value(field, Json());
+      if (want == have) continue;
+      if (want.is_null()) {
+        c.erase(field);
+      } else {
+        c[field] = want;
+      }
+      changed = true;
+    }
+    return changed;
+  }
+  if (!has_time) condition["lastTransitionTime"] = now;
+  conds.push_back(std::move(condition));
+  return true;
+}
+
 Status BindPod(Json& pod, const PodBinding& binding, const std::string& now) {
   if (!pod.is_object()) return InvalidArgument("the pod is not an object");
   const Json& meta = pod.contains("metadata") && pod["metadata"].is_object() ? pod["metadata"] : Json::object();

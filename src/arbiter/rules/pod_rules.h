@@ -1,9 +1,11 @@
 // Rules on a pod's body that the API server and the control loop both apply.
 //
 // * UpdatePodCondition: how a pod's condition is set (component-helpers' UpdatePodCondition,
-//   which kube-apiserver's binding, kube-scheduler and the controllers use). The condition
-//   replaces the one of its type whole; its lastTransitionTime is the old one while the status
-//   stays the same, `now` when it changes or the condition is new.
+//   which kube-apiserver's binding, kube-scheduler, the kubelet and the controllers use). The
+//   condition replaces the one of its type whole; its lastTransitionTime is the old one while the
+//   status stays the same, `now` when it changes or the condition is new.
+// * SetStatusCondition: the same for the metav1.Condition lists of other kinds (apimachinery's
+//   meta.SetStatusCondition), which change an existing condition field by field.
 // * BindPod: what binding a pod to a node does to it (kube-apiserver's BindingREST,
 //   setPodNodeAndMetadata). The `pods/binding` subresource and the live scheduler's bindings
 //   both go through it, so a pod bound by either looks the same.
@@ -23,6 +25,14 @@ namespace arbiter::rules {
 // (created when absent). `now` is the RFC 3339 time a changed condition takes as its
 // lastTransitionTime. Returns whether anything changed.
 bool UpdatePodCondition(nlohmann::json& status, nlohmann::json condition, const std::string& now);
+
+// Sets `condition` (an object with "type") in status.conditions of `status`, a list of
+// metav1.Condition (a PodGroup's, a PodDisruptionBudget's), as apimachinery's
+// meta.SetStatusCondition does: a condition of a new type is appended, with lastTransitionTime
+// `now` unless it carries one; an existing one takes the new status (and then the new
+// lastTransitionTime, or `now`), reason, message and observedGeneration, and keeps its
+// lastTransitionTime while its status stays the same. Returns whether anything changed.
+bool SetStatusCondition(nlohmann::json& status, nlohmann::json condition, const std::string& now);
 
 // A binding of a pod to a node, as a Binding object carries it.
 struct PodBinding {

@@ -378,6 +378,30 @@ Body::Tree Body::tree() const {
   return t;
 }
 
+Json Body::Copy() const {
+  if (rep_ == nullptr) return Json();
+  std::shared_ptr<Json> tree;
+  std::shared_ptr<const std::string> text;
+  std::string unpacked;
+  {
+    std::lock_guard<std::mutex> lock(rep_->mu);
+    if (rep_->tree != nullptr) {
+      rep_->referenced.store(true, std::memory_order_relaxed);
+      tree = rep_->tree;  // pinned: copied outside the lock
+    } else if (rep_->text != nullptr) {
+      text = rep_->text;
+    } else if (!rep_->packed.empty()) {
+      unpacked = Decompress(rep_->packed, rep_->text_bytes);
+    } else {
+      return Json();
+    }
+  }
+  if (tree != nullptr) return *tree;
+  Json parsed = Json::parse(text != nullptr ? *text : unpacked, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return Json();
+  return parsed;
+}
+
 Json Body::Release() && {
   std::shared_ptr<Rep> rep = std::move(rep_);
   if (rep == nullptr) return Json();

@@ -68,8 +68,10 @@ class Body {
     Tree tree_;
   };
   Pin operator->() const { return Pin(tree()); }
-  // A tree of one's own (a deep copy), to change and write back.
-  nlohmann::json Copy() const { return *tree(); }
+  // A tree of one's own, to change and write back: a deep copy of the tree when the cache holds
+  // it, else parsed from the text for the caller alone (the cache is not filled with a tree that
+  // only the copy needed).
+  nlohmann::json Copy() const;
   // The tree, moved out when this Body is the version's only holder and nobody pins the tree (a
   // queued write handing its body to the store); a copy otherwise. Leaves this Body null.
   nlohmann::json Release() &&;

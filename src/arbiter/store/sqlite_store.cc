@@ -262,7 +262,7 @@ class SqliteStore : public Store {
                               ? UpdateIn(op.resource, op.ns, op.name, std::move(op.body), op.expected_revision, next,
                                          op_what, &bytes)
                               : DeleteIn(op.resource, op.ns, op.name, op.expected_revision,
-                                         op.body.is_object() ? &op.body : nullptr, next, op_what);  // moved from
+                                         op.known.is_null() ? nullptr : &op.known, next, op_what);  // moved from
       if (e.ok()) {
         ++next;
         events.push_back(std::move(*e));
@@ -413,7 +413,7 @@ class SqliteStore : public Store {
   // stored one once the revision matches, and the row need not be read and parsed. It is moved
   // into the deletion's event.
   StatusOr<Event> DeleteIn(const std::string& resource, const std::string& ns, const std::string& name,
-                           int64_t expected_revision, Json* known, int64_t revision, const std::string& what) {
+                           int64_t expected_revision, Body* known, int64_t revision, const std::string& what) {
     ARBITER_RETURN_IF_ERROR(ValidateKey(resource, ns, name));
     std::optional<Object> existing;
     if (known != nullptr && expected_revision > 0) {

@@ -2,6 +2,7 @@
 // revision checks with their messages.
 #include <string>
 
+#include "arbiter/base/json_text.h"
 #include "arbiter/store/store.h"
 #include "arbiter/store/watch_hub.h"
 
@@ -73,7 +74,19 @@ void StampRevision(Json& body, int64_t revision) {
 }
 
 void StampRevision(Body& body, int64_t revision) {
-  Json tree = body.Copy();
+  // A version with its text (a deletion of an object stored earlier): the text with the revision
+  // spliced into metadata, byte for byte what dump() of the stamped tree prints, so that no tree
+  // is copied, walked or printed. The text's watchers read it as it is; a reader of the tree
+  // parses it.
+  if (body.has_text()) {
+    const std::string value = "\"" + std::to_string(revision) + "\"";
+    if (auto text = base::json_text::WithNestedMember(*body.shared_text(), "metadata", "resourceVersion", value)) {
+      body = Body::FromText(std::move(*text));
+      return;
+    }
+  }
+  // Otherwise the tree: moved out when nobody else holds the version, copied when shared.
+  Json tree = std::move(body).Release();
   if (!tree.is_object()) tree = Json::object();
   StampRevision(tree, revision);
   body = Body(std::move(tree));

@@ -95,10 +95,13 @@ struct WriteOp {
   enum class Kind { kCreate, kUpdate, kDelete };
   Kind kind = Kind::kUpdate;
   std::string resource, ns, name;
-  // Create, update: the new body. A conditional delete may carry the object's body at
-  // expected_revision as the caller holds it (bodies at a revision never change), which a backend
-  // may use for the deletion's event instead of reading the stored one; null otherwise.
+  // Create, update: the new body.
   Json body;
+  // Delete: the object's body at expected_revision as the caller holds it, the version itself
+  // (shared, not copied: bodies at a revision never change), which a backend may use for the
+  // deletion's event instead of reading the stored one; null otherwise (and for an unconditional
+  // delete, which it would not describe).
+  Body known;
   int64_t expected_revision = 0;   // update, delete: as for Update and Delete
   // What an update is, when its writer says (a typed write): a backend that turns writes into API
   // calls makes that call instead of telling it from the bodies; the others write the body.

@@ -109,7 +109,9 @@ Status ValidateBody(const std::string& resource, const std::string& ns, const st
 // Sets metadata.resourceVersion to the decimal `revision` (the body must have passed
 // ValidateBody).
 void StampRevision(Json& body, int64_t revision);
-// The same for a version already made: a new version, from a copy of its tree (a deletion's).
+// The same for a version already made (a deletion's): a new version, made from its text when it
+// has one (the revision spliced in, no tree), else from its tree (moved out when this Body is the
+// version's only holder, copied otherwise).
 void StampRevision(::arbiter::store::Body& body, int64_t revision);
 // Conflict when `expected_revision` > 0 and `current` is at another revision; `op` is the
 // verb for the message ("update", "delete").
