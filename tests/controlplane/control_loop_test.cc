@@ -2,6 +2,7 @@
 #include "arbiter/controlplane/control_loop.h"
 
 #include "arbiter/controlplane/pod_json.h"
+#include "testing/forwarding_store.h"
 
 #include <chrono>
 #include <map>
@@ -104,36 +105,15 @@ namespace arbiter::controlplane {
 namespace {
 
 // Forwards to a memory store and counts the watches opened on each resource.
-class WatchCountingStore : public store::Store {
+class WatchCountingStore : public test_support::ForwardingMemoryStore {
  public:
-  std::unique_ptr<store::Store> inner = store::NewMemoryStore();
   std::map<std::string, int> watches;
 
-  std::vector<StatusOr<store::ObjectPtr>> Apply(std::vector<store::WriteOp> ops) override {
-    return inner->Apply(std::move(ops));
-  }
-  StatusOr<store::Object> Create(const std::string& r, const std::string& ns, const std::string& n, Json b) override {
-    return inner->Create(r, ns, n, std::move(b));
-  }
-  StatusOr<store::Object> Get(const std::string& r, const std::string& ns, const std::string& n) override {
-    return inner->Get(r, ns, n);
-  }
-  StatusOr<store::Object> Update(const std::string& r, const std::string& ns, const std::string& n, Json b,
-                                 int64_t rev) override {
-    return inner->Update(r, ns, n, std::move(b), rev);
-  }
-  StatusOr<store::Object> Delete(const std::string& r, const std::string& ns, const std::string& n,
-                                 int64_t rev) override {
-    return inner->Delete(r, ns, n, rev);
-  }
-  StatusOr<store::ListResult> List(const std::string& r, const std::string& ns) override { return inner->List(r, ns); }
   StatusOr<std::unique_ptr<store::Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t from,
                                                     store::WatchOptions options = {}) override {
     ++watches[r];
-    return inner->WatchFrom(r, ns, from, options);
+    return ForwardingMemoryStore::WatchFrom(r, ns, from, options);
   }
-  StatusOr<int64_t> Revision() override { return inner->Revision(); }
-  Status Compact(int64_t revision) override { return inner->Compact(revision); }
 };
 
 // Inline, the node agents read the loop's own informers: one watch of pods and of nodes (with

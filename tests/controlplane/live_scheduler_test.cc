@@ -170,6 +170,30 @@ TEST_F(LiveSchedulerTest, AnUnschedulablePodWaitsForAnEventItsFilterCaresAboutNo
   EXPECT_EQ(live_.queue_sizes().unschedulable, 0u);
 }
 
+// kube-scheduler sets the Unschedulable condition through UpdatePodCondition: a new message
+// replaces the old one, and the time it last changed stays while the status stays False.
+TEST_F(LiveSchedulerTest, AnUnschedulableConditionTakesANewMessageButKeepsItsTransitionTime) {
+  AddNode("n1", "1");
+  AddPod("big", "1", 0, "n1");
+  AddPod("p", "1", 0);
+  Pass();
+  const std::string first = FormatRfc3339(clock_.Now() / kSecond * kSecond);
+  const Json pending = Pod("p");
+  const Json* before = FindCondition(pending, "PodScheduled");
+  ASSERT_NE(before, nullptr);
+  EXPECT_EQ((*before)["lastTransitionTime"], first);
+  const std::string first_message = (*before)["message"];
+  clock_.Advance(20 * kSecond);
+  AddNode("n2", "500m");  // a node it does not fit either: tried again, with another message
+  Pass();
+  const Json still = Pod("p");
+  ASSERT_NE(FindCondition(still, "PodScheduled"), nullptr);
+  const Json after = *FindCondition(still, "PodScheduled");
+  EXPECT_EQ(after["status"], "False");
+  EXPECT_NE(after["message"], first_message);
+  EXPECT_EQ(after["lastTransitionTime"], first);
+}
+
 TEST_F(LiveSchedulerTest, AGatedPodWaitsAsGatedAndIsScheduledWhenAnUpdateRemovesItsLastGate) {
   AddNode("n1", "2");
   AddPod("p", "1", 0);

@@ -34,6 +34,7 @@
 
 #include <gtest/gtest.h>
 #include "arbiter/base/json.h"
+#include "testing/forwarding_store.h"
 
 #include "arbiter/store/group_commit.h"
 #include "arbiter/store/read_cache.h"
@@ -1723,32 +1724,7 @@ TEST_F(EtcdStoreTest, BadOptionsAreInvalidArgument) {
 namespace arbiter::store {
 namespace {
 
-// A memory store behind a Store that forwards every call to it; the tests below override Apply.
-class ForwardingStore : public Store {
- public:
-  std::unique_ptr<Store> inner = NewMemoryStore();
-  std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops) override { return inner->Apply(std::move(ops)); }
-  StatusOr<Object> Create(const std::string& r, const std::string& ns, const std::string& n, Json b) override {
-    return inner->Create(r, ns, n, std::move(b));
-  }
-  StatusOr<Object> Get(const std::string& r, const std::string& ns, const std::string& n) override {
-    return inner->Get(r, ns, n);
-  }
-  StatusOr<Object> Update(const std::string& r, const std::string& ns, const std::string& n, Json b,
-                          int64_t e) override {
-    return inner->Update(r, ns, n, std::move(b), e);
-  }
-  StatusOr<Object> Delete(const std::string& r, const std::string& ns, const std::string& n, int64_t e) override {
-    return inner->Delete(r, ns, n, e);
-  }
-  StatusOr<ListResult> List(const std::string& r, const std::string& ns) override { return inner->List(r, ns); }
-  StatusOr<std::unique_ptr<Watch>> WatchFrom(const std::string& r, const std::string& ns, int64_t f,
-                                             WatchOptions options = {}) override {
-    return inner->WatchFrom(r, ns, f, options);
-  }
-  StatusOr<int64_t> Revision() override { return inner->Revision(); }
-  Status Compact(int64_t r) override { return inner->Compact(r); }
-};
+using ForwardingStore = test_support::ForwardingMemoryStore;
 
 // A memory store whose first Apply waits until `release` is set, counting the Apply calls and
 // the writes they carried.
@@ -1767,7 +1743,7 @@ class GatedStore final : public ForwardingStore {
       std::lock_guard<std::mutex> lk(mu);
       sizes.push_back(ops.size());
     }
-    return inner->Apply(std::move(ops));
+    return inner().Apply(std::move(ops));
   }
 };
 
@@ -1775,7 +1751,7 @@ TEST(GroupCommit, WritesThatArriveDuringACommitGoTogetherInTheNextEachWithItsOwn
   auto gated = std::make_unique<GatedStore>();
   GatedStore& g = *gated;
   GroupCommit store(std::move(gated));
-  ASSERT_TRUE(g.inner->Create("pods", "a", "taken", Json{{"v", 0}}).ok());
+  ASSERT_TRUE(g.inner().Create("pods", "a", "taken", Json{{"v", 0}}).ok());
   std::thread first([&] { EXPECT_TRUE(store.Create("pods", "a", "first", Json{{"v", 1}}).ok()); });
   while (g.applies.load() == 0) std::this_thread::yield();  // the first commit is under way
   constexpr int kLater = 6;
@@ -1806,7 +1782,7 @@ class ThrowOnceStore final : public ForwardingStore {
   bool thrown = false;
   std::vector<StatusOr<ObjectPtr>> Apply(std::vector<WriteOp> ops) override {
     if (!std::exchange(thrown, true)) throw std::runtime_error("disk on fire");
-    return inner->Apply(std::move(ops));
+    return inner().Apply(std::move(ops));
   }
 };
 

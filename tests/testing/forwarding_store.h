@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "arbiter/store/store.h"
 
@@ -38,6 +39,24 @@ class ForwardingStore : public store::Store {
 
  protected:
   store::Store& inner_;
+};
+
+namespace internal {
+// Holds the store a ForwardingMemoryStore forwards to (a base, so that it is made first).
+struct OwnedStore {
+  std::unique_ptr<store::Store> owned;
+};
+}  // namespace internal
+
+// A memory store of its own behind a ForwardingStore that forwards batches (Apply) to it whole as
+// well: the base of doubles that count, hold back or fail batches or watches.
+class ForwardingMemoryStore : private internal::OwnedStore, public ForwardingStore {
+ public:
+  ForwardingMemoryStore() : internal::OwnedStore{store::NewMemoryStore()}, ForwardingStore(*owned) {}
+  std::vector<StatusOr<store::ObjectPtr>> Apply(std::vector<store::WriteOp> ops) override {
+    return inner_.Apply(std::move(ops));
+  }
+  store::Store& inner() { return inner_; }
 };
 
 }  // namespace arbiter::test_support
