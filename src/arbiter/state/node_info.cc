@@ -32,7 +32,8 @@ void NodeInfo::AddPod(PodInfoPtr pod) {
   if (pod->has_required_anti_affinity) pods_with_required_anti_affinity_.push_back(pod);
   const model::Pod& p = pod->pod;
   summaries_.push_back({p.priority, p.start_time.has_value(), p.start_time.value_or(0), p.requests.milli_cpu,
-                        p.requests.memory, p.requests.ephemeral_storage, !p.requests.scalars.empty()});
+                        p.requests.memory, p.requests.ephemeral_storage, !p.requests.scalars.empty(),
+                        !p.pod_group_name.empty()});
   if (!p.pod_group_name.empty()) ++group_members_;
   pods_.push_back(std::move(pod));
   generation_ = NextGeneration();

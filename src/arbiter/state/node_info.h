@@ -74,6 +74,7 @@ class NodeInfo {
     int64_t memory = 0;
     int64_t ephemeral_storage = 0;
     bool has_scalars = false;
+    bool in_group = false;  // spec.schedulingGroup names a PodGroup: its effective priority may not be its own
   };
   const std::vector<PodSummary>& pod_summaries() const { return summaries_; }
   // True if some pod on the node belongs to a pod group (spec.schedulingGroup).
