@@ -1,6 +1,8 @@
 // The informer: list, then watch.
 #include "arbiter/store/informer.h"
 
+#include <algorithm>
+
 namespace arbiter::store {
 
 Informer::Informer(Store& store, std::string resource) : store_(store), resource_(std::move(resource)) {}
@@ -40,6 +42,10 @@ void Informer::SetNotifier(std::function<void()> notify) {
 Status Informer::Sync() {
   pinned_.clear();  // the last pass has read what changed in it
   if (!watch_) return Relist();
+  // What this Sync changed, pinned once each at its latest version when it ends: a version that a
+  // later event of the same Sync replaced is read by nobody, so its tree is not made (if the tree
+  // cache had dropped it, pinning it would parse it for nothing).
+  std::vector<Key> touched;
   while (true) {
     auto events = watch_->Next(std::chrono::milliseconds(0));
     if (!events.ok()) {
@@ -47,20 +53,27 @@ Status Informer::Sync() {
       // if the store is unreachable, the list says so and the next Sync tries again.
       return Relist();
     }
-    if (events->empty()) return Status::Ok();
+    if (events->empty()) break;
     for (EventPtr& e : *events) {
       auto key = std::make_pair(e->object.ns, e->object.name);
       revision_ = std::max(revision_, e->object.revision);
       Changed(key);
       if (e->type == EventType::kDeleted) {
         objects_.erase(key);
-      } else {
-        const Object* o = &e->object;
-        pinned_.push_back(o->body.tree());
-        objects_[key] = ObjectPtr(std::move(e), o);  // shares the event
+        continue;
       }
+      const Object* o = &e->object;
+      touched.push_back(key);
+      objects_[std::move(key)] = ObjectPtr(std::move(e), o);  // shares the event
     }
   }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (const Key& key : touched) {
+    auto it = objects_.find(key);  // gone if a later event of this Sync deleted it
+    if (it != objects_.end()) pinned_.push_back(it->second->body.tree());
+  }
+  return Status::Ok();
 }
 
 }  // namespace arbiter::store

@@ -62,7 +62,7 @@ class Informer {
   }
   std::vector<std::set<Key>> changed_ = std::vector<std::set<Key>>(1);  // by consumer
   std::function<void()> notify_;
-  // The trees of the objects the last Sync changed, held until the next: the consumers of a
+  // The trees of the objects the last Sync changed (their latest versions), held until the next: the consumers of a
   // pass read each of them, so the tree cache (body.h) must not make each consumer parse it.
   std::vector<Body::Tree> pinned_;
 };
