@@ -42,7 +42,7 @@ struct MemberAt {
   size_t value_end = 0;   // one past the value
 };
 
-// Calls `fn(member)` for each member of the object `text[at, end)` in order until it returns
+// Calls `fn(member)` for each member of the object `text` in order until it returns
 // false. False when the text is not a compact object.
 template <typename Fn>
 bool ForEachMember(std::string_view text, Fn&& fn) {

@@ -28,21 +28,13 @@ GroupNode MakeNode(const G& g, bool composite, int32_t min, uint64_t order) {
 
 void GroupIndex::AddPodGroup(const model::PodGroup& g) {
   groups_[g.Key()] = MakeNode(g, false, g.min_count, groups_.size());
-  indexed_ = false;
 }
 
 void GroupIndex::AddCompositePodGroup(const model::CompositePodGroup& g) {
   groups_[g.Key()] = MakeNode(g, true, g.min_group_count, groups_.size());
-  indexed_ = false;
 }
 
 void GroupIndex::Finalize() {
-  pod_groups_.clear();
-  pod_groups_.reserve(groups_.size());
-  for (const auto& [key, g] : groups_) {
-    if (!g.composite) pod_groups_.emplace(key, &g);
-  }
-  indexed_ = true;
   for (auto& [key, g] : groups_) {
     g.parent = nullptr;
     g.children.clear();
@@ -121,10 +113,6 @@ const GroupNode* GroupIndex::PodGroupOf(const model::Pod& pod) const {
   // Called for every pod preemption looks at: the key is built in a reused buffer.
   thread_local std::string key;
   key.assign(pod.ns).append(1, '/').append(pod.pod_group_name);
-  if (indexed_) {
-    auto it = pod_groups_.find(std::string_view(key));
-    return it == pod_groups_.end() ? nullptr : it->second;
-  }
   auto it = groups_.find(std::string_view(key));
   if (it == groups_.end() || it->second.composite) return nullptr;
   return &it->second;

@@ -18,8 +18,6 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "arbiter/model/objects.h"
@@ -72,18 +70,8 @@ class GroupIndex {
   const std::vector<const GroupNode*>& all() const { return order_; }
 
  private:
-  // Heterogeneous lookup by string_view without building a std::string.
-  struct KeyHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
   std::map<std::string, GroupNode, std::less<>> groups_;
   std::vector<const GroupNode*> order_;
-  // The PodGroups (not the composite ones) by key, made by Finalize: PodGroupOf is asked for
-  // every pod that preemption's dry runs look at, and a hash lookup spares the map's string
-  // compares (never iterated: no decision depends on its order).
-  std::unordered_map<std::string, const GroupNode*, KeyHash, std::equal_to<>> pod_groups_;
-  bool indexed_ = false;
 };
 
 }  // namespace arbiter::state
