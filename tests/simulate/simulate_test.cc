@@ -209,13 +209,22 @@ TEST(Simulate, ANodeFailureStopsItsPodsAndTheirControllersReplaceThemAfterTheTol
   EXPECT_EQ(ReportJson(*r, nullptr), ReportJson(*again, nullptr));
 }
 
-TEST(Simulate, IdenticalInputsGiveByteIdenticalReports) {
+// A generated Borg day's options for `nodes` nodes of 4 CPUs (BorgCluster).
+GenerateOptions BorgDay(int64_t nodes, int64_t pods, int64_t hours, uint64_t seed) {
   GenerateOptions g;
-  g.pods = 600;
-  g.duration_seconds = 3 * 3600;
-  g.seed = 3;
-  g.cluster_milli_cpu = 20 * 4000;
-  manifest::ClusterObjects c = WithBorgBands(Cluster(std::vector<int64_t>(20, 4)));
+  g.pods = pods;
+  g.duration_seconds = hours * 3600;
+  g.seed = seed;
+  g.cluster_milli_cpu = nodes * 4000;
+  return g;
+}
+manifest::ClusterObjects BorgCluster(int64_t nodes) {
+  return WithBorgBands(Cluster(std::vector<int64_t>(static_cast<size_t>(nodes), 4)));
+}
+
+TEST(Simulate, IdenticalInputsGiveByteIdenticalReports) {
+  GenerateOptions g = BorgDay(20, 600, 3, 3);
+  manifest::ClusterObjects c = BorgCluster(20);
   const auto w1 = GenerateWorkload(g);
   const auto w2 = GenerateWorkload(g);
   EXPECT_EQ(FormatWorkload(w1), FormatWorkload(w2));
@@ -224,6 +233,24 @@ TEST(Simulate, IdenticalInputsGiveByteIdenticalReports) {
   EXPECT_EQ(a, b);
   g.seed = 4;
   EXPECT_NE(FormatWorkload(GenerateWorkload(g)), FormatWorkload(w1));
+}
+
+// The engine's shortcuts (verdict and dry-run reuse, the resource-only dry run, and the dry runs
+// skipped where no room can be made) change no number of the report, on a day with gangs and
+// preemptions.
+TEST(Simulate, TheReportIsTheSameWithoutTheEnginesShortcuts) {
+  const GenerateOptions g = BorgDay(60, 3000, 12, 2);
+  const manifest::ClusterObjects c = BorgCluster(60);
+  const auto w = GenerateWorkload(g);
+  SimulateOptions o;
+  o.duration_seconds = g.duration_seconds;
+  o.sample_seconds = 60;
+  auto fast = Simulate(c, "test", w, o);
+  o.fast_paths = false;
+  auto general = Simulate(c, "test", w, o);
+  ASSERT_TRUE(fast.ok() && general.ok());
+  EXPECT_GT(fast->totals.preemptions, 0);
+  EXPECT_EQ(ReportJson(*fast, nullptr), ReportJson(*general, nullptr));
 }
 
 TEST(Simulate, TheHtmlReportShowsBothConfigurationsWithPlotsAndNeedsNoNetwork) {

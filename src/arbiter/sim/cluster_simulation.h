@@ -93,6 +93,10 @@ struct SimulationOptions {
   std::function<void(const sched::CycleOutcome&)> on_cycle;
   // Keep events and per-pod results (a benchmark may turn them off to measure the engine).
   bool record = true;
+  // Compose each failed cycle's message (PodPlan::message and the FailedScheduling event) when
+  // recording; off when nobody reads them, which lets preemption skip hopeless dry runs
+  // (DefaultPreemption::Options::room_bound). Decisions are the same either way.
+  bool messages = true;
   // A guard against livelock; a run that needs more cycles stops with an error.
   size_t max_cycles = 1'000'000;
   // Passed to DefaultPreemption (a test turns its resource-only fast path off).

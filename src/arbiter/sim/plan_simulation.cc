@@ -38,6 +38,7 @@ StatusOr<PlanResult> RunPlan(const manifest::ClusterObjects& objects, const Plan
   so.max_cycles = options.max_cycles;
   so.reuse_verdicts = options.fast_paths;
   so.preemption.resource_fast_path = options.fast_paths;
+  so.preemption.room_bound = options.fast_paths;
   ClusterSimulation sim(config, start, so);
   ARBITER_RETURN_IF_ERROR(sim.Init());
   for (const auto& [ns, origin] : objects.namespaces) sim.SetNamespace(ns);

@@ -140,6 +140,9 @@ class Day {
     o.seed = options_.seed;
     o.record = false;
     o.max_cycles = SIZE_MAX;
+    o.reuse_verdicts = options_.fast_paths;
+    o.preemption.resource_fast_path = options_.fast_paths;
+    o.preemption.room_bound = options_.fast_paths;
     o.on_evicted = [this](const model::Pod& victim, const std::string& preemptor, std::string_view kind) {
       OnEvicted(victim, preemptor, kind);
     };

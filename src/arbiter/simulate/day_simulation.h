@@ -52,6 +52,10 @@ struct SimulateOptions {
   // removed) `node_repair_seconds` after it failed. Failures are a Poisson process per node.
   double node_failures_per_day = 0;
   int64_t node_repair_seconds = 3600;
+  // The engine's shortcuts that change no decision (verdict and dry-run reuse, the resource-only
+  // dry run, dry runs skipped where no room can be made; docs/design.md). Off only to test that
+  // the report is the same without them.
+  bool fast_paths = true;
 };
 
 struct Percentiles {

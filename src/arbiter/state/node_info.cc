@@ -35,6 +35,7 @@ void NodeInfo::AddPod(PodInfoPtr pod) {
                         p.requests.memory, p.requests.ephemeral_storage, !p.requests.scalars.empty(),
                         !p.pod_group_name.empty()});
   if (!p.pod_group_name.empty()) ++group_members_;
+  Share(p, +1);
   pods_.push_back(std::move(pod));
   generation_ = NextGeneration();
 }
@@ -57,6 +58,7 @@ bool NodeInfo::RemovePod(const std::string& uid) {
   EraseByUid(pods_with_affinity_, uid);
   EraseByUid(pods_with_required_anti_affinity_, uid);
   if (!pod->pod.pod_group_name.empty()) --group_members_;
+  Share(pod->pod, -1);
   requested_.Sub(pod->pod.requests);
   non_zero_cpu_ -= pod->non_zero_cpu;
   non_zero_memory_ -= pod->non_zero_memory;
@@ -68,6 +70,24 @@ bool NodeInfo::RemovePod(const std::string& uid) {
   }
   generation_ = NextGeneration();
   return true;
+}
+
+void NodeInfo::Share(const model::Pod& p, int sign) {
+  Room* room = &group_share_;
+  if (p.pod_group_name.empty()) {
+    auto it = std::lower_bound(shares_.begin(), shares_.end(), p.priority,
+                               [](const PriorityShare& s, int32_t prio) { return s.priority < prio; });
+    if (it == shares_.end() || it->priority != p.priority) it = shares_.insert(it, PriorityShare{p.priority, {}});
+    room = &it->room;
+    if (sign < 0 && room->pods == 1) {
+      shares_.erase(it);
+      return;
+    }
+  }
+  room->milli_cpu += sign * p.requests.milli_cpu;
+  room->memory += sign * p.requests.memory;
+  room->ephemeral_storage += sign * p.requests.ephemeral_storage;
+  room->pods += sign;
 }
 
 void NodeInfo::SetNominatedPods(const std::vector<PodInfoPtr>& pods) {

@@ -12,6 +12,9 @@
 //      `pods_with_required_anti_affinity` ⊆ that, those with a required anti-affinity term.
 //   3. `used_ports` holds the host ports of `pods`, one entry per pod and port.
 //   4. `generation` changes on every change, to a number no NodeInfo has had (NextGeneration).
+//   5. `shares` holds, per priority in increasing order, the requests and the number of the pods
+//      of that priority in no pod group (no entry with no pod); `group_share` the same for the pod
+//      group members, whatever their priority.
 #pragma once
 
 #include <cstdint>
@@ -77,6 +80,27 @@ class NodeInfo {
     bool in_group = false;  // spec.schedulingGroup names a PodGroup: its effective priority may not be its own
   };
   const std::vector<PodSummary>& pod_summaries() const { return summaries_; }
+  // What a preemptor of `priority` could at most make room for by evicting pods of this node:
+  // the requests and the number of every pod of lower priority and of every pod group member
+  // (whose effective priority is its group's, which the node does not know). Every victim rule
+  // takes pods of strictly lower (effective) priority only, so no victim set frees more.
+  struct Room {
+    int64_t milli_cpu = 0;
+    int64_t memory = 0;
+    int64_t ephemeral_storage = 0;
+    int64_t pods = 0;
+  };
+  Room RoomBelow(int32_t priority) const {
+    Room r = group_share_;
+    for (const PriorityShare& s : shares_) {
+      if (s.priority >= priority) break;
+      r.milli_cpu += s.room.milli_cpu;
+      r.memory += s.room.memory;
+      r.ephemeral_storage += s.room.ephemeral_storage;
+      r.pods += s.room.pods;
+    }
+    return r;
+  }
   // True if some pod on the node belongs to a pod group (spec.schedulingGroup).
   bool has_group_members() const { return group_members_ > 0; }
   const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
@@ -133,6 +157,14 @@ class NodeInfo {
   std::vector<model::HostPort> used_ports_;
   std::vector<Nominated> nominated_pods_;
   uint32_t group_members_ = 0;
+  struct PriorityShare {
+    int32_t priority = 0;
+    Room room;
+  };
+  std::vector<PriorityShare> shares_;  // invariant 5
+  Room group_share_;
+  // Counts `p` in (sign +1) or out of (-1) the shares.
+  void Share(const model::Pod& p, int sign);
   uint64_t generation_ = 0;
 };
 

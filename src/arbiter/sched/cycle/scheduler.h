@@ -101,6 +101,7 @@ class Scheduler final : public GroupHost {
   Nominator& nominator() override { return nominator_; }
   Rng& rng() override { return rng_; }
   bool explaining() const override { return options_.explain; }
+  bool composing_messages() const override { return options_.messages || options_.explain; }
   uint64_t pod_class() const override { return pod_class_; }
   const Clock* wall_clock() const override { return options_.wall_clock; }
   const state::GroupIndex* groups() const override;

@@ -57,6 +57,9 @@ class Handle {
   virtual Rng& rng() = 0;
   // True when decisions should be explained (plugins then record what they considered).
   virtual bool explaining() const { return false; }
+  // False when nobody reads a failed cycle's message (why each node rejected the pod): work
+  // done only to word it may then be left out. Decisions never depend on it.
+  virtual bool composing_messages() const { return true; }
   // An identifier of the pod's equivalence class for this cycle — pods of one class get the same
   // verdict from every filter on an unchanged node — or 0 when the cycle's verdicts may depend on
   // more than the node (see FilterPlugin::VerdictDependsOnlyOnNode) and must not be reused.

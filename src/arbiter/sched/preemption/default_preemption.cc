@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "arbiter/sched/framework/nominator.h"
+#include "arbiter/state/resource_fit.h"
 
 namespace arbiter::sched::preemption {
 
@@ -13,6 +14,32 @@ Status StrictPdbStatus(const std::vector<PdbView>& pdbs, const Candidate& c) {
   std::string violation = StrictPdbViolation(pdbs, victims);
   return violation.empty() ? Status() : Status(Code::kUnschedulable, std::move(violation));
 }
+
+namespace {
+
+// Whether the profile's resource filter is in play for this cycle: only then must a candidate
+// make room for the preemptor's requests.
+bool ResourcesFiltered(const Framework& fw, const CycleState& state) {
+  const auto active = fw.ActiveFilterPlugins(state);
+  return std::any_of(active.begin(), active.end(), [](const FilterPlugin* f) { return f->ChecksOnlyNodeResources(); });
+}
+
+// Whether `pod` could fit on `node` by CPU, memory, ephemeral storage and pod count with every
+// pod that could be its victim gone (state::FitsResources over what NodeInfo::RoomBelow frees;
+// extended resources are not looked at, which only keeps more nodes).
+bool RoomCouldBeMade(const PodInfo& pod, const NodeInfo& node) {
+  const model::Pod& p = pod.pod;
+  const NodeInfo::Room room = node.RoomBelow(p.priority);
+  const model::Resources& alloc = node.allocatable();
+  const model::Resources& used = node.requested();
+  return static_cast<int64_t>(node.pods().size()) - room.pods + 1 <= alloc.pods &&
+         !state::ShortOf(p.requests.milli_cpu, alloc.milli_cpu, used.milli_cpu - room.milli_cpu) &&
+         !state::ShortOf(p.requests.memory, alloc.memory, used.memory - room.memory) &&
+         !state::ShortOf(p.requests.ephemeral_storage, alloc.ephemeral_storage,
+                         used.ephemeral_storage - room.ephemeral_storage);
+}
+
+}  // namespace
 
 DefaultPreemption::DefaultPreemption(Handle* handle, PreemptionActuator* actuator, Options options)
     : handle_(handle), actuator_(actuator), options_(options) {}
@@ -157,6 +184,9 @@ DefaultPreemption::Candidates DefaultPreemption::FindCandidates(Evaluation& ev,
   // their result. Not on the pod's own nominated node (there its nomination does not count), and
   // not by victim unit (a unit's pods on other nodes are read too).
   const bool cached = dry_runs_.Begin(ev, snap);
+  // Nodes where no room can be made are skipped when nobody reads why (see the header).
+  const bool by_room = options_.room_bound && explanation == nullptr && !handle_->composing_messages() &&
+                       ResourcesFiltered(handle_->framework(), ev.state);
   const bool strict_pdbs = handle_->config().pdb_policy == model::PdbPolicy::kStrict;
   const NodeInfo* own_nomination = snap.Get(handle_->nominator().NominatedNode(ev.pod.uid()));
   std::vector<const Candidate*> violating;
@@ -166,6 +196,10 @@ DefaultPreemption::Candidates DefaultPreemption::FindCandidates(Evaluation& ev,
   size_t at = offset;  // walks the potential nodes from the offset, wrapping once
   for (size_t i = 0; i < potential.size(); ++i, at = at + 1 == potential.size() ? 0 : at + 1) {
     const NodeInfo& node = *potential[at];
+    if (by_room && !RoomCouldBeMade(ev.pod, node)) {
+      ++metrics_.dry_runs_skipped;
+      continue;
+    }
     const Candidate* candidate = nullptr;
     const Status* status = nullptr;  // read only when the node yields no candidate
     Status fresh_status;
