@@ -133,10 +133,11 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
   pod_class_ = 0;
   if (options_.reuse_verdicts && framework_->VerdictsDependOnlyOnNode(state)) {
     pod_class_ = PodClassOf(pod);
-    if (verdicts_structure_ != snapshot_.structure_version() || verdicts_.size() != snapshot_.size()) {
-      verdicts_.assign(snapshot_.size(), CachedVerdict{});
+    if (verdicts_structure_ != snapshot_.structure_version()) {
+      verdict_classes_.clear();  // node positions may have changed
       verdicts_structure_ = snapshot_.structure_version();
     }
+    verdicts_ = &VerdictsOf(pod_class_);
   }
   if (!pre.status.IsSuccess()) {
     // PreFilter rejected the pod everywhere: every node takes its status.
@@ -276,11 +277,34 @@ const Status& Scheduler::FilterNode(const CycleState& state, const PodInfo& pod,
     uncached_verdict_ = framework_->RunFilterPluginsWithNominatedPods(state, pod, node);
     return uncached_verdict_;
   }
-  CachedVerdict& v = verdicts_[snapshot_.IndexOf(&node)];
-  if (v.generation != node.generation() || v.pod_class != pod_class_) {
-    v = {node.generation(), pod_class_, framework_->RunFilterPluginsWithNominatedPods(state, pod, node)};
+  CachedVerdict& v = (*verdicts_)[snapshot_.IndexOf(&node)];
+  if (v.generation != node.generation()) {
+    v = {node.generation(), framework_->RunFilterPluginsWithNominatedPods(state, pod, node)};
   }
   return v.status;
+}
+
+std::vector<Scheduler::CachedVerdict>& Scheduler::VerdictsOf(uint64_t pod_class) {
+  ClassVerdicts* slot = nullptr;
+  for (ClassVerdicts& c : verdict_classes_) {
+    if (c.pod_class == pod_class) {
+      slot = &c;
+      break;
+    }
+  }
+  if (slot == nullptr) {
+    if (verdict_classes_.size() < kVerdictClasses) {
+      slot = &verdict_classes_.emplace_back();
+    } else {  // the least recently used (uses are distinct: a total order)
+      slot = &*std::min_element(verdict_classes_.begin(), verdict_classes_.end(),
+                                [](const ClassVerdicts& a, const ClassVerdicts& b) { return a.last_used < b.last_used; });
+    }
+    slot->pod_class = pod_class;
+    slot->by_node.assign(snapshot_.size(), CachedVerdict{});
+  }
+  if (slot->by_node.size() != snapshot_.size()) slot->by_node.assign(snapshot_.size(), CachedVerdict{});
+  slot->last_used = ++verdict_uses_;
+  return slot->by_node;
 }
 
 const NodeInfo* Scheduler::SelectHost(const ScoreTable& t) {

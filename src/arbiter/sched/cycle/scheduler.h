@@ -207,15 +207,27 @@ class Scheduler final : public GroupHost {
   // PodGroup key -> its bound pods by UID.
   std::map<std::string, std::map<std::string, PodInfoPtr>> bound_members_;
   size_t next_start_node_index_ = 0;
-  // Verdict reuse: per snapshot node, the last verdict and what it was computed for.
+  // Verdict reuse: for each of the classes of the last kVerdictClasses cycles that reused
+  // verdicts, per snapshot node, the last verdict and the node's generation it was computed at.
+  // Pending pods of several classes take turns, so one verdict per node would be replaced at
+  // nearly every cycle.
   struct CachedVerdict {
     uint64_t generation = UINT64_MAX;
-    uint64_t pod_class = 0;
     Status status;
   };
+  struct ClassVerdicts {
+    uint64_t pod_class = 0;
+    uint64_t last_used = 0;
+    std::vector<CachedVerdict> by_node;
+  };
+  static constexpr size_t kVerdictClasses = 16;
+  // The verdicts kept for `pod_class`, made (replacing the least recently used) if none are.
+  std::vector<CachedVerdict>& VerdictsOf(uint64_t pod_class);
   uint64_t pod_class_ = 0;  // this cycle's class, 0 = no reuse
   std::map<std::string, uint64_t> pod_classes_;
-  std::vector<CachedVerdict> verdicts_;
+  std::vector<ClassVerdicts> verdict_classes_;
+  std::vector<CachedVerdict>* verdicts_ = nullptr;  // this cycle's class's, when pod_class_ != 0
+  uint64_t verdict_uses_ = 0;
   Status uncached_verdict_;  // FilterNode's answer when the cache does not apply
   ScoreMemo score_memo_;    // raw scores per node for equivalent pods (see ScoreMemo)
   ScoreTable score_table_;  // the last cycle's scores; its buffers are reused
