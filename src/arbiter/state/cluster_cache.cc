@@ -264,6 +264,8 @@ void ClusterCache::UpdateSnapshot(Snapshot& s) {
     }
     for (const NodeInfo& n : s.infos_) s.list_.push_back(&n);
     s.structure_version_ = structure_version_;
+    s.changes_base_ += s.changes_.size();  // positions changed: no reader may go on from here
+    s.changes_.clear();
     s.RebuildAffinityLists();
   } else {
     bool affinity_changed = false;
@@ -272,12 +274,15 @@ void ClusterCache::UpdateSnapshot(Snapshot& s) {
       const NodeInfo* src = infos_[index_.at(dst.name())].get();
       affinity_changed |= !dst.pods_with_affinity().empty() || !src->pods_with_affinity().empty();
       dst = *src;
+      s.LogChange(at);
     }
     for (size_t i : dirty_) {
-      NodeInfo& dst = s.infos_[s.index_.at(infos_[i]->name())];
+      const size_t at = s.index_.at(infos_[i]->name());
+      NodeInfo& dst = s.infos_[at];
       affinity_changed |= !dst.pods_with_affinity().empty() ||
                           !infos_[i]->pods_with_affinity().empty();
       dst = *infos_[i];
+      s.LogChange(at);
     }
     if (affinity_changed) s.RebuildAffinityLists();
   }
@@ -287,7 +292,17 @@ void ClusterCache::UpdateSnapshot(Snapshot& s) {
   dirty_.clear();
 }
 
+void Snapshot::LogChange(size_t at) {
+  if (changes_.size() >= 4 * infos_.size() + 1024) {  // keep the newer half
+    const size_t drop = changes_.size() / 2;
+    changes_.erase(changes_.begin(), changes_.begin() + static_cast<std::ptrdiff_t>(drop));
+    changes_base_ += drop;
+  }
+  changes_.push_back(static_cast<uint32_t>(at));
+}
+
 void Snapshot::Touch(size_t at) {
+  LogChange(at);  // every private change, so that a reader sees each one
   if (is_touched_.size() != infos_.size()) is_touched_.assign(infos_.size(), false);
   if (is_touched_[at]) return;
   is_touched_[at] = true;

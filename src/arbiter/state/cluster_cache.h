@@ -13,6 +13,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -45,6 +47,15 @@ class Snapshot {
   size_t IndexOf(const NodeInfo* node) const { return static_cast<size_t>(node - infos_.data()); }
   // Changes whenever nodes are added or removed (and positions may change).
   uint64_t structure_version() const { return structure_version_; }
+  // The change log: the position of every node changed since the node set last changed, in
+  // order (an update's copies from the cache and private changes; a node may appear many times).
+  // A reader keeps changes_end() and later asks for what changed since: nullopt when the log no
+  // longer reaches back that far (it keeps at most a few times as many entries as nodes).
+  uint64_t changes_end() const { return changes_base_ + changes_.size(); }
+  std::optional<std::span<const uint32_t>> ChangesSince(uint64_t end) const {
+    if (end < changes_base_ || end > changes_end()) return std::nullopt;
+    return std::span<const uint32_t>(changes_).subspan(end - changes_base_);
+  }
   const std::vector<const NodeInfo*>& have_pods_with_affinity() const {
     if (affinity_stale_) RebuildAffinityLists();
     return with_affinity_;
@@ -74,6 +85,7 @@ class Snapshot {
 
  private:
   void Touch(size_t at);
+  void LogChange(size_t at);
   friend class ClusterCache;
   void RebuildAffinityLists() const;
 
@@ -89,6 +101,8 @@ class Snapshot {
   std::shared_ptr<const ImageCounts> images_;  // shared with the cache; replaced, never changed
   std::shared_ptr<const ClaimCounts> claim_users_;
   uint64_t structure_version_ = 0;
+  std::vector<uint32_t> changes_;  // the change log, from position changes_base_
+  uint64_t changes_base_ = 0;
   std::vector<size_t> touched_;  // nodes changed privately since the last update
   std::vector<bool> is_touched_;
 };

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "arbiter/state/resource_fit.h"
+
 namespace arbiter::state {
 
 uint64_t NextGeneration() {
@@ -70,6 +72,15 @@ bool NodeInfo::RemovePod(const std::string& uid) {
   }
   generation_ = NextGeneration();
   return true;
+}
+
+bool NodeInfo::CouldMakeRoomFor(const model::Pod& p) const {
+  const Room room = RoomBelow(p.priority);
+  return static_cast<int64_t>(pods_.size()) - room.pods + 1 <= allocatable_.pods &&
+         !ShortOf(p.requests.milli_cpu, allocatable_.milli_cpu, requested_.milli_cpu - room.milli_cpu) &&
+         !ShortOf(p.requests.memory, allocatable_.memory, requested_.memory - room.memory) &&
+         !ShortOf(p.requests.ephemeral_storage, allocatable_.ephemeral_storage,
+                  requested_.ephemeral_storage - room.ephemeral_storage);
 }
 
 void NodeInfo::Share(const model::Pod& p, int sign) {

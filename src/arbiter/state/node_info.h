@@ -101,6 +101,10 @@ class NodeInfo {
     }
     return r;
   }
+  // Whether `pod` could fit by CPU, memory, ephemeral storage and pod count with every pod that
+  // could be its victim gone (state::FitsResources over what RoomBelow frees; extended resources
+  // are not looked at, which only says yes more often). No: no victim set of this node makes room.
+  bool CouldMakeRoomFor(const model::Pod& pod) const;
   // True if some pod on the node belongs to a pod group (spec.schedulingGroup).
   bool has_group_members() const { return group_members_ > 0; }
   const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }

@@ -126,11 +126,12 @@ size_t Scheduler::NumFeasibleNodesToFind(size_t n) const {
 }
 
 Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodInfo& pod,
-                                                  Explanation* explain) {
+                                                  Explanation* explain, bool summarize) {
   FindResult r;
   const auto& all = snapshot_.nodes();
   PreFilterResult pre = framework_->RunPreFilterPlugins(state, pod, all);
   pod_class_ = 0;
+  verdicts_ = nullptr;
   if (options_.reuse_verdicts && framework_->VerdictsDependOnlyOnNode(state)) {
     pod_class_ = PodClassOf(pod);
     if (verdicts_structure_ != snapshot_.structure_version()) {
@@ -139,6 +140,10 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
     }
     verdicts_ = &VerdictsOf(pod_class_);
   }
+  // A summary stands for the scan only where the scan would visit every node in the snapshot's
+  // order with the class's cached verdicts: no nominated node first, no PreFilter subset.
+  summarize = summarize && explain == nullptr && verdicts_ != nullptr && !pre.node_names &&
+              nominator_.NominatedNode(pod.uid()).empty() && !all.empty();
   if (!pre.status.IsSuccess()) {
     // PreFilter rejected the pod everywhere: every node takes its status.
     r.diagnosis.node_to_status.absent = pre.status;
@@ -167,6 +172,16 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
         return r;
       }
     }
+  }
+  // 1b) Every node rejected the pod as its class's complete verdicts say (brought up to date with
+  // the nodes changed since): the result is the scan's, without a status per node. The scan
+  // would have visited every node, so the start index goes round once.
+  if (summarize && verdicts_->complete && Sync(*verdicts_, state, pod) && verdicts_->feasible == 0) {
+    rejections_.emplace(*verdicts_, snapshot_, next_start_node_index_ % all.size());
+    r.diagnosis.node_to_status.everywhere = &*rejections_;
+    for (const auto& [plugin, count] : verdicts_->rejecting) r.diagnosis.unschedulable_plugins.emplace(plugin);
+    next_start_node_index_ = (next_start_node_index_ + all.size()) % all.size();
+    return r;
   }
   // 2) All nodes (or PreFilter's subset), from the rotating start index.
   std::vector<const NodeInfo*> subset;
@@ -206,6 +221,8 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
     }
   }
   if (!all.empty()) next_start_node_index_ = (next_start_node_index_ + processed) % all.size();
+  // Every node filtered with the class's verdicts: they can answer the class's next failure.
+  if (summarize && !verdicts_->complete && processed == all.size()) Complete(*verdicts_, pod);
   return r;
 }
 
@@ -277,14 +294,96 @@ const Status& Scheduler::FilterNode(const CycleState& state, const PodInfo& pod,
     uncached_verdict_ = framework_->RunFilterPluginsWithNominatedPods(state, pod, node);
     return uncached_verdict_;
   }
-  CachedVerdict& v = (*verdicts_)[snapshot_.IndexOf(&node)];
-  if (v.generation != node.generation()) {
-    v = {node.generation(), framework_->RunFilterPluginsWithNominatedPods(state, pod, node)};
+  const size_t at = snapshot_.IndexOf(&node);
+  if (verdicts_->by_node[at].generation != node.generation()) {
+    Reverdict(*verdicts_, at, node, pod, framework_->RunFilterPluginsWithNominatedPods(state, pod, node));
   }
-  return v.status;
+  return verdicts_->by_node[at].status;
 }
 
-std::vector<Scheduler::CachedVerdict>& Scheduler::VerdictsOf(uint64_t pod_class) {
+void Scheduler::Reverdict(ClassVerdicts& c, size_t position, const NodeInfo& node, const PodInfo& pod, Status status) {
+  if (c.complete) Count(c, position, node, pod, -1);
+  c.by_node[position] = {node.generation(), std::move(status)};
+  if (c.complete) Count(c, position, node, pod, +1);
+}
+
+void Scheduler::Count(ClassVerdicts& c, size_t position, const NodeInfo& node, const PodInfo& pod, int sign) {
+  const Status& s = c.by_node[position].status;
+  auto step = [sign](size_t& n) { n = sign > 0 ? n + 1 : n - 1; };
+  if (s.IsSuccess()) step(c.feasible);
+  // As the scan collects unschedulable plugins: rejections that name their plugin.
+  if (s.IsRejected() && !s.plugin().empty()) {
+    auto it = c.rejecting.emplace(s.plugin(), 0).first;
+    step(it->second);
+    if (it->second == 0) c.rejecting.erase(it);
+  }
+  if (s.code() == Code::kUnschedulable) {
+    c.unschedulable.Add(position, sign);
+    if (sign < 0) {
+      c.roomy.erase(static_cast<uint32_t>(position));
+    } else if (node.CouldMakeRoomFor(pod.pod)) {
+      c.roomy.insert(static_cast<uint32_t>(position));
+    }
+  }
+}
+
+void Scheduler::Complete(ClassVerdicts& c, const PodInfo& pod) {
+  c.feasible = 0;
+  c.rejecting.clear();
+  c.roomy.clear();
+  c.unschedulable.Reset(c.by_node.size());
+  const auto& nodes = snapshot_.nodes();
+  for (size_t at = 0; at < nodes.size(); ++at) Count(c, at, *nodes[at], pod, +1);
+  c.complete = true;
+  c.synced = snapshot_.changes_end();
+}
+
+bool Scheduler::Sync(ClassVerdicts& c, const CycleState& state, const PodInfo& pod) {
+  const auto changes = snapshot_.ChangesSince(c.synced);
+  if (!changes) {
+    c.complete = false;
+    return false;
+  }
+  const auto& nodes = snapshot_.nodes();
+  for (uint32_t at : *changes) {
+    const NodeInfo& node = *nodes[at];
+    if (c.by_node[at].generation != node.generation()) {
+      Reverdict(c, at, node, pod, framework_->RunFilterPluginsWithNominatedPods(state, pod, node));
+    }
+  }
+  c.synced = snapshot_.changes_end();
+  return true;
+}
+
+const Status* Scheduler::ClassRejections::StatusOf(std::string_view node) const {
+  const NodeInfo* n = snap_.Get(node);
+  return n != nullptr ? &c_.by_node[snap_.IndexOf(n)].status : nullptr;
+}
+
+void Scheduler::ClassRejections::ForEachUnschedulable(size_t k, bool roomy_only,
+                                                      const std::function<bool(size_t)>& visit) const {
+  const auto total = static_cast<size_t>(c_.unschedulable.total());
+  if (k >= total) return;
+  // The k-th in scan order: counted from the start position, wrapping.
+  const auto before = static_cast<size_t>(c_.unschedulable.Prefix(start_));
+  const size_t first = c_.unschedulable.Select(static_cast<int64_t>(k < total - before ? before + k : k - (total - before)));
+  if (roomy_only) {
+    const auto from = c_.roomy.lower_bound(static_cast<uint32_t>(first));
+    for (auto it = from; it != c_.roomy.end(); ++it) {
+      if (!visit(*it)) return;
+    }
+    for (auto it = c_.roomy.begin(); it != from; ++it) {
+      if (!visit(*it)) return;
+    }
+    return;
+  }
+  const size_t n = c_.by_node.size();
+  for (size_t i = 0, at = first; i < n; ++i, at = at + 1 == n ? 0 : at + 1) {
+    if (c_.by_node[at].status.code() == Code::kUnschedulable && !visit(at)) return;
+  }
+}
+
+Scheduler::ClassVerdicts& Scheduler::VerdictsOf(uint64_t pod_class) {
   ClassVerdicts* slot = nullptr;
   for (ClassVerdicts& c : verdict_classes_) {
     if (c.pod_class == pod_class) {
@@ -293,18 +392,24 @@ std::vector<Scheduler::CachedVerdict>& Scheduler::VerdictsOf(uint64_t pod_class)
     }
   }
   if (slot == nullptr) {
-    if (verdict_classes_.size() < kVerdictClasses) {
+    if (verdict_classes_.size() < VerdictClassLimit()) {
+      verdict_classes_.reserve(kMaxVerdictClasses);  // never moved: a cycle's Rejections refer to one
       slot = &verdict_classes_.emplace_back();
     } else {  // the least recently used (uses are distinct: a total order)
       slot = &*std::min_element(verdict_classes_.begin(), verdict_classes_.end(),
                                 [](const ClassVerdicts& a, const ClassVerdicts& b) { return a.last_used < b.last_used; });
     }
+    *slot = ClassVerdicts{};
     slot->pod_class = pod_class;
+  }
+  if (slot->by_node.size() != snapshot_.size()) {
+    const uint64_t keep = slot->pod_class;
+    *slot = ClassVerdicts{};
+    slot->pod_class = keep;
     slot->by_node.assign(snapshot_.size(), CachedVerdict{});
   }
-  if (slot->by_node.size() != snapshot_.size()) slot->by_node.assign(snapshot_.size(), CachedVerdict{});
   slot->last_used = ++verdict_uses_;
-  return slot->by_node;
+  return *slot;
 }
 
 const NodeInfo* Scheduler::SelectHost(const ScoreTable& t) {
@@ -421,7 +526,7 @@ std::optional<CycleOutcome> Scheduler::ScheduleOne() {
     queue_->AddUnschedulable(std::move(*qpi));
     return out;
   }
-  FindResult found = FindNodesThatFit(state, *pod, explain);
+  FindResult found = FindNodesThatFit(state, *pod, explain, /*summarize=*/!options_.messages);
   if (found.feasible.empty()) {
     fail(found.diagnosis, state, true);
     RecycleStatuses(found.diagnosis.node_to_status.statuses);

@@ -7,13 +7,16 @@
 // Not thread-safe: one thread drives a Scheduler.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "arbiter/base/fenwick.h"
 #include "arbiter/base/rng.h"
 #include "arbiter/model/feature_gates.h"
 #include "arbiter/sched/framework/fit_error.h"
@@ -157,7 +160,10 @@ class Scheduler final : public GroupHost {
     std::vector<const NodeInfo*> feasible;
     Diagnosis diagnosis;
   };
-  FindResult FindNodesThatFit(CycleState& state, const PodInfo& pod, Explanation* explain);
+  // With `summarize` (a single pod's cycle whose message nobody reads), a pod that every node
+  // rejects may be answered from its class's complete verdicts (NodeToStatus::everywhere)
+  // instead of a status per node.
+  FindResult FindNodesThatFit(CycleState& state, const PodInfo& pod, Explanation* explain, bool summarize = false);
   const NodeInfo* SelectHost(const ScoreTable& table);
   // Keeps a cycle's per-node status buffer for the next cycle (see FindNodesThatFit).
   void RecycleStatuses(std::vector<NodeStatus>& statuses);
@@ -207,7 +213,7 @@ class Scheduler final : public GroupHost {
   // PodGroup key -> its bound pods by UID.
   std::map<std::string, std::map<std::string, PodInfoPtr>> bound_members_;
   size_t next_start_node_index_ = 0;
-  // Verdict reuse: for each of the classes of the last kVerdictClasses cycles that reused
+  // Verdict reuse: for each of the classes of the last cycles that reused
   // verdicts, per snapshot node, the last verdict and the node's generation it was computed at.
   // Pending pods of several classes take turns, so one verdict per node would be replaced at
   // nearly every cycle.
@@ -219,14 +225,53 @@ class Scheduler final : public GroupHost {
     uint64_t pod_class = 0;
     uint64_t last_used = 0;
     std::vector<CachedVerdict> by_node;
+    // Complete (kept after a cycle of the class that filtered every node, while messages are
+    // not composed): every entry is its node's verdict as of the snapshot's change `synced`,
+    // and the counts below count the entries. Later changes are read from the snapshot's log.
+    bool complete = false;
+    uint64_t synced = 0;
+    size_t feasible = 0;
+    std::map<std::string_view, size_t> rejecting;  // plugin -> entries it rejects (IsRejected)
+    Fenwick unschedulable;                          // 1 where the entry is Unschedulable
+    std::set<uint32_t> roomy;  // those where NodeInfo::CouldMakeRoomFor the class's pods
   };
-  static constexpr size_t kVerdictClasses = 16;
+  // A complete class's entries seen as Rejections (NodeToStatus::everywhere) from `start`.
+  class ClassRejections final : public Rejections {
+   public:
+    ClassRejections(const ClassVerdicts& c, const state::Snapshot& s, size_t start) : c_(c), snap_(s), start_(start) {}
+    const Status& StatusAt(size_t position) const override { return c_.by_node[position].status; }
+    const Status* StatusOf(std::string_view node) const override;
+    size_t unschedulable() const override { return static_cast<size_t>(c_.unschedulable.total()); }
+    void ForEachUnschedulable(size_t k, bool roomy_only, const std::function<bool(size_t)>& visit) const override;
+
+   private:
+    const ClassVerdicts& c_;
+    const state::Snapshot& snap_;
+    size_t start_;
+  };
+  // Sets the entry of `position` to `status` for `node`, keeping a complete class's counts.
+  void Reverdict(ClassVerdicts& c, size_t position, const NodeInfo& node, const PodInfo& pod, Status status);
+  void Count(ClassVerdicts& c, size_t position, const NodeInfo& node, const PodInfo& pod, int sign);
+  // Counts every entry (all current) and marks the class complete.
+  void Complete(ClassVerdicts& c, const PodInfo& pod);
+  // Brings a complete class's entries up to date with the snapshot's changes since it was
+  // synced; false (and no longer complete) if the log does not reach back that far.
+  bool Sync(ClassVerdicts& c, const CycleState& state, const PodInfo& pod);
+  // How many classes are kept: as many as 4 million node entries allow (about 300 MB), at least
+  // 16 and at most 256. More classes mean fewer complete scans when many pods wait at once.
+  static constexpr size_t kVerdictEntries = 4'000'000;
+  static constexpr size_t kMinVerdictClasses = 16;
+  static constexpr size_t kMaxVerdictClasses = 256;
+  size_t VerdictClassLimit() const {
+    return std::clamp(kVerdictEntries / std::max<size_t>(snapshot_.size(), 1), kMinVerdictClasses, kMaxVerdictClasses);
+  }
   // The verdicts kept for `pod_class`, made (replacing the least recently used) if none are.
-  std::vector<CachedVerdict>& VerdictsOf(uint64_t pod_class);
+  ClassVerdicts& VerdictsOf(uint64_t pod_class);
   uint64_t pod_class_ = 0;  // this cycle's class, 0 = no reuse
   std::map<std::string, uint64_t> pod_classes_;
   std::vector<ClassVerdicts> verdict_classes_;
-  std::vector<CachedVerdict>* verdicts_ = nullptr;  // this cycle's class's, when pod_class_ != 0
+  ClassVerdicts* verdicts_ = nullptr;  // this cycle's class's, when pod_class_ != 0
+  std::optional<ClassRejections> rejections_;  // the last cycle's, when it used a complete class
   uint64_t verdict_uses_ = 0;
   Status uncached_verdict_;  // FilterNode's answer when the cache does not apply
   ScoreMemo score_memo_;    // raw scores per node for equivalent pods (see ScoreMemo)

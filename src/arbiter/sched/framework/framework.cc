@@ -8,6 +8,10 @@
 namespace arbiter::sched {
 
 const Status& NodeToStatus::Get(std::string_view node) const {
+  if (everywhere != nullptr) {
+    const Status* s = everywhere->StatusOf(node);
+    return s != nullptr ? *s : absent;
+  }
   for (const auto& s : statuses) {
     if (s.Name() == node) return s.status;
   }

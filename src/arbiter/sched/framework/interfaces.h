@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -181,9 +182,30 @@ struct NodeStatus {
   std::string_view Name() const { return node != nullptr ? std::string_view(node->name()) : std::string_view(); }
 };
 
+// The verdicts of a pod that every node rejected, kept by the scheduler for the pod's class
+// rather than listed node by node (NodeToStatus::everywhere). Positions are the snapshot's
+// (Snapshot::IndexOf). The scan order is the filtering order: positions from the cycle's start,
+// wrapping once.
+class Rejections {
+ public:
+  virtual ~Rejections() = default;
+  virtual const Status& StatusAt(size_t position) const = 0;
+  // The status of the node of this name; nullptr if the snapshot has none.
+  virtual const Status* StatusOf(std::string_view node) const = 0;
+  // How many nodes rejected the pod as Unschedulable: preemption's potential nodes.
+  virtual size_t unschedulable() const = 0;
+  // Calls `visit` with the position of each Unschedulable node, in scan order from the k-th of
+  // them (0 <= k < unschedulable()) and wrapping once, until it returns false. With
+  // `roomy_only`, only those where NodeInfo::CouldMakeRoomFor(pod).
+  virtual void ForEachUnschedulable(size_t k, bool roomy_only, const std::function<bool(size_t)>& visit) const = 0;
+};
+
 struct NodeToStatus {
   std::vector<NodeStatus> statuses;  // in filtering order
   Status absent{Code::kUnschedulableAndUnresolvable};
+  // When set, every node rejected the pod and `statuses` is empty: this holds every node's
+  // status (and `absent` is that of nodes outside the snapshot).
+  const Rejections* everywhere = nullptr;
   const Status& Get(std::string_view node) const;
 };
 

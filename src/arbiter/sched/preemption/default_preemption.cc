@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "arbiter/sched/framework/nominator.h"
-#include "arbiter/state/resource_fit.h"
 
 namespace arbiter::sched::preemption {
 
@@ -22,21 +21,6 @@ namespace {
 bool ResourcesFiltered(const Framework& fw, const CycleState& state) {
   const auto active = fw.ActiveFilterPlugins(state);
   return std::any_of(active.begin(), active.end(), [](const FilterPlugin* f) { return f->ChecksOnlyNodeResources(); });
-}
-
-// Whether `pod` could fit on `node` by CPU, memory, ephemeral storage and pod count with every
-// pod that could be its victim gone (state::FitsResources over what NodeInfo::RoomBelow frees;
-// extended resources are not looked at, which only keeps more nodes).
-bool RoomCouldBeMade(const PodInfo& pod, const NodeInfo& node) {
-  const model::Pod& p = pod.pod;
-  const NodeInfo::Room room = node.RoomBelow(p.priority);
-  const model::Resources& alloc = node.allocatable();
-  const model::Resources& used = node.requested();
-  return static_cast<int64_t>(node.pods().size()) - room.pods + 1 <= alloc.pods &&
-         !state::ShortOf(p.requests.milli_cpu, alloc.milli_cpu, used.milli_cpu - room.milli_cpu) &&
-         !state::ShortOf(p.requests.memory, alloc.memory, used.memory - room.memory) &&
-         !state::ShortOf(p.requests.ephemeral_storage, alloc.ephemeral_storage,
-                         used.ephemeral_storage - room.ephemeral_storage);
 }
 
 }  // namespace
@@ -77,7 +61,12 @@ const std::vector<const NodeInfo*>& DefaultPreemption::NodesWherePreemptionMight
   std::vector<const NodeInfo*>& potential = buffers_.potential;
   potential.clear();
   potential.reserve(snap.size());
-  if (filtered.absent.code() == Code::kUnschedulable) {
+  if (filtered.everywhere != nullptr) {
+    filtered.everywhere->ForEachUnschedulable(0, /*roomy_only=*/false, [&](size_t position) {
+      potential.push_back(snap.nodes()[position]);
+      return true;
+    });
+  } else if (filtered.absent.code() == Code::kUnschedulable) {
     for (const NodeInfo* n : snap.nodes()) {
       if (filtered.Get(n->name()).code() == Code::kUnschedulable) potential.push_back(n);
     }
@@ -167,39 +156,30 @@ const DryRun& DefaultPreemption::DryRunCache::Get(const Evaluation& ev, const No
   return e.result;
 }
 
-DefaultPreemption::Candidates DefaultPreemption::FindCandidates(Evaluation& ev,
-                                                                const std::vector<const NodeInfo*>& potential,
+DefaultPreemption::Candidates DefaultPreemption::FindCandidates(Evaluation& ev, const Potential& potential,
                                                                 Diagnosis& diagnosis,
                                                                 std::vector<std::string>* explanation) {
   Candidates found;
   const state::Snapshot& snap = handle_->snapshot();
   // Sampling from a seeded random offset.
-  const size_t want = NumCandidates(potential.size());
-  const size_t offset = static_cast<size_t>(handle_->rng().Uniform(potential.size()));
+  const size_t want = NumCandidates(potential.count);
+  const size_t offset = static_cast<size_t>(handle_->rng().Uniform(potential.count));
   if (explanation != nullptr) {
-    explanation->push_back("preemption: " + std::to_string(potential.size()) + " potential node(s); looking for " +
+    explanation->push_back("preemption: " + std::to_string(potential.count) + " potential node(s); looking for " +
                            std::to_string(want) + " candidate(s) from offset " + std::to_string(offset));
   }
   // Dry runs are reused for an equivalent pod on an unchanged node when nothing else can change
   // their result. Not on the pod's own nominated node (there its nomination does not count), and
   // not by victim unit (a unit's pods on other nodes are read too).
   const bool cached = dry_runs_.Begin(ev, snap);
-  // Nodes where no room can be made are skipped when nobody reads why (see the header).
-  const bool by_room = options_.room_bound && explanation == nullptr && !handle_->composing_messages() &&
-                       ResourcesFiltered(handle_->framework(), ev.state);
   const bool strict_pdbs = handle_->config().pdb_policy == model::PdbPolicy::kStrict;
   const NodeInfo* own_nomination = snap.Get(handle_->nominator().NominatedNode(ev.pod.uid()));
   std::vector<const Candidate*> violating;
   std::vector<const Candidate*> non_violating;
   non_violating.reserve(want);
   violating.reserve(want);
-  size_t at = offset;  // walks the potential nodes from the offset, wrapping once
-  for (size_t i = 0; i < potential.size(); ++i, at = at + 1 == potential.size() ? 0 : at + 1) {
-    const NodeInfo& node = *potential[at];
-    if (by_room && !RoomCouldBeMade(ev.pod, node)) {
-      ++metrics_.dry_runs_skipped;
-      continue;
-    }
+  // One potential node, in scan order; false once enough candidates are found.
+  auto visit = [&](const NodeInfo& node) -> bool {
     const Candidate* candidate = nullptr;
     const Status* status = nullptr;  // read only when the node yields no candidate
     Status fresh_status;
@@ -228,7 +208,23 @@ DefaultPreemption::Candidates DefaultPreemption::FindCandidates(Evaluation& ev,
       if (explanation != nullptr) explanation->push_back("node " + node.name() + ": " + status->Message());
       diagnosis.node_to_status.statuses.push_back({&node, *status});
     }
-    if (!non_violating.empty() && non_violating.size() + violating.size() >= want) break;
+    return non_violating.empty() || non_violating.size() + violating.size() < want;
+  };
+  if (potential.list == nullptr) {
+    // The scheduler's rejections list the nodes where room can be made: only those are visited.
+    potential.rejections->ForEachUnschedulable(offset, /*roomy_only=*/true,
+                                               [&](size_t position) { return visit(*snap.nodes()[position]); });
+  } else {
+    const auto& list = *potential.list;
+    size_t at = offset;  // walks the potential nodes from the offset, wrapping once
+    for (size_t i = 0; i < list.size(); ++i, at = at + 1 == list.size() ? 0 : at + 1) {
+      const NodeInfo& node = *list[at];
+      if (potential.by_room && !node.CouldMakeRoomFor(ev.pod.pod)) {
+        ++metrics_.dry_runs_skipped;
+        continue;
+      }
+      if (!visit(node)) break;
+    }
   }
   found.list = std::move(non_violating);
   found.list.insert(found.list.end(), violating.begin(), violating.end());
@@ -275,8 +271,18 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
     out.explanation.push_back("preemption: " + why);
     return out;
   }
-  // 2) Potential nodes.
-  const std::vector<const NodeInfo*>& potential = NodesWherePreemptionMightHelp(filtered);
+  // 2) Potential nodes. Where no room can be made is skipped when nobody reads why (see the
+  // header); when the scheduler answered from its class's rejections, those list the nodes.
+  Potential potential;
+  potential.by_room = options_.room_bound && !explain && !handle_->composing_messages() &&
+                      ResourcesFiltered(handle_->framework(), state);
+  if (potential.by_room && filtered.everywhere != nullptr) {
+    potential.rejections = filtered.everywhere;
+    potential.count = filtered.everywhere->unschedulable();
+  } else {
+    potential.list = &NodesWherePreemptionMightHelp(filtered);
+    potential.count = potential.list->size();
+  }
   // 3) Candidates. Nodes without one are many once most nodes run preemptors: their statuses go
   // into a buffer kept across calls.
   Diagnosis diagnosis;
@@ -290,7 +296,7 @@ PostFilterResult DefaultPreemption::PostFilter(CycleState& state, const PodInfo&
   } recycle{diagnosis.node_to_status.statuses, buffers_.no_candidate};
   std::optional<Evaluation> ev;
   Candidates candidates;
-  if (!potential.empty()) {
+  if (potential.count > 0) {
     ev.emplace(*handle_, state, pod, actuator_ != nullptr ? actuator_->Pdbs() : std::vector<PdbView>{},
                FastPath::For(handle_->framework(), state, options_.resource_fast_path),
                actuator_ != nullptr ? actuator_->History() : nullptr);

@@ -153,8 +153,17 @@ class DefaultPreemption final : public PostFilterPlugin {
 
   // Step 2 (§3), into `buffers_.potential`, in filtering order.
   const std::vector<const NodeInfo*>& NodesWherePreemptionMightHelp(const NodeToStatus& filtered);
+  // Step 2's answer: `count` nodes, listed in scan order, or (list null) the scheduler's
+  // rejections, which visit only the nodes where room can be made. With `by_room`, nodes where
+  // none can be made are skipped.
+  struct Potential {
+    size_t count = 0;
+    const std::vector<const NodeInfo*>* list = nullptr;
+    const Rejections* rejections = nullptr;
+    bool by_room = false;
+  };
   // Step 3 (§4, §5). Nodes without a candidate go into `diagnosis` (and `explanation`, if given).
-  Candidates FindCandidates(Evaluation& ev, const std::vector<const NodeInfo*>& potential, Diagnosis& diagnosis,
+  Candidates FindCandidates(Evaluation& ev, const Potential& potential, Diagnosis& diagnosis,
                             std::vector<std::string>* explanation);
   // §5 on one node: by victim unit where the node runs pod group members, else by the
   // configured victim selection.
