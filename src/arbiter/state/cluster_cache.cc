@@ -293,7 +293,7 @@ void ClusterCache::UpdateSnapshot(Snapshot& s) {
 }
 
 void Snapshot::LogChange(size_t at) {
-  if (changes_.size() >= 4 * infos_.size() + 1024) {  // keep the newer half
+  if (changes_.size() >= 16 * infos_.size() + 4096) {  // keep the newer half
     const size_t drop = changes_.size() / 2;
     changes_.erase(changes_.begin(), changes_.begin() + static_cast<std::ptrdiff_t>(drop));
     changes_base_ += drop;

@@ -50,7 +50,7 @@ class Snapshot {
   // The change log: the position of every node changed since the node set last changed, in
   // order (an update's copies from the cache and private changes; a node may appear many times).
   // A reader keeps changes_end() and later asks for what changed since: nullopt when the log no
-  // longer reaches back that far (it keeps at most a few times as many entries as nodes).
+  // longer reaches back that far (it keeps at most 16 times as many entries as nodes).
   uint64_t changes_end() const { return changes_base_ + changes_.size(); }
   std::optional<std::span<const uint32_t>> ChangesSince(uint64_t end) const {
     if (end < changes_base_ || end > changes_end()) return std::nullopt;

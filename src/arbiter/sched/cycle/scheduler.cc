@@ -395,9 +395,13 @@ Scheduler::ClassVerdicts& Scheduler::VerdictsOf(uint64_t pod_class) {
     if (verdict_classes_.size() < VerdictClassLimit()) {
       verdict_classes_.reserve(kMaxVerdictClasses);  // never moved: a cycle's Rejections refer to one
       slot = &verdict_classes_.emplace_back();
-    } else {  // the least recently used (uses are distinct: a total order)
-      slot = &*std::min_element(verdict_classes_.begin(), verdict_classes_.end(),
-                                [](const ClassVerdicts& a, const ClassVerdicts& b) { return a.last_used < b.last_used; });
+    } else {
+      // The least recently used of those that cover only some nodes, if any, else of all: a
+      // complete class answers failures at the cost of the changes, and making one again costs a
+      // scan of every node. (Uses are distinct: a total order.)
+      slot = &*std::min_element(verdict_classes_.begin(), verdict_classes_.end(), [](const ClassVerdicts& a, const ClassVerdicts& b) {
+        return std::pair(a.complete, a.last_used) < std::pair(b.complete, b.last_used);
+      });
     }
     *slot = ClassVerdicts{};
     slot->pod_class = pod_class;
