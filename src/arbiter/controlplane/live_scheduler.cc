@@ -80,6 +80,7 @@ Status LiveScheduler::Build(const Informers& informers) {
   config_ = options_.config;
   sched::SchedulerOptions so;
   so.seed = options_.seed;
+  so.verdict_entries = 250'000;  // at most about 15 MB of kept verdicts beside the cluster's objects
   scheduler_ = std::make_unique<sched::Scheduler>(config_, &clock_, so);
   if (options_.activity != nullptr) options_.activity->SetRunning(true);
   pdb_status_.ForgetPods();

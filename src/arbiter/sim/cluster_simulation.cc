@@ -8,7 +8,8 @@ namespace arbiter::sim {
 
 ClusterSimulation::ClusterSimulation(model::SchedulerConfig config, Timestamp start, SimulationOptions options)
     : options_(options), clock_(start), scheduler_(std::move(config), &clock_,
-                 {options.seed, options.explain, options.preemption, options.reuse_verdicts, options.wall_clock,
+                 {options.seed, options.explain, options.preemption, options.reuse_verdicts, options.verdict_entries,
+                  options.wall_clock,
                   /*messages=*/options.record && options.messages}) {
   result_.start = start;
 }

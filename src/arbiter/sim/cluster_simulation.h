@@ -101,8 +101,9 @@ struct SimulationOptions {
   size_t max_cycles = 1'000'000;
   // Passed to DefaultPreemption (a test turns its resource-only fast path off).
   sched::preemption::DefaultPreemption::Options preemption;
-  // See sched::SchedulerOptions::reuse_verdicts and wall_clock.
+  // See sched::SchedulerOptions::reuse_verdicts, verdict_entries and wall_clock.
   bool reuse_verdicts = true;
+  size_t verdict_entries = 1'000'000;
   const Clock* wall_clock = nullptr;
   // Told of each victim as it is marked for deletion (its preemptor: a pod's or a group's
   // namespace/name, and the preemptor's kind), and of each pod as it leaves its node at the end

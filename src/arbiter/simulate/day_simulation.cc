@@ -141,6 +141,7 @@ class Day {
     o.record = false;
     o.max_cycles = SIZE_MAX;
     o.reuse_verdicts = options_.fast_paths;
+    o.verdict_entries = 4'000'000;  // a day keeps many classes waiting at once (docs/benchmarks.md)
     o.preemption.resource_fast_path = options_.fast_paths;
     o.preemption.room_bound = options_.fast_paths;
     o.on_evicted = [this](const model::Pod& victim, const std::string& preemptor, std::string_view kind) {

@@ -78,6 +78,10 @@ struct SchedulerOptions {
   // on a node that has not changed since, when every filter in play decides from the pod and
   // the node alone. Decisions are the same either way; off only to test that.
   bool reuse_verdicts = true;
+  // How many node verdicts reuse keeps in all (about 60 bytes each): the classes kept are this
+  // over the number of nodes, at least 1 and at most 256. A long simulation, where many classes
+  // wait at once, keeps more; a server less.
+  size_t verdict_entries = 1'000'000;
   // Real elapsed time for metrics (durations); decisions never read it. nullptr: none.
   const Clock* wall_clock = nullptr;
   // Compose the FailedScheduling message of a failed cycle. Off when nobody reads it (a
@@ -257,13 +261,11 @@ class Scheduler final : public GroupHost {
   // Brings a complete class's entries up to date with the snapshot's changes since it was
   // synced; false (and no longer complete) if the log does not reach back that far.
   bool Sync(ClassVerdicts& c, const CycleState& state, const PodInfo& pod);
-  // How many classes are kept: as many as 4 million node entries allow (about 300 MB), at least
-  // 16 and at most 256. More classes mean fewer complete scans when many pods wait at once.
-  static constexpr size_t kVerdictEntries = 4'000'000;
-  static constexpr size_t kMinVerdictClasses = 16;
+  // How many classes are kept (SchedulerOptions::verdict_entries). More classes mean fewer
+  // complete scans when many pods wait at once.
   static constexpr size_t kMaxVerdictClasses = 256;
   size_t VerdictClassLimit() const {
-    return std::clamp(kVerdictEntries / std::max<size_t>(snapshot_.size(), 1), kMinVerdictClasses, kMaxVerdictClasses);
+    return std::clamp<size_t>(options_.verdict_entries / std::max<size_t>(snapshot_.size(), 1), 1, kMaxVerdictClasses);
   }
   // The verdicts kept for `pod_class`, made (replacing the least recently used) if none are.
   ClassVerdicts& VerdictsOf(uint64_t pod_class);
