@@ -140,10 +140,6 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
     }
     verdicts_ = &VerdictsOf(pod_class_);
   }
-  // A summary stands for the scan only where the scan would visit every node in the snapshot's
-  // order with the class's cached verdicts: no nominated node first, no PreFilter subset.
-  summarize = summarize && explain == nullptr && verdicts_ != nullptr && !pre.node_names &&
-              nominator_.NominatedNode(pod.uid()).empty() && !all.empty();
   if (!pre.status.IsSuccess()) {
     // PreFilter rejected the pod everywhere: every node takes its status.
     r.diagnosis.node_to_status.absent = pre.status;
@@ -173,6 +169,10 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
       }
     }
   }
+  // A summary stands for the scan only where the scan would visit every node in the snapshot's
+  // order with the class's cached verdicts: no nominated node first, no PreFilter subset.
+  summarize = summarize && explain == nullptr && verdicts_ != nullptr && !pre.node_names && nominated.empty() &&
+              !all.empty();
   // 1b) Every node rejected the pod as its class's complete verdicts say (brought up to date with
   // the nodes changed since): the result is the scan's, without a status per node. The scan
   // would have visited every node, so the start index goes round once.
@@ -295,15 +295,15 @@ const Status& Scheduler::FilterNode(const CycleState& state, const PodInfo& pod,
     return uncached_verdict_;
   }
   const size_t at = snapshot_.IndexOf(&node);
-  if (verdicts_->by_node[at].generation != node.generation()) {
-    Reverdict(*verdicts_, at, node, pod, framework_->RunFilterPluginsWithNominatedPods(state, pod, node));
-  }
+  Refresh(*verdicts_, at, node, state, pod);
   return verdicts_->by_node[at].status;
 }
 
-void Scheduler::Reverdict(ClassVerdicts& c, size_t position, const NodeInfo& node, const PodInfo& pod, Status status) {
+void Scheduler::Refresh(ClassVerdicts& c, size_t position, const NodeInfo& node, const CycleState& state,
+                        const PodInfo& pod) {
+  if (c.by_node[position].generation == node.generation()) return;
   if (c.complete) Count(c, position, node, pod, -1);
-  c.by_node[position] = {node.generation(), std::move(status)};
+  c.by_node[position] = {node.generation(), framework_->RunFilterPluginsWithNominatedPods(state, pod, node)};
   if (c.complete) Count(c, position, node, pod, +1);
 }
 
@@ -345,12 +345,7 @@ bool Scheduler::Sync(ClassVerdicts& c, const CycleState& state, const PodInfo& p
     return false;
   }
   const auto& nodes = snapshot_.nodes();
-  for (uint32_t at : *changes) {
-    const NodeInfo& node = *nodes[at];
-    if (c.by_node[at].generation != node.generation()) {
-      Reverdict(c, at, node, pod, framework_->RunFilterPluginsWithNominatedPods(state, pod, node));
-    }
-  }
+  for (uint32_t at : *changes) Refresh(c, at, *nodes[at], state, pod);
   c.synced = snapshot_.changes_end();
   return true;
 }
@@ -403,13 +398,10 @@ Scheduler::ClassVerdicts& Scheduler::VerdictsOf(uint64_t pod_class) {
         return std::pair(a.complete, a.last_used) < std::pair(b.complete, b.last_used);
       });
     }
+  }
+  if (slot->pod_class != pod_class || slot->by_node.size() != snapshot_.size()) {  // made afresh
     *slot = ClassVerdicts{};
     slot->pod_class = pod_class;
-  }
-  if (slot->by_node.size() != snapshot_.size()) {
-    const uint64_t keep = slot->pod_class;
-    *slot = ClassVerdicts{};
-    slot->pod_class = keep;
     slot->by_node.assign(snapshot_.size(), CachedVerdict{});
   }
   slot->last_used = ++verdict_uses_;

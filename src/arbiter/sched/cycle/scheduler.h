@@ -243,7 +243,6 @@ class Scheduler final : public GroupHost {
   class ClassRejections final : public Rejections {
    public:
     ClassRejections(const ClassVerdicts& c, const state::Snapshot& s, size_t start) : c_(c), snap_(s), start_(start) {}
-    const Status& StatusAt(size_t position) const override { return c_.by_node[position].status; }
     const Status* StatusOf(std::string_view node) const override;
     size_t unschedulable() const override { return static_cast<size_t>(c_.unschedulable.total()); }
     void ForEachUnschedulable(size_t k, bool roomy_only, const std::function<bool(size_t)>& visit) const override;
@@ -253,8 +252,9 @@ class Scheduler final : public GroupHost {
     const state::Snapshot& snap_;
     size_t start_;
   };
-  // Sets the entry of `position` to `status` for `node`, keeping a complete class's counts.
-  void Reverdict(ClassVerdicts& c, size_t position, const NodeInfo& node, const PodInfo& pod, Status status);
+  // Filters `node` again for `pod` unless its entry is of the node's generation, keeping a
+  // complete class's counts.
+  void Refresh(ClassVerdicts& c, size_t position, const NodeInfo& node, const CycleState& state, const PodInfo& pod);
   void Count(ClassVerdicts& c, size_t position, const NodeInfo& node, const PodInfo& pod, int sign);
   // Counts every entry (all current) and marks the class complete.
   void Complete(ClassVerdicts& c, const PodInfo& pod);

@@ -189,7 +189,6 @@ struct NodeStatus {
 class Rejections {
  public:
   virtual ~Rejections() = default;
-  virtual const Status& StatusAt(size_t position) const = 0;
   // The status of the node of this name; nullptr if the snapshot has none.
   virtual const Status* StatusOf(std::string_view node) const = 0;
   // How many nodes rejected the pod as Unschedulable: preemption's potential nodes.
