@@ -57,16 +57,10 @@ int64_t NameIndex(const std::string& name) {
 
 class Planner {
  public:
-  Planner(const Cluster& cluster, const Job& job, const PlannerOptions& options)
-      : cluster_(cluster), job_(job), options_(options), rng_(options.seed) {
-    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
-      node_index_[cluster.nodes[i].id] = i;
-      nodes_.push_back({&cluster.nodes[i], {}, 0});
-    }
-    for (const Alloc& a : cluster.allocs) {
-      if (a.ClientTerminal()) continue;  // §2: terminal on the client, gone
-      nodes_[node_index_.at(a.node_id)].proposed.push_back(&a);
-    }
+  Planner(const ClusterView& view, const Job& job, const PlannerOptions& options)
+      : view_(view), job_(job), options_(options), rng_(options.seed) {
+    nodes_.reserve(view.nodes.size());
+    for (size_t i = 0; i < view.nodes.size(); ++i) nodes_.push_back({view.nodes[i], &view.on_node[i]});
     // The nodes a job may use: ready, eligible, not draining (Nomad never lists the others).
     for (size_t i = 0; i < nodes_.size(); ++i) {
       if (nodes_[i].node->eligible) order_.push_back(i);
@@ -86,10 +80,18 @@ class Planner {
   }
 
  private:
+  // A node and what runs on it: the view's allocations until this plan changes them, then the
+  // plan's own copy.
   struct NodeState {
     const Node* node;
-    std::vector<const Alloc*> proposed;
-    uint64_t version;
+    const std::vector<const Alloc*>* base;
+    std::vector<const Alloc*> own = {};
+    bool owned = false;
+    const std::vector<const Alloc*>& proposed() const { return owned ? own : *base; }
+    std::vector<const Alloc*>& Mutable() {
+      if (!owned) own = *base, owned = true;
+      return own;
+    }
   };
   struct Option {
     size_t node = 0;
@@ -108,7 +110,7 @@ class Planner {
   // One node for one allocation of `tg` (BinPackIterator.Next).
   std::optional<Option> Evaluate(size_t n, const TaskGroup& tg, bool evict, bool generic, std::string* dimension) {
     const Node& node = *nodes_[n].node;
-    std::vector<const Alloc*> proposed = nodes_[n].proposed;
+    std::vector<const Alloc*> proposed = nodes_[n].proposed();
     Option o;
     o.node = n;
     o.alloc.resources = tg.Ask();  // its identity is filled in by Apply, for the chosen option only
@@ -275,22 +277,24 @@ class Planner {
     a.id = Uuid(rng_);
     a.name = job_.id + "." + a.task_group + "[" + std::to_string(index) + "]";
     Placement p{a.task_group, index, ns.node->id, ns.node->name, a.id, {}, std::move(o.overflow)};
+    std::vector<const Alloc*>& proposed = ns.Mutable();
     for (const Alloc* v : o.victims) {
-      ns.proposed.erase(std::remove(ns.proposed.begin(), ns.proposed.end(), v), ns.proposed.end());
+      proposed.erase(std::remove(proposed.begin(), proposed.end(), v), proposed.end());
       p.preempted.push_back(v->id);
       plan_.preempted.push_back({v, a.id});
       ++plan_preemptions_[v->ns + "/" + v->job_id + "/" + v->task_group];
       ++plan_.desired_updates[a.task_group].preemptions;
     }
-    ns.proposed.push_back(&a);
-    ++ns.version;
+    proposed.push_back(&a);
     plan_.placements.push_back(std::move(p));
   }
 
   std::vector<const Alloc*> Existing(const TaskGroup& tg) const {
     std::vector<const Alloc*> out;
-    for (const Alloc& a : cluster_.allocs) {
-      if (IsOwn(a) && a.task_group == tg.name && !a.ClientTerminal() && a.desired_status == "run") out.push_back(&a);
+    auto it = view_.by_job.find(job_.ns + "/" + job_.id);
+    if (it == view_.by_job.end()) return out;
+    for (const Alloc* a : it->second) {
+      if (a->task_group == tg.name && !a->ClientTerminal() && a->desired_status == "run") out.push_back(a);
     }
     return out;
   }
@@ -316,7 +320,7 @@ class Planner {
     const size_t limit = job_.type == "batch"
                              ? 2
                              : std::max<size_t>(2, static_cast<size_t>(std::ceil(std::log2(std::max<size_t>(n, 1)))));
-    const bool may_preempt = cluster_.preemption.For(job_.type);
+    const bool may_preempt = view_.preemption.For(job_.type);
     // Pass-one verdicts are kept while a node is unchanged: the first pass evaluates only the
     // nodes whose verdict is unknown (kept by their place in the visiting order), in the order it
     // would visit them, and so reaches the same options and the same stopping point as a visit of
@@ -430,7 +434,7 @@ class Planner {
     plan_.desired_updates[tg.name].ignore = static_cast<int64_t>(existing.size());
     std::set<std::string> has;
     for (const Alloc* a : existing) has.insert(a->node_id);
-    const bool evict = cluster_.preemption.For(job_.type);
+    const bool evict = view_.preemption.For(job_.type);
     PassMetrics metrics;
     int64_t failures = 0, wanted = 0;
     for (size_t idx = 0; idx < nodes_.size(); ++idx) {
@@ -452,11 +456,10 @@ class Planner {
     if (failures > 0) Fail(tg, metrics, failures - 1);
   }
 
-  const Cluster& cluster_;
+  const ClusterView& view_;
   const Job& job_;
   PlannerOptions options_;
   Rng rng_;
-  std::map<std::string, size_t> node_index_;
   std::vector<NodeState> nodes_;
   std::vector<size_t> order_;
   size_t offset_ = 0;
@@ -467,8 +470,29 @@ class Planner {
 
 }  // namespace
 
+ClusterView ViewOf(const Cluster& cluster) {
+  ClusterView view;
+  view.preemption = cluster.preemption;
+  std::map<std::string, size_t> node_index;
+  for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+    node_index[cluster.nodes[i].id] = i;
+    view.nodes.push_back(&cluster.nodes[i]);
+  }
+  view.on_node.resize(cluster.nodes.size());
+  for (const Alloc& a : cluster.allocs) {
+    view.by_job[a.ns + "/" + a.job_id].push_back(&a);
+    if (a.ClientTerminal()) continue;  // §2: terminal on the client, gone
+    view.on_node[node_index.at(a.node_id)].push_back(&a);
+  }
+  return view;
+}
+
+NomadPlan PlanJob(const ClusterView& view, const Job& job, const PlannerOptions& options) {
+  return Planner(view, job, options).Run();
+}
+
 NomadPlan PlanJob(const Cluster& cluster, const Job& job, const PlannerOptions& options) {
-  return Planner(cluster, job, options).Run();
+  return PlanJob(ViewOf(cluster), job, options);
 }
 
 }  // namespace arbiter::nomad

@@ -88,4 +88,21 @@ struct NomadPlan {
 // REQUIRES: `cluster` and `job` came from LoadNomad without errors. `cluster` outlives the plan.
 NomadPlan PlanJob(const Cluster& cluster, const Job& job, const PlannerOptions& options);
 
+// The cluster as the planner reads it: the nodes, the allocations on each and each job's
+// allocations. PlanJob(cluster, ...) builds one for a single plan (ViewOf); a caller that plans
+// many jobs against a cluster that changes between them (simulate --nomad) keeps one current.
+struct ClusterView {
+  PreemptionConfig preemption;
+  std::vector<const Node*> nodes;
+  // Per node (by index in `nodes`): its allocations not terminal on the client, in a fixed order
+  // (the preemptor's ties follow it).
+  std::vector<std::vector<const Alloc*>> on_node;
+  // Per "namespace/job": its allocations, whatever their state.
+  std::map<std::string, std::vector<const Alloc*>> by_job;
+};
+// REQUIRES: every allocation's node is one of the cluster's.
+ClusterView ViewOf(const Cluster& cluster);
+// REQUIRES: the view's pointers outlive the plan (its Preempted::alloc points into them).
+NomadPlan PlanJob(const ClusterView& view, const Job& job, const PlannerOptions& options);
+
 }  // namespace arbiter::nomad

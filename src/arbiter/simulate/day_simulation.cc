@@ -17,6 +17,7 @@
 #include "arbiter/manifest/names.h"
 #include "arbiter/model/quantity.h"
 #include "arbiter/sim/cluster_simulation.h"
+#include "arbiter/simulate/ledger.h"
 
 namespace arbiter::simulate {
 
@@ -32,22 +33,6 @@ constexpr const char* kUidPrefix = "sim-";
 // API's default toleration keeps a pod on it (DefaultTolerationSeconds).
 constexpr const char* kUnreachableTaint = "node.kubernetes.io/unreachable";
 constexpr int64_t kUnreachableTolerationSeconds = 300;
-
-enum class PodState : uint8_t { kPending, kRunning, kTerminating, kCompleted, kPreempted, kWithdrawn, kLost };
-
-struct SimPod {
-  uint32_t workload = 0;
-  uint32_t band = 0;
-  PodState state = PodState::kPending;
-  int32_t cascade = 0;  // the depth of the preemption whose victim this pod replaces (0: none)
-  Timestamp created = 0;
-  Timestamp started = 0;
-  int64_t milli_cpu = 0;
-  uint32_t node = 0;  // where it was bound; kGone once a lost pod has left
-  int32_t evicted_depth = 0;  // a victim: the depth of the preemption that evicted it
-};
-
-constexpr uint32_t kGone = UINT32_MAX;
 
 struct SimWorkload {
   const Arrival* arrival = nullptr;
@@ -67,26 +52,6 @@ struct Event {
   uint32_t id = 0;
   bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
 };
-
-struct BandStats {
-  BandReport report;
-  std::vector<float> pending_seconds;
-};
-
-Percentiles Of(std::vector<float>& v) {
-  Percentiles p;
-  if (v.empty()) return p;
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) {
-    // The nearest-rank percentile.
-    const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
-    return static_cast<double>(v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)]);
-  };
-  p.p50 = at(0.50);
-  p.p95 = at(0.95);
-  p.p99 = at(0.99);
-  return p;
-}
 
 class Day {
  public:
@@ -160,7 +125,7 @@ class Day {
     for (const auto& [pdb, origin] : cluster_.pdbs) sim_.AddPdb(pdb);
     for (const auto& [node, origin] : cluster_.nodes) {
       ARBITER_RETURN_IF_ERROR(sim_.AddNode(node));
-      allocatable_milli_cpu_ += node.allocatable.milli_cpu;
+      ledger_.AddAllocatable(node.allocatable.milli_cpu);
       node_index_.emplace(node.name, static_cast<uint32_t>(nodes_.size()));
       nodes_.push_back(node);
     }
@@ -176,24 +141,10 @@ class Day {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
     for (const auto& [value, name] : classes) AddBand(name, value);
-    sample_every_ = (options_.sample_seconds > 0 ? options_.sample_seconds
-                                                 : std::max<int64_t>(1, options_.duration_seconds / 288)) *
-                    kSecond;
-    next_sample_ = kStart;
-    last_account_ = kStart;
     return Status::Ok();
   }
 
-  uint32_t AddBand(const std::string& name, int32_t priority) {
-    auto [it, added] = band_index_.emplace(name, static_cast<uint32_t>(bands_.size()));
-    if (added) {
-      BandStats b;
-      b.report.name = name;
-      b.report.priority = priority;
-      bands_.push_back(std::move(b));
-    }
-    return it->second;
-  }
+  uint32_t AddBand(const std::string& name, int32_t priority) { return ledger_.AddBand(name, priority); }
 
   // ---- Making pods, by the controllers' rules ----------------------------------------------
 
@@ -304,7 +255,6 @@ class Day {
 
   void MakePod(uint32_t w, int32_t cascade) {
     SimWorkload& work = workloads_[w];
-    const uint32_t idx = static_cast<uint32_t>(pods_.size());
     model::Pod pod = work.prototype;
     if (!work.generate_name.empty()) {
       std::string name;
@@ -313,19 +263,11 @@ class Day {
       } while (by_key_.contains(pod.ns + "/" + name) || reserved_.contains(pod.ns + "/" + name));
       pod.name = std::move(name);
     }
+    const uint32_t idx = ledger_.Made(w, band_of_workload_[w], cascade, pod.requests.milli_cpu, sim_.clock().Now());
     pod.uid = kUidPrefix + std::to_string(idx);
     pod.creation_timestamp = sim_.clock().Now();
-    SimPod sp;
-    sp.workload = w;
-    sp.band = band_of_workload_[w];
-    sp.cascade = cascade;
-    sp.created = sim_.clock().Now();
-    sp.milli_cpu = pod.requests.milli_cpu;
-    pods_.push_back(sp);
     work.pods.push_back(idx);
     work.cascade = std::max(work.cascade, cascade);
-    ++bands_[sp.band].report.pods;
-    ++pending_;
     by_key_.emplace(pod.Key(), idx);
     sim_.AddPendingPod(std::move(pod), sim_.clock().Now());
   }
@@ -360,21 +302,14 @@ class Day {
 
   void OnBound(const std::string& uid, const std::string& node) {
     auto idx = IndexOf(uid);
-    if (!idx || *idx >= pods_.size() || pods_[*idx].state != PodState::kPending) return;
-    SimPod& p = pods_[*idx];
+    if (!idx || *idx >= ledger_.pods() || ledger_.pod(*idx).state != PodState::kPending) return;
+    SimPod& p = ledger_.pod(*idx);
     const Timestamp now = sim_.clock().Now();
-    Account();
-    p.state = PodState::kRunning;
-    p.started = now;
+    ledger_.Bound(*idx, now);
     if (auto it = node_index_.find(node); it != node_index_.end()) {
       p.node = it->second;
       on_node_[it->second].push_back(*idx);
     }
-    used_milli_cpu_ += p.milli_cpu;
-    --pending_;
-    BandStats& b = bands_[p.band];
-    ++b.report.scheduled;
-    b.pending_seconds.push_back(static_cast<float>(static_cast<double>(now - p.created) / kSecond));
     const Arrival& a = *workloads_[p.workload].arrival;
     if (a.kind != ArrivalKind::kDeployment) {
       events_.push({AddSecondsCapped(now, a.run_seconds), seq_++, EventKind::kCompletion, *idx});
@@ -383,8 +318,8 @@ class Day {
 
   void OnEvicted(const model::Pod& victim, const std::string& preemptor, std::string_view kind) {
     auto idx = IndexOf(victim.uid);
-    if (!idx || *idx >= pods_.size()) return;
-    SimPod& v = pods_[*idx];
+    if (!idx || *idx >= ledger_.pods()) return;
+    SimPod& v = ledger_.pod(*idx);
     if (v.state != PodState::kRunning) return;
     const Timestamp now = sim_.clock().Now();
     // The preemptor: a pod, or a group preempting as one.
@@ -392,23 +327,14 @@ class Day {
     std::optional<uint32_t> band;
     if (kind == "Pod") {
       if (auto it = by_key_.find(preemptor); it != by_key_.end()) {
-        depth = pods_[it->second].cascade + 1;
-        band = pods_[it->second].band;
+        depth = ledger_.pod(it->second).cascade + 1;
+        band = ledger_.pod(it->second).band;
       }
     } else if (auto it = by_group_.find(preemptor); it != by_group_.end()) {
       depth = workloads_[it->second].cascade + 1;
       band = band_of_workload_[it->second];
     }
-    if (band) {
-      BandReport& caused = bands_[*band].report;
-      ++caused.preemptions_caused;
-      caused.cascade_depth = std::max(caused.cascade_depth, depth);
-    }
-    v.state = PodState::kTerminating;
-    v.evicted_depth = depth;
-    BandReport& suffered = bands_[v.band].report;
-    ++suffered.preemptions;
-    suffered.lost_cpu_seconds += static_cast<double>(v.milli_cpu) / 1000.0 * static_cast<double>(now - v.started) / kSecond;
+    ledger_.Preempted(*idx, band, depth, now);
     // A ReplicaSet replaces a terminating pod at once (it counts only active pods). A Job with a
     // podFailurePolicy replaces it once it has terminated (podReplacementPolicy Failed, the only
     // one the API allows with that policy): OnTerminated.
@@ -417,21 +343,18 @@ class Day {
 
   void OnTerminated(const model::Pod& pod) {
     auto idx = IndexOf(pod.uid);
-    if (!idx || *idx >= pods_.size()) return;
-    SimPod& p = pods_[*idx];
+    if (!idx || *idx >= ledger_.pods()) return;
+    SimPod& p = ledger_.pod(*idx);
     if (p.state == PodState::kLost && p.node != kGone) {
       // A pod its node's failure stopped, evicted by a preemption before the taint manager's
       // eviction: it leaves now, and the taint manager finds it gone.
-      Account();
-      used_milli_cpu_ -= p.milli_cpu;
+      ledger_.Left(*idx, sim_.clock().Now());
       p.node = kGone;
       to_replace_.emplace_back(*idx, p.cascade);
       return;
     }
     if (p.state != PodState::kTerminating) return;
-    Account();
-    p.state = PodState::kPreempted;
-    used_milli_cpu_ -= p.milli_cpu;
+    ledger_.Terminated(*idx, sim_.clock().Now());
     if (workloads_[p.workload].arrival->kind != ArrivalKind::kDeployment) to_replace_.emplace_back(*idx, p.evicted_depth);
   }
 
@@ -439,7 +362,7 @@ class Day {
   // them, as the controllers see the terminating pods through their informers).
   Status Replace() {
     for (const auto& [idx, depth] : to_replace_) {
-      const uint32_t w = pods_[idx].workload;
+      const uint32_t w = ledger_.pod(idx).workload;
       if (workloads_[w].ended || workloads_[w].arrival->kind == ArrivalKind::kPod) continue;
       MakePod(w, depth);
     }
@@ -473,10 +396,9 @@ class Day {
       ARBITER_RETURN_IF_ERROR(SetUnreachable(n, true));
       // The pods running there stop now; their work is lost.
       for (uint32_t idx : on_node_[n]) {
-        SimPod& p = pods_[idx];
+        SimPod& p = ledger_.pod(idx);
         if (p.state != PodState::kRunning || p.node != n) continue;
-        p.state = PodState::kLost;
-        ++bands_[p.band].report.node_failure_losses;
+        ledger_.NodeLost(idx);
         lost_on_node_[n].push_back(idx);
       }
       on_node_[n].clear();
@@ -489,11 +411,10 @@ class Day {
     if (e.kind == EventKind::kNodeEvict) {
       // The taint manager evicts them; their controllers replace them.
       for (uint32_t idx : lost_on_node_[n]) {
-        SimPod& p = pods_[idx];
+        SimPod& p = ledger_.pod(idx);
         if (p.node == kGone) continue;  // already left (OnTerminated)
-        Account();
         ARBITER_RETURN_IF_ERROR(sim_.RemoveBoundPod(kUidPrefix + std::to_string(idx)));
-        used_milli_cpu_ -= p.milli_cpu;
+        ledger_.Left(idx, now);
         p.node = kGone;
         to_replace_.emplace_back(idx, p.cascade);
       }
@@ -510,7 +431,7 @@ class Day {
       return NodeEvent(e);
     }
     if (e.kind == EventKind::kCompletion) {
-      SimPod& p = pods_[e.id];
+      SimPod& p = ledger_.pod(e.id);
       if (p.state != PodState::kRunning) return Status::Ok();  // preempted before it finished
       ARBITER_RETURN_IF_ERROR(Complete(e.id));
       return Status::Ok();
@@ -518,102 +439,44 @@ class Day {
     SimWorkload& work = workloads_[e.id];
     work.ended = true;
     for (uint32_t idx : work.pods) {
-      SimPod& p = pods_[idx];
+      SimPod& p = ledger_.pod(idx);
       if (p.state == PodState::kRunning) {
         ARBITER_RETURN_IF_ERROR(Complete(idx));
       } else if (p.state == PodState::kPending) {
         sim_.RemovePendingPod(kUidPrefix + std::to_string(idx));
-        p.state = PodState::kWithdrawn;
-        --pending_;
-        ++bands_[p.band].report.withdrawn;
+        ledger_.Withdrawn(idx);
       }
     }
     return Status::Ok();
   }
 
   Status Complete(uint32_t idx) {
-    SimPod& p = pods_[idx];
-    Account();
     ARBITER_RETURN_IF_ERROR(sim_.RemoveBoundPod(kUidPrefix + std::to_string(idx)));
-    p.state = PodState::kCompleted;
-    used_milli_cpu_ -= p.milli_cpu;
-    ++bands_[p.band].report.completed;
+    ledger_.Completed(idx, sim_.clock().Now());
     return Status::Ok();
   }
 
   // ---- Utilisation and progress ------------------------------------------------------------
 
-  // Adds the time since the last change at the current use, and the samples it passed.
-  void Account() {
-    const Timestamp now = sim_.clock().Now();
-    const double share =
-        allocatable_milli_cpu_ > 0 ? static_cast<double>(used_milli_cpu_) / static_cast<double>(allocatable_milli_cpu_) : 0;
-    const Timestamp end = kStart + options_.duration_seconds * kSecond;
-    while (next_sample_ <= now && next_sample_ < end) {
-      samples_.push_back({(next_sample_ - kStart) / kSecond, share});
-      next_sample_ += sample_every_;
-    }
-    if (now > last_account_) {
-      cpu_time_ += share * static_cast<double>(now - last_account_);
-      last_account_ = now;
-    }
-  }
+  void Account() { ledger_.Account(sim_.clock().Now()); }
 
   void Tick() {
     if (!options_.progress || ++ticks_ % 2000 != 0) return;
     options_.progress({(sim_.clock().Now() - kStart) / kSecond, options_.duration_seconds,
-                       static_cast<int64_t>(pods_.size()), pending_});
+                       static_cast<int64_t>(ledger_.pods()), ledger_.pending()});
   }
 
   StatusOr<Report> Finish(const std::string& config_name) {
-    Report r;
-    r.config = config_name;
-    r.nodes = static_cast<int64_t>(cluster_.nodes.size());
-    r.duration_seconds = options_.duration_seconds;
-    r.arrivals = static_cast<int64_t>(workloads_.size());
-    r.cycles = cycles_;
-    r.node_failures = node_failures_;
-    for (const SimPod& p : pods_) {
-      if (p.state == PodState::kRunning) ++bands_[p.band].report.running_at_end;
-      if (p.state == PodState::kPending) ++bands_[p.band].report.pending_at_end;
-    }
-    std::vector<float> all;
-    BandReport& t = r.totals;
-    t.name = "total";
-    for (BandStats& b : bands_) {
-      all.insert(all.end(), b.pending_seconds.begin(), b.pending_seconds.end());
-      b.report.pending_seconds = Of(b.pending_seconds);
-      const BandReport& x = b.report;
-      t.pods += x.pods;
-      t.scheduled += x.scheduled;
-      t.completed += x.completed;
-      t.withdrawn += x.withdrawn;
-      t.node_failure_losses += x.node_failure_losses;
-      t.running_at_end += x.running_at_end;
-      t.pending_at_end += x.pending_at_end;
-      t.preemptions += x.preemptions;
-      t.preemptions_caused += x.preemptions_caused;
-      t.lost_cpu_seconds += x.lost_cpu_seconds;
-      t.cascade_depth = std::max(t.cascade_depth, x.cascade_depth);
-      r.bands.push_back(x);
-    }
-    t.pending_seconds = Of(all);
-    std::stable_sort(r.bands.begin(), r.bands.end(), [](const BandReport& a, const BandReport& b) {
-      return a.priority != b.priority ? a.priority > b.priority : a.name < b.name;
-    });
-    r.utilisation = options_.duration_seconds > 0
-                        ? cpu_time_ / static_cast<double>(options_.duration_seconds * kSecond)
-                        : 0;
-    r.samples = std::move(samples_);
-    return r;
+    return ledger_.Finish(config_name, static_cast<int64_t>(cluster_.nodes.size()),
+                          static_cast<int64_t>(workloads_.size()), cycles_, node_failures_);
   }
 
   const manifest::ClusterObjects& cluster_;
   const std::vector<Arrival>& arrivals_;
   SimulateOptions options_;
+  Ledger ledger_{kStart, options_};
   Rng rng_;
   sim::ClusterSimulation sim_;
-  std::vector<SimPod> pods_;
   std::vector<model::Node> nodes_;
   std::unordered_map<std::string, uint32_t> node_index_;  // lookup only
   std::vector<std::vector<uint32_t>> on_node_;       // pods bound there since its last failure
@@ -622,8 +485,6 @@ class Day {
   int64_t node_failures_ = 0;
   std::vector<SimWorkload> workloads_;
   std::vector<uint32_t> band_of_workload_;
-  std::vector<BandStats> bands_;
-  std::map<std::string, uint32_t> band_index_;
   // Lookups only (never iterated): pods by namespace/name, gangs by their group.
   std::unordered_map<std::string, uint32_t> by_key_;
   std::unordered_map<std::string, uint32_t> by_group_;
@@ -631,16 +492,8 @@ class Day {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;
   std::vector<std::pair<uint32_t, int32_t>> to_replace_;  // victim, depth of its preemption
-  int64_t pending_ = 0;
   int64_t cycles_ = 0;
   uint64_t ticks_ = 0;
-  int64_t allocatable_milli_cpu_ = 0;
-  int64_t used_milli_cpu_ = 0;
-  double cpu_time_ = 0;  // integral of the used share over time, in microseconds
-  Timestamp last_account_ = 0;
-  Timestamp next_sample_ = 0;
-  Duration sample_every_ = kSecond;
-  std::vector<UtilisationSample> samples_;
 };
 
 }  // namespace
