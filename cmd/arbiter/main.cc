@@ -97,6 +97,17 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--seed", simulate.seed, "Seed of the random source (the workload, tie-breaks, names)");
   simulate_cmd->add_option("--compare", simulate.compare,
                            "Also simulate under this KubeSchedulerConfiguration and report both");
+  simulate_cmd->add_flag("--nomad", simulate.nomad,
+                         "Simulate under Nomad's semantics: jobs of allocations, its eval broker, scheduler and "
+                         "preemption (docs/simulate.md)");
+  simulate_cmd->add_option("--nomad-preemption", simulate.nomad_preemption,
+                           "Nomad mode: the job types whose scheduler may preempt, comma-separated (system, sysbatch, "
+                           "batch, service) or none; Nomad's default: system");
+  simulate_cmd->add_option("--compare-nomad-preemption", simulate.compare_nomad_preemption,
+                           "Nomad mode: also simulate with these job types preempting, and report both");
+  simulate_cmd->add_option("--priority-delta", simulate.nomad_priority_delta,
+                           "Nomad mode: how far below the placing job a victim's priority must be (Nomad: 10)")
+      ->check(CLI::Range(0, 100));
   simulate_cmd->add_option("-o,--output", simulate.output, "Report format")
       ->check(CLI::IsMember({"table", "json", "html"}));
   simulate_cmd->add_option("--output-file", simulate.output_file, "Write the report to FILE instead of stdout");

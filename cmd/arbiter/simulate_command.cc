@@ -17,6 +17,7 @@
 #include "arbiter/model/quantity.h"
 #include "arbiter/simulate/convert.h"
 #include "arbiter/simulate/day_simulation.h"
+#include "arbiter/simulate/nomad_day.h"
 #include "arbiter/simulate/report.h"
 #include "arbiter/simulate/workload.h"
 #include "html_file.h"
@@ -73,6 +74,41 @@ void PrintTable(const simulate::Report& r, std::ostream& out) {
   };
   for (const auto& b : r.bands) row(b, false);
   row(r.totals, true);
+}
+
+// "system,batch" (or "none") as Nomad's PreemptionConfig.
+StatusOr<nomad::PreemptionConfig> PreemptionTypes(const std::string& flag, const std::string& list) {
+  nomad::PreemptionConfig c;
+  c.system = c.sysbatch = c.batch = c.service = false;
+  if (list == "none") return c;
+  std::stringstream in(list);
+  std::string type;
+  bool any = false;
+  while (std::getline(in, type, ',')) {
+    any = true;
+    if (type == "system") {
+      c.system = true;
+    } else if (type == "sysbatch") {
+      c.sysbatch = true;
+    } else if (type == "batch") {
+      c.batch = true;
+    } else if (type == "service") {
+      c.service = true;
+    } else {
+      return InvalidArgument(flag + ": \"" + type +
+                             "\" is not a Nomad job type (system, sysbatch, batch, service; or none for no preemption)");
+    }
+  }
+  if (!any) return InvalidArgument(flag + ": give job types (system, sysbatch, batch, service) or none");
+  return c;
+}
+
+std::string NomadConfigName(const nomad::PreemptionConfig& c) {
+  std::string types;
+  for (auto [on, name] : {std::pair{c.system, "system"}, {c.sysbatch, "sysbatch"}, {c.batch, "batch"}, {c.service, "service"}}) {
+    if (on) types += (types.empty() ? "" : ",") + std::string(name);
+  }
+  return "nomad (preemption: " + (types.empty() ? std::string("none") : types) + ")";
 }
 
 }  // namespace
@@ -133,6 +169,29 @@ int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostre
     err << me << "give --workload or --generate, not both\n";
     return kInvalid;
   }
+  // Nomad mode's flags, and the Kubernetes ones it does not read.
+  std::vector<std::pair<nomad::PreemptionConfig, std::string>> nomad_configs;
+  if (flags.nomad) {
+    if (!flags.compare.empty()) {
+      err << me << "--compare takes a KubeSchedulerConfiguration, which Nomad's scheduler does not read; with --nomad, "
+                   "compare preemption settings with --compare-nomad-preemption\n";
+      return kInvalid;
+    }
+    for (const auto& [flag, list] : {std::pair{std::string("--nomad-preemption"), flags.nomad_preemption},
+                                     {std::string("--compare-nomad-preemption"), flags.compare_nomad_preemption}}) {
+      if (list.empty() && flag != "--nomad-preemption") continue;
+      auto c = PreemptionTypes(flag, list);
+      if (!c.ok()) {
+        err << me << c.status().message() << "\n";
+        return kInvalid;
+      }
+      nomad_configs.emplace_back(*c, NomadConfigName(*c));
+    }
+  } else if (flags.nomad_preemption != "system" || !flags.compare_nomad_preemption.empty() ||
+             flags.nomad_priority_delta != model::kNomadPriorityDelta) {
+    err << me << "--nomad-preemption, --compare-nomad-preemption and --priority-delta are for Nomad mode: add --nomad\n";
+    return kInvalid;
+  }
 
   // The cluster.
   std::vector<manifest::InputFile> files;
@@ -154,6 +213,25 @@ int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostre
     err << me << cluster.pods.front().origin.ToString()
         << ": the cluster files hold pods; the workload brings every pod (--workload or --generate)\n";
     return kInvalid;
+  }
+  if (flags.nomad) {
+    // What Nomad's scheduler would not read is refused, not ignored.
+    if (cluster.config) {
+      err << me << cluster.config->origin.ToString()
+          << ": Nomad's scheduler reads no KubeSchedulerConfiguration (--nomad); remove it or drop --nomad\n";
+      return kInvalid;
+    }
+    if (!cluster.pdbs.empty()) {
+      err << me << cluster.pdbs.front().origin.ToString()
+          << ": Nomad's scheduler reads no PodDisruptionBudget (--nomad); remove it or drop --nomad\n";
+      return kInvalid;
+    }
+    for (const auto& [node, origin] : cluster.nodes) {
+      if (!node.taints.empty()) {
+        err << me << origin.ToString() << ": Nomad's scheduler reads no taints (--nomad); remove them or drop --nomad\n";
+        return kInvalid;
+      }
+    }
   }
   if (cluster.nodes.empty()) {
     for (int64_t i = 0; i < flags.nodes; ++i) cluster.nodes.push_back(GeneratedNode(i));
@@ -264,10 +342,30 @@ int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostre
         err << line << std::flush;
       };
     }
-    auto r = simulate::Simulate(c, name, arrivals, o);
+    StatusOr<simulate::Report> r = InvalidArgument("no engine");
+    if (flags.nomad) {
+      simulate::NomadSimulateOptions n;
+      n.priority_delta = flags.nomad_priority_delta;
+      for (const auto& [config, config_name] : nomad_configs) {
+        if (config_name == name) n.preemption = config;
+      }
+      r = simulate::SimulateNomad(c, name, arrivals, o, n);
+    } else {
+      r = simulate::Simulate(c, name, arrivals, o);
+    }
     if (show) err << "\n";
     return r;
   };
+  if (flags.nomad) {
+    primary_name = nomad_configs.front().second;
+    if (nomad_configs.size() > 1) {
+      if (nomad_configs[1].second == primary_name) {
+        err << me << "--compare-nomad-preemption: the same job types as --nomad-preemption\n";
+        return kInvalid;
+      }
+      other = cluster;
+    }
+  }
   auto report = run(cluster, primary_name);
   if (!report.ok()) {
     err << me << report.status().message() << "\n";
@@ -275,7 +373,7 @@ int RunSimulateCommand(const SimulateFlags& flags, std::ostream& out, std::ostre
   }
   std::optional<simulate::Report> compared;
   if (other) {
-    auto r = run(*other, flags.compare);
+    auto r = run(*other, flags.nomad ? nomad_configs[1].second : flags.compare);
     if (!r.ok()) {
       err << me << r.status().message() << "\n";
       return r.status().code() == StatusCode::kInvalidArgument ? kInvalid : 1;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/model/best_fit_victims.h"
+
 namespace arbiter::cmd {
 
 struct SimulateFlags {
@@ -24,6 +26,10 @@ struct SimulateFlags {
   std::string output = "table";    // table, json or html
   std::string output_file;
   bool progress = false;           // force the progress line even when stderr is not a terminal
+  bool nomad = false;              // Nomad's semantics
+  std::string nomad_preemption = "system";   // job types whose scheduler may preempt
+  std::string compare_nomad_preemption;      // another such list to simulate beside
+  int32_t nomad_priority_delta = model::kNomadPriorityDelta;
 };
 
 // `arbiter simulate convert --from FORMAT INPUT... -o FILE.jsonl`.

@@ -25,9 +25,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The virtual clock starts at 2026-01-01T00:00:00Z.
-constexpr Timestamp kStart = 1767225600LL * kSecond;
-constexpr const char* kNoClassBand = "(no class)";
+constexpr Timestamp kStart = kSimulationStart;
 constexpr const char* kUidPrefix = "sim-";
 // The node lifecycle controller's taint for a node that stopped reporting, and how long the
 // API's default toleration keeps a pod on it (DefaultTolerationSeconds).
@@ -45,13 +43,7 @@ struct SimWorkload {
 
 enum class EventKind : uint8_t { kCompletion, kDeploymentEnd, kNodeFail, kNodeEvict, kNodeRepair };
 
-struct Event {
-  Timestamp at = 0;
-  uint64_t seq = 0;
-  EventKind kind = EventKind::kCompletion;
-  uint32_t id = 0;
-  bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
-};
+using Event = ClockEvent<EventKind>;
 
 class Day {
  public:
@@ -372,10 +364,7 @@ class Day {
 
   // The next failure of node `n` after `after`: exponential gaps at the configured rate.
   void ScheduleFailure(uint32_t n, Timestamp after) {
-    const double unit = (static_cast<double>(failure_rng_.Next() >> 11) + 0.5) / 9007199254740992.0;
-    const double days = -std::log(unit) / options_.node_failures_per_day;
-    const double us = std::min(days * 86400.0 * kSecond, 1e15);
-    events_.push({after + static_cast<Timestamp>(us), seq_++, EventKind::kNodeFail, n});
+    events_.push({NextNodeFailure(failure_rng_, after, options_.node_failures_per_day), seq_++, EventKind::kNodeFail, n});
   }
 
   Status SetUnreachable(uint32_t n, bool unreachable) {
@@ -498,8 +487,8 @@ class Day {
 
 }  // namespace
 
-StatusOr<Report> Simulate(const manifest::ClusterObjects& cluster, const std::string& config_name,
-                          const std::vector<Arrival>& arrivals, const SimulateOptions& options) {
+Status CheckSimulation(const manifest::ClusterObjects& cluster, const std::vector<Arrival>& arrivals,
+                       const SimulateOptions& options) {
   if (options.duration_seconds <= 0) return InvalidArgument("the duration must be positive");
   if (cluster.nodes.empty()) return InvalidArgument("the cluster has no nodes");
   // Every class an arrival names exists, before a day is spent on the arrivals before it.
@@ -511,6 +500,12 @@ StatusOr<Report> Simulate(const manifest::ClusterObjects& cluster, const std::st
                              "\": the cluster has no PriorityClass of that name");
     }
   }
+  return Status::Ok();
+}
+
+StatusOr<Report> Simulate(const manifest::ClusterObjects& cluster, const std::string& config_name,
+                          const std::vector<Arrival>& arrivals, const SimulateOptions& options) {
+  ARBITER_RETURN_IF_ERROR(CheckSimulation(cluster, arrivals, options));
   Day day(cluster, arrivals, options);
   return day.Run(config_name);
 }

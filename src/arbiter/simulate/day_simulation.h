@@ -104,6 +104,11 @@ struct Report {
 // The cluster: nodes, PriorityClasses, namespaces, budgets and the scheduler's configuration
 // (its pods, if any, are ignored: the workload brings the pods). `config_name` names it in the
 // report.
+// What every engine checks before a day is spent: a positive duration, nodes, and every class an
+// arrival names.
+Status CheckSimulation(const manifest::ClusterObjects& cluster, const std::vector<Arrival>& arrivals,
+                       const SimulateOptions& options);
+
 StatusOr<Report> Simulate(const manifest::ClusterObjects& cluster, const std::string& config_name,
                           const std::vector<Arrival>& arrivals, const SimulateOptions& options);
 

@@ -20,6 +20,13 @@ Percentiles NearestRank(std::vector<float>& v) {
   return p;
 }
 
+Timestamp NextNodeFailure(Rng& rng, Timestamp after, double per_day) {
+  const double unit = (static_cast<double>(rng.Next() >> 11) + 0.5) / 9007199254740992.0;
+  const double days = -std::log(unit) / per_day;
+  const double us = std::min(days * 86400.0 * kSecond, 1e15);
+  return after + static_cast<Timestamp>(us);
+}
+
 Ledger::Ledger(Timestamp start, const SimulateOptions& options)
     : start_(start), duration_seconds_(options.duration_seconds) {
   sample_every_ =

@@ -21,10 +21,32 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/base/rng.h"
 #include "arbiter/base/time.h"
 #include "arbiter/simulate/day_simulation.h"
 
 namespace arbiter::simulate {
+
+// The virtual clock starts at 2026-01-01T00:00:00Z.
+inline constexpr Timestamp kSimulationStart = 1767225600LL * kSecond;
+
+// The band of pods without a PriorityClass.
+inline constexpr const char* kNoClassBand = "(no class)";
+
+// A node's next failure after `after`, at `per_day` failures per node per day: a Poisson
+// process (exponential gaps), drawn from `rng`.
+Timestamp NextNodeFailure(Rng& rng, Timestamp after, double per_day);
+
+// An event on the virtual clock, of an engine's `Kind`, about its object `id`: earlier first,
+// then in the order they were made (a total order: `seq` is unique).
+template <typename Kind>
+struct ClockEvent {
+  Timestamp at = 0;
+  uint64_t seq = 0;
+  Kind kind{};
+  uint32_t id = 0;
+  bool operator>(const ClockEvent& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+};
 
 enum class PodState : uint8_t { kPending, kRunning, kTerminating, kCompleted, kPreempted, kWithdrawn, kLost };
 
