@@ -117,6 +117,9 @@ struct NomadWork {
   uint64_t eval_seq = 0;         // the pending evaluation's place in the broker (older first)
   Timestamp evaluated_at = -1;
   uint32_t evaluations_then = 0;  // evaluations at `evaluated_at`, for the seed
+  // Where the node change log stood when the job last failed to place an allocation (SIZE_MAX:
+  // it has not failed since it last placed everything).
+  size_t failed_at = SIZE_MAX;
 };
 
 enum class NomadEventKind : uint8_t { kCompletion, kServiceEnd, kUnblock, kNodeFail, kNodeRepair };
@@ -182,6 +185,7 @@ class NomadDay {
     view_.preemption = nomad_.preemption;
     for (const nomad::Node& n : nodes_) view_.nodes.push_back(&n);
     view_.on_node.resize(nodes_.size());
+    seen_.assign(nodes_.size(), 0);
     // Bands and their Nomad priorities.
     std::vector<std::pair<std::string, int32_t>> classes;
     std::vector<std::pair<int32_t, std::string>> order;
@@ -296,7 +300,10 @@ class NomadDay {
     // skipped elsewhere: the answers known without running the scheduler change no other.
     if (work.evaluated_at != now_) work.evaluated_at = now_, work.evaluations_then = 0;
     const uint64_t seed = Mix(Mix(Mix(options_.seed, w), static_cast<uint64_t>(now_)), work.evaluations_then++);
-    if (options_.fast_paths && !MayPlace(work)) return;
+    if (options_.fast_paths && (!MayPlace(work) || !AChangedNodeMayTake(work))) {
+      work.failed_at = changes_.size();
+      return;
+    }
     work.job.groups[0].count = work.live + static_cast<int64_t>(work.waiting.size());
     nomad::PlannerOptions o;
     o.seed = seed;
@@ -309,6 +316,42 @@ class NomadDay {
       for (const std::string& victim : p.preempted) Evict(IndexOf(victim), pod);
       Place(w, pod, p, !p.preempted.empty());
     }
+    works_[w].failed_at = works_[w].waiting.empty() ? SIZE_MAX : changes_.size();
+  }
+
+  // Whether a node changed since the job last failed might take one of its allocations. Nomad's
+  // scheduler judges each node by its own allocations, the job and its ask: on a node unchanged
+  // since a failure, the same allocation fails again, so only changed nodes can make a difference.
+  bool AChangedNodeMayTake(const NomadWork& work) {
+    if (work.failed_at == SIZE_MAX) return true;
+    ++stamp_;
+    for (size_t i = work.failed_at; i < changes_.size(); ++i) {
+      const uint32_t n = changes_[i];
+      if (seen_[n] == stamp_) continue;
+      seen_[n] = stamp_;
+      if (NodeMayTake(n, work)) return true;
+    }
+    return false;
+  }
+
+  // A necessary condition for an allocation of the job on node `n`: it fits in what is free, or
+  // (with the job type's preemption on) in what is free and what the delta rule lets it evict.
+  bool NodeMayTake(uint32_t n, const NomadWork& work) const {
+    const nomad::Node& node = nodes_[n];
+    if (!node.eligible) return false;
+    const bool may_preempt = view_.preemption.For(work.job.type);
+    nomad::Resources free = node.capacity, evictable;
+    for (const nomad::Alloc* a : view_.on_node[n]) {
+      free -= a->resources;
+      if (may_preempt && model::PriorityDeltaAllows(work.job.priority, a->job_priority, nomad_.priority_delta) &&
+          !(a->job_id == work.job.id && a->ns == work.job.ns)) {
+        evictable += a->resources;
+      }
+    }
+    const nomad::Resources ask = work.job.groups[0].Ask();
+    if (free.Covers(ask)) return true;
+    free += evictable;
+    return may_preempt && free.Covers(ask);
   }
 
   // Whether Nomad's scheduler might place one allocation of the job now (RoomIndex).
@@ -344,6 +387,7 @@ class NomadDay {
     view_.on_node[n].push_back(&a);
     view_.by_job[work.key].push_back(&a);
     rooms_.Change(n, a.job_priority, a.resources, 1);
+    changes_.push_back(n);
     ++work.live;
     ledger_.Bound(pod, now_);
     ledger_.pod(pod).node = n;
@@ -364,6 +408,7 @@ class NomadDay {
     auto& own = view_.by_job[work.key];
     own.erase(std::find(own.begin(), own.end(), a));
     rooms_.Change(n, a->job_priority, a->resources, -1);
+    changes_.push_back(n);
     a->desired_status = desired;
     a->client_status = client;
     --work.live;
@@ -424,6 +469,7 @@ class NomadDay {
       case NomadEventKind::kNodeRepair:
         nodes_[e.id].eligible = true;
         rooms_.SetEligible(e.id, true);
+        changes_.push_back(e.id);
         ScheduleFailure(e.id, now_);
         Unblock();
         return;
@@ -438,6 +484,7 @@ class NomadDay {
     ++node_failures_;
     nodes_[n].eligible = false;
     rooms_.SetEligible(n, false);
+    changes_.push_back(n);
     // Its allocations are lost, and their jobs place replacements.
     const std::vector<const nomad::Alloc*> lost = view_.on_node[n];
     for (const nomad::Alloc* a : lost) {
@@ -470,6 +517,9 @@ class NomadDay {
   std::unordered_map<std::string, uint32_t> node_index_;  // lookup only
   nomad::ClusterView view_;
   RoomIndex rooms_;
+  std::vector<uint32_t> changes_;  // every node change, in order (allocations, eligibility)
+  std::vector<uint64_t> seen_;     // per node: the last scan that looked at it
+  uint64_t stamp_ = 0;
   std::deque<nomad::Alloc> allocs_;          // every allocation placed (addresses stable)
   std::vector<nomad::Alloc*> alloc_of_;      // per ledger pod: its allocation once placed
   std::map<std::string, int32_t> priorities_;
