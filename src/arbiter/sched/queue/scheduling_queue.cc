@@ -193,11 +193,18 @@ void SchedulingQueue::Regroup(const UnitOf& unit_of) {
   };
   std::vector<Move> moves;
   std::vector<std::pair<Entry*, int32_t>> repriced;
-  for (auto& [key, e] : entries_) {  // std::map: a deterministic order
-    if (e->where == Entry::Where::kGated && !e->gated_group.empty()) {
-      std::tie(e->gated_group, e->gated_priority) = unit_of(*e->info.pod);
-      continue;
-    }
+  // Lone pods gated until their group can be scheduled: each takes its unit anew (in any order:
+  // nothing is moved for them).
+  for (Entry* e : gated_) {
+    if (!e->gated_group.empty()) std::tie(e->gated_group, e->gated_priority) = unit_of(*e->info.pod);
+  }
+  // Group entries: keyed "group:..." (UnitKey), so they are one run of the map, in its order.
+  // Only they are visited, not every pending pod: a day adds a group for each gang that arrives.
+  static constexpr std::string_view kGroupPrefix = "group:";
+  for (auto it = entries_.lower_bound(std::string(kGroupPrefix));
+       it != entries_.end() && std::string_view(it->first).substr(0, kGroupPrefix.size()) == kGroupPrefix; ++it) {
+    const std::string& key = it->first;
+    Entry* e = it->second.get();
     if (e->info.group.empty() || e->where == Entry::Where::kInFlight) continue;
     for (const auto& m : e->info.members) {
       auto [group, priority] = unit_of(*m);
@@ -205,7 +212,7 @@ void SchedulingQueue::Regroup(const UnitOf& unit_of) {
         auto q = e->info.member_queueing.find(m->uid());
         moves.push_back({m, group, priority, q != e->info.member_queueing.end() ? q->second.timestamp : e->info.timestamp});
       } else if (priority != e->info.priority) {
-        repriced.emplace_back(e.get(), priority);
+        repriced.emplace_back(e, priority);
       }
     }
   }

@@ -175,6 +175,7 @@ class SchedulingQueue {
   void CompactMembers(Entry* e);
   // Sets the queue timestamp of the members a cycle tried (`tried`'s) to now.
   void RefreshTriedMembers(const QueuedPodInfo& tried, std::map<std::string, MemberQueueing>& queueing) const;
+  // Group entries sort before lone pods and together (Regroup visits them as one run).
   static std::string UnitKey(const QueuedPodInfo& info) {
     return info.group.empty() ? "pod:" + info.pod->uid() : "group:" + info.group;
   }
