@@ -26,12 +26,21 @@ GroupNode MakeNode(const G& g, bool composite, int32_t min, uint64_t order) {
 
 }  // namespace
 
+void GroupIndex::Index(const std::string& key) {
+  auto it = groups_.find(key);
+  by_key_[it->first] = &it->second;
+}
+
 void GroupIndex::AddPodGroup(const model::PodGroup& g) {
-  groups_[g.Key()] = MakeNode(g, false, g.min_count, groups_.size());
+  const std::string key = g.Key();
+  groups_[key] = MakeNode(g, false, g.min_count, groups_.size());
+  Index(key);
 }
 
 void GroupIndex::AddCompositePodGroup(const model::CompositePodGroup& g) {
-  groups_[g.Key()] = MakeNode(g, true, g.min_group_count, groups_.size());
+  const std::string key = g.Key();
+  groups_[key] = MakeNode(g, true, g.min_group_count, groups_.size());
+  Index(key);
 }
 
 void GroupIndex::Finalize() {
@@ -104,8 +113,8 @@ void GroupIndex::Finalize() {
 }
 
 const GroupNode* GroupIndex::Find(const std::string& key) const {
-  auto it = groups_.find(key);
-  return it == groups_.end() ? nullptr : &it->second;
+  auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : it->second;
 }
 
 const GroupNode* GroupIndex::PodGroupOf(const model::Pod& pod) const {
@@ -113,9 +122,9 @@ const GroupNode* GroupIndex::PodGroupOf(const model::Pod& pod) const {
   // Called for every pod preemption looks at: the key is built in a reused buffer.
   thread_local std::string key;
   key.assign(pod.ns).append(1, '/').append(pod.pod_group_name);
-  auto it = groups_.find(std::string_view(key));
-  if (it == groups_.end() || it->second.composite) return nullptr;
-  return &it->second;
+  auto it = by_key_.find(std::string_view(key));
+  if (it == by_key_.end() || it->second->composite) return nullptr;
+  return it->second;
 }
 
 int32_t GroupIndex::EffectivePriority(const model::Pod& pod) const {

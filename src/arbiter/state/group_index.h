@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "arbiter/model/objects.h"
@@ -51,6 +53,12 @@ struct GroupNode {
 
 class GroupIndex {
  public:
+  // Not copyable: its lookups and its order point into its own map (moving keeps them valid).
+  GroupIndex() = default;
+  GroupIndex(const GroupIndex&) = delete;
+  GroupIndex& operator=(const GroupIndex&) = delete;
+  GroupIndex(GroupIndex&&) = default;
+  GroupIndex& operator=(GroupIndex&&) = default;
   void AddPodGroup(const model::PodGroup& g);
   void AddCompositePodGroup(const model::CompositePodGroup& g);
   // Links parents and children and checks the hierarchies. Call after adding groups.
@@ -72,6 +80,10 @@ class GroupIndex {
  private:
   std::map<std::string, GroupNode, std::less<>> groups_;
   std::vector<const GroupNode*> order_;
+  // Lookups by key without string comparisons down the map (preemption looks up every victim's
+  // group): never iterated, so no decision depends on its order.
+  std::unordered_map<std::string_view, const GroupNode*> by_key_;
+  void Index(const std::string& key);
 };
 
 }  // namespace arbiter::state
