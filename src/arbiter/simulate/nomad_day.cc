@@ -232,15 +232,8 @@ class NomadDay {
     tg.tasks.push_back(std::move(task));
     work.job.groups.push_back(std::move(tg));
     work.key = a.ns + "/" + a.name;
-    if (cls.empty()) {
-      work.band = ledger_.AddBand(kNoClassBand, 0);
-    } else {
-      int32_t value = 0;
-      for (const auto& [pc, origin] : cluster_.priority_classes) {
-        if (pc.name == cls) value = pc.value;
-      }
-      work.band = ledger_.AddBand(cls, value);
-    }
+    // Every class is a band from Setup (CheckSimulation made sure the class exists).
+    work.band = ledger_.AddBand(cls.empty() ? kNoClassBand : cls, 0);
     works_.push_back(std::move(work));
     for (int32_t i = 0; i < a.count; ++i) Want(w, 0);
     if (a.kind == ArrivalKind::kDeployment) Push(AddSecondsCapped(now_, a.run_seconds), NomadEventKind::kServiceEnd, w);
@@ -311,12 +304,12 @@ class NomadDay {
     o.plan_applier = true;  // a real submission: the plan applier refuses a node that overflows
     const nomad::NomadPlan plan = nomad::PlanJob(view_, work.job, o);
     for (const nomad::Placement& p : plan.placements) {
-      const uint32_t pod = works_[w].waiting.front();
-      works_[w].waiting.pop_front();
+      const uint32_t pod = work.waiting.front();
+      work.waiting.pop_front();
       for (const std::string& victim : p.preempted) Evict(IndexOf(victim), pod);
       Place(w, pod, p, !p.preempted.empty());
     }
-    works_[w].failed_at = works_[w].waiting.empty() ? SIZE_MAX : changes_.size();
+    work.failed_at = work.waiting.empty() ? SIZE_MAX : changes_.size();
   }
 
   // Whether a node changed since the job last failed might take one of its allocations. Nomad's
