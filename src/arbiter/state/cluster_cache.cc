@@ -337,6 +337,17 @@ bool Snapshot::AddPod(PodInfoPtr pod) {
   return true;
 }
 
+size_t Snapshot::RemovePodsAt(size_t position, std::span<const PodInfo* const> pods) {
+  if (position >= infos_.size()) return 0;
+  NodeInfo& n = infos_[position];
+  const size_t with_affinity = n.pods_with_affinity().size();
+  const size_t removed = n.RemovePods(pods);
+  if (removed == 0) return 0;
+  Touch(position);
+  affinity_stale_ |= with_affinity != n.pods_with_affinity().size();
+  return removed;
+}
+
 bool Snapshot::RemovePod(const std::string& node, const std::string& uid) {
   auto it = index_.find(node);
   if (it == index_.end()) return false;

@@ -80,6 +80,9 @@ class Snapshot {
   // AddPod places `pod` on `pod->pod.node_name`; both return false for an unknown node or pod.
   bool AddPod(PodInfoPtr pod);
   bool RemovePod(const std::string& node, const std::string& uid);
+  // Removes `pods` from the node at `position` (IndexOf) in one pass over its pods, as RemovePod
+  // of each would; returns how many were there.
+  size_t RemovePodsAt(size_t position, std::span<const PodInfo* const> pods);
   // Takes a pod out of `node`'s nominated pods (a pod group member that the cycle places itself).
   bool DropNominatedPod(const std::string& node, const std::string& uid);
 

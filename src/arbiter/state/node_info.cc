@@ -57,21 +57,48 @@ bool NodeInfo::RemovePod(const std::string& uid) {
   const PodInfoPtr pod = *it;
   summaries_.erase(summaries_.begin() + (it - pods_.begin()));
   pods_.erase(it);
+  Forget(*pod);
+  generation_ = NextGeneration();
+  return true;
+}
+
+size_t NodeInfo::RemovePods(std::span<const PodInfo* const> gone) {
+  size_t kept = 0;
+  for (size_t i = 0; i < pods_.size(); ++i) {
+    const PodInfo& pod = *pods_[i];
+    if (std::any_of(gone.begin(), gone.end(), [&](const PodInfo* g) { return g->uid_hash == pod.uid_hash && g->uid() == pod.uid(); })) {
+      Forget(pod);
+      continue;
+    }
+    if (kept != i) {
+      pods_[kept] = std::move(pods_[i]);
+      summaries_[kept] = summaries_[i];
+    }
+    ++kept;
+  }
+  const size_t removed = pods_.size() - kept;
+  if (removed == 0) return 0;
+  pods_.resize(kept);
+  summaries_.resize(kept);
+  generation_ = NextGeneration();
+  return removed;
+}
+
+void NodeInfo::Forget(const PodInfo& pod) {
+  const std::string& uid = pod.uid();
   EraseByUid(pods_with_affinity_, uid);
   EraseByUid(pods_with_required_anti_affinity_, uid);
-  if (!pod->pod.pod_group_name.empty()) --group_members_;
-  Share(pod->pod, -1);
-  requested_.Sub(pod->pod.requests);
-  non_zero_cpu_ -= pod->non_zero_cpu;
-  non_zero_memory_ -= pod->non_zero_memory;
-  for (const auto& hp : pod->pod.host_ports) {
+  if (!pod.pod.pod_group_name.empty()) --group_members_;
+  Share(pod.pod, -1);
+  requested_.Sub(pod.pod.requests);
+  non_zero_cpu_ -= pod.non_zero_cpu;
+  non_zero_memory_ -= pod.non_zero_memory;
+  for (const auto& hp : pod.pod.host_ports) {
     auto p = std::find_if(used_ports_.begin(), used_ports_.end(), [&](const model::HostPort& u) {
       return u.port == hp.port && u.protocol == hp.protocol && u.host_ip == hp.host_ip;
     });
     if (p != used_ports_.end()) used_ports_.erase(p);
   }
-  generation_ = NextGeneration();
-  return true;
 }
 
 bool NodeInfo::CouldMakeRoomFor(const model::Pod& p) const {

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,9 @@ class NodeInfo {
   void AddPod(PodInfoPtr pod);
   // Removes the pod with this UID; returns false if it is not on the node.
   bool RemovePod(const std::string& uid);
+  // Removes each pod of `gone` that is on the node (by UID), in one pass over the node's
+  // pods: the node is as RemovePod of each in turn leaves it. Returns how many were removed.
+  size_t RemovePods(std::span<const PodInfo* const> gone);
 
  private:
   model::Resources requested_;
@@ -167,6 +171,8 @@ class NodeInfo {
   };
   std::vector<PriorityShare> shares_;  // invariant 5
   Room group_share_;
+  // Takes `pod` out of every aggregate but `pods` and `summaries` (RemovePod's bookkeeping).
+  void Forget(const PodInfo& pod);
   // Counts `p` in (sign +1) or out of (-1) the shares.
   void Share(const model::Pod& p, int sign);
   uint64_t generation_ = 0;

@@ -206,7 +206,9 @@ class TreeCache {
       if (parsed) ++parsed_;
       // Only a version just written is protected for a while: a tree parsed for a reader (a
       // controller's scan, say) may go as soon as the reader lets go of it.
-      ring_.push_back({rep, bytes, parsed ? 0 : SteadyMillis()});
+      // (Its time is the earliest there is, not 0: on a machine up for less than the minimum
+      // age, 0 would count as young.)
+      ring_.push_back({rep, bytes, parsed ? std::numeric_limits<int64_t>::min() : SteadyMillis()});
       bytes_ += bytes;
       // Entries of bodies gone count until the hand reaches them, so the ring stays bounded by
       // the budget too.

@@ -136,6 +136,7 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
     pod_class_ = PodClassOf(pod);
     if (verdicts_structure_ != snapshot_.structure_version()) {
       verdict_classes_.clear();  // node positions may have changed
+      verdict_slot_.clear();
       verdicts_structure_ = snapshot_.structure_version();
     }
     verdicts_ = &VerdictsOf(pod_class_);
@@ -301,9 +302,10 @@ const Status& Scheduler::FilterNode(const CycleState& state, const PodInfo& pod,
 
 void Scheduler::Refresh(ClassVerdicts& c, size_t position, const NodeInfo& node, const CycleState& state,
                         const PodInfo& pod) {
-  if (c.by_node[position].generation == node.generation()) return;
+  CachedVerdict& entry = c.by_node[position];
+  if (entry.generation == node.generation() && entry.epoch == c.epoch) return;
   if (c.complete) Count(c, position, node, pod, -1);
-  c.by_node[position] = {node.generation(), framework_->RunFilterPluginsWithNominatedPods(state, pod, node)};
+  entry = {node.generation(), c.epoch, framework_->RunFilterPluginsWithNominatedPods(state, pod, node)};
   if (c.complete) Count(c, position, node, pod, +1);
 }
 
@@ -380,12 +382,7 @@ void Scheduler::ClassRejections::ForEachUnschedulable(size_t k, bool roomy_only,
 
 Scheduler::ClassVerdicts& Scheduler::VerdictsOf(uint64_t pod_class) {
   ClassVerdicts* slot = nullptr;
-  for (ClassVerdicts& c : verdict_classes_) {
-    if (c.pod_class == pod_class) {
-      slot = &c;
-      break;
-    }
-  }
+  if (auto it = verdict_slot_.find(pod_class); it != verdict_slot_.end()) slot = &verdict_classes_[it->second];
   if (slot == nullptr) {
     if (verdict_classes_.size() < VerdictClassLimit()) {
       verdict_classes_.reserve(kMaxVerdictClasses);  // never moved: a cycle's Rejections refer to one
@@ -397,12 +394,18 @@ Scheduler::ClassVerdicts& Scheduler::VerdictsOf(uint64_t pod_class) {
       slot = &*std::min_element(verdict_classes_.begin(), verdict_classes_.end(), [](const ClassVerdicts& a, const ClassVerdicts& b) {
         return std::pair(a.complete, a.last_used) < std::pair(b.complete, b.last_used);
       });
+      verdict_slot_.erase(slot->pod_class);
     }
+    verdict_slot_[pod_class] = static_cast<size_t>(slot - verdict_classes_.data());
   }
   if (slot->pod_class != pod_class || slot->by_node.size() != snapshot_.size()) {  // made afresh
+    // The entries' storage is kept: the new epoch leaves every entry out of date.
+    std::vector<CachedVerdict> entries = std::move(slot->by_node);
+    if (entries.size() != snapshot_.size()) entries.assign(snapshot_.size(), CachedVerdict{});
     *slot = ClassVerdicts{};
     slot->pod_class = pod_class;
-    slot->by_node.assign(snapshot_.size(), CachedVerdict{});
+    slot->epoch = ++verdict_epochs_;
+    slot->by_node = std::move(entries);
   }
   slot->last_used = ++verdict_uses_;
   return *slot;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "arbiter/base/fenwick.h"
@@ -221,13 +222,17 @@ class Scheduler final : public GroupHost {
   // verdicts, per snapshot node, the last verdict and the node's generation it was computed at.
   // Pending pods of several classes take turns, so one verdict per node would be replaced at
   // nearly every cycle.
+  // An entry holds only if both its node's generation and its class's epoch are the current
+  // ones: a slot handed to another class takes a new epoch instead of clearing every entry.
   struct CachedVerdict {
     uint64_t generation = UINT64_MAX;
+    uint64_t epoch = 0;
     Status status;
   };
   struct ClassVerdicts {
     uint64_t pod_class = 0;
     uint64_t last_used = 0;
+    uint64_t epoch = 0;  // unique to this class's use of the slot (never 0)
     std::vector<CachedVerdict> by_node;
     // Complete (kept after a cycle of the class that filtered every node, while messages are
     // not composed): every entry is its node's verdict as of the snapshot's change `synced`,
@@ -272,6 +277,8 @@ class Scheduler final : public GroupHost {
   uint64_t pod_class_ = 0;  // this cycle's class, 0 = no reuse
   std::map<std::string, uint64_t> pod_classes_;
   std::vector<ClassVerdicts> verdict_classes_;
+  std::unordered_map<uint64_t, size_t> verdict_slot_;  // class -> its slot; lookup only, never iterated
+  uint64_t verdict_epochs_ = 0;
   ClassVerdicts* verdicts_ = nullptr;  // this cycle's class's, when pod_class_ != 0
   std::optional<ClassRejections> rejections_;  // the last cycle's, when it used a complete class
   uint64_t verdict_uses_ = 0;

@@ -47,6 +47,9 @@ class VictimEligibility {
   bool MayEvict(int64_t priority, bool has_start, Timestamp start) const {
     return model::PriorityDeltaAllows(preemptor_priority_, priority, delta_) && (!has_start || start <= started_by_);
   }
+  // No pod of a higher effective priority than this may go, whatever else holds (the delta
+  // rule; MayEvict is false above it).
+  int64_t PriorityLimit() const { return preemptor_priority_ - delta_; }
   bool MayEvict(int64_t priority, const model::Pod& p) const {
     return MayEvict(priority, p.start_time.has_value(), p.start_time.value_or(0)) && !Thrashed(p);
   }

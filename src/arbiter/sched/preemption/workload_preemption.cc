@@ -2,6 +2,7 @@
 #include "arbiter/sched/preemption/workload_preemption.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -24,13 +25,30 @@ std::vector<const model::Pod*> WorkloadPreemption::PodsOf(const std::vector<cons
 
 WorkloadPreemption::GroupAttempt WorkloadPreemption::Attempt(const state::GroupNode& root,
                                                              const std::vector<PodInfoPtr>& pods,
-                                                             const std::vector<VictimUnit*>& units) {
+                                                             const std::vector<VictimUnit*>& units,
+                                                             const NodePositions& where) {
   GroupAttempt r;
-  // 4) Remove every potential victim; 5) place the group once.
   state::Snapshot& snap = host_->mutable_snapshot();
+  constexpr size_t kNowhere = SIZE_MAX;
+  auto position = [&](const PodInfoPtr& p) {
+    if (auto it = where.find(p.get()); it != where.end()) return static_cast<size_t>(it->second);
+    const NodeInfo* n = snap.Get(p->pod.node_name);
+    return n != nullptr ? snap.IndexOf(n) : kNowhere;
+  };
+  // 4) Remove every potential victim: gathered by node, and each node's in one pass over its pods
+  // (the snapshot ends as removing them one by one leaves it).
+  std::vector<std::pair<size_t, const PodInfo*>> gone;
   for (const VictimUnit* u : units) {
-    for (const auto& p : u->pods) snap.RemovePod(p->pod.node_name, p->uid());
+    for (const auto& p : u->pods) gone.emplace_back(position(p), p.get());
   }
+  std::stable_sort(gone.begin(), gone.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const PodInfo*> batch;
+  for (size_t i = 0, j = 0; i < gone.size(); i = j) {
+    batch.clear();
+    for (j = i; j < gone.size() && gone[j].first == gone[i].first; ++j) batch.push_back(gone[j].second);
+    if (gone[i].first != kNowhere) snap.RemovePodsAt(gone[i].first, batch);
+  }
+  // 5) Place the group once.
   GroupPlacement placement = host_->PlaceGroup(root, pods);
   // The placement left the placed pods assumed; reprieval replays them, so take them off.
   const Framework& fw = host_->framework();
@@ -52,7 +70,16 @@ WorkloadPreemption::GroupAttempt WorkloadPreemption::Attempt(const state::GroupN
     node_local = node_local && fw.VerdictsDependOnlyOnNode(pp.state) && !fw.HasActivePreFilterExtensions(pp.state);
   }
   std::map<std::string, std::vector<size_t>> placed_on;  // node -> placed pods, in order
-  for (size_t i = 0; i < placement.placed.size(); ++i) placed_on[placement.placed[i].node].push_back(i);
+  std::vector<size_t> placed_at;                        // their nodes' positions
+  for (size_t i = 0; i < placement.placed.size(); ++i) {
+    placed_on[placement.placed[i].node].push_back(i);
+    if (const NodeInfo* n = snap.Get(placement.placed[i].node)) placed_at.push_back(snap.IndexOf(n));
+  }
+  auto near_placed = [&](const VictimUnit* u) {
+    return std::any_of(u->pods.begin(), u->pods.end(), [&](const PodInfoPtr& p) {
+      return std::find(placed_at.begin(), placed_at.end(), position(p)) != placed_at.end();
+    });
+  };
   std::vector<size_t> all_placed(placement.placed.size());
   for (size_t i = 0; i < all_placed.size(); ++i) all_placed[i] = i;
 
@@ -98,6 +125,13 @@ WorkloadPreemption::GroupAttempt WorkloadPreemption::Attempt(const state::GroupN
   (void)GreedyReprieve(
       units,
       [&](const VictimUnit* u, Status*) {
+        if (node_local && !near_placed(u)) {
+          // No placed pod shares a node with the unit: every verdict in play is decided by its
+          // node alone, so putting the unit back would change no replay and it stays. It is left
+          // out of the snapshot, which is restored below.
+          ++r.reprieved;
+          return true;
+        }
         for (const auto& p : u->pods) {
           snap.AddPod(p);
           extension(p, true);
@@ -155,8 +189,8 @@ Candidate Ranked(const std::vector<const VictimUnit*>& victims, const std::vecto
 }  // namespace
 
 void WorkloadPreemption::ChooseAmongDomains(const state::GroupNode& root, const std::vector<PodInfoPtr>& pods,
-                                            const std::vector<VictimUnit*>& units, const std::vector<PdbView>& pdbs,
-                                            GroupAttempt& chosen, std::string& strict_violation,
+                                            const std::vector<VictimUnit*>& units, const NodePositions& where,
+                                            const std::vector<PdbView>& pdbs, GroupAttempt& chosen, std::string& strict_violation,
                                             std::vector<std::string>& explanation) {
   if (chosen.victims.empty()) return;  // nothing to improve on
   const bool explain = host_->explaining();
@@ -219,7 +253,7 @@ void WorkloadPreemption::ChooseAmongDomains(const state::GroupNode& root, const 
     }
     if (within.empty() || within.size() == units.size()) continue;  // nothing to evict, or upstream's own attempt
     ++tried;
-    consider(Attempt(root, pods, within), key + "=" + value);
+    consider(Attempt(root, pods, within, where), key + "=" + value);
   }
   if (explain) {
     explanation.push_back("preemption (victimSelection Optimal): " + std::to_string(tried) +
@@ -283,11 +317,26 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
   const VictimEligibility eligible(host_->config(), priority, host_->clock().Now(),
                                    actuator_ != nullptr ? actuator_->History() : nullptr,
                                    VictimEligibility::Scope::kUnits);
+  // Only pods up to the eligibility's priority limit and pod group members (whose effective
+  // priority is their group's) can be victims: a node holding neither is passed over, and so is
+  // each other pod, by its summary, without reading the pod.
+  const int64_t limit = eligible.PriorityLimit();
+  const bool by_room = limit < std::numeric_limits<int32_t>::max();
+  const auto room_under = static_cast<int32_t>(std::max<int64_t>(limit + 1, std::numeric_limits<int32_t>::min()));
   std::vector<size_t> ids;
   std::set<size_t> seen;
-  for (const NodeInfo* n : host_->snapshot().nodes()) {
-    for (const auto& p : n->pods()) {
+  NodePositions where;  // each pod looked at, by its node's position
+  const state::Snapshot& snap = host_->snapshot();
+  for (const NodeInfo* n : snap.nodes()) {
+    if (by_room && n->RoomBelow(room_under).pods == 0) continue;
+    const auto position = static_cast<uint32_t>(snap.IndexOf(n));
+    const auto& summaries = n->pod_summaries();
+    for (size_t i = 0; i < n->pods().size(); ++i) {
+      const NodeInfo::PodSummary& s = summaries[i];
+      if (!s.in_group && !eligible.MayEvict(s.priority, s.has_start, s.start)) continue;
+      const PodInfoPtr& p = n->pods()[i];
       if (!eligible.MayEvict(builder.PriorityOf(p->pod), p->pod)) continue;
+      where.emplace(p.get(), position);
       const size_t id = builder.UnitOf(p);
       if (!seen.insert(id).second) continue;
       const VictimUnit& unit = builder.units()[id];
@@ -305,7 +354,7 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
   std::stable_partition(units.begin(), units.end(), [](const VictimUnit* u) { return u->violates_pdb; });
 
   // 4-6) The upstream attempt: every potential victim removed, the group placed once, reprieval.
-  GroupAttempt chosen = Attempt(root, pods, units);
+  GroupAttempt chosen = Attempt(root, pods, units, where);
   if (!chosen.placed_any) {
     return fail("the pod group does not fit even with all " + std::to_string(units.size()) +
                 " lower-priority victim unit(s) removed" +
@@ -322,7 +371,7 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
     // victimSelection Optimal (Arbiter's, off by default): alternative placements, one per
     // topology domain the group could use, each preempting only within its domain; the attempt
     // whose whole victim set ranks best under the node choice's order wins (upstream's on ties).
-    ChooseAmongDomains(root, pods, units, pdbs, chosen, strict_violation, out.explanation);
+    ChooseAmongDomains(root, pods, units, where, pdbs, chosen, strict_violation, out.explanation);
   }
   if (chosen.victims.empty()) return fail("Preemption is not helpful for scheduling the pod group.");
   if (!strict_violation.empty()) return fail(strict_violation + ".");
