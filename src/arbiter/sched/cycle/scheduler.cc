@@ -178,7 +178,7 @@ Scheduler::FindResult Scheduler::FindNodesThatFit(CycleState& state, const PodIn
   // the nodes changed since): the result is the scan's, without a status per node. The scan
   // would have visited every node, so the start index goes round once.
   if (summarize && verdicts_->complete && Sync(*verdicts_, state, pod) && verdicts_->feasible == 0) {
-    rejections_.emplace(*verdicts_, snapshot_, next_start_node_index_ % all.size());
+    rejections_.emplace(*verdicts_, snapshot_, pod.pod, next_start_node_index_ % all.size());
     r.diagnosis.node_to_status.everywhere = &*rejections_;
     for (const auto& [plugin, count] : verdicts_->rejecting) r.diagnosis.unschedulable_plugins.emplace(plugin);
     next_start_node_index_ = (next_start_node_index_ + all.size()) % all.size();
@@ -321,6 +321,7 @@ void Scheduler::Count(ClassVerdicts& c, size_t position, const NodeInfo& node, c
   }
   if (s.code() == Code::kUnschedulable) {
     c.unschedulable.Add(position, sign);
+    if (!c.roomy_known) return;
     if (sign < 0) {
       c.roomy.erase(static_cast<uint32_t>(position));
     } else if (node.CouldMakeRoomFor(pod.pod)) {
@@ -333,6 +334,7 @@ void Scheduler::Complete(ClassVerdicts& c, const PodInfo& pod) {
   c.feasible = 0;
   c.rejecting.clear();
   c.roomy.clear();
+  c.roomy_known = false;
   c.unschedulable.Reset(c.by_node.size());
   const auto& nodes = snapshot_.nodes();
   for (size_t at = 0; at < nodes.size(); ++at) Count(c, at, *nodes[at], pod, +1);
@@ -365,6 +367,15 @@ void Scheduler::ClassRejections::ForEachUnschedulable(size_t k, bool roomy_only,
   const auto before = static_cast<size_t>(c_.unschedulable.Prefix(start_));
   const size_t first = c_.unschedulable.Select(static_cast<int64_t>(k < total - before ? before + k : k - (total - before)));
   if (roomy_only) {
+    if (!c_.roomy_known) {
+      const auto& nodes = snap_.nodes();
+      for (size_t at = 0; at < c_.by_node.size(); ++at) {
+        if (c_.by_node[at].status.code() == Code::kUnschedulable && nodes[at]->CouldMakeRoomFor(pod_)) {
+          c_.roomy.insert(c_.roomy.end(), static_cast<uint32_t>(at));
+        }
+      }
+      c_.roomy_known = true;
+    }
     const auto from = c_.roomy.lower_bound(static_cast<uint32_t>(first));
     for (auto it = from; it != c_.roomy.end(); ++it) {
       if (!visit(*it)) return;

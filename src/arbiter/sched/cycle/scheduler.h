@@ -242,19 +242,25 @@ class Scheduler final : public GroupHost {
     size_t feasible = 0;
     std::map<std::string_view, size_t> rejecting;  // plugin -> entries it rejects (IsRejected)
     Fenwick unschedulable;                          // 1 where the entry is Unschedulable
-    std::set<uint32_t> roomy;  // those where NodeInfo::CouldMakeRoomFor the class's pods
+    // Those where NodeInfo::CouldMakeRoomFor the class's pods, once preemption asks for them:
+    // kept from then on as entries change (a class that never preempts never reads a node for it).
+    bool roomy_known = false;
+    std::set<uint32_t> roomy;
   };
   // A complete class's entries seen as Rejections (NodeToStatus::everywhere) from `start`.
   class ClassRejections final : public Rejections {
    public:
-    ClassRejections(const ClassVerdicts& c, const state::Snapshot& s, size_t start) : c_(c), snap_(s), start_(start) {}
+    // `pod`: one of the class's (they all make the same room).
+    ClassRejections(ClassVerdicts& c, const state::Snapshot& s, const model::Pod& pod, size_t start)
+        : c_(c), snap_(s), pod_(pod), start_(start) {}
     const Status* StatusOf(std::string_view node) const override;
     size_t unschedulable() const override { return static_cast<size_t>(c_.unschedulable.total()); }
     void ForEachUnschedulable(size_t k, bool roomy_only, const std::function<bool(size_t)>& visit) const override;
 
    private:
-    const ClassVerdicts& c_;
+    ClassVerdicts& c_;  // its roomy set is made on first use
     const state::Snapshot& snap_;
+    const model::Pod& pod_;
     size_t start_;
   };
   // Filters `node` again for `pod` unless its entry is of the node's generation, keeping a
