@@ -130,6 +130,8 @@ void ClusterCache::EnsureOrder() const {
       if (round < v.size()) order_.push_back(v[round]);
     }
   }
+  position_.assign(order_.size(), 0);
+  for (size_t at = 0; at < order_.size(); ++at) position_[order_[at]] = at;
   order_stale_ = false;
 }
 
@@ -268,16 +270,17 @@ void ClusterCache::UpdateSnapshot(Snapshot& s) {
     s.changes_.clear();
     s.RebuildAffinityLists();
   } else {
+    // The node set is the snapshot's: its positions are the NodeTree order's (order_, position_).
     bool affinity_changed = false;
     for (size_t at : s.touched_) {
       NodeInfo& dst = s.infos_[at];
-      const NodeInfo* src = infos_[index_.at(dst.name())].get();
+      const NodeInfo* src = infos_[order_[at]].get();
       affinity_changed |= !dst.pods_with_affinity().empty() || !src->pods_with_affinity().empty();
       dst = *src;
       s.LogChange(at);
     }
     for (size_t i : dirty_) {
-      const size_t at = s.index_.at(infos_[i]->name());
+      const size_t at = position_[i];
       NodeInfo& dst = s.infos_[at];
       affinity_changed |= !dst.pods_with_affinity().empty() ||
                           !infos_[i]->pods_with_affinity().empty();

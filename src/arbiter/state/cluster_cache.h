@@ -159,6 +159,7 @@ class ClusterCache {
   std::vector<std::string> zones_;                 // in order of first appearance
   std::map<std::string, std::vector<size_t>> by_zone_;  // zone -> indices into infos_
   mutable std::vector<size_t> order_;              // NodeTree order, as indices into infos_
+  mutable std::vector<size_t> position_;           // its inverse: a node's position in that order
   mutable bool order_stale_ = false;
   std::unordered_map<std::string, PodInfoPtr> pods_;  // bound pods by UID; lookup only
   BoundPodObserver observer_;
