@@ -63,10 +63,19 @@ bool NodeInfo::RemovePod(const std::string& uid) {
 }
 
 size_t NodeInfo::RemovePods(std::span<const PodInfo* const> gone) {
+  // Most of `gone` are this node's own PodInfos: matching those by address reads no pod. Only
+  // when some is not (another PodInfo of the same pod) are the node's pods read for their UIDs.
+  size_t by_address = 0;
+  for (const PodInfoPtr& p : pods_) by_address += std::find(gone.begin(), gone.end(), p.get()) != gone.end() ? 1 : 0;
+  const bool by_uid = by_address < gone.size();
   size_t kept = 0;
   for (size_t i = 0; i < pods_.size(); ++i) {
     const PodInfo& pod = *pods_[i];
-    if (std::any_of(gone.begin(), gone.end(), [&](const PodInfo* g) { return g->uid_hash == pod.uid_hash && g->uid() == pod.uid(); })) {
+    const bool goes =
+        std::find(gone.begin(), gone.end(), &pod) != gone.end() ||
+        (by_uid && std::any_of(gone.begin(), gone.end(),
+                               [&](const PodInfo* g) { return g->uid_hash == pod.uid_hash && g->uid() == pod.uid(); }));
+    if (goes) {
       Forget(pod);
       continue;
     }
