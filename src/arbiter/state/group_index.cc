@@ -128,8 +128,7 @@ const GroupNode* GroupIndex::PodGroupOf(const model::Pod& pod) const {
 }
 
 int32_t GroupIndex::EffectivePriority(const model::Pod& pod) const {
-  const GroupNode* g = PodGroupOf(pod);
-  return g != nullptr && g->valid ? g->root->priority : pod.priority;
+  return EffectivePriority(PodGroupOf(pod), pod);
 }
 
 const GroupNode* GroupIndex::AllModeAncestor(const GroupNode& leaf) {

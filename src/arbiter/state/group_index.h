@@ -70,6 +70,10 @@ class GroupIndex {
   const GroupNode* PodGroupOf(const model::Pod& pod) const;
   // The pod's effective priority: its root group's, or its own when it has no group.
   int32_t EffectivePriority(const model::Pod& pod) const;
+  // The same, for a pod whose PodGroupOf is `group` (already looked up).
+  static int32_t EffectivePriority(const GroupNode* group, const model::Pod& pod) {
+    return group != nullptr && group->valid ? group->root->priority : pod.priority;
+  }
   // The highest ancestor-or-self of `leaf` in `all` disruption mode, or nullptr.
   static const GroupNode* AllModeAncestor(const GroupNode& leaf);
   // The PodGroups under `node` (itself if it is one), depth first in child order.

@@ -577,8 +577,9 @@ DryRun SelectUnitVictimsOnNode(Evaluation& ev, const NodeInfo& node) {
       continue;
     }
     const auto& p = node.pods()[i];
-    if (!ev.unit_eligible.MayEvict(builder.PriorityOf(p->pod), p->pod)) continue;
-    const size_t id = builder.UnitOf(p);
+    const UnitBuilder::Looked looked = builder.Look(p->pod);
+    if (!ev.unit_eligible.MayEvict(looked.priority, p->pod)) continue;
+    const size_t id = builder.UnitOf(p, looked);
     if (std::find(ids.begin(), ids.end(), id) != ids.end()) continue;
     const VictimUnit& unit = builder.units()[id];
     if (ev.unit_eligible.MayEvictAll(unit.priority, unit.pods)) ids.push_back(id);

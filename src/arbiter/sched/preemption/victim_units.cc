@@ -23,18 +23,21 @@ int32_t EffectivePriority(const Handle& handle, const model::Pod& pod) {
   return groups != nullptr ? groups->EffectivePriority(pod) : pod.priority;
 }
 
-int32_t UnitBuilder::PriorityOf(const model::Pod& pod) const { return EffectivePriority(handle_, pod); }
-
-size_t UnitBuilder::UnitOf(const PodInfoPtr& pod) {
+UnitBuilder::Looked UnitBuilder::Look(const model::Pod& pod) const {
   const state::GroupIndex* groups = handle_.groups();
-  const state::GroupNode* leaf = groups != nullptr ? groups->PodGroupOf(pod->pod) : nullptr;
+  const state::GroupNode* group = groups != nullptr ? groups->PodGroupOf(pod) : nullptr;
+  return {state::GroupIndex::EffectivePriority(group, pod), group};
+}
+
+size_t UnitBuilder::UnitOf(const PodInfoPtr& pod, const Looked& looked) {
+  const state::GroupNode* leaf = looked.group;
   if (leaf != nullptr && !leaf->valid) leaf = nullptr;
   const state::GroupNode* all = leaf != nullptr ? state::GroupIndex::AllModeAncestor(*leaf) : nullptr;
   const void* id = all != nullptr ? static_cast<const void*>(all) : static_cast<const void*>(pod.get());
   auto [it, inserted] = by_key_.emplace(id, units_.size());
   if (!inserted) return it->second;
   VictimUnit u;
-  u.priority = PriorityOf(pod->pod);
+  u.priority = looked.priority;
   if (all != nullptr) {
     u.rank = all->composite ? UnitRank::kCompositePodGroup : UnitRank::kPodGroup;
     std::vector<const state::GroupNode*> leaves;

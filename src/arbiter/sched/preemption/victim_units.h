@@ -45,9 +45,17 @@ int32_t EffectivePriority(const Handle& handle, const model::Pod& pod);
 class UnitBuilder {
  public:
   explicit UnitBuilder(const Handle& handle) : handle_(handle) {}
-  // The effective priority of a running pod (its root group's, or its own).
-  int32_t PriorityOf(const model::Pod& pod) const;
-  size_t UnitOf(const PodInfoPtr& pod);
+  // A running pod's effective priority (its root group's, or its own) and its PodGroup, from one
+  // lookup: what UnitOf needs of it.
+  struct Looked {
+    int32_t priority = 0;
+    const state::GroupNode* group = nullptr;  // PodGroupOf, valid or not
+  };
+  Looked Look(const model::Pod& pod) const;
+  int32_t PriorityOf(const model::Pod& pod) const { return Look(pod).priority; }
+  size_t UnitOf(const PodInfoPtr& pod) { return UnitOf(pod, Look(pod->pod)); }
+  // `looked`: Look(pod->pod).
+  size_t UnitOf(const PodInfoPtr& pod, const Looked& looked);
   std::vector<VictimUnit>& units() { return units_; }
 
  private:

@@ -335,9 +335,10 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
       const NodeInfo::PodSummary& s = summaries[i];
       if (!s.in_group && !eligible.MayEvict(s.priority, s.has_start, s.start)) continue;
       const PodInfoPtr& p = n->pods()[i];
-      if (!eligible.MayEvict(builder.PriorityOf(p->pod), p->pod)) continue;
+      const UnitBuilder::Looked looked = builder.Look(p->pod);
+      if (!eligible.MayEvict(looked.priority, p->pod)) continue;
       where.emplace(p.get(), position);
-      const size_t id = builder.UnitOf(p);
+      const size_t id = builder.UnitOf(p, looked);
       if (!seen.insert(id).second) continue;
       const VictimUnit& unit = builder.units()[id];
       if (eligible.MayEvictAll(unit.priority, unit.pods)) ids.push_back(id);
