@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "arbiter/base/time.h"
@@ -47,9 +48,14 @@ class VictimEligibility {
   bool MayEvict(int64_t priority, bool has_start, Timestamp start) const {
     return model::PriorityDeltaAllows(preemptor_priority_, priority, delta_) && (!has_start || start <= started_by_);
   }
-  // No pod of a higher effective priority than this may go, whatever else holds (the delta
-  // rule; MayEvict is false above it).
-  int64_t PriorityLimit() const { return preemptor_priority_ - delta_; }
+  // False when no pod of `node` can go: none is at or below the delta rule's limit, and none is
+  // a pod group member (whose effective priority is its group's, which the node does not know).
+  bool MayHoldVictims(const state::NodeInfo& node) const {
+    const int64_t limit = preemptor_priority_ - delta_;  // MayEvict is false above it
+    if (limit >= std::numeric_limits<int32_t>::max()) return true;
+    const int64_t below = std::max<int64_t>(limit + 1, std::numeric_limits<int32_t>::min());
+    return node.RoomBelow(static_cast<int32_t>(below)).pods > 0;
+  }
   bool MayEvict(int64_t priority, const model::Pod& p) const {
     return MayEvict(priority, p.start_time.has_value(), p.start_time.value_or(0)) && !Thrashed(p);
   }

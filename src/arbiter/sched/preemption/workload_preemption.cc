@@ -2,7 +2,6 @@
 #include "arbiter/sched/preemption/workload_preemption.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <set>
 
@@ -69,17 +68,10 @@ WorkloadPreemption::GroupAttempt WorkloadPreemption::Attempt(const state::GroupN
   for (const auto& pp : placement.placed) {
     node_local = node_local && fw.VerdictsDependOnlyOnNode(pp.state) && !fw.HasActivePreFilterExtensions(pp.state);
   }
-  std::map<std::string, std::vector<size_t>> placed_on;  // node -> placed pods, in order
-  std::vector<size_t> placed_at;                        // their nodes' positions
+  std::map<size_t, std::vector<size_t>> placed_on;  // node position -> placed pods, in order
   for (size_t i = 0; i < placement.placed.size(); ++i) {
-    placed_on[placement.placed[i].node].push_back(i);
-    if (const NodeInfo* n = snap.Get(placement.placed[i].node)) placed_at.push_back(snap.IndexOf(n));
+    if (const NodeInfo* n = snap.Get(placement.placed[i].node)) placed_on[snap.IndexOf(n)].push_back(i);
   }
-  auto near_placed = [&](const VictimUnit* u) {
-    return std::any_of(u->pods.begin(), u->pods.end(), [&](const PodInfoPtr& p) {
-      return std::find(placed_at.begin(), placed_at.end(), position(p)) != placed_at.end();
-    });
-  };
   std::vector<size_t> all_placed(placement.placed.size());
   for (size_t i = 0; i < all_placed.size(); ++i) all_placed[i] = i;
 
@@ -125,12 +117,18 @@ WorkloadPreemption::GroupAttempt WorkloadPreemption::Attempt(const state::GroupN
   (void)GreedyReprieve(
       units,
       [&](const VictimUnit* u, Status*) {
-        if (node_local && !near_placed(u)) {
-          // No placed pod shares a node with the unit: every verdict in play is decided by its
-          // node alone, so putting the unit back would change no replay and it stays. It is left
-          // out of the snapshot, which is restored below.
-          ++r.reprieved;
-          return true;
+        // The placed pods' nodes the unit has a pod on (replayed when only those can change).
+        std::set<size_t> touched;
+        if (node_local) {
+          for (const auto& p : u->pods) {
+            if (const size_t at = position(p); placed_on.contains(at)) touched.insert(at);
+          }
+          if (touched.empty()) {
+            // Every verdict in play is decided by its node alone, so putting the unit back would
+            // change no replay and it stays. It is left out of the snapshot, restored below.
+            ++r.reprieved;
+            return true;
+          }
         }
         for (const auto& p : u->pods) {
           snap.AddPod(p);
@@ -138,11 +136,8 @@ WorkloadPreemption::GroupAttempt WorkloadPreemption::Attempt(const state::GroupN
         }
         bool keep = true;
         if (node_local) {
-          std::set<std::string> touched;
-          for (const auto& p : u->pods) touched.insert(p->pod.node_name);
-          for (const auto& n : touched) {
-            auto it = placed_on.find(n);
-            if (it != placed_on.end() && !replay(it->second)) {
+          for (size_t at : touched) {
+            if (!replay(placed_on.at(at))) {
               keep = false;
               break;
             }
@@ -317,18 +312,14 @@ GroupPostFilterResult WorkloadPreemption::PodGroupPostFilter(const state::GroupN
   const VictimEligibility eligible(host_->config(), priority, host_->clock().Now(),
                                    actuator_ != nullptr ? actuator_->History() : nullptr,
                                    VictimEligibility::Scope::kUnits);
-  // Only pods up to the eligibility's priority limit and pod group members (whose effective
-  // priority is their group's) can be victims: a node holding neither is passed over, and so is
-  // each other pod, by its summary, without reading the pod.
-  const int64_t limit = eligible.PriorityLimit();
-  const bool by_room = limit < std::numeric_limits<int32_t>::max();
-  const auto room_under = static_cast<int32_t>(std::max<int64_t>(limit + 1, std::numeric_limits<int32_t>::min()));
+  // A node that can hold no victim is passed over, and a pod in no group that may not go is
+  // ruled out by its summary, without reading the pod.
   std::vector<size_t> ids;
   std::set<size_t> seen;
   NodePositions where;  // each pod looked at, by its node's position
   const state::Snapshot& snap = host_->snapshot();
   for (const NodeInfo* n : snap.nodes()) {
-    if (by_room && n->RoomBelow(room_under).pods == 0) continue;
+    if (!eligible.MayHoldVictims(*n)) continue;
     const auto position = static_cast<uint32_t>(snap.IndexOf(n));
     const auto& summaries = n->pod_summaries();
     for (size_t i = 0; i < n->pods().size(); ++i) {
