@@ -21,7 +21,7 @@
 //
 // Exact shortcuts (the same victims and nominations, at a cost that follows the victims rather
 // than the cluster): step 1 passes over a node with no pod up to the priority limit and no group
-// member (NodeInfo::RoomBelow), and reads no pod whose summary rules it out; step 4 removes each
+// member (VictimEligibility::MayHoldVictims), and reads no pod whose summary rules it out; step 4 removes each
 // node's victims in one pass; in step 6, when only the placed pods' nodes are replayed, a unit
 // with no pod on one of them stays without being put back (the snapshot is restored after).
 //
